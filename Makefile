@@ -1,0 +1,138 @@
+# memscope: a memory profiler for Linux C and C++ programs.
+#
+#   make            build libmsc.a, the tools, libmemscope.so and the examples
+#   make check      install missing packages, build, run every test
+#   make demo       install missing packages, build, run the main pipeline
+#   make bench      compare with heaptrack and valgrind (installs them)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Options: V=1 shows commands, DEVELOPER=1 turns warnings into errors,
+# SANITIZE=address,undefined builds everything with sanitizers (the shim,
+# which replaces malloc, gets only the sanitizers that do not).
+#
+# Adding a tool: tools/ms-NAME.c, add NAME to TOOLS below, man/ms-NAME.1,
+# and an end-to-end test tests/e2e/tNNNN-ms-NAME-*.sh; the help/man test
+# (t0000) then checks that --help and the man page list the same options.
+
+VERSION = 0.1.0
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib/memscope
+INCDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wpointer-arith -Wno-missing-field-initializers
+ifeq ($(DEVELOPER),1)
+WARN += -Werror
+endif
+BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc
+SAN_CFLAGS =
+SHIM_SAN_CFLAGS =
+ifneq ($(SANITIZE),)
+SAN_CFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# ASan replaces malloc itself: it cannot run inside a malloc interposer.
+ifneq ($(findstring undefined,$(SANITIZE)),)
+SHIM_SAN_CFLAGS = -fsanitize=undefined -fno-sanitize-recover=all
+endif
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_CFLAGS) $(LDFLAGS)
+
+ifneq ($(V),1)
+Q = @
+QUIET_CC = @echo "  CC      $@";
+QUIET_AR = @echo "  AR      $@";
+QUIET_LINK = @echo "  LINK    $@";
+endif
+
+TOOLS = ms-snap ms-diff
+LIBMSC_MODS = arena err rec cli proc stream snap hash diff
+LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
+LIBMSC = libmsc/libmsc.a
+TOOL_BINS = $(addprefix tools/,$(TOOLS))
+TOOL_LIBS = $(LIBMSC) -lm
+
+EXAMPLES = memhog
+EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
+
+UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
+BENCH_BINS = tests/bench/bin/rec_bench
+
+# Debian packages that building and testing need (make deps installs them).
+DEPS_PKGS = gcc make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
+            libdw-dev libelf-dev libncurses-dev jq
+BENCH_PKGS = heaptrack valgrind sqlite3 python3 time
+
+.PHONY: all check demo deps bench-deps install clean unit e2e bench
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(LIBMSC) $(TOOL_BINS) $(EXAMPLE_BINS)
+
+libmsc/%.o: libmsc/%.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBMSC): $(LIBMSC_OBJS)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+tools/%.o: tools/%.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+tools/ms-%: tools/ms-%.o $(LIBMSC)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TOOL_LIBS)
+
+# Examples are the programs under test: plain -O2 -g, no sanitizers.
+examples/bin/%: examples/%.c | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $< -lpthread
+
+examples/bin tests/unit/bin tests/bench/bin:
+	$(Q)mkdir -p $@
+
+tests/unit/bin/%: tests/unit/%.c $(LIBMSC) | tests/unit/bin
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -lm
+
+tests/bench/bin/%: tests/bench/%.c $(LIBMSC) | tests/bench/bin
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -ljansson -lm
+
+deps:
+	$(Q)PKGS="$(DEPS_PKGS)" sh tests/deps.sh
+
+bench-deps:
+	$(Q)PKGS="$(DEPS_PKGS) $(BENCH_PKGS)" sh tests/deps.sh
+
+unit: $(UNIT_TESTS)
+	$(Q)fail=0; for t in $(UNIT_TESTS); do \
+		echo "  UNIT    $$t"; \
+		./$$t >tests/unit/bin/$$(basename $$t).log 2>&1 || { cat tests/unit/bin/$$(basename $$t).log; fail=1; }; \
+	done; exit $$fail
+
+e2e: all
+	$(Q)sh tests/e2e/run.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tests/demo.sh
+
+bench: bench-deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)sh tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1
+	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5
+
+clean:
+	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS)
+	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
+
+-include $(wildcard libmsc/*.d tools/*.d)

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared command-line handling for the ms-* tools: see msc_cli.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_cli.h"
+#include "msc_err.h"
+
+const char *msc_prog = "memscope";
+
+static void at_exit_close_stdout(void)
+{
+	if (msc_cli_close_stdout())
+		_exit(MSC_EXIT_TROUBLE);
+}
+
+void msc_cli_start(const char *name)
+{
+	msc_prog = name;
+	signal(SIGPIPE, SIG_IGN);
+	atexit(at_exit_close_stdout);
+}
+
+int msc_cli_close_stdout(void)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0 || ferror(stdout))
+		err = errno ? errno : EIO;
+	if (err && err != EPIPE) {
+		fprintf(stderr, "%s: write error: %s\n", msc_prog, strerror(err));
+		clearerr(stdout);
+		return MSC_EXIT_TROUBLE;
+	}
+	clearerr(stdout);
+	return 0;
+}
+
+int msc_cli_check_write(int err, const char *what)
+{
+	if (!err || err == EPIPE)
+		return 0;
+	fprintf(stderr, "%s: write error on %s: %s\n", msc_prog, what ? what : "standard output",
+		strerror(err));
+	return MSC_EXIT_TROUBLE;
+}
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", msc_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void msc_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n", msc_prog);
+	exit(MSC_EXIT_TROUBLE);
+}
+
+void msc_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(MSC_EXIT_TROUBLE);
+}
+
+void msc_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
+{
+	static struct option *all;
+	static char *shortopts;
+	int c;
+
+	if (!all) {
+		size_t n = 0, i;
+
+		while (cli->longopts && cli->longopts[n].name)
+			n++;
+		all = calloc(n + 3, sizeof(*all));
+		shortopts = malloc(strlen(cli->shortopts ? cli->shortopts : "") + 4);
+		if (!all || !shortopts)
+			msc_die("out of memory");
+		for (i = 0; i < n; i++)
+			all[i] = cli->longopts[i];
+		all[n] = (struct option){ "help", no_argument, NULL, 'h' };
+		all[n + 1] = (struct option){ "version", no_argument, NULL, 'V' };
+		/* Leading ':' makes getopt report a missing argument as ':'. */
+		sprintf(shortopts, ":%shV", cli->shortopts ? cli->shortopts : "");
+		opterr = 0;
+	}
+	c = getopt_long(argc, argv, shortopts, all, NULL);
+	switch (c) {
+	case 'h':
+		fputs(cli->help, stdout);
+		exit(msc_cli_close_stdout());
+	case 'V':
+		printf("%s (memscope) %s\n", cli->name, MSC_VERSION);
+		exit(msc_cli_close_stdout());
+	case ':':
+		if (optopt)
+			msc_usage_error("option '-%c' requires an argument", optopt);
+		msc_usage_error("option '%s' requires an argument", argv[optind - 1]);
+	case '?':
+		if (optopt)
+			msc_usage_error("invalid option -- '%c'", optopt);
+		msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
+	default:
+		return c;
+	}
+}
+
+int msc_parse_uint(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int msc_parse_pid(const char *s, int *pid)
+{
+	uint64_t v;
+
+	if (msc_parse_uint(s, &v) || v == 0 || v > 0x3fffffff)
+		return -EINVAL;
+	*pid = (int)v;
+	return 0;
+}
+
+/* Parses a non-negative decimal with an optional fraction; end is set. */
+static int parse_decimal(const char *s, long double *v, const char **end)
+{
+	const char *p = s;
+	long double x = 0, scale = 1;
+	bool any = false;
+
+	while (*p >= '0' && *p <= '9') {
+		x = x * 10 + (*p - '0');
+		p++;
+		any = true;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			scale /= 10;
+			x += (*p - '0') * scale;
+			p++;
+			any = true;
+		}
+	}
+	if (!any)
+		return -EINVAL;
+	*v = x;
+	*end = p;
+	return 0;
+}
+
+int msc_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTPE";
+	const char *p, *u;
+	long double v, mult = 1;
+
+	if (!s || parse_decimal(s, &v, &p))
+		return -EINVAL;
+	if (*p) {
+		u = *p != 'B' ? strchr(units, toupper((unsigned char)*p)) : NULL;
+		if (*p == 'B' && p[1] == '\0') {
+			p++;
+		} else if (u && *p) {
+			mult = powl(1024, (long double)(u - units + 1));
+			p++;
+			if (*p == 'i' && p[1] == 'B')
+				p += 2;
+			else if (*p == 'B')
+				p++;
+		} else {
+			return -EINVAL;
+		}
+		if (*p)
+			return -EINVAL;
+	}
+	v *= mult;
+	if (v >= 18446744073709551616.0L)
+		return -ERANGE;
+	*out = (uint64_t)(v + 0.5L);
+	return 0;
+}
+
+int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n > 1 && s[n - 1] == '%') {
+		long double v;
+		const char *p;
+
+		if (parse_decimal(s, &v, &p) || p != s + n - 1)
+			return -EINVAL;
+		*out = (uint64_t)(v * 1000 + 0.5L);
+		*is_pct = true;
+		return 0;
+	}
+	*is_pct = false;
+	return msc_parse_size(s, out);
+}
+
+int msc_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *suffix; long double mult; } units[] = {
+		{ "ns", 1 }, { "us", 1e3L }, { "ms", 1e6L }, { "s", 1e9L },
+		{ "m", 60e9L }, { "h", 3600e9L }, { "", 1e6L },
+	};
+	const char *p;
+	long double v;
+	size_t i;
+
+	if (!s || parse_decimal(s, &v, &p))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(p, units[i].suffix) == 0) {
+			v *= units[i].mult;
+			if (v >= 18446744073709551616.0L)
+				return -ERANGE;
+			*ns = (uint64_t)(v + 0.5L);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+char *msc_fmt_size(char *buf, size_t n, int64_t bytes)
+{
+	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes < 0 ? "-" : "";
+	double v = (double)mag;
+	size_t u = 0;
+
+	if (mag < 1024) {
+		snprintf(buf, n, "%s%" PRIu64 " B", sign, mag);
+		return buf;
+	}
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (v >= 1023.95 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%s%.1f %s", sign, v, units[u]);
+	return buf;
+}
+
+char *msc_fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+char *msc_fmt_count(char *buf, size_t n, int64_t v)
+{
+	char tmp[32];
+	uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t len, i, o = 0;
+
+	len = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, mag);
+	if (n == 0)
+		return buf;
+	if (v < 0 && o + 1 < n)
+		buf[o++] = '-';
+	for (i = 0; i < len && o + 1 < n; i++) {
+		if (i > 0 && (len - i) % 3 == 0 && o + 2 < n)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}

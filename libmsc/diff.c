@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/* Differences between two streams: see msc_diff.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_cli.h"
+#include "msc_diff.h"
+#include "msc_hash.h"
+
+/* ----------------------------------------------------------------- load */
+
+/* Members that say which entity a record is, not how big it is. */
+static bool identity_member(enum msc_ent_kind kind, const char *k, size_t n)
+{
+	static const char *const common[] = { "pid", "ppid", "starttime", "uid", "inode",
+					       "offset", "start", "end", "stack", "ts" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(common); i++)
+		if (strlen(common[i]) == n && memcmp(common[i], k, n) == 0)
+			return true;
+	if (kind == MSC_ENT_SITE && n == 4 && memcmp(k, "size", 4) == 0)
+		return true;
+	return false;
+}
+
+static struct msc_entity *new_entity(struct msc_snapshot *s)
+{
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256;
+		struct msc_entity *ne = realloc(s->ents, ncap * sizeof(*ne));
+
+		if (!ne)
+			return NULL;
+		s->ents = ne;
+		s->cap = ncap;
+	}
+	memset(&s->ents[s->n], 0, sizeof(s->ents[0]));
+	return &s->ents[s->n++];
+}
+
+/* Collects every integer member that is not identity as a metric. */
+static int collect_metrics(struct msc_snapshot *s, struct msc_entity *e, const struct msc_rec *rec)
+{
+	unsigned i, n = 0;
+	int64_t pc = 0, pd = 0;
+	bool has_pc = false, has_pd = false;
+
+	e->metrics = msc_arena_alloc(&s->arena, (rec->nfields + 1) * sizeof(*e->metrics));
+	if (!e->metrics)
+		return -ENOMEM;
+	for (i = 0; i < rec->nfields; i++) {
+		const struct msc_field *f = &rec->fields[i];
+		int64_t v;
+
+		if (f->val.kind != MSC_J_INT || f->key_escaped ||
+		    identity_member(e->kind, f->key, f->key_len))
+			continue;
+		if (msc_jval_i64(&f->val, &v))
+			continue;
+		e->metrics[n].name = msc_arena_strndup(&s->arena, f->key, f->key_len);
+		if (!e->metrics[n].name)
+			return -ENOMEM;
+		e->metrics[n].value = v;
+		if (strcmp(e->metrics[n].name, "private_clean") == 0)
+			pc = v, has_pc = true;
+		if (strcmp(e->metrics[n].name, "private_dirty") == 0)
+			pd = v, has_pd = true;
+		n++;
+	}
+	/* "private" (USS): what the process alone holds. */
+	if (has_pc && has_pd) {
+		e->metrics[n].name = "private";
+		e->metrics[n].value = pc + pd;
+		n++;
+	}
+	e->nmetrics = n;
+	return 0;
+}
+
+static const char *rec_strdup(struct msc_snapshot *s, const struct msc_rec *rec, const char *key)
+{
+	const char *v = msc_rec_str(rec, key, NULL);
+
+	return msc_arena_strdup(&s->arena, v ? v : "");
+}
+
+/* Process identity per pid, to give mappings their process's start time. */
+struct procinfo {
+	uint64_t starttime;
+	const char *comm;
+};
+
+static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
+		       struct msc_u64map *procs, struct msc_err *err)
+{
+	struct msc_entity *e;
+	enum msc_ent_kind kind;
+	int64_t pid = 0;
+	char idbuf[128];
+	int ret;
+
+	if (msc_rec_type_is(rec, "process"))
+		kind = MSC_ENT_PROCESS;
+	else if (msc_rec_type_is(rec, "mapping"))
+		kind = MSC_ENT_MAPPING;
+	else
+		return 0;	/* other records do not take part (yet) */
+	ret = msc_rec_i64(rec, "pid", &pid);
+	if (ret || pid <= 0 || pid >= 0x40000000)
+		return msc_rec_err(err, rec, -EINVAL, "%s record needs an integer \"pid\"", rec->type);
+	e = new_entity(s);
+	if (!e)
+		return -ENOMEM;
+	e->kind = kind;
+	e->pid = (int)pid;
+	if (kind == MSC_ENT_PROCESS) {
+		struct procinfo *pi;
+
+		ret = msc_rec_u64(rec, "starttime", &e->starttime);
+		if (ret == -EINVAL || ret == -ERANGE)
+			return msc_rec_err(err, rec, -EINVAL, "\"starttime\" must be an integer");
+		e->comm = rec_strdup(s, rec, "comm");
+		e->name = e->comm;
+		pi = msc_arena_alloc(&s->arena, sizeof(*pi));
+		if (!pi || !e->comm)
+			return -ENOMEM;
+		pi->starttime = e->starttime;
+		pi->comm = e->comm;
+		if (msc_u64map_put(procs, (uint64_t)pid, (uint64_t)(uintptr_t)pi))
+			return -ENOMEM;
+		snprintf(idbuf, sizeof(idbuf), "p/%d/%" PRIu64, e->pid, e->starttime);
+	} else {
+		uint64_t *pi = msc_u64map_get(procs, (uint64_t)pid);
+		const struct procinfo *info = pi ? (const struct procinfo *)(uintptr_t)*pi : NULL;
+
+		e->starttime = info ? info->starttime : 0;
+		e->comm = info ? info->comm : "";
+		e->name = rec_strdup(s, rec, "name");
+		e->group = rec_strdup(s, rec, "kind");
+		if (!e->name || !e->group)
+			return -ENOMEM;
+		if (!msc_rec_field(rec, "name") || msc_rec_field(rec, "name")->val.kind != MSC_J_STR)
+			return msc_rec_err(err, rec, -EINVAL, "mapping record needs a string \"name\"");
+		ret = msc_rec_hex(rec, "start", &e->start);
+		if (ret == -EINVAL || ret == -ERANGE)
+			return msc_rec_err(err, rec, -EINVAL, "\"start\" must be an address");
+		snprintf(idbuf, sizeof(idbuf), "m/%d/%" PRIu64 "/%" PRIx64 "/", e->pid,
+			 e->starttime, e->start);
+	}
+	{
+		size_t il = strlen(idbuf), nl = kind == MSC_ENT_MAPPING ? strlen(e->name) : 0;
+		char *id = msc_arena_alloc(&s->arena, il + nl + 1);
+
+		if (!id)
+			return -ENOMEM;
+		memcpy(id, idbuf, il);
+		memcpy(id + il, e->name, nl);
+		id[il + nl] = '\0';
+		e->id = id;
+	}
+	return collect_metrics(s, e, rec);
+}
+
+int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	struct msc_u64map procs;
+	bool first = true;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	msc_arena_init(&s->arena);
+	s->source = strdup(path ? path : "-");
+	if (!s->source)
+		return -ENOMEM;
+	ret = msc_reader_open(&r, path, err);
+	if (ret)
+		return ret;
+	if (msc_u64map_init(&procs, 64)) {
+		msc_reader_release(&r);
+		return -ENOMEM;
+	}
+	while ((ret = msc_reader_next(&r, &rec, err)) > 0) {
+		if (first) {
+			ret = msc_stream_parse_header(&rec, &s->header, err);
+			if (ret)
+				break;
+			first = false;
+			continue;
+		}
+		if (msc_rec_type_is(&rec, "end")) {
+			s->complete = true;
+			continue;
+		}
+		ret = load_record(s, &rec, &procs, err);
+		if (ret == -ENOMEM)
+			msc_err_set(err, ret, "%s: out of memory", r.name);
+		if (ret)
+			break;
+	}
+	if (ret == 0 && first)
+		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", r.name);
+	msc_u64map_release(&procs);
+	msc_reader_release(&r);
+	return ret;
+}
+
+void msc_snapshot_release(struct msc_snapshot *s)
+{
+	free(s->ents);
+	free(s->source);
+	msc_arena_release(&s->arena);
+	memset(s, 0, sizeof(*s));
+}
+
+bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *value)
+{
+	unsigned i;
+
+	for (i = 0; i < e->nmetrics; i++)
+		if (strcmp(e->metrics[i].name, name) == 0) {
+			*value = e->metrics[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* ----------------------------------------------------------------- diff */
+
+static const char *const default_metrics[] = { "rss", "pss", "swap" };
+
+static int add_delta(struct msc_diff *d, size_t *cap, const struct msc_entity *before,
+		     const struct msc_entity *after, const char *metric, int64_t vb, int64_t va)
+{
+	if (d->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct msc_delta *nd = realloc(d->deltas, ncap * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		d->deltas = nd;
+		*cap = ncap;
+	}
+	d->deltas[d->n++] = (struct msc_delta){ before, after, metric, vb, va, va - vb };
+	return 0;
+}
+
+static int cmp_delta(const void *x, const void *y)
+{
+	const struct msc_delta *a = x, *b = y;
+	const struct msc_entity *ea = a->after ? a->after : a->before;
+	const struct msc_entity *eb = b->after ? b->after : b->before;
+	int c;
+
+	if (ea->kind != eb->kind)
+		return ea->kind < eb->kind ? -1 : 1;
+	if (a->change != b->change)
+		return a->change > b->change ? -1 : 1;
+	if (ea->pid != eb->pid)
+		return ea->pid < eb->pid ? -1 : 1;
+	c = strcmp(ea->name ? ea->name : "", eb->name ? eb->name : "");
+	if (c)
+		return c;
+	return strcmp(a->metric, b->metric);
+}
+
+static bool keep(const struct msc_diff_opts *o, int64_t change)
+{
+	uint64_t mag = change < 0 ? (uint64_t)0 - (uint64_t)change : (uint64_t)change;
+
+	if (o->all)
+		return true;
+	if (mag == 0)
+		return false;
+	return mag >= o->min_change;
+}
+
+int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
+		     const struct msc_snapshot *b, const struct msc_diff_opts *o)
+{
+	const char *const *metrics = o->metrics ? o->metrics : default_metrics;
+	unsigned nmetrics = o->metrics ? o->nmetrics : ARRAY_SIZE(default_metrics);
+	struct msc_strmap in_b;
+	bool *matched_b = NULL;
+	size_t cap = 0, i;
+	unsigned m;
+	int ret = -ENOMEM;
+
+	memset(d, 0, sizeof(*d));
+	d->a = a;
+	d->b = b;
+	d->primary = metrics[0];
+	msc_arena_init(&d->arena);
+	if (msc_strmap_init(&in_b, b->n))
+		return -ENOMEM;
+	matched_b = calloc(b->n + 1, sizeof(*matched_b));
+	if (!matched_b)
+		goto out;
+	for (i = 0; i < b->n; i++)
+		if (msc_strmap_put(&in_b, b->ents[i].id, &b->ents[i]))
+			goto out;
+	for (i = 0; i < a->n; i++) {
+		const struct msc_entity *ea = &a->ents[i];
+		const struct msc_entity *eb = msc_strmap_get(&in_b, ea->id);
+
+		if (eb)
+			matched_b[eb - b->ents] = true;
+		if (ea->kind == MSC_ENT_PROCESS) {
+			if (eb)
+				d->processes_matched++;
+			else
+				d->processes_gone++;
+		}
+		for (m = 0; m < nmetrics; m++) {
+			int64_t vb = 0, va = 0;
+			bool hb = msc_entity_metric(ea, metrics[m], &vb);
+			bool ha = eb ? msc_entity_metric(eb, metrics[m], &va) : hb;
+
+			if (!hb || !ha)
+				continue;	/* a figure missing on one side */
+			if (!eb)
+				va = 0;
+			if (ea->kind == MSC_ENT_PROCESS && m == 0) {
+				d->total_before += vb;
+				d->total_after += va;
+			}
+			if (keep(o, va - vb) && add_delta(d, &cap, ea, eb, metrics[m], vb, va))
+				goto out;
+		}
+	}
+	for (i = 0; i < b->n; i++) {
+		const struct msc_entity *eb = &b->ents[i];
+
+		if (matched_b[i])
+			continue;
+		if (eb->kind == MSC_ENT_PROCESS)
+			d->processes_new++;
+		for (m = 0; m < nmetrics; m++) {
+			int64_t va;
+
+			if (!msc_entity_metric(eb, metrics[m], &va))
+				continue;
+			if (eb->kind == MSC_ENT_PROCESS && m == 0)
+				d->total_after += va;
+			if (keep(o, va) && add_delta(d, &cap, NULL, eb, metrics[m], 0, va))
+				goto out;
+		}
+	}
+	if (d->n)
+		qsort(d->deltas, d->n, sizeof(*d->deltas), cmp_delta);
+	ret = 0;
+out:
+	free(matched_b);
+	msc_strmap_release(&in_b);
+	return ret;
+}
+
+void msc_diff_release(struct msc_diff *d)
+{
+	free(d->deltas);
+	msc_arena_release(&d->arena);
+	d->deltas = NULL;
+	d->n = 0;
+}
+
+static const char *status_of(const struct msc_delta *dl)
+{
+	return !dl->before ? "new" : !dl->after ? "gone" : "changed";
+}
+
+void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
+{
+	static const char *const kinds[] = { "process", "mapping", "site" };
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		const struct msc_delta *dl = &d->deltas[i];
+		const struct msc_entity *e = dl->after ? dl->after : dl->before;
+
+		msc_w_begin(w, "delta");
+		msc_w_str(w, "key", kinds[e->kind]);
+		msc_w_i64(w, "pid", e->pid);
+		if (e->starttime)
+			msc_w_u64(w, "starttime", e->starttime);
+		msc_w_str(w, "comm", e->comm);
+		if (e->kind == MSC_ENT_MAPPING) {
+			msc_w_str(w, "name", e->name);
+			msc_w_str(w, "kind", e->group);
+			if (e->start)
+				msc_w_hex(w, "start", e->start);
+		}
+		msc_w_str(w, "metric", dl->metric);
+		msc_w_i64(w, "before", dl->vbefore);
+		msc_w_i64(w, "after", dl->vafter);
+		msc_w_i64(w, "change", dl->change);
+		msc_w_str(w, "status", status_of(dl));
+		msc_w_end(w);
+	}
+}
+
+/* --------------------------------------------------------------- tables */
+
+static double pct(int64_t change, int64_t before)
+{
+	return before ? 100.0 * (double)change / (double)before : 0.0;
+}
+
+static char *signed_size(char *buf, size_t n, int64_t v)
+{
+	char tmp[24];
+
+	msc_fmt_size(tmp, sizeof(tmp), v);
+	snprintf(buf, n, "%s%s", v > 0 ? "+" : "", tmp);
+	return buf;
+}
+
+/* Keeps the end of a long name (the file name matters most). */
+static const char *tail(char *buf, size_t width, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (l <= width)
+		return s;
+	snprintf(buf, width + 1, "...%s", s + l - (width - 3));
+	return buf;
+}
+
+static double seconds_between(const struct msc_diff *d)
+{
+	if (!d->a->header.start_epoch || !d->b->header.start_epoch)
+		return -1;
+	return ((double)d->b->header.start_epoch - (double)d->a->header.start_epoch) / 1e9;
+}
+
+int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt)
+{
+	bool md = fmt == MSC_DIFF_MD;
+	int64_t growth = d->total_after - d->total_before;
+	char b1[32], b2[32], b3[32], nb[64];
+	double secs = seconds_between(d);
+	int section = -1;
+	size_t i;
+
+	if (md) {
+		fprintf(out, "### memscope diff\n\n`%s` → `%s`", d->a->source, d->b->source);
+		if (secs >= 0)
+			fprintf(out, " (%.1f s later)", secs);
+		fprintf(out, "\n\n**Total %s: %s → %s (%s", d->primary,
+			msc_fmt_size(b1, sizeof(b1), d->total_before),
+			msc_fmt_size(b2, sizeof(b2), d->total_after),
+			signed_size(b3, sizeof(b3), growth));
+		if (d->total_before)
+			fprintf(out, ", %+.1f%%", pct(growth, d->total_before));
+		fprintf(out, ")**\n");
+	} else {
+		fprintf(out, "%s -> %s", d->a->source, d->b->source);
+		if (secs >= 0)
+			fprintf(out, " (%.1f s later)", secs);
+		fprintf(out, "\ntotal %s: %s -> %s (%s", d->primary,
+			msc_fmt_size(b1, sizeof(b1), d->total_before),
+			msc_fmt_size(b2, sizeof(b2), d->total_after),
+			signed_size(b3, sizeof(b3), growth));
+		if (d->total_before)
+			fprintf(out, ", %+.1f%%", pct(growth, d->total_before));
+		fprintf(out, ")\n");
+	}
+	if (d->processes_new || d->processes_gone)
+		fprintf(out, md ? "\n%u new and %u exited processes.\n" :
+				  "%u new and %u exited processes\n",
+			d->processes_new, d->processes_gone);
+	for (i = 0; i < d->n; i++) {
+		const struct msc_delta *dl = &d->deltas[i];
+		const struct msc_entity *e = dl->after ? dl->after : dl->before;
+		const char *st = !dl->before ? " (new)" : !dl->after ? " (gone)" : "";
+
+		if ((int)e->kind != section) {
+			section = (int)e->kind;
+			if (md) {
+				if (e->kind == MSC_ENT_PROCESS)
+					fprintf(out, "\n| pid | process | metric | before | after | change |\n"
+						     "|---:|---|---|---:|---:|---:|\n");
+				else
+					fprintf(out, "\n| pid | mapping | kind | metric | before | after | change |\n"
+						     "|---:|---|---|---|---:|---:|---:|\n");
+			} else {
+				if (e->kind == MSC_ENT_PROCESS)
+					fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
+						"PROCESS", "METRIC", "BEFORE", "AFTER", "CHANGE");
+				else
+					fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
+						"MAPPING", "METRIC", "BEFORE", "AFTER", "CHANGE");
+			}
+		}
+		msc_fmt_size(b1, sizeof(b1), dl->vbefore);
+		msc_fmt_size(b2, sizeof(b2), dl->vafter);
+		signed_size(b3, sizeof(b3), dl->change);
+		if (md) {
+			if (e->kind == MSC_ENT_PROCESS)
+				fprintf(out, "| %d | %s%s | %s | %s | %s | %s |\n", e->pid, e->comm, st,
+					dl->metric, b1, b2, b3);
+			else
+				fprintf(out, "| %d | `%s`%s | %s | %s | %s | %s | %s |\n", e->pid,
+					e->name, st, e->group, dl->metric, b1, b2, b3);
+		} else {
+			char label[80];
+
+			snprintf(label, sizeof(label), "%s%s",
+				 e->kind == MSC_ENT_PROCESS ? e->comm : e->name, st);
+			fprintf(out, "%7d %-24s %-6s %11s %11s %12s\n", e->pid,
+				tail(nb, 24, label), dl->metric, b1, b2, b3);
+		}
+	}
+	if (!d->n)
+		fprintf(out, md ? "\nNo changes.\n" : "\nno changes\n");
+	if (fflush(out) || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_cli: what every ms-* tool does the same way.
+ *
+ * This is the one libmsc module that prints and exits, because that is its
+ * job (like git's usage.c): option parsing through getopt_long with -h/--help
+ * and -V/--version handled here, usage errors ("Try 'ms-x --help' for more
+ * information.", exit 2), fatal errors (exit 2), warnings, and the check of
+ * standard output at exit (a write error is exit 2; EPIPE, a reader that went
+ * away, is not an error).  It also parses the values options share: sizes
+ * with K/M/G/T suffixes (powers of 1024), percentages, durations and pids.
+ *
+ * Exit codes, as GNU diff: 0 ok, 1 a finding the user asked to fail on,
+ * 2 trouble.
+ */
+#ifndef MSC_CLI_H
+#define MSC_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+#define MSC_VERSION "0.1.0"
+
+#define MSC_EXIT_OK 0
+#define MSC_EXIT_FINDING 1
+#define MSC_EXIT_TROUBLE 2
+
+struct msc_cli {
+	const char *name;		/* "ms-snap" */
+	const char *help;		/* the whole --help text */
+	const char *shortopts;		/* without h and V: added here */
+	const struct option *longopts;	/* without help/version: added here */
+};
+
+extern const char *msc_prog;		/* the tool's name, for messages */
+
+/*
+ * Sets the program name, makes SIGPIPE return EPIPE instead of killing the
+ * tool (writers stop quietly), and arranges the stdout check at exit.
+ */
+void msc_cli_start(const char *name);
+
+/*
+ * getopt_long over cli's options plus -h/--help and -V/--version, which it
+ * handles (print, exit 0).  An unknown option or missing argument is a usage
+ * error (exit 2).  Returns the option value, or -1 after the last option.
+ */
+int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[]);
+
+noreturn void msc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "ms-x: message" on stderr, then exit 2. */
+noreturn void msc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Flushes stdout and reports a write error other than EPIPE; returns 0, or
+ * MSC_EXIT_TROUBLE after printing "ms-x: write error: ...".  Called at exit
+ * automatically; tools that write through an msc_writer pass its error code
+ * to msc_cli_check_write().
+ */
+int msc_cli_close_stdout(void);
+/* err is a positive errno or 0; returns 0 (also for EPIPE) or MSC_EXIT_TROUBLE. */
+int msc_cli_check_write(int err, const char *what);
+
+/*
+ * "64M", "1.5G", "4096", "512k", "64MiB", "64MB": bytes, suffixes in powers
+ * of 1024.  Returns 0 or -EINVAL / -ERANGE.
+ */
+int msc_parse_size(const char *s, uint64_t *out);
+/* A size or a percentage ("10%"): sets *is_pct and *out (percent in 1/1000). */
+int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct);
+/* "250ms", "2s", "1.5m", "10us", "100ns"; a bare number is milliseconds. */
+int msc_parse_duration(const char *s, uint64_t *ns);
+int msc_parse_pid(const char *s, int *pid);
+int msc_parse_uint(const char *s, uint64_t *out);
+
+/* "64.0 MiB", "512 B", "-1.2 GiB": human sizes in powers of 1024. */
+char *msc_fmt_size(char *buf, size_t n, int64_t bytes);
+/* "1.234 s", "12.3 ms": human durations. */
+char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
+/* "1,234,567": integers with thousands separators. */
+char *msc_fmt_count(char *buf, size_t n, int64_t v);
+
+#endif

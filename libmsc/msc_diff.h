@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_diff: what changed between two memscope streams.
+ *
+ * A stream is loaded into a struct msc_snapshot: a list of entities, each an
+ * identity (a process, a mapping of a process, an allocation site) with its
+ * numeric figures ("metrics": every integer member of its record that is not
+ * part of its identity).  Processes are the same process when pid AND start
+ * time agree: a reused pid is a new process.  Mappings match by process and
+ * name (and start address with per-mapping snapshots).
+ *
+ * msc_diff_compute() pairs the entities of two snapshots and produces one
+ * delta per (entity, metric) that changed, sorted by kind (processes,
+ * mappings, sites) and then by change, largest growth first.  Totals of the
+ * primary metric (the first one asked for) over processes are kept for
+ * --fail-on-growth.  Everything is allocated in the snapshot's or the diff's
+ * arena and freed by the matching _release().
+ */
+#ifndef MSC_DIFF_H
+#define MSC_DIFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "msc_arena.h"
+#include "msc_err.h"
+#include "msc_rec.h"
+#include "msc_stream.h"
+
+enum msc_ent_kind {
+	MSC_ENT_PROCESS,
+	MSC_ENT_MAPPING,
+	MSC_ENT_SITE,
+};
+
+struct msc_metric {
+	const char *name;
+	int64_t value;
+};
+
+struct msc_entity {
+	enum msc_ent_kind kind;
+	int pid;
+	uint64_t starttime;		/* 0 when unknown */
+	const char *comm;		/* the process's comm ("" unknown) */
+	const char *name;		/* mapping name; site label */
+	const char *group;		/* mapping kind ("heap", "file", ...) */
+	uint64_t start;			/* mapping start address, 0 when grouped */
+	const char *id;			/* identity string used for matching */
+	unsigned nmetrics;
+	struct msc_metric *metrics;
+};
+
+struct msc_snapshot {
+	char *source;
+	struct msc_header_info header;
+	bool complete;			/* an "end" record was seen */
+	struct msc_arena arena;
+	struct msc_entity *ents;
+	size_t n, cap;
+};
+
+/* Loads path ("-" = stdin).  Returns 0 or a negative errno with err set
+ * ("FILE:LINE: what"); an empty input or one without header is -EINVAL. */
+int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err);
+void msc_snapshot_release(struct msc_snapshot *s);
+/* The metric's value in e, or false when e has no such figure. */
+bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *value);
+
+struct msc_delta {
+	const struct msc_entity *before;	/* NULL: the entity is new */
+	const struct msc_entity *after;		/* NULL: the entity is gone */
+	const char *metric;
+	int64_t vbefore, vafter, change;
+};
+
+struct msc_diff_opts {
+	const char *const *metrics;	/* NULL: "rss", "pss", "swap" */
+	unsigned nmetrics;
+	uint64_t min_change;		/* hide |change| below this; 0 hides 0 */
+	bool all;			/* keep unchanged figures too */
+};
+
+struct msc_diff {
+	const struct msc_snapshot *a, *b;
+	struct msc_arena arena;
+	struct msc_delta *deltas;
+	size_t n;
+	const char *primary;		/* metric of the totals */
+	int64_t total_before, total_after;
+	unsigned processes_new, processes_gone, processes_matched;
+};
+
+int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
+		     const struct msc_snapshot *b, const struct msc_diff_opts *o);
+void msc_diff_release(struct msc_diff *d);
+
+/* Writes header, one "delta" record per delta, and "end" with the totals. */
+void msc_diff_write(const struct msc_diff *d, struct msc_writer *w);
+
+enum msc_diff_format { MSC_DIFF_TEXT, MSC_DIFF_MD };
+/* Prints a table for people; returns 0 or -errno of the stream. */
+int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt);
+
+#endif

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_rec: memscope records as NDJSON, written and read as streams.
+ *
+ * A record is one JSON object on one line whose first key is "type" (see
+ * memscope-format(5)).  This module knows JSON, not record types: the tools
+ * and the other modules decide what a "site" or a "mapping" holds.
+ *
+ * Writer.  struct msc_writer appends into one buffer and writes it to a file
+ * descriptor when it fills up (or after every record in write-through mode),
+ * so writing a record never allocates.  Strings are escaped for any byte:
+ * '"', '\\' and control characters get JSON escapes, valid UTF-8 passes
+ * unchanged, and each byte of an invalid UTF-8 sequence becomes a lone low
+ * surrogate \udc80..\udcff (the "surrogateescape" convention), which this
+ * reader turns back into the same byte: any path round-trips exactly.  The
+ * first write error is kept in w->error and later output is dropped; EPIPE
+ * is reported like any other error and tools decide to stay quiet about it.
+ *
+ * Reader.  struct msc_reader reads a file descriptor in large chunks and
+ * yields one record per line, whatever the line's length.  Each line is fully
+ * validated as JSON (RFC 8259) and its top-level members are indexed, so
+ * reading a field is a short scan with no further parsing; nested values
+ * stay as raw spans that msc_jiter walks.  Strings are unescaped on demand
+ * into a per-record scratch arena.  Nothing the reader hands out survives the
+ * next call to msc_reader_next().  Blank lines are skipped.  Unknown types
+ * and keys are the caller's business: the reader accepts any object with a
+ * string "type" member.  Errors carry "FILE:LINE: what".
+ */
+#ifndef MSC_REC_H
+#define MSC_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msc_arena.h"
+#include "msc_err.h"
+
+#define MSC_FORMAT_NAME "memscope"
+#define MSC_FORMAT_VERSION 1
+
+/* ---------------------------------------------------------------- writer */
+
+#define MSC_WRITER_MAX_DEPTH 32
+
+struct msc_writer {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	int error;			/* first errno from write(2), 0 if none */
+	bool write_through;		/* write(2) at the end of every record */
+	unsigned depth;			/* open containers in the current record */
+	uint64_t comma;			/* bit d: container at depth d has a member */
+	uint64_t arrays;		/* bit d: container at depth d is an array */
+	uint64_t records;		/* records completed */
+	uint64_t bytes;			/* bytes handed to write(2) successfully */
+};
+
+/* bufsize 0 means 64 KiB.  Returns 0 or -ENOMEM. */
+int msc_writer_init(struct msc_writer *w, int fd, size_t bufsize);
+/* Flushes and frees the buffer (the fd stays open); returns -errno of the
+ * first write error, or 0. */
+int msc_writer_release(struct msc_writer *w);
+int msc_writer_flush(struct msc_writer *w);
+
+/* Starts a record: {"type":"<type>" */
+void msc_w_begin(struct msc_writer *w, const char *type);
+/* Closes every open container and the record, and ends the line. */
+void msc_w_end(struct msc_writer *w);
+/* Copies a complete line (without its newline) as one record. */
+void msc_w_line(struct msc_writer *w, const char *line, size_t len);
+
+/*
+ * Members.  key is a plain C string (escaped here); NULL inside an array
+ * adds an element instead of a member.
+ */
+void msc_w_str(struct msc_writer *w, const char *key, const char *s);
+void msc_w_strn(struct msc_writer *w, const char *key, const char *s, size_t n);
+void msc_w_i64(struct msc_writer *w, const char *key, int64_t v);
+void msc_w_u64(struct msc_writer *w, const char *key, uint64_t v);
+void msc_w_hex(struct msc_writer *w, const char *key, uint64_t v);
+void msc_w_bool(struct msc_writer *w, const char *key, bool v);
+void msc_w_null(struct msc_writer *w, const char *key);
+/* Finite values only; NaN and infinities are written as null. */
+void msc_w_double(struct msc_writer *w, const char *key, double v);
+/* A value that is already JSON text (copied verbatim). */
+void msc_w_raw(struct msc_writer *w, const char *key, const char *json, size_t n);
+/* A member whose key is already escaped JSON text without quotes. */
+void msc_w_raw_member(struct msc_writer *w, const char *key_json, size_t key_len,
+		      const char *val_json, size_t val_len);
+void msc_w_obj(struct msc_writer *w, const char *key);
+void msc_w_obj_end(struct msc_writer *w);
+void msc_w_arr(struct msc_writer *w, const char *key);
+void msc_w_arr_end(struct msc_writer *w);
+
+/*
+ * Appends s (n bytes) to out as a quoted JSON string, escaped as described
+ * above.  out must have room for 6 * n + 2 bytes; returns the bytes written.
+ */
+size_t msc_json_quote(char *out, const char *s, size_t n);
+
+/* ---------------------------------------------------------------- reader */
+
+enum msc_json_kind {
+	MSC_J_NULL,
+	MSC_J_FALSE,
+	MSC_J_TRUE,
+	MSC_J_INT,		/* integer that fits int64_t or uint64_t */
+	MSC_J_NUM,		/* fraction, exponent, or integer out of range */
+	MSC_J_STR,
+	MSC_J_ARR,
+	MSC_J_OBJ,
+};
+
+/* A JSON value as a span of the line, plus what the validator learned. */
+struct msc_jval {
+	const char *p;		/* first byte of the value */
+	uint32_t len;
+	uint8_t kind;		/* enum msc_json_kind */
+	bool escaped;		/* MSC_J_STR: contains backslash escapes */
+	bool negative;		/* MSC_J_INT: value < 0 (use .i), else .u */
+	union {
+		int64_t i;
+		uint64_t u;
+	};
+};
+
+struct msc_field {
+	const char *key;	/* raw key bytes, without quotes */
+	uint32_t key_len;
+	bool key_escaped;
+	struct msc_jval val;
+};
+
+struct msc_rec {
+	const char *line;	/* the line, without newline, not NUL-terminated */
+	size_t len;
+	unsigned long lineno;	/* 1-based line number in the input */
+	const char *source;	/* input name, for messages */
+	const char *type;	/* NUL-terminated, in the scratch arena */
+	unsigned nfields;
+	struct msc_field *fields;
+	struct msc_arena *scratch;	/* per-record scratch, reset by next() */
+};
+
+struct msc_reader {
+	const char *name;	/* for messages: the path, or "-" for stdin */
+	int fd;
+	bool own_fd;
+	const char *mem;	/* in-memory input (tests, fuzzing), or NULL */
+	size_t mem_len;
+	char *buf;
+	size_t cap, start, end;
+	bool eof;
+	unsigned long lineno;
+	uint64_t records;
+	struct msc_field *fields;
+	unsigned fields_cap;
+	struct msc_arena scratch;
+};
+
+/* path NULL or "-" reads standard input.  Returns 0 or -errno (message in err). */
+int msc_reader_open(struct msc_reader *r, const char *path, struct msc_err *err);
+int msc_reader_init_fd(struct msc_reader *r, int fd, const char *name);
+/* Reads len bytes at mem (not copied: must outlive the reader). */
+int msc_reader_init_mem(struct msc_reader *r, const char *mem, size_t len, const char *name);
+void msc_reader_release(struct msc_reader *r);
+
+/*
+ * Reads the next record.  Returns 1 with rec filled, 0 at end of input, or a
+ * negative errno with err set: -EINVAL for a line that is not a JSON object
+ * with a string "type" (err names the line and column), -EPIPE for a last
+ * line cut short (no newline and not valid JSON), -EIO/-errno for read errors.
+ * After an error the reader may be called again: it resumes at the next line.
+ */
+int msc_reader_next(struct msc_reader *r, struct msc_rec *rec, struct msc_err *err);
+
+/* Validates one JSON text (any value, whitespace around allowed). */
+int msc_json_validate(const char *p, size_t len, struct msc_err *err);
+
+/* --------------------------------------------------------- field access */
+
+const struct msc_field *msc_rec_field(const struct msc_rec *rec, const char *key);
+bool msc_rec_type_is(const struct msc_rec *rec, const char *type);
+
+/*
+ * Typed getters: 0 on success, -ENOENT when the key is absent (out untouched),
+ * -EINVAL when the value has another type, -ERANGE when it does not fit.
+ * msc_rec_hex reads "0x..." strings (and plain non-negative integers).
+ */
+int msc_rec_i64(const struct msc_rec *rec, const char *key, int64_t *out);
+int msc_rec_u64(const struct msc_rec *rec, const char *key, uint64_t *out);
+int msc_rec_hex(const struct msc_rec *rec, const char *key, uint64_t *out);
+int msc_rec_bool(const struct msc_rec *rec, const char *key, bool *out);
+/* Unescaped, NUL-terminated string in the record's scratch arena (valid until
+ * the next record), or NULL with errno ENOENT / EINVAL / ENOMEM. */
+const char *msc_rec_str(const struct msc_rec *rec, const char *key, size_t *len);
+
+/* The same conversions on a value found some other way. */
+int msc_jval_i64(const struct msc_jval *v, int64_t *out);
+int msc_jval_u64(const struct msc_jval *v, uint64_t *out);
+int msc_jval_hex(const struct msc_jval *v, uint64_t *out);
+/* Unescapes a MSC_J_STR value into the arena (NUL-terminated). */
+const char *msc_jval_str(const struct msc_jval *v, struct msc_arena *a, size_t *len);
+
+/*
+ * Walks the elements of an array or the members of an object that the reader
+ * has validated.  Usage:
+ *	struct msc_jiter it; struct msc_jval v;
+ *	msc_jiter_init(&it, &field->val);
+ *	while (msc_jiter_next(&it, NULL, &v) > 0) ...
+ * For objects, key (if not NULL) receives the member's raw key.
+ * Returns 1 per item, 0 at the end, -EINVAL if the value is not a container.
+ */
+struct msc_jiter {
+	const char *p, *end;
+	bool object;
+};
+int msc_jiter_init(struct msc_jiter *it, const struct msc_jval *container);
+int msc_jiter_next(struct msc_jiter *it, struct msc_field *key, struct msc_jval *val);
+
+/* Finds a member of an object value by key; 1 found, 0 absent, <0 not an object. */
+int msc_jval_member(const struct msc_jval *obj, const char *key, struct msc_jval *out);
+
+/* Formats "SOURCE:LINE: " + message into err; returns code. */
+int msc_rec_err(struct msc_err *err, const struct msc_rec *rec, int code,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_snap: a snapshot of processes' memory, written as records.
+ *
+ * For each process: one "process" record (identity from stat, figures from
+ * status, and pss/private/shared figures from smaps_rollup), then either
+ * nothing (quick mode, smaps_rollup only), "mapping" records grouped by what
+ * they map ([heap], [stack], [anon], one per file, the kernel's special
+ * mappings), or one "mapping" record per mapping.  A "meminfo" record holds
+ * the system's figures.  Field names and units: memscope-format(5).
+ *
+ * The process's rss is status VmRSS (what ps and top show), read just before
+ * smaps_rollup; the two can differ by the kernel's per-CPU counter slack.
+ */
+#ifndef MSC_SNAP_H
+#define MSC_SNAP_H
+
+#include <stdbool.h>
+
+#include "msc_arena.h"
+#include "msc_err.h"
+#include "msc_proc.h"
+#include "msc_rec.h"
+
+enum msc_snap_maps {
+	MSC_SNAP_MAPS_NONE,		/* process records only (smaps_rollup) */
+	MSC_SNAP_MAPS_GROUPED,		/* mapping records per group (smaps) */
+	MSC_SNAP_MAPS_ALL,		/* mapping record per mapping (smaps) */
+};
+
+struct msc_snapper {
+	struct msc_procfs *fs;
+	struct msc_writer *w;
+	enum msc_snap_maps maps;
+	struct msc_arena arena;		/* per-process scratch */
+	unsigned processes;		/* process records written */
+	unsigned partial;		/* of which some figures were missing */
+};
+
+void msc_snapper_init(struct msc_snapper *s, struct msc_procfs *fs, struct msc_writer *w,
+		      enum msc_snap_maps maps);
+void msc_snapper_release(struct msc_snapper *s);
+
+/*
+ * Snapshots one process.  Returns 0 when everything was read, 1 when the
+ * records were written but some figures were missing (err says which and
+ * why: the figures are omitted, never invented), or a negative errno when
+ * nothing could be read (-ESRCH gone, -EACCES denied; err says so).
+ */
+int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err);
+
+/* Writes the "meminfo" record. */
+int msc_snap_meminfo(struct msc_snapper *s, struct msc_err *err);
+
+/* Groups a mapping: returns the group name and sets *kind
+ * ("heap", "stack", "anon", "file", "shmem", "special"). */
+const char *msc_mapping_group(const struct msc_mapping *m, const char **kind);
+
+#endif

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* ms-diff: what grew between two snapshots or recordings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_cli.h"
+#include "msc_diff.h"
+#include "msc_hash.h"
+#include "msc_rec.h"
+#include "msc_stream.h"
+
+static const char help[] =
+	"Usage: ms-diff [options] BEFORE AFTER\n"
+	"Compare two memscope snapshots and write what changed, largest growth\n"
+	"first, as \"delta\" records (or a table with --text or --md).\n"
+	"\n"
+	"      --metric LIST          figures to compare, comma-separated (default\n"
+	"                             rss,pss,swap; \"all\" for every figure); the\n"
+	"                             first one is used for the totals\n"
+	"      --min-change SIZE      hide changes smaller than SIZE (K/M/G suffixes)\n"
+	"      --all                  show unchanged figures too\n"
+	"      --fail-on-growth SIZE|PCT\n"
+	"                             exit 1 when the total growth is more than\n"
+	"                             SIZE bytes or PCT percent (\"10%\")\n"
+	"      --text                 print a table for a terminal\n"
+	"      --md                   print GitHub-flavoured Markdown\n"
+	"  -o, --output FILE          write to FILE instead of standard output\n"
+	"  -q, --quiet                no warnings\n"
+	"  -h, --help                 show this help and exit\n"
+	"  -V, --version              show the version and exit\n"
+	"\n"
+	"Processes match when their pid and start time agree (a reused pid is a\n"
+	"new process); mappings match by process and name.\n"
+	"Exit status: 0 ok, 1 growth above --fail-on-growth, 2 trouble.\n";
+
+enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_ALL, OPT_FAIL, OPT_TEXT, OPT_MD };
+
+static const struct option longopts[] = {
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
+	{ "text", no_argument, NULL, OPT_TEXT },
+	{ "md", no_argument, NULL, OPT_MD },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct msc_cli cli = { "ms-diff", help, "o:q", longopts };
+
+/* Every metric name found in either snapshot, for --metric all. */
+static const char **all_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
+				unsigned *n)
+{
+	const struct msc_snapshot *s[2] = { a, b };
+	struct msc_strmap seen;
+	const char **names = NULL;
+	unsigned count = 0, cap = 0;
+	size_t i, k;
+	unsigned m;
+
+	if (msc_strmap_init(&seen, 64))
+		msc_die("out of memory");
+	/* rss first: the totals use the first metric. */
+	names = malloc(16 * sizeof(*names));
+	cap = 16;
+	if (!names)
+		msc_die("out of memory");
+	names[count++] = "rss";
+	msc_strmap_put(&seen, "rss", (void *)1);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s[k]->n; i++)
+			for (m = 0; m < s[k]->ents[i].nmetrics; m++) {
+				const char *name = s[k]->ents[i].metrics[m].name;
+
+				if (msc_strmap_get(&seen, name))
+					continue;
+				if (count == cap) {
+					cap *= 2;
+					names = realloc(names, cap * sizeof(*names));
+					if (!names)
+						msc_die("out of memory");
+				}
+				names[count++] = name;
+				if (msc_strmap_put(&seen, name, (void *)1))
+					msc_die("out of memory");
+			}
+	msc_strmap_release(&seen);
+	*n = count;
+	return names;
+}
+
+int main(int argc, char **argv)
+{
+	struct msc_snapshot a, b;
+	struct msc_diff d;
+	struct msc_diff_opts o = { 0 };
+	struct msc_err err;
+	const char *output = NULL, *metric_arg = NULL;
+	const char **metrics = NULL;
+	char *metric_copy = NULL;
+	bool text = false, md = false, fail = false, fail_pct = false, quiet = false;
+	uint64_t fail_at = 0;
+	int c, status = 0, fd = 1;
+
+	msc_cli_start("ms-diff");
+	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_METRIC:
+			metric_arg = optarg;
+			break;
+		case OPT_MIN_CHANGE:
+			if (msc_parse_size(optarg, &o.min_change))
+				msc_usage_error("invalid size '%s'", optarg);
+			break;
+		case OPT_ALL:
+			o.all = true;
+			break;
+		case OPT_FAIL:
+			if (msc_parse_size_or_pct(optarg, &fail_at, &fail_pct))
+				msc_usage_error("invalid size or percentage '%s'", optarg);
+			fail = true;
+			break;
+		case OPT_TEXT:
+			text = true;
+			md = false;
+			break;
+		case OPT_MD:
+			md = true;
+			text = false;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		}
+	}
+	if (argc - optind < 2)
+		msc_usage_error("two inputs needed: BEFORE AFTER");
+	if (argc - optind > 2)
+		msc_usage_error("unexpected argument '%s'", argv[optind + 2]);
+	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+		msc_usage_error("only one input can be standard input");
+
+	if (msc_snapshot_load(&a, argv[optind], &err))
+		msc_die("%s", err.msg);
+	if (msc_snapshot_load(&b, argv[optind + 1], &err))
+		msc_die("%s", err.msg);
+	if (!quiet && !a.complete)
+		msc_warn("%s: no end record: the stream was cut short", a.source);
+	if (!quiet && !b.complete)
+		msc_warn("%s: no end record: the stream was cut short", b.source);
+
+	if (metric_arg && strcmp(metric_arg, "all") == 0) {
+		metrics = all_metrics(&a, &b, &o.nmetrics);
+		o.metrics = metrics;
+	} else if (metric_arg) {
+		char *tok, *save = NULL;
+
+		metric_copy = strdup(metric_arg);
+		metrics = calloc(strlen(metric_arg) + 1, sizeof(*metrics));
+		if (!metric_copy || !metrics)
+			msc_die("out of memory");
+		for (tok = strtok_r(metric_copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			metrics[o.nmetrics++] = tok;
+		if (!o.nmetrics)
+			msc_usage_error("--metric needs at least one name");
+		o.metrics = metrics;
+	}
+
+	if (msc_diff_compute(&d, &a, &b, &o))
+		msc_die("out of memory");
+
+	if (output) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0)
+			msc_die("cannot open '%s': %s", output, strerror(errno));
+	}
+	if (text || md) {
+		FILE *out = fd == 1 ? stdout : fdopen(fd, "w");
+		int ret;
+
+		if (!out)
+			msc_die("cannot open '%s': %s", output, strerror(errno));
+		ret = msc_diff_print(&d, out, md ? MSC_DIFF_MD : MSC_DIFF_TEXT);
+		if (out != stdout && fclose(out) && !ret)
+			ret = -errno;
+		fd = 1;
+		if (ret && msc_cli_check_write(-ret, output))
+			status = MSC_EXIT_TROUBLE;
+	} else {
+		struct msc_writer w;
+		int64_t growth = d.total_after - d.total_before;
+
+		if (msc_writer_init(&w, fd, 0))
+			msc_die("out of memory");
+		msc_stream_header_begin(&w, "ms-diff", "diff");
+		msc_w_str(&w, "before", a.source);
+		msc_w_str(&w, "after", b.source);
+		msc_w_obj(&w, "options");
+		msc_w_arr(&w, "metrics");
+		if (o.metrics) {
+			unsigned m;
+
+			for (m = 0; m < o.nmetrics; m++)
+				msc_w_str(&w, NULL, o.metrics[m]);
+		} else {
+			msc_w_str(&w, NULL, "rss");
+			msc_w_str(&w, NULL, "pss");
+			msc_w_str(&w, NULL, "swap");
+		}
+		msc_w_arr_end(&w);
+		msc_w_u64(&w, "min_change", o.min_change);
+		msc_w_obj_end(&w);
+		msc_w_end(&w);
+		msc_diff_write(&d, &w);
+		msc_w_begin(&w, "end");
+		msc_w_str(&w, "reason", "complete");
+		msc_w_u64(&w, "deltas", d.n);
+		msc_w_str(&w, "metric", d.primary);
+		msc_w_i64(&w, "before", d.total_before);
+		msc_w_i64(&w, "after", d.total_after);
+		msc_w_i64(&w, "growth", growth);
+		msc_w_u64(&w, "processes_matched", d.processes_matched);
+		msc_w_u64(&w, "processes_new", d.processes_new);
+		msc_w_u64(&w, "processes_gone", d.processes_gone);
+		msc_w_end(&w);
+		c = msc_writer_release(&w);
+		if (msc_cli_check_write(-c, output))
+			status = MSC_EXIT_TROUBLE;
+		if (fd != 1 && close(fd) && !status) {
+			msc_warn("write error on '%s': %s", output, strerror(errno));
+			status = MSC_EXIT_TROUBLE;
+		}
+	}
+
+	if (fail && status == 0) {
+		int64_t growth = d.total_after - d.total_before;
+		bool over;
+
+		if (fail_pct)
+			over = growth > 0 && (d.total_before <= 0 ||
+					      (double)growth * 100000.0 / (double)d.total_before >
+						      (double)fail_at);
+		else
+			over = growth > 0 && (uint64_t)growth > fail_at;
+		if (over) {
+			char g[32];
+
+			if (!quiet)
+				msc_warn("total %s grew by %s%s", d.primary,
+					 msc_fmt_size(g, sizeof(g), growth),
+					 ", more than --fail-on-growth allows");
+			status = MSC_EXIT_FINDING;
+		}
+	}
+	msc_diff_release(&d);
+	msc_snapshot_release(&a);
+	msc_snapshot_release(&b);
+	free(metrics);
+	free(metric_copy);
+	return status;
+}

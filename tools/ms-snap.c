@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* ms-snap: write a snapshot of processes' memory as NDJSON records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_cli.h"
+#include "msc_proc.h"
+#include "msc_rec.h"
+#include "msc_snap.h"
+#include "msc_stream.h"
+
+static const char help[] =
+	"Usage: ms-snap [options] -p PID [-p PID...]\n"
+	"       ms-snap [options] -a\n"
+	"Write a snapshot of processes' memory as memscope records (NDJSON).\n"
+	"\n"
+	"  -p, --pid PID       snapshot process PID (repeatable)\n"
+	"  -a, --all           snapshot every process (process records only,\n"
+	"                      from smaps_rollup, unless --groups or --maps)\n"
+	"      --groups        mapping records grouped by what they map: [heap],\n"
+	"                      [stack], [anon], one per file (default with -p)\n"
+	"      --maps          one mapping record per mapping\n"
+	"      --no-maps       process records only (default with -a)\n"
+	"      --kthreads      with -a, include kernel threads\n"
+	"  -o, --output FILE   write to FILE instead of standard output\n"
+	"      --proc DIR      read DIR instead of /proc\n"
+	"  -q, --quiet         do not warn about processes that cannot be read\n"
+	"  -h, --help          show this help and exit\n"
+	"  -V, --version       show the version and exit\n"
+	"\n"
+	"Exit status: 0 when the snapshot was written, 2 when nothing could be\n"
+	"read or on error.  Record format: memscope-format(5).\n";
+
+enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "groups", no_argument, NULL, OPT_GROUPS },
+	{ "maps", no_argument, NULL, OPT_MAPS },
+	{ "no-maps", no_argument, NULL, OPT_NO_MAPS },
+	{ "kthreads", no_argument, NULL, OPT_KTHREADS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "proc", required_argument, NULL, OPT_PROC },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct msc_cli cli = { "ms-snap", help, "p:ao:q", longopts };
+
+struct all_ctx {
+	struct msc_snapper *snap;
+	bool kthreads;
+	unsigned gone, denied, failed;
+	int denied_code;
+};
+
+static int snap_one_of_all(int pid, void *arg)
+{
+	struct all_ctx *ctx = arg;
+	struct msc_pstat st;
+	struct msc_err err;
+	int ret;
+
+	if (!ctx->kthreads) {
+		ret = msc_proc_stat(ctx->snap->fs, pid, &st, NULL);
+		if (ret == 0 && (st.flags & MSC_PF_KTHREAD))
+			return 0;
+	}
+	ret = msc_snap_process(ctx->snap, pid, &err);
+	if (ret == -ESRCH)
+		ctx->gone++;		/* exited while we looked: normal */
+	else if (ret < 0)
+		ctx->failed++;
+	else if (ret > 0)
+		ctx->denied++;
+	return ctx->snap->w->error ? -ctx->snap->w->error : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct msc_procfs fs;
+	struct msc_writer w;
+	struct msc_snapper snap;
+	struct msc_err err;
+	int *pids = NULL, npids = 0, c, i, fd = 1, status = 0;
+	bool all = false, quiet = false, kthreads = false;
+	int maps = -1;
+	const char *output = NULL, *proc = NULL;
+	unsigned written = 0, failed = 0, partial = 0;
+
+	msc_cli_start("ms-snap");
+	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		switch (c) {
+		case 'p': {
+			int pid;
+
+			if (msc_parse_pid(optarg, &pid))
+				msc_usage_error("invalid pid '%s'", optarg);
+			pids = realloc(pids, (size_t)(npids + 1) * sizeof(*pids));
+			if (!pids)
+				msc_die("out of memory");
+			pids[npids++] = pid;
+			break;
+		}
+		case 'a':
+			all = true;
+			break;
+		case OPT_GROUPS:
+			maps = MSC_SNAP_MAPS_GROUPED;
+			break;
+		case OPT_MAPS:
+			maps = MSC_SNAP_MAPS_ALL;
+			break;
+		case OPT_NO_MAPS:
+			maps = MSC_SNAP_MAPS_NONE;
+			break;
+		case OPT_KTHREADS:
+			kthreads = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_PROC:
+			proc = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		}
+	}
+	if (optind < argc)
+		msc_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!all && npids == 0)
+		msc_usage_error("no process given: use -p PID or -a");
+	if (all && npids)
+		msc_usage_error("-a and -p cannot be used together");
+	if (maps < 0)
+		maps = all ? MSC_SNAP_MAPS_NONE : MSC_SNAP_MAPS_GROUPED;
+	if (msc_procfs_init(&fs, proc))
+		msc_die("proc root '%s' is too long", proc);
+	if (access(fs.root, R_OK | X_OK))
+		msc_die("cannot read '%s': %s", fs.root, strerror(errno));
+
+	if (output) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0)
+			msc_die("cannot open '%s': %s", output, strerror(errno));
+	}
+	if (msc_writer_init(&w, fd, 0))
+		msc_die("out of memory");
+	msc_snapper_init(&snap, &fs, &w, maps);
+
+	msc_stream_header_begin(&w, "ms-snap", "snapshot");
+	if (npids == 1)
+		msc_w_i64(&w, "pid", pids[0]);
+	msc_w_arr(&w, "pids");
+	for (i = 0; i < npids; i++)
+		msc_w_i64(&w, NULL, pids[i]);
+	msc_w_arr_end(&w);
+	msc_w_obj(&w, "options");
+	msc_w_bool(&w, "all", all);
+	msc_w_str(&w, "maps", maps == MSC_SNAP_MAPS_ALL ? "all" :
+			      maps == MSC_SNAP_MAPS_GROUPED ? "grouped" : "none");
+	if (proc)
+		msc_w_str(&w, "proc", fs.root);
+	msc_w_obj_end(&w);
+	msc_w_end(&w);
+
+	if (all) {
+		struct all_ctx ctx = { .snap = &snap, .kthreads = kthreads };
+
+		msc_proc_foreach_pid(&fs, snap_one_of_all, &ctx);
+		written = snap.processes;
+		failed = ctx.failed;
+		partial = ctx.denied;
+		if (!quiet && partial)
+			msc_warn("%u processes could not be read fully (run as their owner or "
+				 "root for their pss figures); the missing figures are omitted",
+				 partial);
+	} else {
+		for (i = 0; i < npids; i++) {
+			int ret = msc_snap_process(&snap, pids[i], &err);
+
+			if (ret < 0) {
+				failed++;
+				if (!quiet || npids == 1)
+					msc_warn("%s", err.msg);
+			} else if (ret > 0) {
+				partial++;
+				if (!quiet)
+					msc_warn("%s", err.msg);
+			}
+		}
+		written = snap.processes;
+	}
+	if (msc_snap_meminfo(&snap, &err) && !quiet)
+		msc_warn("%s", err.msg);
+
+	msc_w_begin(&w, "end");
+	msc_w_str(&w, "reason", "complete");
+	msc_w_u64(&w, "processes", written);
+	msc_w_u64(&w, "partial", partial);
+	msc_w_u64(&w, "unreadable", failed);
+	msc_w_end(&w);
+
+	if (written == 0)
+		status = MSC_EXIT_TROUBLE;
+	msc_snapper_release(&snap);
+	c = msc_writer_release(&w);
+	if (msc_cli_check_write(-c, output))
+		status = MSC_EXIT_TROUBLE;
+	if (fd != 1 && close(fd) && !status) {
+		msc_warn("write error on '%s': %s", output, strerror(errno));
+		status = MSC_EXIT_TROUBLE;
+	}
+	msc_procfs_release(&fs);
+	free(pids);
+	return status;
+}
