@@ -7,8 +7,9 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Options: V=1 shows commands, DEVELOPER=1 turns warnings into errors,
-# SANITIZE=address,undefined builds everything with sanitizers (the shim,
-# which replaces malloc, gets only the sanitizers that do not).
+# SANITIZE=address,undefined builds everything with sanitizers but the shim:
+# it runs inside the profiled program, where a sanitizer runtime would
+# replace malloc itself and load libstdc++ into C programs.
 #
 # Adding a tool: tools/ms-NAME.c, add NAME to TOOLS below, man/ms-NAME.1,
 # and an end-to-end test tests/e2e/tNNNN-ms-NAME-*.sh; the help/man test
@@ -30,13 +31,8 @@ WARN += -Werror
 endif
 BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc
 SAN_CFLAGS =
-SHIM_SAN_CFLAGS =
 ifneq ($(SANITIZE),)
 SAN_CFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
-# ASan replaces malloc itself: it cannot run inside a malloc interposer.
-ifneq ($(findstring undefined,$(SANITIZE)),)
-SHIM_SAN_CFLAGS = -fsanitize=undefined -fno-sanitize-recover=all
-endif
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_CFLAGS) $(LDFLAGS)
@@ -62,7 +58,7 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/te
 BENCH_BINS = tests/bench/bin/rec_bench
 
 # Debian packages that building and testing need (make deps installs them).
-DEPS_PKGS = gcc make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
+DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 time
 

@@ -109,8 +109,13 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 			all[i] = cli->longopts[i];
 		all[n] = (struct option){ "help", no_argument, NULL, 'h' };
 		all[n + 1] = (struct option){ "version", no_argument, NULL, 'V' };
-		/* Leading ':' makes getopt report a missing argument as ':'. */
-		sprintf(shortopts, ":%shV", cli->shortopts ? cli->shortopts : "");
+		/* Leading ':' makes getopt report a missing argument as ':';
+		 * a tool's leading '+' (stop at the first non-option, for
+		 * commands that take a program) must come first. */
+		if (cli->shortopts && cli->shortopts[0] == '+')
+			sprintf(shortopts, "+:%shV", cli->shortopts + 1);
+		else
+			sprintf(shortopts, ":%shV", cli->shortopts ? cli->shortopts : "");
 		opterr = 0;
 	}
 	c = getopt_long(argc, argv, shortopts, all, NULL);
@@ -139,7 +144,12 @@ int msc_parse_uint(const char *s, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+	/*
+	 * strtoull() skips any leading white space and accepts a sign, so
+	 * "\t-1" would wrap around to UINT64_MAX: the number must start with
+	 * a digit.
+	 */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -214,10 +224,14 @@ int msc_parse_size(const char *s, uint64_t *out)
 		if (*p)
 			return -EINVAL;
 	}
-	v *= mult;
+	/*
+	 * Round before the range check: v + 0.5L rounds 2^64 - 1 up to 2^64,
+	 * which does not convert to uint64_t (it gave 0 for UINT64_MAX).
+	 */
+	v = roundl(v * mult);
 	if (v >= 18446744073709551616.0L)
 		return -ERANGE;
-	*out = (uint64_t)(v + 0.5L);
+	*out = (uint64_t)v;
 	return 0;
 }
 
@@ -231,7 +245,11 @@ int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct)
 
 		if (parse_decimal(s, &v, &p) || p != s + n - 1)
 			return -EINVAL;
-		*out = (uint64_t)(v * 1000 + 0.5L);
+		/* A huge percentage must not overflow the conversion. */
+		v = roundl(v * 1000);
+		if (v >= 18446744073709551616.0L)
+			return -ERANGE;
+		*out = (uint64_t)v;
 		*is_pct = true;
 		return 0;
 	}
@@ -253,10 +271,11 @@ int msc_parse_duration(const char *s, uint64_t *ns)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(p, units[i].suffix) == 0) {
-			v *= units[i].mult;
+			/* Rounded before the range check, as in msc_parse_size(). */
+			v = roundl(v * units[i].mult);
 			if (v >= 18446744073709551616.0L)
 				return -ERANGE;
-			*ns = (uint64_t)(v + 0.5L);
+			*ns = (uint64_t)v;
 			return 0;
 		}
 	}
@@ -289,11 +308,15 @@ char *msc_fmt_size(char *buf, size_t n, int64_t bytes)
 
 char *msc_fmt_duration(char *buf, size_t n, uint64_t ns)
 {
+	/*
+	 * The unit changes where the rounded figure would reach 1000
+	 * (999950 ns is "1.0 ms", not "1000.0 us"), as msc_fmt_size() does.
+	 */
 	if (ns < 1000)
 		snprintf(buf, n, "%" PRIu64 " ns", ns);
-	else if (ns < 1000000)
+	else if (ns < 999950)
 		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
+	else if (ns < 999950000)
 		snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
 	else
 		snprintf(buf, n, "%.3f s", (double)ns / 1e9);

@@ -113,6 +113,12 @@ bool msc_u64map_del(struct msc_u64map *m, uint64_t key, uint64_t *val)
 {
 	size_t i = msc_hash_u64(key) & m->mask, j;
 
+	/*
+	 * 0 marks an empty slot: searching for it would "find" the first hole
+	 * and shift a cluster into it.  free(NULL) makes a del(0) likely.
+	 */
+	if (!key)
+		return false;
 	while (m->slots[i].key != key) {
 		if (!m->slots[i].key)
 			return false;

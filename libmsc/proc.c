@@ -69,6 +69,13 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 		e = errno;
 		if (e == ENOENT && pid > 0 && !pid_exists(fs, pid))
 			return -ESRCH;
+		/*
+		 * smaps_rollup of a kernel thread or a zombie: recent kernels
+		 * (6.18 here) fail the open with ESRCH, older ones the read
+		 * (below).  Either way the process exists but has no mm.
+		 */
+		if (e == ESRCH && pid > 0 && pid_exists(fs, pid))
+			return -ENODATA;
 		return -e;
 	}
 	for (;;) {
@@ -92,8 +99,8 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 			e = errno;
 			close(fd);
 			/*
-			 * smaps_rollup and smaps of a kernel thread or a
-			 * zombie fail with ESRCH although the process exists.
+			 * On older kernels smaps_rollup of a kernel thread or
+			 * a zombie fails here, although the process exists.
 			 */
 			if (e == ESRCH && pid > 0 && pid_exists(fs, pid))
 				return -ENODATA;
@@ -535,6 +542,13 @@ static int walk_maps(struct msc_procfs *fs, int pid, const char *file, bool smap
 
 	if (len < 0)
 		return (int)len;
+	/*
+	 * A kernel thread or a zombie has no mm: maps and smaps read empty
+	 * (m_start() finds no mm) where smaps_rollup fails.  Every process
+	 * with memory has at least its stack and [vdso] mapped.
+	 */
+	if (len == 0)
+		return -ENODATA;
 	line = fs->buf;
 	while (line && *line) {
 		char *nl = strchr(line, '\n');

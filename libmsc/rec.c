@@ -2,6 +2,7 @@
 /* NDJSON record writer and streaming reader: see msc_rec.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -347,8 +348,15 @@ void msc_w_double(struct msc_writer *w, const char *key, double v)
 		return;
 	}
 	member(w, key);
-	n = snprintf(tmp, sizeof(tmp), "%.6g", v);
-	/* %g may print "1e+06": valid JSON.  It never prints a bare ".". */
+	/*
+	 * The shorter of %.15g and %.17g that reads back as the same double
+	 * (%.17g always does): %.6g lost digits, a time stamp in seconds
+	 * such as 1732240000.5 became 1.73224e+09.  %g may print "1e+21",
+	 * valid JSON; it never prints a bare ".".
+	 */
+	n = snprintf(tmp, sizeof(tmp), "%.15g", v);
+	if (strtod(tmp, NULL) != v)
+		n = snprintf(tmp, sizeof(tmp), "%.17g", v);
 	put(w, tmp, (size_t)n);
 }
 
@@ -845,7 +853,16 @@ static ssize_t fill(struct msc_reader *r)
 	}
 	do {
 		n = read(r->fd, r->buf + r->end, r->cap - r->end);
-	} while (n < 0 && errno == EINTR);
+		if (n < 0 && errno == EAGAIN) {
+			/*
+			 * A non-blocking input (inherited from a shell): wait
+			 * for data, as the writer waits for room.
+			 */
+			struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+			poll(&pfd, 1, -1);
+		}
+	} while (n < 0 && (errno == EINTR || errno == EAGAIN));
 	if (n < 0)
 		return -errno;
 	r->end += (size_t)n;
@@ -868,9 +885,17 @@ static int next_line(struct msc_reader *r, const char **line, size_t *len, bool 
 		r->start += *len + (nl ? 1 : 0);
 		return 1;
 	}
+	/*
+	 * Bytes after r->start already searched for a newline (fill() keeps
+	 * them, moved to the start): a long line arriving through a pipe in
+	 * small reads is searched once, not again after every read.
+	 */
+	size_t scanned = 0;
+
 	for (;;) {
 		char *p = r->buf + r->start;
-		char *nl = r->end > r->start ? memchr(p, '\n', r->end - r->start) : NULL;
+		char *nl = r->end - r->start > scanned ?
+			   memchr(p + scanned, '\n', r->end - r->start - scanned) : NULL;
 		ssize_t n;
 
 		if (nl) {
@@ -889,6 +914,7 @@ static int next_line(struct msc_reader *r, const char **line, size_t *len, bool 
 			r->start = r->end;
 			return 1;
 		}
+		scanned = r->end - r->start;
 		n = fill(r);
 		if (n < 0)
 			return (int)n;
@@ -916,8 +942,8 @@ static int add_field(struct msc_reader *r, unsigned n)
 /* Parses one line as a record object.  Returns 0 or -EINVAL/-ENOMEM (ps set). */
 static int parse_record(struct msc_reader *r, struct parse *ps, struct msc_rec *rec)
 {
-	const struct msc_field *type = NULL;
-	unsigned n = 0;
+	const struct msc_field *type;
+	unsigned n = 0, type_idx = UINT_MAX;
 	int ret;
 
 	ps->p = skip_ws(ps->p, ps->end);
@@ -949,9 +975,13 @@ static int parse_record(struct msc_reader *r, struct parse *ps, struct msc_rec *
 			ret = parse_value(ps, &f->val, 1);
 			if (ret)
 				return ret;
-			if (!type && f->key_len == 4 && !f->key_escaped &&
+			/*
+			 * An index, not a pointer: add_field() may move
+			 * r->fields while the rest of the record is parsed.
+			 */
+			if (type_idx == UINT_MAX && f->key_len == 4 && !f->key_escaped &&
 			    memcmp(f->key, "type", 4) == 0)
-				type = f;
+				type_idx = n - 1;
 			ps->p = skip_ws(ps->p, ps->end);
 			if (ps->p < ps->end && *ps->p == '}') {
 				ps->p++;
@@ -965,8 +995,9 @@ static int parse_record(struct msc_reader *r, struct parse *ps, struct msc_rec *
 	ps->p = skip_ws(ps->p, ps->end);
 	if (ps->p != ps->end)
 		return perr(ps, ps->p, "trailing characters after the record");
-	if (!type)
+	if (type_idx == UINT_MAX)
 		return perr(ps, ps->start, "record has no \"type\"");
+	type = &r->fields[type_idx];
 	if (type->val.kind != MSC_J_STR)
 		return perr(ps, type->val.p, "\"type\" must be a string");
 	rec->type = msc_jval_str(&type->val, &r->scratch, NULL);

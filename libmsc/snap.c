@@ -247,7 +247,8 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 	}
 	if (have_rollup)
 		write_counts(w, &mc);
-	if (summed)
+	/* Only when figures were summed: a kernel thread has none. */
+	if (have_rollup && summed)
 		msc_w_bool(w, "rollup_from_smaps", true);
 	if (partial)
 		msc_w_str(w, "missing", missing);

@@ -195,6 +195,9 @@ int main(int argc, char **argv)
 		fd = 1;
 		if (ret && msc_cli_check_write(-ret, output))
 			status = MSC_EXIT_TROUBLE;
+		/* Reported (or quietly EPIPE) here: not once more at exit. */
+		if (out == stdout)
+			clearerr(stdout);
 	} else {
 		struct msc_writer w;
 		int64_t growth = d.total_after - d.total_before;

@@ -76,3 +76,60 @@ finish() {
 	echo "FAIL $T: $_fails of $_checks checks failed"
 	exit 1
 }
+
+# ---- helpers added for the ms-snap/ms-diff tests (t0000, t01xx) ----
+
+# start_memhog NAME [ARGS...]: runs examples/bin/memhog ARGS in the
+# background, output in $OUT/NAME.log, waits for its "ready" line and sets
+# HOG_PID (killed at exit with the other background jobs).
+start_memhog() {
+	_log="$OUT/$1.log"
+	shift
+	"$EX/memhog" "$@" >"$_log" 2>&1 &
+	HOG_PID=$!
+	_bg_pids="$_bg_pids $HOG_PID"
+	wait_for_line "$_log" "^ready $HOG_PID\$"
+}
+# vmrss PID: VmRSS of /proc/PID/status, in bytes
+vmrss() { awk '/^VmRSS:/ { printf "%.0f\n", $2 * 1024 }' "/proc/$1/status"; }
+# check_empty WHAT FILE: FILE exists and is empty
+check_empty() {
+	if [ -f "$2" ] && [ ! -s "$2" ]; then ok; else not_ok "$1: expected no output, got: $(head -c 300 "$2")"; fi
+}
+# check_nogrep WHAT PATTERN FILE: no line of FILE matches PATTERN (ERE)
+check_nogrep() {
+	if grep -Eq -- "$2" "$3"; then not_ok "$1: '$2' found in $3: $(grep -E -m1 -- "$2" "$3")"; else ok; fi
+}
+# check_egrep WHAT PATTERN FILE: some line of FILE matches PATTERN (ERE)
+check_egrep() {
+	if grep -Eq -- "$2" "$3"; then ok; else not_ok "$1: /$2/ not found in $3: $(head -c 300 "$3")"; fi
+}
+# check_fgrep WHAT STRING FILE: some line of FILE contains STRING (fixed)
+check_fgrep() {
+	if grep -Fq -- "$2" "$3"; then ok; else not_ok "$1: '$2' not found in $3"; fi
+}
+
+# --- for recordings -------------------------------------------------------
+
+# line_of FILE TEXT: the line number of the first line of FILE containing
+# TEXT (fixed string), so tests do not hard-code line numbers.
+line_of() {
+	grep -n -F -- "$2" "$1" | head -1 | cut -d: -f1
+}
+
+# stack_of REC ID: the stack's frames as "fn@file:line" (file's basename),
+# innermost first, joined by " < ".
+stack_of() {
+	jq -r --argjson id "$2" 'select(.type=="stack" and .id==$id)
+		| [.frames[] | "\(.fn // "?")@\((.file // "?") | split("/") | last):\(.line // 0)"]
+		| join(" < ")' "$1" | head -1
+}
+
+# leak_line REC FN: "count bytes kind size" of every leak record whose
+# stack's innermost frame is in function FN, one a line, sorted.
+leaks_in() {
+	jq -r --arg fn "$2" -s '
+		(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames[0].fn}) | from_entries) as $top
+		| .[] | select(.type=="leak") | select($top[(.stack|tostring)] == $fn)
+		| "\(.count) \(.bytes) \(.kind) \(.size)"' "$1" | sort
+}

@@ -1,0 +1,141 @@
+#!/bin/sh
+# Every tool's --help, its option table and its man page agree (like git's
+# t0450): each option line of --help is an option tag in the man page's
+# OPTIONS section, written the same way, and every option the OPTIONS
+# section mentions is in --help; -h/--help/-V/--version behave as in every
+# tool; the man page has the sections of STYLE.md and formats cleanly.
+. "$(dirname "$0")/lib.sh"
+cd "$OUT" || exit 2
+
+VERSION=$(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")
+
+# help_syntax TOOL: the option part of --help's option lines, one a line:
+# "-p, --pid PID", "--groups", "--fail-on-growth SIZE|PCT".
+help_syntax() {
+	"$1" --help | sed -n 's/^ \{1,\}\(-[^ ].*\)$/\1/p' | sed 's/  .*//'
+}
+
+# man_options_section FILE: the lines of the OPTIONS section.
+man_options_section() {
+	awk '/^\.SH/ { in_opts = ($0 ~ /^\.SH +"?OPTIONS"?$/); next } in_opts' "$1"
+}
+
+# unescape: troff text to plain text (fonts dropped, \- to -, ...).
+unescape() {
+	sed -e 's/\\f\[[^]]*\]//g; s/\\f(..//g; s/\\f.//g' \
+	    -e 's/\\-/-/g; s/\\(bv/|/g; s/\\(en/-/g; s/\\ / /g; s/\\&//g; s/\\e/\\/g'
+}
+
+# man_tags FILE: the tag line of every .TP in OPTIONS, as plain text.  Tags
+# written with font macros (.B, .BR, .BI, ...) are joined as troff would.
+man_tags() {
+	man_options_section "$1" | awk '
+	/^\.TP/ { tag = 1; next }
+	!tag { next }
+	{ tag = 0 }
+	!/^\./ { print; next }
+	{
+		m = $0; sub(/[ \t].*/, "", m); rest = substr($0, length(m) + 1)
+		alt = m ~ /^\.(BR|RB|BI|IB|IR|RI)$/
+		out = ""; n = 0
+		for (;;) {
+			sub(/^[ \t]+/, "", rest)
+			if (rest == "") break
+			if (substr(rest, 1, 1) == "\"") {
+				rest = substr(rest, 2); i = index(rest, "\"")
+				if (!i) i = length(rest) + 1
+				arg = substr(rest, 1, i - 1); rest = substr(rest, i + 1)
+			} else {
+				i = match(rest, /[ \t]/)
+				if (!i) i = length(rest) + 1
+				arg = substr(rest, 1, i - 1); rest = substr(rest, i)
+			}
+			out = out ((alt || n == 0) ? "" : " ") arg; n++
+		}
+		print out
+	}' | unescape
+}
+
+# options_in TEXT_FILE: every -x and --long-option mentioned, one a line.
+options_in() {
+	grep -oE -- '(^|[^-A-Za-z0-9])--?[A-Za-z][A-Za-z0-9-]*' "$1" |
+		sed 's/^[^-]*//' | grep -E -- '^(-[A-Za-z]|--[A-Za-z][A-Za-z0-9-]+)$' | sort -u
+}
+
+tools=
+for bin in "$TOP"/tools/ms-*; do
+	case $bin in *.c|*.o|*.d) continue ;; esac
+	[ -x "$bin" ] && tools="$tools $(basename "$bin")"
+done
+check_eq "some tools are built" true "$([ -n "$tools" ] && echo true)"
+
+for t in $tools; do
+	page="$TOP/man/$t.1"
+
+	# ---------------------------------------------------- -h, -V
+	check_status "$t --help: exit status" 0 "$t" --help
+	cp "$OUT/last.out" $t.help
+	check_empty "$t --help: nothing on stderr" "$OUT/last.err"
+	check_egrep "$t --help: starts with Usage: $t" "^Usage: $t " $t.help
+	check_status "$t -h: exit status" 0 "$t" -h
+	check_eq "$t -h: same as --help" "$(cat $t.help)" "$(cat "$OUT/last.out")"
+	check_status "$t --version: exit status" 0 "$t" --version
+	check_eq "$t --version" "$t (memscope) $VERSION" "$(cat "$OUT/last.out")"
+	check_status "$t -V: exit status" 0 "$t" -V
+	check_eq "$t -V" "$t (memscope) $VERSION" "$(cat "$OUT/last.out")"
+	check_status "$t --no-such-option: usage error" 2 "$t" --no-such-option
+	check_eq "$t --no-such-option: how to get help" "Try '$t --help' for more information." \
+		"$(tail -n 1 "$OUT/last.err")"
+
+	# ---------------------------------------------- the man page
+	if [ ! -f "$page" ]; then
+		not_ok "$t: no man page man/$t.1"
+		continue
+	fi
+	for sec in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" ENVIRONMENT EXAMPLES "SEE ALSO"; do
+		check_egrep "man/$t.1: section $sec" "^\\.SH +\"?$sec\"?\$" "$page"
+	done
+	troff_name=$(printf '%s\n' "$t" | sed 's/-/\\-/g')
+	check_fgrep "man/$t.1: .TH names the tool, section 1" \
+		".TH $(printf '%s\n' "$troff_name" | tr a-z A-Z) 1 " "$page"
+	check_fgrep "man/$t.1: NAME line" "$troff_name \\- " "$page"
+	check_grep "man/$t.1: SEE ALSO memscope-format(5)" '^\.BR memscope\\-format (5)' "$page"
+	if command -v groff >/dev/null 2>&1; then
+		groff -man -Tutf8 -ww -z "$page" >groff.out 2>groff.err
+		check_eq "man/$t.1: groff -ww: exit status" 0 $?
+		check_empty "man/$t.1: groff -ww: no warnings" groff.err
+	fi
+	if command -v man >/dev/null 2>&1; then
+		MANWIDTH=80 man -l "$page" >man.txt 2>man.err
+		check_eq "man -l man/$t.1: exit status" 0 $?
+		check_grep "man -l man/$t.1: renders its NAME" "$t - " man.txt
+	fi
+
+	# ------------------------------- --help and man page agree
+	help_syntax "$t" | sort >help.syntax
+	man_tags "$page" | sort >man.tags
+	check_eq "$t: --help lists options" true "$([ -s help.syntax ] && echo true)"
+	check_eq "$t: option tags of man/$t.1 = option lines of --help (< man only, > help only)" "" \
+		"$(diff man.tags help.syntax | grep '^[<>]')"
+	options_in help.syntax >help.opts
+	man_options_section "$page" | unescape >man.options.txt
+	options_in man.options.txt >man.opts
+	for o in $(cat help.opts); do
+		check_grep "$t: $o of --help is in man/$t.1" "^$o\$" man.opts
+	done
+	for o in $(cat man.opts); do
+		check_grep "$t: $o of man/$t.1 OPTIONS is in --help" "^$o\$" help.opts
+	done
+	# The option table of the source, when it is a single file: every long
+	# option it accepts is in --help (no hidden options).
+	src="$TOP/tools/$t.c"
+	if [ -f "$src" ]; then
+		sed -n 's/^[[:space:]]*{ *"\([a-z][a-z0-9-]*\)",.*/--\1/p' "$src" >src.opts
+		echo --help >>src.opts
+		echo --version >>src.opts
+		check_eq "$t: long options accepted = long options in --help" \
+			"$(grep -- '^--' help.opts | sort)" "$(sort -u src.opts)"
+	fi
+done
+
+finish
