@@ -45,11 +45,11 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff
-LIBMSC_MODS = arena err rec cli proc stream snap hash diff
+LIBMSC_MODS = arena err rec cli proc stream snap hash diff sym
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
-TOOL_LIBS = $(LIBMSC) -lm
+TOOL_LIBS = $(LIBMSC) -ldw -lelf -lstdc++ -lm
 
 EXAMPLES = memhog
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
@@ -88,10 +88,16 @@ examples/bin tests/unit/bin tests/bench/bin:
 	$(Q)mkdir -p $@
 
 tests/unit/bin/%: tests/unit/%.c $(LIBMSC) | tests/unit/bin
-	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -lm
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -ldw -lelf -lstdc++ -lm
+
+# test_sym dlopens a C++ library to check demangling and inlined templates.
+tests/unit/bin/test_sym: tests/unit/bin/libsymcxx.so
+
+tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
+	$(QUIET_CC)$(CXX) -O2 -g -fPIC -shared $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -o $@ $<
 
 tests/bench/bin/%: tests/bench/%.c $(LIBMSC) | tests/bench/bin
-	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -ljansson -lm
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
 deps:
 	$(Q)PKGS="$(DEPS_PKGS)" sh tests/deps.sh

@@ -1,0 +1,1201 @@
+/* SPDX-License-Identifier: MIT */
+/* Offline symbolization with libdwfl and address-sorted caches: see msc_sym.h. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_arena.h"
+#include "msc_hash.h"
+#include "msc_sym.h"
+
+/* libstdc++'s demangler; <cxxabi.h> is C++ only.  Returns malloc'd text. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define STATUS_NO_DEBUG "no debug info"
+#define STATUS_CHANGED "file changed since recording (build-id mismatch)"
+#define STATUS_BAD_INDEX "invalid module index"
+
+/* Namespaces and classes nest; deeper than this is not real code. */
+#define MAX_SCAN_DEPTH 64
+
+/*
+ * An address-sorted table of [low, high) ranges, each belonging to something
+ * (a symbol, a unit, a subprogram, an inlined subroutine).  Ranges may nest
+ * or overlap; a lookup answers with the innermost one, that is the one that
+ * started last among those containing the address.  range_sort() turns the
+ * ranges into disjoint segments, each naming that range, so that a lookup is
+ * one binary search however deep the nesting (walking back over earlier
+ * ranges is linear in a function with a large inlined body).
+ */
+struct range {
+	uint64_t low, high;
+	size_t idx;		/* what the range belongs to */
+};
+
+#define NO_RANGE SIZE_MAX
+
+struct segment {
+	uint64_t start;		/* runs up to the next segment's start */
+	size_t pos;		/* index into r[] after sorting, or NO_RANGE */
+};
+
+struct range_table {
+	struct range *r;
+	size_t n, cap;
+	struct segment *seg;
+	size_t nseg;
+};
+
+struct symbol {
+	const char *name;	/* raw, owned by libelf */
+	int rank;		/* lower wins among symbols at one address */
+	size_t order;		/* position in the ELF table: last tie-break */
+	uint64_t addr, size;
+};
+
+/* An inlined subroutine inside a subprogram, and what its frames show. */
+struct inl_node {
+	Dwarf_Die die;
+	int parent;		/* enclosing inlined node, -1: the subprogram */
+	bool named;		/* fn and call site read (lazily) */
+	const char *fn;
+	const char *call_file;	/* where it was inlined into its parent */
+	unsigned call_line;
+};
+
+/*
+ * A subprogram with code.  Its tree of inlined subroutines is flattened on
+ * first use into nodes and a range table, so that an address finds its
+ * innermost inlined subroutine by binary search instead of a DIE walk.
+ */
+struct subprogram {
+	Dwarf_Die die;
+	bool scanned;
+	bool named;
+	const char *fn;			/* DWARF name (lazily) */
+	struct range_table inl;		/* idx into nodes */
+	struct inl_node *nodes;
+	size_t nnodes, cap_nodes;
+};
+
+struct cu {
+	Dwarf_Die die;		/* the unit DIE holding the code (split DIE for skeletons) */
+	bool scanned;
+	struct range_table subs;	/* DW_TAG_subprogram ranges; idx into progs */
+	struct subprogram *progs;
+	size_t nprogs, cap_progs;
+};
+
+struct module {
+	const char *path;		/* interned */
+	unsigned char *build_id;	/* arena, NULL when not known */
+	size_t build_id_len;
+	bool opened;			/* open attempted (status is final) */
+	bool usable;			/* the file is the recorded one */
+	const char *status;		/* see msc_sym_module_status() */
+
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+
+	const char **sym_names;		/* raw names, indexed by range idx */
+	struct range_table syms;
+
+	Dwarf *dw;			/* NULL without debug info */
+	Dwarf_Addr dwbias;		/* dwfl address - DWARF address */
+	struct cu *cus;
+	size_t ncus;
+	struct range_table cu_ranges;	/* idx into cus */
+};
+
+/*
+ * The address cache.  A repeated address should cost one cache miss, not the
+ * two of a u64map value pointing into a frame pool (measured: 0.2 us against
+ * 0.1 us per random lookup), so each 32-byte slot holds the first frame;
+ * only the further frames of an inline chain live in the pool.  Open
+ * addressing with linear probing, grown at 3/4 load, never deleted from.
+ */
+struct cache_slot {
+	uint64_t key;		/* (module + 1) << 48 | addr; 0: empty */
+	const char *fn, *file;
+	uint32_t line;
+	uint32_t more;		/* bit 0 inlined, bits 1-6 frame count - 1,
+				 * bits 7-31 pool index of the further frames */
+};
+
+#define CACHE_POOL_MAX (1u << 25)
+
+struct addr_cache {
+	struct cache_slot *slots;
+	size_t mask, count;
+};
+
+struct msc_sym {
+	struct module **mods;
+	int nmods, cap_mods;
+	struct msc_strmap mod_index;	/* "<hex build-id>:<path>" -> index + 1 */
+
+	struct msc_arena arena;		/* interned strings, module keys */
+	struct msc_strmap strings;	/* interned string -> itself */
+	struct msc_u64map names;	/* libdw/libelf name pointer -> shown name */
+	struct msc_u64map files;	/* libdw file name pointer -> interned path */
+	struct msc_u64map origins;	/* abstract origin DIE address -> shown name */
+
+	struct addr_cache cache;
+	struct msc_sym_frame *pool;	/* frames after the first of cached chains */
+	size_t npool, cap_pool;
+
+	char *debug_path;		/* NULL: libdwfl's default */
+	Dwfl_Callbacks callbacks;	/* Dwfl keeps a pointer to it */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Sorted range tables */
+
+static int range_add(struct range_table *t, uint64_t low, uint64_t high, size_t idx)
+{
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 16;
+		struct range *nr = realloc(t->r, ncap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		t->r = nr;
+		t->cap = ncap;
+	}
+	t->r[t->n].low = low;
+	t->r[t->n].high = high;
+	t->r[t->n].idx = idx;
+	t->n++;
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	/* At one start, the larger range first, so that the inner one is
+	 * opened last; for equal ranges the one added last (the inner one,
+	 * since callers add outer things first). */
+	if (x->high != y->high)
+		return x->high > y->high ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void segment_add(struct range_table *t, uint64_t start, size_t pos)
+{
+	struct segment *last = t->nseg ? &t->seg[t->nseg - 1] : NULL;
+
+	if (last && last->start == start) {
+		last->pos = pos;
+		return;
+	}
+	if (last && last->pos == pos)
+		return;
+	t->seg[t->nseg].start = start;
+	t->seg[t->nseg].pos = pos;
+	t->nseg++;
+}
+
+/*
+ * Sorts the ranges and sweeps them with a stack of open ranges (in start
+ * order, so the top is the innermost): a segment starts wherever a range
+ * opens or the top one closes.  At most 2n segments.  Returns 0 or -ENOMEM.
+ */
+static int range_sort(struct range_table *t)
+{
+	size_t *stack, top = 0, i;
+
+	free(t->seg);
+	t->nseg = 0;
+	t->seg = malloc((2 * t->n + 1) * sizeof(*t->seg));
+	stack = malloc((t->n + 1) * sizeof(*stack));
+	if (!t->seg || !stack) {
+		free(stack);
+		return -ENOMEM;
+	}
+	if (t->n > 1)
+		qsort(t->r, t->n, sizeof(*t->r), range_cmp);
+	for (i = 0; i <= t->n; i++) {
+		uint64_t next = i < t->n ? t->r[i].low : UINT64_MAX;
+
+		/* Close the open ranges that end before the next one starts. */
+		while (top) {
+			uint64_t end = t->r[stack[top - 1]].high;
+
+			if (end > next)
+				break;
+			top--;
+			while (top && t->r[stack[top - 1]].high <= end)
+				top--;
+			segment_add(t, end, top ? stack[top - 1] : NO_RANGE);
+		}
+		if (i < t->n) {
+			stack[top++] = i;
+			segment_add(t, t->r[i].low, i);
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+/* The innermost range containing addr, or NULL. */
+static const struct range *range_find(const struct range_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nseg, pos;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->seg[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	pos = t->seg[lo - 1].pos;
+	return pos == NO_RANGE ? NULL : &t->r[pos];
+}
+
+static void range_release(struct range_table *t)
+{
+	free(t->r);
+	free(t->seg);
+	t->r = NULL;
+	t->seg = NULL;
+	t->n = t->cap = t->nseg = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Strings */
+
+static int intern(struct msc_sym *s, const char *str, const char **out)
+{
+	const char *have = msc_strmap_get(&s->strings, str);
+	char *copy;
+
+	if (have) {
+		*out = have;
+		return 0;
+	}
+	copy = msc_arena_strdup(&s->arena, str);
+	if (!copy || msc_strmap_put(&s->strings, copy, copy))
+		return -ENOMEM;
+	*out = copy;
+	return 0;
+}
+
+/*
+ * The name to show for a raw symbol or DWARF name: demangled when it is a
+ * C++ (Itanium ABI) name, interned.  Cached by the raw pointer, which stays
+ * valid (and unique) as long as the module's Dwfl, that is until
+ * msc_sym_free().
+ */
+static int shown_name(struct msc_sym *s, const char *raw, const char **out)
+{
+	uint64_t *have = msc_u64map_get(&s->names, (uintptr_t)raw);
+	char *demangled = NULL, *version_free = NULL;
+	const char *name = raw;
+	int status, ret;
+
+	if (have) {
+		*out = (const char *)(uintptr_t)*have;
+		return 0;
+	}
+	/* ELF symbol versions ("__libc_start_main@@GLIBC_2.34") are not part
+	 * of the function's name. */
+	if (strchr(raw, '@')) {
+		version_free = strndup(raw, (size_t)(strchr(raw, '@') - raw));
+		if (!version_free)
+			return -ENOMEM;
+		name = version_free;
+	}
+	if (name[0] == '_' && name[1] == 'Z')
+		demangled = __cxa_demangle(name, NULL, NULL, &status);
+	ret = intern(s, demangled ? demangled : name, out);
+	free(demangled);
+	free(version_free);
+	if (!ret)
+		ret = msc_u64map_put(&s->names, (uintptr_t)raw, (uintptr_t)*out);
+	return ret;
+}
+
+/*
+ * A source file name from the line table of the unit cudie, interned; joined
+ * to the unit's DW_AT_comp_dir when libdw left it relative (it joins the
+ * directory table already).  Cached by the raw pointer like names.
+ */
+static int shown_file(struct msc_sym *s, const char *raw, Dwarf_Die *cudie, const char **out)
+{
+	uint64_t *have = msc_u64map_get(&s->files, (uintptr_t)raw);
+	const char *comp_dir = NULL;
+	Dwarf_Attribute attr;
+	char *joined = NULL;
+	int ret;
+
+	if (have) {
+		*out = (const char *)(uintptr_t)*have;
+		return 0;
+	}
+	if (raw[0] != '/' && cudie)
+		comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	if (comp_dir && comp_dir[0] == '/' && asprintf(&joined, "%s/%s", comp_dir, raw) < 0)
+		return -ENOMEM;
+	ret = intern(s, joined ? joined : raw, out);
+	free(joined);
+	if (!ret)
+		ret = msc_u64map_put(&s->files, (uintptr_t)raw, (uintptr_t)*out);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Symbol table */
+
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int rank, bind = GELF_ST_BIND(sym->st_info);
+
+	/* Exported names first, then weak aliases, then file-local ones. */
+	if (bind == STB_GLOBAL || bind == STB_GNU_UNIQUE)
+		rank = 0;
+	else if (bind == STB_WEAK)
+		rank = 1;
+	else
+		rank = 2;
+	/* Among equals, the public spelling: malloc before __libc_malloc. */
+	rank *= 8;
+	while (*name == '_' && rank % 8 < 7) {
+		rank++;
+		name++;
+	}
+	return rank;
+}
+
+static int symbol_cmp(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Reads every function symbol with a size (from .symtab when the file or its
+ * debug file has one, else .dynsym), keeps one per address and sorts them.
+ */
+static int load_symtab(struct module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod), i, ret = 0;
+	struct symbol *all;
+	size_t count = 0, k;
+
+	if (n <= 0)
+		return 0;
+	all = malloc((size_t)n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name;
+		int type;
+
+		name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!name || !name[0] || shndx == SHN_UNDEF || !sym.st_size)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		all[count].name = name;
+		all[count].rank = sym_rank(&sym, name);
+		all[count].order = (size_t)i;
+		all[count].addr = addr;
+		all[count].size = sym.st_size;
+		count++;
+	}
+	qsort(all, count, sizeof(*all), symbol_cmp);
+	m->sym_names = malloc((count ? count : 1) * sizeof(*m->sym_names));
+	if (!m->sym_names) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < count; k++) {
+		/* Sorted by rank within an address: the first one wins. */
+		if (k && all[k].addr == all[k - 1].addr)
+			continue;
+		m->sym_names[m->syms.n] = all[k].name;
+		ret = range_add(&m->syms, all[k].addr, all[k].addr + all[k].size, m->syms.n);
+		if (ret)
+			goto out;
+	}
+	ret = range_sort(&m->syms);
+out:
+	free(all);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Compilation units and their subprograms */
+
+static int load_cus(struct module *m)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	size_t cap = 0;
+
+	while (dwarf_get_units(m->dw, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
+		Dwarf_Addr base, low, high;
+		ptrdiff_t off = 0;
+		size_t idx = m->ncus;
+		bool any = false;
+
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+		    unit_type != DW_UT_partial)
+			continue;
+		/* The skeleton has the ranges, the split unit the DIEs. */
+		while ((off = dwarf_ranges(&cudie, off, &base, &low, &high)) > 0) {
+			if (high <= low)
+				continue;
+			if (range_add(&m->cu_ranges, low, high, idx))
+				return -ENOMEM;
+			any = true;
+		}
+		if (!any)
+			continue;
+		if (m->ncus == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct cu *ncus = realloc(m->cus, ncap * sizeof(*ncus));
+
+			if (!ncus)
+				return -ENOMEM;
+			m->cus = ncus;
+			cap = ncap;
+		}
+		memset(&m->cus[idx], 0, sizeof(m->cus[idx]));
+		/* A skeleton whose .dwo is missing has a zeroed subdie. */
+		m->cus[idx].die = unit_type == DW_UT_skeleton && subdie.cu ? subdie : cudie;
+		m->ncus++;
+	}
+	return range_sort(&m->cu_ranges);
+}
+
+static int cu_add_subprogram(struct cu *cu, Dwarf_Die *die)
+{
+	Dwarf_Addr base, low, high;
+	ptrdiff_t off = 0;
+	bool added = false;
+
+	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
+		if (high <= low)
+			continue;
+		if (!added && cu->nprogs == cu->cap_progs) {
+			size_t ncap = cu->cap_progs ? cu->cap_progs * 2 : 32;
+			struct subprogram *np = realloc(cu->progs, ncap * sizeof(*np));
+
+			if (!np)
+				return -ENOMEM;
+			cu->progs = np;
+			cu->cap_progs = ncap;
+		}
+		if (!added) {
+			memset(&cu->progs[cu->nprogs], 0, sizeof(cu->progs[0]));
+			cu->progs[cu->nprogs++].die = *die;
+			added = true;
+		}
+		if (range_add(&cu->subs, low, high, cu->nprogs - 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Collects the subprograms with code below parent: at unit level, in
+ * namespaces and classes (C++ member functions may be defined there), and
+ * inside functions and their blocks (GNU C nested functions, local classes
+ * such as lambdas' closures).  Inlined subroutines are not entered: they
+ * hold no out-of-line code.
+ */
+static int cu_scan(struct cu *cu, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child, next;
+	int ret;
+
+	if (depth > MAX_SCAN_DEPTH || dwarf_child(parent, &child) != 0)
+		return 0;
+	for (;;) {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			ret = cu_add_subprogram(cu, &child);
+			if (ret)
+				return ret;
+			/* fall through */
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_lexical_block:
+			ret = cu_scan(cu, &child, depth + 1);
+			if (ret)
+				return ret;
+			break;
+		default:
+			break;
+		}
+		if (dwarf_siblingof(&child, &next) != 0)
+			break;
+		child = next;
+	}
+	return 0;
+}
+
+static void subprogram_release(struct subprogram *sp)
+{
+	range_release(&sp->inl);
+	free(sp->nodes);
+	sp->nodes = NULL;
+	sp->nnodes = sp->cap_nodes = 0;
+	sp->scanned = false;
+}
+
+static void cu_release(struct cu *cu)
+{
+	size_t i;
+
+	for (i = 0; i < cu->nprogs; i++)
+		subprogram_release(&cu->progs[i]);
+	range_release(&cu->subs);
+	free(cu->progs);
+	cu->progs = NULL;
+	cu->nprogs = cu->cap_progs = 0;
+	cu->scanned = false;
+}
+
+/*
+ * Adds every DW_TAG_inlined_subroutine below parent (looking through lexical
+ * blocks) as a node whose parent is the nearest enclosing one.  Nodes are
+ * added parent first, so among ranges with the same bounds the inner one
+ * sorts later and range_find() meets it first.
+ */
+static int subprogram_scan(struct subprogram *sp, Dwarf_Die *parent, int parent_node, int depth)
+{
+	Dwarf_Die child, next;
+	int ret, tag;
+
+	if (depth > MAX_SCAN_DEPTH || dwarf_child(parent, &child) != 0)
+		return 0;
+	for (;;) {
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, low, high;
+			ptrdiff_t off = 0;
+			int node = (int)sp->nnodes;
+
+			if (sp->nnodes == sp->cap_nodes) {
+				size_t ncap = sp->cap_nodes ? sp->cap_nodes * 2 : 16;
+				struct inl_node *nn = realloc(sp->nodes, ncap * sizeof(*nn));
+
+				if (!nn)
+					return -ENOMEM;
+				sp->nodes = nn;
+				sp->cap_nodes = ncap;
+			}
+			memset(&sp->nodes[node], 0, sizeof(sp->nodes[node]));
+			sp->nodes[node].die = child;
+			sp->nodes[node].parent = parent_node;
+			sp->nnodes++;
+			while ((off = dwarf_ranges(&child, off, &base, &low, &high)) > 0) {
+				if (high > low && range_add(&sp->inl, low, high, (size_t)node))
+					return -ENOMEM;
+			}
+			ret = subprogram_scan(sp, &child, node, depth + 1);
+			if (ret)
+				return ret;
+		} else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+			   tag == DW_TAG_catch_block) {
+			ret = subprogram_scan(sp, &child, parent_node, depth + 1);
+			if (ret)
+				return ret;
+		}
+		if (dwarf_siblingof(&child, &next) != 0)
+			break;
+		child = next;
+	}
+	return 0;
+}
+
+/* The subprogram whose code holds DWARF address a, scanned, or NULL. */
+static int find_subprogram(struct module *m, Dwarf_Addr a, struct subprogram **out)
+{
+	const struct range *r = range_find(&m->cu_ranges, a);
+	struct subprogram *sp;
+	struct cu *cu;
+	int ret;
+
+	*out = NULL;
+	if (!r)
+		return 0;
+	cu = &m->cus[r->idx];
+	if (!cu->scanned) {
+		ret = cu_scan(cu, &cu->die, 0);
+		if (!ret)
+			ret = range_sort(&cu->subs);
+		if (ret) {
+			cu_release(cu);
+			return ret;
+		}
+		cu->scanned = true;
+	}
+	r = range_find(&cu->subs, a);
+	if (!r)
+		return 0;
+	sp = &cu->progs[r->idx];
+	if (!sp->scanned) {
+		ret = subprogram_scan(sp, &sp->die, -1, 0);
+		if (!ret)
+			ret = range_sort(&sp->inl);
+		if (ret) {
+			subprogram_release(sp);
+			return ret;
+		}
+		sp->scanned = true;
+	}
+	*out = sp;
+	return 0;
+}
+
+static int die_name(struct msc_sym *s, Dwarf_Die *die, const char **out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	const char *raw = NULL;
+	uint64_t key = 0, *have;
+	int ret;
+
+	/*
+	 * An inline function inlined in many places is named once: the
+	 * concrete DIEs share their abstract origin, keyed by its address in
+	 * the mapped .debug_info (unique across modules, unlike offsets).
+	 */
+	if (dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &attr), &origin)) {
+		key = (uintptr_t)origin.addr;
+		have = msc_u64map_get(&s->origins, key);
+		if (have) {
+			*out = (const char *)(uintptr_t)*have;
+			return 0;
+		}
+	}
+	*out = NULL;
+	/* _integrate follows DW_AT_abstract_origin and DW_AT_specification. */
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		raw = dwarf_formstring(&attr);
+	if (!raw && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		raw = dwarf_formstring(&attr);
+	ret = raw ? shown_name(s, raw, out) : 0;
+	if (!ret && key)
+		ret = msc_u64map_put(&s->origins, key, (uintptr_t)*out);
+	return ret;
+}
+
+/* Where the inlined subroutine inl was called from. */
+static int call_site(struct msc_sym *s, Dwarf_Die *inl, const char **file, unsigned *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word value;
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *raw;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &value) == 0)
+		*line = (unsigned)value;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &value) != 0 ||
+	    !dwarf_diecu(inl, &cudie, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || value >= nfiles)
+		return 0;
+	raw = dwarf_filesrc(files, value, NULL, NULL);
+	return raw ? shown_file(s, raw, &cudie, file) : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Modules */
+
+static int set_status(struct msc_sym *s, struct module *m, const char *what, const char *why)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s: %s", what, why ? why : "unknown error");
+	return intern(s, buf, &m->status);
+}
+
+static void module_close(struct module *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->ncus; i++)
+		cu_release(&m->cus[i]);
+	free(m->cus);
+	m->cus = NULL;
+	m->ncus = 0;
+	range_release(&m->cu_ranges);
+	range_release(&m->syms);
+	free(m->sym_names);
+	m->sym_names = NULL;
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+	m->dw = NULL;
+	m->usable = false;
+	m->status = NULL;
+	m->opened = false;
+}
+
+/*
+ * Opens the file, checks its build-id and reads its symbol table and unit
+ * ranges.  A file that cannot be used is not an error: the module stays
+ * unusable with a status.  On -ENOMEM the module is left closed, so that a
+ * later call may try again.
+ */
+static int module_open(struct msc_sym *s, struct module *m)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int fd, len, ret;
+
+	m->opened = true;
+	/* libdwfl's messages lose errno; open once ourselves to keep it. */
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = set_status(s, m, "cannot open", strerror(errno));
+		goto out;
+	}
+	close(fd);
+
+	m->dwfl = dwfl_begin(&s->callbacks);
+	if (!m->dwfl) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	dwfl_report_begin(m->dwfl);
+	/*
+	 * Bias 0, so that dwfl addresses are the ELF's own vaddrs: for ET_DYN
+	 * base 0 relative to p_vaddr (add_p_vaddr; without it a prelinked
+	 * library would be moved to 0); ET_EXEC addresses are absolute anyway.
+	 */
+	m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, -1, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod) {
+		ret = set_status(s, m, "cannot read ELF", dwfl_errmsg(-1));
+		goto out;
+	}
+
+	if (m->build_id_len) {
+		len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+		if (len != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
+			m->status = STATUS_CHANGED;
+			return 0;
+		}
+	}
+	m->usable = true;
+	ret = load_symtab(m);
+	if (ret)
+		goto out;
+	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	if (!m->dw) {
+		m->status = STATUS_NO_DEBUG;
+		return 0;
+	}
+	ret = load_cus(m);
+out:
+	if (ret)
+		module_close(m);
+	return ret;
+}
+
+static struct module *module_get(struct msc_sym *s, int index)
+{
+	if (!s || index < 0 || index >= s->nmods)
+		return NULL;
+	return s->mods[index];
+}
+
+/* ---------------------------------------------------------------------- */
+/* Resolution */
+
+/* Fills in a node's name and call site on first use. */
+static int node_name(struct msc_sym *s, struct inl_node *node)
+{
+	int ret;
+
+	if (node->named)
+		return 0;
+	ret = die_name(s, &node->die, &node->fn);
+	if (!ret)
+		ret = call_site(s, &node->die, &node->call_file, &node->call_line);
+	if (!ret)
+		node->named = true;
+	return ret;
+}
+
+/* The line table's file and line for addr (a dwfl address). */
+static int line_of(struct msc_sym *s, struct module *m, uint64_t addr,
+		   const char **file, unsigned *line)
+{
+	Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
+	const char *raw;
+	Dwarf_Die *cudie;
+	int lineno = 0, ret;
+
+	*file = NULL;
+	*line = 0;
+	raw = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (!raw)
+		return 0;
+	cudie = dwfl_linecu(dl);
+	ret = shown_file(s, raw, cudie, file);
+	if (!ret)
+		*line = lineno > 0 ? (unsigned)lineno : 0;
+	return ret;
+}
+
+/*
+ * Resolves without the address cache into fr (MSC_SYM_MAX_FRAMES entries).
+ * Returns the number of frames or -ENOMEM.
+ */
+static int resolve_frames(struct msc_sym *s, struct module *m, uint64_t addr,
+			  struct msc_sym_frame *fr)
+{
+	struct subprogram *sp = NULL;
+	struct inl_node *node;
+	const char *sym_fn = NULL;
+	const struct range *r;
+	struct msc_sym_frame *outer;
+	int n = 0, k, ret;
+
+	memset(&fr[0], 0, sizeof(fr[0]));
+	if (!m->usable)
+		return 1;
+
+	r = range_find(&m->syms, addr);
+	if (r) {
+		ret = shown_name(s, m->sym_names[r->idx], &sym_fn);
+		if (ret)
+			return ret;
+	}
+	if (!m->dw) {
+		fr[0].fn = sym_fn;
+		return 1;
+	}
+	if (addr >= m->dwbias) {
+		ret = find_subprogram(m, addr - m->dwbias, &sp);
+		if (ret)
+			return ret;
+	}
+	ret = line_of(s, m, addr, &fr[0].file, &fr[0].line);
+	if (ret)
+		return ret;
+
+	/* The innermost inlined subroutine, then the ones enclosing it. */
+	r = sp ? range_find(&sp->inl, addr - m->dwbias) : NULL;
+	for (k = r ? (int)r->idx : -1; k >= 0 && n < MSC_SYM_MAX_FRAMES - 1; k = node->parent) {
+		node = &sp->nodes[k];
+		ret = node_name(s, node);
+		if (ret)
+			return ret;
+		fr[n].fn = node->fn;
+		fr[n].inlined = true;
+		/* Its caller is executing the call site. */
+		fr[n + 1].file = node->call_file;
+		fr[n + 1].line = node->call_line;
+		n++;
+	}
+	outer = &fr[n];
+	outer->inlined = false;
+	outer->fn = sym_fn;
+	if (!sym_fn && sp) {
+		if (!sp->named) {
+			ret = die_name(s, &sp->die, &sp->fn);
+			if (ret)
+				return ret;
+			sp->named = true;
+		}
+		outer->fn = sp->fn;
+	}
+	return n + 1;
+}
+
+static uint64_t cache_key(int module, uint64_t addr)
+{
+	/* Key 0 marks an empty slot; module + 1 keeps keys non-zero. */
+	if (addr >> 48 || module >= 0xffff)
+		return 0;
+	return (uint64_t)(module + 1) << 48 | addr;
+}
+
+static struct cache_slot *cache_find(const struct addr_cache *c, uint64_t key)
+{
+	size_t i = msc_hash_u64(key) & c->mask;
+
+	while (c->slots[i].key && c->slots[i].key != key)
+		i = (i + 1) & c->mask;
+	return &c->slots[i];
+}
+
+static int cache_grow(struct addr_cache *c)
+{
+	size_t ncap = c->slots ? (c->mask + 1) * 2 : 1024, i;
+	struct addr_cache nc = { calloc(ncap, sizeof(*nc.slots)), ncap - 1, c->count };
+
+	if (!nc.slots)
+		return -ENOMEM;
+	for (i = 0; c->slots && i <= c->mask; i++) {
+		if (c->slots[i].key)
+			*cache_find(&nc, c->slots[i].key) = c->slots[i];
+	}
+	free(c->slots);
+	*c = nc;
+	return 0;
+}
+
+/* Remembers the n frames of key; the frames must have interned strings. */
+static int cache_put(struct msc_sym *s, uint64_t key, const struct msc_sym_frame *fr, int n)
+{
+	struct addr_cache *c = &s->cache;
+	struct cache_slot *slot;
+	size_t more = (size_t)n - 1;
+
+	if (s->npool + more >= CACHE_POOL_MAX)
+		return 0;	/* correct without the cache, only slower */
+	if ((!c->slots || (c->count + 1) * 4 > (c->mask + 1) * 3) && cache_grow(c))
+		return -ENOMEM;
+	if (more && s->npool + more > s->cap_pool) {
+		size_t ncap = s->cap_pool ? s->cap_pool * 2 : 1024;
+		struct msc_sym_frame *np;
+
+		while (ncap < s->npool + more)
+			ncap *= 2;
+		np = realloc(s->pool, ncap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		s->pool = np;
+		s->cap_pool = ncap;
+	}
+	slot = cache_find(c, key);
+	slot->key = key;
+	slot->fn = fr[0].fn;
+	slot->file = fr[0].file;
+	slot->line = fr[0].line;
+	slot->more = (uint32_t)(s->npool << 7 | more << 1 | fr[0].inlined);
+	if (more)
+		memcpy(&s->pool[s->npool], &fr[1], more * sizeof(*fr));
+	s->npool += more;
+	c->count++;
+	return 0;
+}
+
+/* Copies up to max frames of a cached chain; returns how many. */
+static int cache_get(const struct msc_sym *s, const struct cache_slot *slot,
+		     struct msc_sym_frame *out, int max)
+{
+	int n = (int)(slot->more >> 1 & 63) + 1;
+
+	out[0].fn = slot->fn;
+	out[0].file = slot->file;
+	out[0].line = slot->line;
+	out[0].inlined = slot->more & 1;
+	if (n > max)
+		n = max;
+	if (n > 1)
+		memcpy(&out[1], &s->pool[slot->more >> 7], (size_t)(n - 1) * sizeof(*out));
+	return n;
+}
+
+int msc_sym_resolve(struct msc_sym *s, int module, uint64_t addr,
+		    struct msc_sym_frame *out, int max)
+{
+	struct msc_sym_frame fr[MSC_SYM_MAX_FRAMES];
+	struct module *m = module_get(s, module);
+	uint64_t key;
+	int n, ret;
+
+	if (!m || !out || max < 1)
+		return -EINVAL;
+	key = cache_key(module, addr);
+	if (key && s->cache.slots) {
+		struct cache_slot *slot = cache_find(&s->cache, key);
+
+		if (slot->key)
+			return cache_get(s, slot, out, max);
+	}
+
+	if (!m->opened) {
+		ret = module_open(s, m);
+		if (ret)
+			return ret;
+	}
+	n = resolve_frames(s, m, addr, fr);
+	if (n < 0)
+		return n;
+	if (key) {
+		ret = cache_put(s, key, fr, n);
+		if (ret)
+			return ret;
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, fr, (size_t)n * sizeof(*out));
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lifecycle */
+
+struct msc_sym *msc_sym_new(void)
+{
+	struct msc_sym *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	msc_arena_init(&s->arena);
+	if (msc_strmap_init(&s->mod_index, 16) || msc_strmap_init(&s->strings, 1024) ||
+	    msc_u64map_init(&s->names, 1024) || msc_u64map_init(&s->files, 256) ||
+	    msc_u64map_init(&s->origins, 1024)) {
+		msc_sym_free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debug_path;
+	/* dwfl_standard_find_debuginfo asks debuginfod servers last. */
+	unsetenv("DEBUGINFOD_URLS");
+	return s;
+}
+
+void msc_sym_free(struct msc_sym *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nmods; i++) {
+		module_close(s->mods[i]);
+		free(s->mods[i]);
+	}
+	free(s->mods);
+	free(s->pool);
+	free(s->debug_path);
+	free(s->cache.slots);
+	msc_u64map_release(&s->files);
+	msc_u64map_release(&s->origins);
+	msc_u64map_release(&s->names);
+	msc_strmap_release(&s->strings);
+	msc_strmap_release(&s->mod_index);
+	msc_arena_release(&s->arena);
+	free(s);
+}
+
+int msc_sym_set_debug_path(struct msc_sym *s, const char *path)
+{
+	char *copy = NULL;
+
+	if (!s)
+		return -EINVAL;
+	if (path) {
+		copy = strdup(path);
+		if (!copy)
+			return -ENOMEM;
+	}
+	free(s->debug_path);
+	s->debug_path = copy;
+	return 0;
+}
+
+int msc_sym_add_module(struct msc_sym *s, const char *path,
+		       const unsigned char *build_id, size_t build_id_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct module *m;
+	char *key, *p;
+	size_t i, plen;
+	void *have;
+
+	if (!s || !path)
+		return -EINVAL;
+	if (!build_id)
+		build_id_len = 0;
+	plen = strlen(path);
+	/* The hex build-id has no ':', so the key names one (id, path). */
+	key = msc_arena_alloc(&s->arena, 2 * build_id_len + 1 + plen + 1);
+	if (!key)
+		return -ENOMEM;
+	for (p = key, i = 0; i < build_id_len; i++) {
+		*p++ = hex[build_id[i] >> 4];
+		*p++ = hex[build_id[i] & 15];
+	}
+	*p++ = ':';
+	memcpy(p, path, plen + 1);
+	have = msc_strmap_get(&s->mod_index, key);
+	if (have)
+		return (int)((uintptr_t)have - 1);
+
+	if (s->nmods == s->cap_mods) {
+		int ncap = s->cap_mods ? s->cap_mods * 2 : 16;
+		struct module **nm = realloc(s->mods, (size_t)ncap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		s->mods = nm;
+		s->cap_mods = ncap;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->path = p;
+	if (build_id_len) {
+		m->build_id = msc_arena_alloc(&s->arena, build_id_len);
+		if (!m->build_id) {
+			free(m);
+			return -ENOMEM;
+		}
+		memcpy(m->build_id, build_id, build_id_len);
+		m->build_id_len = build_id_len;
+	}
+	if (msc_strmap_put(&s->mod_index, key, (void *)(uintptr_t)(s->nmods + 1))) {
+		free(m);
+		return -ENOMEM;
+	}
+	s->mods[s->nmods] = m;
+	return s->nmods++;
+}
+
+const char *msc_sym_module_status(struct msc_sym *s, int module)
+{
+	struct module *m = module_get(s, module);
+
+	if (!m)
+		return STATUS_BAD_INDEX;
+	if (!m->opened && module_open(s, m))
+		return "out of memory";
+	return m->status;
+}
