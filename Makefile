@@ -44,15 +44,24 @@ QUIET_AR = @echo "  AR      $@";
 QUIET_LINK = @echo "  LINK    $@";
 endif
 
-TOOLS = ms-snap ms-diff
-LIBMSC_MODS = arena err rec cli proc stream snap hash diff sym
+TOOLS = ms-snap ms-diff ms-record
+LIBMSC_MODS = arena err rec cli proc stream snap hash diff sym agg stacks collect scan record
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 TOOL_LIBS = $(LIBMSC) -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
+
+SHIM = shim/libmemscope.so
+SHIM_OBJS = shim/shim.o shim/unwind.o shim/dlclose.o
+# Hooks pass their own frame address to the recorder: they need frame
+# pointers and must not become sibling calls.  TLS stays initial-exec (no
+# malloc on first access), symbols hidden unless exported on purpose.
+SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -fPIC -fvisibility=hidden \
+	      -ftls-model=initial-exec -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+	      -O2 -g
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench
@@ -66,13 +75,22 @@ BENCH_PKGS = heaptrack valgrind sqlite3 python3 time
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIBMSC) $(TOOL_BINS) $(EXAMPLE_BINS)
+all: $(LIBMSC) $(TOOL_BINS) $(SHIM) $(EXAMPLE_BINS)
 
 libmsc/%.o: libmsc/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBMSC): $(LIBMSC_OBJS)
 	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+shim/%.o: shim/%.c
+	$(QUIET_CC)$(CC) $(SHIM_CFLAGS) -c -o $@ $<
+
+shim/%.o: shim/%.S
+	$(QUIET_CC)$(CC) -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJS)
+	$(QUIET_LINK)$(CC) -shared -o $@ $^ -Wl,-z,now -Wl,-z,nodelete -ldl -lpthread
 
 tools/%.o: tools/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -83,6 +101,9 @@ tools/ms-%: tools/ms-%.o $(LIBMSC)
 # Examples are the programs under test: plain -O2 -g, no sanitizers.
 examples/bin/%: examples/%.c | examples/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $< -lpthread
+
+examples/bin/%: examples/%.cpp | examples/bin
+	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<
 
 examples/bin tests/unit/bin tests/bench/bin:
 	$(Q)mkdir -p $@
@@ -128,13 +149,19 @@ bench: bench-deps
 	$(Q)sh tests/bench/run.sh
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)
+	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)
+	install -m 644 shim/memscope.h $(DESTDIR)$(INCDIR)
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5
+	install -m 644 man/*.7 $(DESTDIR)$(MANDIR)/man7
 
 clean:
-	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS)
+	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
 
--include $(wildcard libmsc/*.d tools/*.d)
+-include $(wildcard libmsc/*.d tools/*.d shim/*.d)

@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: MIT */
+/* Pairing and per-site aggregation of allocation events: see msc_agg.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_agg.h"
+#include "msc_proto.h"
+
+static const char *const kind_names[MSC_LEAK_KINDS] = {
+	"unscanned", "definitely", "indirectly", "possibly", "reachable", "unknown",
+};
+
+const char *msc_leak_kind_name(unsigned kind)
+{
+	return kind < MSC_LEAK_KINDS ? kind_names[kind] : "unscanned";
+}
+
+int msc_leak_kind_parse(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < MSC_LEAK_KINDS; i++)
+		if (strcmp(kind_names[i], name) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+unsigned msc_age_bucket(uint64_t ns)
+{
+	uint64_t limit = 1000;		/* 1 us */
+	unsigned b = 0;
+
+	while (b < MSC_AGE_BUCKETS - 1 && ns >= limit) {
+		limit *= 10;
+		b++;
+	}
+	return b;
+}
+
+uint64_t msc_age_bucket_limit(unsigned b)
+{
+	uint64_t limit = 1000;
+
+	if (b >= MSC_AGE_BUCKETS - 1)
+		return UINT64_MAX;
+	while (b--)
+		limit *= 10;
+	return limit;
+}
+
+int msc_agg_init(struct msc_agg *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->live_mask = 4095;
+	a->live = calloc(a->live_mask + 1, sizeof(*a->live));
+	a->site_mask = 1023;
+	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
+	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
+	    msc_u64map_init(&a->pieces, 16)) {
+		msc_agg_release(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void msc_agg_release(struct msc_agg *a)
+{
+	free(a->live);
+	free(a->sites);
+	free(a->site_index);
+	free(a->exact_sizes);
+	free(a->regions);
+	msc_u64map_release(&a->last_alloc);
+	msc_u64map_release(&a->pieces);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ------------------------------------------------------------ live table */
+
+static inline size_t live_home(const struct msc_agg *a, uint64_t ptr)
+{
+	return msc_hash_u64(ptr) & a->live_mask;
+}
+
+static int live_grow(struct msc_agg *a)
+{
+	size_t ncap = (a->live_mask + 1) * 2, i;
+	struct msc_live *nl = calloc(ncap, sizeof(*nl));
+
+	if (!nl)
+		return -ENOMEM;
+	for (i = 0; i <= a->live_mask; i++) {
+		size_t j;
+
+		if (!a->live[i].ptr)
+			continue;
+		j = msc_hash_u64(a->live[i].ptr) & (ncap - 1);
+		while (nl[j].ptr)
+			j = (j + 1) & (ncap - 1);
+		nl[j] = a->live[i];
+	}
+	free(a->live);
+	a->live = nl;
+	a->live_mask = ncap - 1;
+	return 0;
+}
+
+static struct msc_live *live_find(const struct msc_agg *a, uint64_t ptr)
+{
+	size_t i = live_home(a, ptr);
+
+	while (a->live[i].ptr) {
+		if (a->live[i].ptr == ptr)
+			return &a->live[i];
+		i = (i + 1) & a->live_mask;
+	}
+	return NULL;
+}
+
+static void live_delete(struct msc_agg *a, struct msc_live *slot)
+{
+	size_t i = (size_t)(slot - a->live), j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & a->live_mask;
+		if (!a->live[j].ptr)
+			break;
+		home = live_home(a, a->live[j].ptr);
+		if (((j - home) & a->live_mask) >= ((j - i) & a->live_mask)) {
+			a->live[i] = a->live[j];
+			i = j;
+		}
+	}
+	a->live[i].ptr = 0;
+	a->live_count--;
+}
+
+static struct msc_live *live_insert(struct msc_agg *a, uint64_t ptr)
+{
+	size_t i;
+
+	if ((a->live_count + 1) * 4 > (a->live_mask + 1) * 3 && live_grow(a))
+		return NULL;
+	i = live_home(a, ptr);
+	while (a->live[i].ptr)
+		i = (i + 1) & a->live_mask;
+	a->live[i].ptr = ptr;
+	a->live_count++;
+	return &a->live[i];
+}
+
+/* ---------------------------------------------------------------- sites */
+
+static inline size_t site_home(uint32_t stack, uint64_t size, size_t mask)
+{
+	return msc_hash_u64(size * 0x9e3779b97f4a7c15ull ^ stack) & mask;
+}
+
+static int site_index_grow(struct msc_agg *a)
+{
+	size_t ncap = (a->site_mask + 1) * 2, i;
+	struct msc_site_slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i <= a->site_mask; i++) {
+		struct msc_site_slot *s = &a->site_index[i];
+		size_t j;
+
+		if (!s->index1)
+			continue;
+		j = site_home(s->stack, s->size, ncap - 1);
+		while (ns[j].index1)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = *s;
+	}
+	free(a->site_index);
+	a->site_index = ns;
+	a->site_mask = ncap - 1;
+	return 0;
+}
+
+#define CLASS_KEY (1ull << 63)
+
+static uint64_t class_lo(uint64_t size)
+{
+	uint64_t c = 1;
+
+	while (c <= size / 2)
+		c <<= 1;
+	return size ? c : 0;
+}
+
+/* Finds the index slot of key, or the empty slot where it would go. */
+static struct msc_site_slot *site_slot(struct msc_agg *a, uint32_t stack, uint64_t key)
+{
+	size_t i = site_home(stack, key, a->site_mask);
+
+	while (a->site_index[i].index1) {
+		struct msc_site_slot *sl = &a->site_index[i];
+
+		if (sl->stack == stack && sl->size == key)
+			return sl;
+		i = (i + 1) & a->site_mask;
+	}
+	return &a->site_index[i];
+}
+
+static long site_new(struct msc_agg *a, uint32_t stack, uint64_t key, uint64_t size,
+		     uint64_t size_max, unsigned fn, uint64_t ts)
+{
+	struct msc_site_slot *sl;
+	struct msc_site *s;
+
+	if (a->nsites == a->sites_cap) {
+		uint32_t ncap = a->sites_cap ? a->sites_cap * 2 : 256;
+		struct msc_site *ns = realloc(a->sites, ncap * sizeof(*ns));
+
+		if (!ns)
+			return -1;
+		a->sites = ns;
+		a->sites_cap = ncap;
+	}
+	if ((a->nsites + 1) * 4 > (a->site_mask + 1) * 3 && site_index_grow(a))
+		return -1;
+	sl = site_slot(a, stack, key);
+	*sl = (struct msc_site_slot){ key, stack, a->nsites + 1 };
+	s = &a->sites[a->nsites];
+	memset(s, 0, sizeof(*s));
+	s->stack = stack;
+	s->size = size;
+	s->size_max = size_max;
+	s->classed = (key & CLASS_KEY) != 0;
+	s->fn = (uint8_t)fn;
+	s->first_ts = ts;
+	s->peak_epoch = a->epoch;
+	return (long)a->nsites++;
+}
+
+/* The live bytes a site had at the last peak (see msc_agg.h). */
+static uint64_t at_peak(const struct msc_agg *a, const struct msc_site *s)
+{
+	return !a->peak_pending && s->peak_epoch == a->epoch ? s->peak_saved : s->live_bytes;
+}
+
+/* The stack has too many sizes: fold its exact sites into size classes. */
+static int fold_stack(struct msc_agg *a, uint32_t stack)
+{
+	uint32_t i, n = a->nsites;
+
+	for (i = 0; i < n; i++) {
+		struct msc_site *s = &a->sites[i], *c;
+		struct msc_site_slot *sl;
+		uint64_t lo;
+		long ci;
+		unsigned b;
+
+		if (s->stack != stack || s->classed || s->removed)
+			continue;
+		lo = class_lo(s->size);
+		sl = site_slot(a, stack, lo | CLASS_KEY);
+		ci = sl->index1 ? (long)sl->index1 - 1 :
+				  site_new(a, stack, lo | CLASS_KEY, lo, lo ? 2 * lo - 1 : 0, s->fn,
+					   s->first_ts);
+		if (ci < 0)
+			return -ENOMEM;
+		s = &a->sites[i];	/* sites may have moved */
+		c = &a->sites[ci];
+		/* What each had at the last peak adds up; so do the counts. */
+		c->peak_saved = at_peak(a, c) + at_peak(a, s);
+		c->peak_epoch = a->epoch;
+		c->allocs += s->allocs;
+		c->frees += s->frees;
+		c->bytes += s->bytes;
+		c->live += s->live;
+		c->live_bytes += s->live_bytes;
+		c->temporary += s->temporary;
+		for (b = 0; b < MSC_AGE_BUCKETS; b++)
+			c->ages[b] += s->ages[b];
+		if (s->first_ts < c->first_ts)
+			c->first_ts = s->first_ts;
+		if (s->last_ts > c->last_ts)
+			c->last_ts = s->last_ts;
+		/* A class's own peak over time cannot be rebuilt from its
+		 * members' peaks: it is not reported. */
+		c->peak_inexact = true;
+		s->removed = true;
+		s->forward = (uint32_t)ci;
+	}
+	return 0;
+}
+
+/* Finds or creates the site of (stack, size); returns its index or -1. */
+static long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn, uint64_t ts)
+{
+	struct msc_site_slot *sl;
+	uint64_t lo;
+
+	if (stack >= a->exact_cap) {
+		uint32_t ncap = a->exact_cap ? a->exact_cap : 1024;
+		uint16_t *ne;
+
+		while (ncap <= stack)
+			ncap *= 2;
+		ne = realloc(a->exact_sizes, ncap * sizeof(*ne));
+		if (!ne)
+			return -1;
+		memset(ne + a->exact_cap, 0, (ncap - a->exact_cap) * sizeof(*ne));
+		a->exact_sizes = ne;
+		a->exact_cap = ncap;
+	}
+	if (a->exact_sizes[stack] != UINT16_MAX) {
+		sl = site_slot(a, stack, size);
+		if (sl->index1)
+			return (long)sl->index1 - 1;
+		if (a->exact_sizes[stack] < MSC_AGG_EXACT_SIZES || fn == MSC_FN_MMAP) {
+			a->exact_sizes[stack]++;
+			return site_new(a, stack, size, size, size, fn, ts);
+		}
+		if (fold_stack(a, stack))
+			return -1;
+		a->exact_sizes[stack] = UINT16_MAX;
+	}
+	lo = class_lo(size);
+	sl = site_slot(a, stack, lo | CLASS_KEY);
+	if (sl->index1)
+		return (long)sl->index1 - 1;
+	return site_new(a, stack, lo | CLASS_KEY, lo, lo ? 2 * lo - 1 : 0, fn, ts);
+}
+
+/*
+ * Called before a site's live bytes change: opens a new epoch after a
+ * peak, and saves the site's value at the peak the first time it changes
+ * in an epoch.
+ */
+static inline void touch(struct msc_agg *a, struct msc_site *s)
+{
+	if (a->peak_pending) {
+		a->epoch++;
+		a->peak_pending = false;
+	}
+	if (s->peak_epoch != a->epoch) {
+		s->peak_saved = s->live_bytes;
+		s->peak_epoch = a->epoch;
+	}
+}
+
+static inline void after_alloc(struct msc_agg *a, struct msc_site *s, uint64_t ts)
+{
+	if (s->live_bytes > s->peak_live_bytes)
+		s->peak_live_bytes = s->live_bytes;
+	if (a->live_bytes > a->peak_live_bytes) {
+		a->peak_live_bytes = a->live_bytes;
+		a->peak_ts = ts;
+		a->peak_pending = true;
+	}
+}
+
+uint64_t msc_agg_peak_contribution(const struct msc_agg *a, const struct msc_site *s)
+{
+	/* A peak still pending is the current state. */
+	return at_peak(a, s);
+}
+
+/* --------------------------------------------------------------- events */
+
+static void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, uint64_t age,
+			  bool temporary)
+{
+	touch(a, s);
+	s->frees++;
+	s->live--;
+	s->live_bytes -= size;
+	s->ages[msc_age_bucket(age)]++;
+	if (temporary) {
+		s->temporary++;
+		a->temporary++;
+	}
+	a->frees++;
+	a->live_blocks--;
+	a->live_bytes -= size;
+}
+
+int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		  uint32_t stack, unsigned fn)
+{
+	struct msc_live *b;
+	struct msc_site *s;
+	long si;
+
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	if (fn == MSC_FN_CUSTOM)
+		ptr |= MSC_CUSTOM_KEY;
+	b = live_find(a, ptr);
+	if (b) {
+		/* The address is live: its free never reached us.  Count the
+		 * old block as freed here rather than lose the new one. */
+		struct msc_site *old = msc_agg_site(a, b->site);
+
+		release_block(a, old, b->size, ts - b->ts, false);
+		a->implicit_frees++;
+		live_delete(a, b);
+	}
+	si = site_get(a, stack, size, fn, ts);
+	if (si < 0)
+		goto oom;
+	b = live_insert(a, ptr);
+	if (!b)
+		goto oom;
+	s = &a->sites[si];
+	b->ts = ts;
+	b->size = size;
+	b->site = (uint32_t)si;
+	b->kind = MSC_LEAK_UNSCANNED;
+	b->flags = 0;
+	touch(a, s);
+	s->allocs++;
+	s->bytes += size;
+	s->live++;
+	s->live_bytes += size;
+	s->last_ts = ts;
+	a->allocs++;
+	a->bytes += size;
+	a->live_blocks++;
+	a->live_bytes += size;
+	after_alloc(a, s, ts);
+	msc_u64map_put(&a->last_alloc, (uint64_t)tid + 1, ptr);
+	return 0;
+oom:
+	a->dropped++;
+	return -ENOMEM;
+}
+
+int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+		 struct msc_freed *out)
+{
+	struct msc_live *b;
+	struct msc_site *s;
+	uint64_t *last;
+	bool temporary = false;
+
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	if (fn == MSC_FN_CUSTOM)
+		ptr |= MSC_CUSTOM_KEY;
+	b = live_find(a, ptr);
+	if (!b) {
+		a->unknown_frees++;
+		return 0;
+	}
+	s = msc_agg_site(a, b->site);
+	last = msc_u64map_get(&a->last_alloc, (uint64_t)tid + 1);
+	if (last && *last == ptr) {
+		temporary = true;
+		*last = 0;
+	}
+	if (out) {
+		out->size = b->size;
+		out->stack = s->stack;
+		out->fn = s->fn;
+		out->alloc_ts = b->ts;
+	}
+	if (fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY) {
+		a->undo[a->undo_next] = *b;
+		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
+	}
+	release_block(a, s, b->size, ts >= b->ts ? ts - b->ts : 0, temporary);
+	live_delete(a, b);
+	return 1;
+}
+
+int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
+{
+	unsigned i, n = sizeof(a->undo) / sizeof(a->undo[0]);
+
+	(void)tid;
+	for (i = 0; i < n; i++) {
+		struct msc_live *u = &a->undo[(a->undo_next + n - 1 - i) % n];
+		struct msc_site *s;
+		struct msc_live *b;
+
+		if (u->ptr != ptr)
+			continue;
+		if (live_find(a, ptr))
+			return 0;
+		b = live_insert(a, ptr);
+		if (!b) {
+			a->dropped++;
+			return -ENOMEM;
+		}
+		*b = *u;
+		u->ptr = 0;
+		s = msc_agg_site(a, b->site);
+		/* Undo the free's counts; the block keeps its allocation time. */
+		touch(a, s);
+		s->frees--;
+		s->ages[msc_age_bucket(ts >= b->ts ? ts - b->ts : 0)]--;
+		s->live++;
+		s->live_bytes += b->size;
+		a->frees--;
+		a->live_blocks++;
+		a->live_bytes += b->size;
+		after_alloc(a, s, ts);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- mappings */
+
+static int region_add(struct msc_agg *a, const struct msc_region *r)
+{
+	uint64_t start = r->start;
+	size_t lo = 0, hi = a->nregions;
+
+	if (a->nregions == a->regions_cap) {
+		size_t ncap = a->regions_cap ? a->regions_cap * 2 : 64;
+		struct msc_region *nr = realloc(a->regions, ncap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		a->regions = nr;
+		a->regions_cap = ncap;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a->regions[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&a->regions[lo + 1], &a->regions[lo], (a->nregions - lo) * sizeof(*a->regions));
+	a->regions[lo] = *r;
+	a->nregions++;
+	return 0;
+}
+
+int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len,
+		 uint32_t stack)
+{
+	struct msc_site *s;
+	long si;
+
+	(void)tid;
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	if (!len)
+		return 0;
+	/* A fixed mapping over tracked ones replaces them. */
+	msc_agg_munmap(a, ts, addr, len);
+	si = site_get(a, stack, len, MSC_FN_MMAP, ts);
+	if (si >= 0) {
+		struct msc_region r = { addr, addr + len, ts, (uint32_t)si, ++a->next_block,
+					MSC_LEAK_UNSCANNED, true };
+
+		if (region_add(a, &r))
+			si = -1;
+	}
+	if (si < 0) {
+		a->dropped++;
+		return -ENOMEM;
+	}
+	s = &a->sites[si];
+	touch(a, s);
+	s->allocs++;
+	s->bytes += len;
+	s->live++;
+	s->live_bytes += len;
+	s->last_ts = ts;
+	a->mmaps++;
+	a->mmap_bytes += len;
+	a->mmap_live_bytes += len;
+	a->allocs++;
+	a->bytes += len;
+	a->live_blocks++;
+	a->live_bytes += len;
+	after_alloc(a, s, ts);
+	return 0;
+}
+
+uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len, total = 0;
+	size_t i = 0;
+
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	a->munmaps++;
+	/* Regions are sorted and disjoint: skip those ending before addr. */
+	while (i < a->nregions && a->regions[i].end <= addr)
+		i++;
+	while (i < a->nregions && a->regions[i].start < end) {
+		struct msc_region *r = &a->regions[i];
+		struct msc_site *s = msc_agg_site(a, r->site);
+		uint64_t cut_lo = r->start > addr ? r->start : addr;
+		uint64_t cut_hi = r->end < end ? r->end : end;
+		uint64_t cut = cut_hi - cut_lo;
+
+		touch(a, s);
+		s->live_bytes -= cut;
+		a->live_bytes -= cut;
+		a->mmap_live_bytes -= cut;
+		total += cut;
+		if (cut_lo == r->start && cut_hi == r->end) {
+			uint64_t *left = msc_u64map_get(&a->pieces, r->block);
+
+			if (left && *left > 1) {
+				/* Other pieces of this mapping live on. */
+				uint32_t block = r->block;
+				bool primary = r->primary;
+				size_t k;
+
+				(*left)--;
+				memmove(r, r + 1, (a->nregions - i - 1) * sizeof(*r));
+				a->nregions--;
+				for (k = 0; primary && k < a->nregions; k++)
+					if (a->regions[k].block == block) {
+						a->regions[k].primary = true;
+						break;
+					}
+				continue;
+			}
+			if (left)
+				msc_u64map_del(&a->pieces, r->block, NULL);
+			/* Gone entirely: that is its free. */
+			s->live--;
+			s->frees++;
+			s->ages[msc_age_bucket(ts >= r->ts ? ts - r->ts : 0)]++;
+			a->frees++;
+			a->live_blocks--;
+			memmove(r, r + 1, (a->nregions - i - 1) * sizeof(*r));
+			a->nregions--;
+			continue;
+		}
+		if (cut_lo > r->start && cut_hi < r->end) {
+			/* A hole in the middle: two pieces of one block. */
+			struct msc_region tail = *r;
+			uint64_t *left = msc_u64map_get(&a->pieces, r->block);
+
+			tail.start = cut_hi;
+			tail.primary = false;
+			r->end = cut_lo;
+			if (msc_u64map_put(&a->pieces, r->block, left ? *left + 1 : 2) ||
+			    region_add(a, &tail)) {
+				a->dropped++;
+				break;
+			}
+			i += 2;
+			continue;
+		}
+		if (cut_lo == r->start)
+			r->start = cut_hi;
+		else
+			r->end = cut_lo;
+		i++;
+	}
+	return total;
+}
+
+int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
+		   uint64_t addr, uint64_t len, uint32_t stack)
+{
+	size_t i;
+
+	/* Only mappings we track move; the rest (file maps, malloc's own
+	 * mmap'ed chunks) are not ours to count. */
+	for (i = 0; i < a->nregions; i++)
+		if (a->regions[i].start == old)
+			break;
+	if (i == a->nregions)
+		return 0;
+	msc_agg_munmap(a, ts, old, old_len);
+	return msc_agg_mmap(a, ts, tid, addr, len, stack);
+}
+
+void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end)
+{
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	a->brk_bytes += new_end - old_end;	/* wraps negative when shrinking */
+}
+
+/* ---------------------------------------------------------------- leaks */
+
+static int cmp_leak(const void *x, const void *y)
+{
+	const struct msc_leak *p = x, *q = y;
+
+	if (p->bytes != q->bytes)
+		return p->bytes > q->bytes ? -1 : 1;
+	if (p->site != q->site)
+		return p->site < q->site ? -1 : 1;
+	return (int)p->kind - (int)q->kind;
+}
+
+long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
+{
+	struct msc_u64map groups;
+	struct msc_leak *leaks = NULL;
+	size_t n = 0, cap = 0, i;
+
+	*out = NULL;
+	if (msc_u64map_init(&groups, a->nsites + 16))
+		return -ENOMEM;
+	for (i = 0; i <= a->live_mask + a->nregions; i++) {
+		uint32_t site;
+		uint8_t kind;
+		uint64_t ts, bytes;
+		uint64_t key, *slot;
+		struct msc_leak *l;
+		bool primary = true;
+
+		if (i <= a->live_mask) {
+			if (!a->live[i].ptr)
+				continue;
+			site = a->live[i].site;
+			if (a->sites[site].removed)
+				site = a->sites[site].forward;
+			kind = a->live[i].kind;
+			ts = a->live[i].ts;
+			bytes = a->live[i].size;
+		} else {
+			const struct msc_region *r = &a->regions[i - a->live_mask - 1];
+
+			site = r->site;
+			kind = r->kind;
+			ts = r->ts;
+			bytes = r->end - r->start;
+			primary = r->primary;
+		}
+		key = ((uint64_t)site << 8 | kind) + 1;
+		slot = msc_u64map_get(&groups, key);
+		if (!slot) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct msc_leak *nl = realloc(leaks, ncap * sizeof(*nl));
+
+				if (!nl)
+					goto oom;
+				leaks = nl;
+				cap = ncap;
+			}
+			if (msc_u64map_put(&groups, key, n))
+				goto oom;
+			l = &leaks[n++];
+			*l = (struct msc_leak){ site, kind, 0, 0, ts, ts };
+		} else {
+			l = &leaks[*slot];
+		}
+		l->count += primary;
+		l->bytes += bytes;
+		if (ts < l->first_ts)
+			l->first_ts = ts;
+		if (ts > l->last_ts)
+			l->last_ts = ts;
+	}
+	msc_u64map_release(&groups);
+	if (n)
+		qsort(leaks, n, sizeof(*leaks), cmp_leak);
+	*out = leaks;
+	return (long)n;
+oom:
+	msc_u64map_release(&groups);
+	free(leaks);
+	return -ENOMEM;
+}

@@ -1,0 +1,1106 @@
+/* SPDX-License-Identifier: MIT */
+/* Collector side of the shim protocol: see msc_collect.h and msc_proto.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "msc_collect.h"
+
+#define DEFAULT_RING_SIZE (512u * 1024)
+#define DEFAULT_NRINGS 257u
+
+/* Module segments of one view of a process's address space. */
+struct modseg {
+	uint64_t start, end, base;
+	uint32_t module;
+};
+
+struct modmap {
+	struct modseg *segs;
+	size_t n;
+	struct modmap *next;		/* all maps of a session, for freeing */
+};
+
+struct ring_cur {
+	uint64_t pos;			/* next byte to read, absolute */
+	uint64_t head;			/* last head read: reread only at it */
+	uint32_t tid;
+	bool have;			/* a timestamped event waits at pos */
+	bool broken;			/* held garbage: ignored from then on */
+	uint64_t ts;			/* its raw timestamp */
+	struct modmap *mods;		/* this thread's view of the modules */
+	struct modseg *build;		/* a map being received */
+	size_t nbuild, capbuild;
+	bool building;
+};
+
+struct sample {
+	uint64_t ts;			/* raw clock */
+	uint64_t rss;
+};
+
+struct msc_collector_private {
+	struct msc_cproc pub;
+	int sock, pidfd, statm_fd;
+	void *region;
+	size_t region_size;
+	struct msc_ctl *ctl;
+	struct ring_cur *cur;
+	uint32_t *cand;			/* rings with an event waiting (pump) */
+	uint32_t *stack_map;		/* shim stack id -> canonical id */
+	uint32_t stack_map_cap;
+	struct modmap *maps;
+	struct sample *samples;
+	size_t nsamples, samples_cap, samples_head;
+	bool exited, ended, sock_eof, corrupt;
+	int exit_call_status;		/* from an exit() call, -1 unknown */
+	struct msc_collector_private *next;
+	/* /proc/PID/maps fallback for addresses no module map covers */
+	struct modmap *procmaps;
+	uint64_t procmaps_at;
+};
+
+struct msc_collector {
+	struct msc_collect_opts o;
+	const struct msc_collect_ops *ops;
+	void *ctx;
+	struct msc_stacks *stacks;
+	char dir[256];
+	char sock_path[300];
+	int listen_fd;
+	struct msc_collector_private *procs;
+	unsigned nprocs;
+	/* clock */
+	unsigned ts_kind;
+	uint64_t raw0;			/* raw clock at start */
+	double ns_per_raw;
+	uint64_t slack_raw;		/* watermark slack, raw units */
+	uint64_t next_sample_raw;
+	uint64_t sample_every_raw;
+	/* child */
+	int child_pid, child_pidfd, child_status;
+	bool child_done;
+	long page_size;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t raw_now(const struct msc_collector *c)
+{
+	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : mono_ns();
+}
+
+static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
+{
+	if (raw <= c->raw0)
+		return 0;
+	if (c->ts_kind == MSC_TS_TSC)
+		return (uint64_t)((double)(raw - c->raw0) * c->ns_per_raw);
+	return raw - c->raw0;
+}
+
+uint64_t msc_collector_now(const struct msc_collector *c)
+{
+	return to_ns(c, raw_now(c));
+}
+
+static void warn(struct msc_collector *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!c->ops->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->ops->warn(c->ctx, "%s", msg);
+}
+
+/* An invariant TSC is the cheapest clock that all CPUs agree on. */
+static bool tsc_usable(void)
+{
+	char buf[8192];
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	bool constant, nonstop;
+
+	if (getenv("MEMSCOPE_NO_TSC"))
+		return false;
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	constant = strstr(buf, " constant_tsc") != NULL;
+	nonstop = strstr(buf, " nonstop_tsc") != NULL;
+	return constant && nonstop;
+}
+
+static void calibrate(struct msc_collector *c)
+{
+	uint64_t m0, m1, t0, t1;
+
+	c->ts_kind = tsc_usable() ? MSC_TS_TSC : MSC_TS_MONOTONIC;
+	if (c->ts_kind == MSC_TS_MONOTONIC) {
+		c->ns_per_raw = 1.0;
+		c->raw0 = mono_ns();
+		c->slack_raw = 50000;
+		return;
+	}
+	m0 = mono_ns();
+	t0 = __rdtsc();
+	do {
+		m1 = mono_ns();
+		t1 = __rdtsc();
+	} while (m1 - m0 < 5000000);	/* 5 ms: error ~1e-5 */
+	c->ns_per_raw = (double)(m1 - m0) / (double)(t1 - t0);
+	c->raw0 = t0;
+	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
+}
+
+struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
+					const struct msc_collect_ops *ops, void *ctx,
+					struct msc_stacks *stacks, struct msc_err *err)
+{
+	struct msc_collector *c = calloc(1, sizeof(*c));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *base = getenv("XDG_RUNTIME_DIR");
+
+	if (!c) {
+		msc_err_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	c->o = *o;
+	if (!c->o.ring_size || (c->o.ring_size & (c->o.ring_size - 1)) || c->o.ring_size < 4096)
+		c->o.ring_size = DEFAULT_RING_SIZE;
+	if (!c->o.nrings)
+		c->o.nrings = DEFAULT_NRINGS;
+	if (!c->o.depth)
+		c->o.depth = 64;
+	c->ops = ops;
+	c->ctx = ctx;
+	c->stacks = stacks;
+	c->listen_fd = -1;
+	c->child_pid = -1;
+	c->child_pidfd = -1;
+	c->page_size = sysconf(_SC_PAGESIZE);
+	if (!base || access(base, W_OK) != 0)
+		base = "/tmp";
+	snprintf(c->dir, sizeof(c->dir), "%s/memscope.XXXXXX", base);
+	if (!mkdtemp(c->dir)) {	/* mode 0700 */
+		msc_err_set(err, -errno, "cannot create a directory in '%s': %s", base,
+			    strerror(errno));
+		free(c);
+		return NULL;
+	}
+	snprintf(c->sock_path, sizeof(c->sock_path), "%s/ctl.sock", c->dir);
+	if (strlen(c->sock_path) >= sizeof(sa.sun_path)) {
+		msc_err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", c->sock_path);
+		goto fail;
+	}
+	strcpy(sa.sun_path, c->sock_path);
+	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->listen_fd < 0 || bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(c->listen_fd, 64) < 0) {
+		msc_err_set(err, -errno, "cannot listen on '%s': %s", c->sock_path, strerror(errno));
+		goto fail;
+	}
+	calibrate(c);
+	if (c->o.interval) {
+		c->sample_every_raw = (uint64_t)((double)c->o.interval / c->ns_per_raw);
+		c->next_sample_raw = raw_now(c) + c->sample_every_raw;
+	}
+	return c;
+fail:
+	msc_collector_free(c);
+	return NULL;
+}
+
+const char *msc_collector_socket(const struct msc_collector *c)
+{
+	return c->sock_path;
+}
+
+int msc_cproc_pid(const struct msc_cproc *p)
+{
+	return p->pid;
+}
+
+unsigned msc_collector_sessions(const struct msc_collector *c)
+{
+	return c->nprocs;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+static int pidfd_open_(int pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void free_session(struct msc_collector_private *p)
+{
+	struct modmap *m = p->maps;
+
+	while (m) {
+		struct modmap *next = m->next;
+
+		free(m->segs);
+		free(m);
+		m = next;
+	}
+	if (p->procmaps) {
+		free(p->procmaps->segs);
+		free(p->procmaps);
+	}
+	if (p->cur) {
+		uint32_t i;
+
+		for (i = 0; p->ctl && i < p->ctl->nrings; i++)
+			free(p->cur[i].build);
+	}
+	free(p->cur);
+	free(p->cand);
+	free(p->stack_map);
+	free(p->samples);
+	if (p->region)
+		munmap(p->region, p->region_size);
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->statm_fd >= 0)
+		close(p->statm_fd);
+	free(p);
+}
+
+static bool send_welcome(int s, int status, uint64_t size, int fd)
+{
+	struct msc_welcome w = { MSC_PROTO_MAGIC, status, 0, size };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &w, sizeof(w) };
+	struct msghdr mh = { 0 };
+	ssize_t n;
+
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(s, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(w);
+}
+
+static void end_session(struct msc_collector *c, struct msc_collector_private *p,
+			const char *reason, int wait_status, bool have_status);
+
+/* Reads the hello within a second; the shim sends it right after connect. */
+static bool read_hello(int s, struct msc_hello *h)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*h)) {
+		struct pollfd pfd = { s, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 1000) <= 0)
+			return false;
+		n = read(s, (char *)h + got, sizeof(*h) - got);
+		if (n <= 0) {
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			return false;
+		}
+		got += (size_t)n;
+	}
+	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0;
+}
+
+static void accept_one(struct msc_collector *c)
+{
+	struct msc_collector_private *p, *old;
+	struct msc_hello h;
+	struct msc_ctl *ctl;
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char path[64];
+	int s, fd = -1;
+	uint32_t i;
+
+	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		return;
+	/* Only processes of our own user may talk to us (the directory is
+	 * 0700 already; this also names the real pid). */
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != geteuid() ||
+	    !read_hello(s, &h) || h.pid != cred.pid) {
+		close(s);
+		return;
+	}
+	/* An exec: the pid's previous image is gone. */
+	for (old = c->procs; old; old = old->next)
+		if (old->pub.pid == h.pid && !old->ended)
+			end_session(c, old, "exec", 0, false);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(s);
+		return;
+	}
+	p->sock = s;
+	p->pidfd = -1;
+	p->statm_fd = -1;
+	p->exit_call_status = -1;
+	p->pub.pid = h.pid;
+	p->pub.ppid = h.ppid;
+	p->pub.priv = p;
+	p->pub.forked = h.flags & MSC_HELLO_FORKED;
+	p->pub.is_child = h.pid == c->child_pid;
+	h.exe[sizeof(h.exe) - 1] = '\0';
+	memcpy(p->pub.exe, h.exe, sizeof(p->pub.exe));
+	if (!c->ops->attach(c->ctx, &p->pub)) {
+		send_welcome(s, -EPERM, 0, -1);
+		p->region = NULL;
+		free_session(p);
+		return;
+	}
+	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
+	fd = memfd_create("memscope", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0)
+		goto fail;
+	p->region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p->region == MAP_FAILED) {
+		p->region = NULL;
+		goto fail;
+	}
+	ctl = p->ctl = p->region;
+	ctl->magic = MSC_PROTO_MAGIC;
+	ctl->version = MSC_PROTO_VERSION;
+	ctl->ring_size = c->o.ring_size;
+	ctl->nrings = c->o.nrings;
+	ctl->ts_kind = c->ts_kind;
+	ctl->depth = c->o.depth;
+	ctl->unwind = c->o.unwind;
+	ctl->flags = (c->o.lossy ? MSC_CTL_LOSSY : 0) | (c->o.follow ? MSC_CTL_FOLLOW : 0) |
+		     (c->o.scan ? MSC_CTL_SCAN : 0);
+	ctl->collector_pid = (uint32_t)getpid();
+	ctl->rings_used = 1;
+	p->cur = calloc(c->o.nrings, sizeof(*p->cur));
+	p->cand = calloc(c->o.nrings, sizeof(*p->cand));
+	p->stack_map_cap = 4096;
+	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
+	if (!p->cur || !p->cand || !p->stack_map)
+		goto fail;
+	for (i = 0; i < c->o.nrings; i++)
+		p->cur[i].pos = 0;
+	p->pidfd = pidfd_open_(h.pid);
+	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
+	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!send_welcome(s, 0, p->region_size, fd))
+		goto fail;
+	close(fd);
+	p->next = c->procs;
+	c->procs = p;
+	c->nprocs++;
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	send_welcome(s, -ENOMEM, 0, -1);
+	c->ops->detach(c->ctx, &p->pub, &(struct msc_cend){ "error", -1, 0, false, 0, 0, false });
+	free_session(p);
+}
+
+/* --------------------------------------------------------------- rings */
+
+static struct msc_ring *ring(struct msc_collector_private *p, unsigned i)
+{
+	return msc_ring_at(p->region, p->ctl, i);
+}
+
+static const struct modseg *find_seg(const struct modmap *m, uint64_t ip)
+{
+	size_t lo = 0, hi;
+
+	if (!m || !m->n)
+		return NULL;
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->segs[mid].end <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->n && m->segs[lo].start <= ip && ip < m->segs[lo].end)
+		return &m->segs[lo];
+	return NULL;
+}
+
+static int cmp_seg(const void *x, const void *y)
+{
+	const struct modseg *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Reads /proc/PID/maps for an address no module map knows (a race with
+ * dlopen, or code the loader does not know). */
+static const struct modseg *procmaps_lookup(struct msc_collector *c,
+					    struct msc_collector_private *p, uint64_t ip)
+{
+	const struct modseg *s = find_seg(p->procmaps, ip);
+	uint64_t now = mono_ns();
+	char path[64], line[4096 + 128];
+	FILE *f;
+	struct modmap *m;
+	size_t cap = 0;
+
+	if (s || now - p->procmaps_at < 100000000ull)	/* at most 10 reads a second */
+		return s;
+	p->procmaps_at = now;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pub.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		fclose(f);
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		int pathpos = 0;
+		char perms[8];
+		long mod;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &lo, &hi, perms, &off, &pathpos) < 4 ||
+		    !pathpos || line[pathpos] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strlen(line + pathpos) > 10 &&
+		    strcmp(line + strlen(line) - 10, " (deleted)") == 0)
+			line[strlen(line) - 10] = '\0';
+		mod = msc_stacks_module(c->stacks, line + pathpos, NULL, 0);
+		if (mod < 0)
+			continue;
+		if (m->n == cap) {
+			struct modseg *ns;
+
+			cap = cap ? cap * 2 : 64;
+			ns = realloc(m->segs, cap * sizeof(*ns));
+			if (!ns)
+				break;
+			m->segs = ns;
+		}
+		m->segs[m->n++] = (struct modseg){ lo, hi, lo - off, (uint32_t)mod };
+	}
+	fclose(f);
+	if (p->procmaps) {
+		free(p->procmaps->segs);
+		free(p->procmaps);
+	}
+	p->procmaps = m;
+	if (m->n)
+		qsort(m->segs, m->n, sizeof(*m->segs), cmp_seg);
+	return find_seg(m, ip);
+}
+
+static void handle_stack(struct msc_collector *c, struct msc_collector_private *p,
+			 struct ring_cur *cur, uint32_t shim_id, const uint64_t *ips, unsigned n)
+{
+	struct msc_frame_ref f[MSC_PROTO_MAX_DEPTH];
+	uint32_t id;
+	unsigned i;
+
+	if (n > MSC_PROTO_MAX_DEPTH)
+		n = MSC_PROTO_MAX_DEPTH;
+	for (i = 0; i < n; i++) {
+		const struct modseg *s = find_seg(cur->mods, ips[i]);
+
+		if (!s)
+			s = procmaps_lookup(c, p, ips[i]);
+		f[i].ip = ips[i];
+		if (s) {
+			f[i].module = s->module;
+			f[i].addr = ips[i] - s->base;
+		} else {
+			f[i].module = MSC_NO_MODULE;
+			f[i].addr = ips[i];
+		}
+	}
+	id = msc_stacks_intern(c->stacks, f, n);
+	if (shim_id >= p->stack_map_cap) {
+		uint32_t ncap = p->stack_map_cap;
+		uint32_t *nm;
+
+		while (ncap <= shim_id)
+			ncap *= 2;
+		nm = realloc(p->stack_map, ncap * sizeof(*nm));
+		if (!nm)
+			return;
+		memset(nm + p->stack_map_cap, 0, (ncap - p->stack_map_cap) * sizeof(*nm));
+		p->stack_map = nm;
+		p->stack_map_cap = ncap;
+	}
+	p->stack_map[shim_id] = id;
+}
+
+static void handle_module(struct msc_collector *c, struct ring_cur *cur, const uint64_t *rec,
+			  unsigned words)
+{
+	uint64_t base = rec[1], nseg = rec[3];
+	unsigned id_len = (unsigned)(rec[2] >> 32), path_len = (unsigned)(rec[2] & 0xffffffff);
+	const uint8_t *bytes;
+	char path[4096];
+	long mod;
+	uint64_t i;
+
+	if (nseg > 64 || 4 + 2 * nseg + (id_len + 7) / 8 + (path_len + 8) / 8 > words ||
+	    path_len >= sizeof(path) || id_len > 64)
+		return;
+	bytes = (const uint8_t *)(rec + 4 + 2 * nseg);
+	memcpy(path, bytes + ((id_len + 7) & ~7u), path_len);
+	path[path_len] = '\0';
+	mod = msc_stacks_module(c->stacks, path, bytes, id_len);
+	if (mod < 0)
+		return;
+	for (i = 0; i < nseg; i++) {
+		if (cur->nbuild == cur->capbuild) {
+			size_t ncap = cur->capbuild ? cur->capbuild * 2 : 64;
+			struct modseg *nb = realloc(cur->build, ncap * sizeof(*nb));
+
+			if (!nb)
+				return;
+			cur->build = nb;
+			cur->capbuild = ncap;
+		}
+		cur->build[cur->nbuild++] = (struct modseg){ rec[4 + 2 * i], rec[5 + 2 * i], base,
+							     (uint32_t)mod };
+	}
+}
+
+static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
+{
+	struct modmap *m = calloc(1, sizeof(*m));
+
+	cur->building = false;
+	if (!m)
+		return;
+	m->segs = malloc((cur->nbuild ? cur->nbuild : 1) * sizeof(*m->segs));
+	if (!m->segs) {
+		free(m);
+		return;
+	}
+	memcpy(m->segs, cur->build, cur->nbuild * sizeof(*m->segs));
+	m->n = cur->nbuild;
+	qsort(m->segs, m->n, sizeof(*m->segs), cmp_seg);
+	/* Share the previous map when nothing changed (most threads). */
+	if (p->maps && p->maps->n == m->n &&
+	    memcmp(p->maps->segs, m->segs, m->n * sizeof(*m->segs)) == 0) {
+		free(m->segs);
+		free(m);
+		cur->mods = p->maps;
+		return;
+	}
+	m->next = p->maps;
+	p->maps = m;
+	cur->mods = m;
+}
+
+/*
+ * Advances cur over records that carry no timestamp (processing them) until
+ * a timestamped event waits at cur->pos or the committed data ends.
+ */
+static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, unsigned ri)
+{
+	struct ring_cur *cur = &p->cur[ri];
+	struct msc_ring *r = ring(p, ri);
+	uint64_t head = cur->head;
+	uint64_t size = p->ctl->ring_size, mask = size - 1;
+	uint8_t *data = msc_ring_data(r);
+
+	/* The producer's cache line is read once per batch, not per event:
+	 * every read would pull it away from the writing thread. */
+	if (cur->pos >= head)
+		head = cur->head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+
+	while (!cur->have && !cur->broken && cur->pos < head) {
+		uint64_t off = cur->pos & mask;
+		const uint64_t *rec = (const uint64_t *)(data + off);
+		uint64_t hdr = rec[0];
+		unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
+
+		if (type == MSC_EV_PAD) {
+			uint64_t skip = (uint64_t)MSC_EV_AUX(hdr) * 8;
+
+			if (!skip || off + skip != size) {
+				cur->broken = true;
+				break;
+			}
+			cur->pos += skip;
+			continue;
+		}
+		if (!words || off + (uint64_t)words * 8 > size ||
+		    cur->pos + (uint64_t)words * 8 > head || type >= MSC_EV_MAX) {
+			cur->broken = true;
+			break;
+		}
+		switch (type) {
+		case MSC_EV_STACK:
+			handle_stack(c, p, cur, MSC_EV_AUX(hdr), rec + 1, words - 1);
+			break;
+		case MSC_EV_MODULES:
+			cur->building = true;
+			cur->nbuild = 0;
+			break;
+		case MSC_EV_MODULE:
+			if (cur->building)
+				handle_module(c, cur, rec, words);
+			break;
+		case MSC_EV_MODULES_END:
+			if (cur->building)
+				finish_modmap(p, cur);
+			break;
+		case MSC_EV_LOST:
+			break;
+		default:
+			if (words < 2) {
+				cur->broken = true;
+				break;
+			}
+			cur->have = true;
+			cur->ts = rec[1];
+			continue;	/* do not advance: delivered by the merge */
+		}
+		cur->pos += (uint64_t)words * 8;
+	}
+	if (cur->broken && !p->corrupt) {
+		p->corrupt = true;
+		warn(c, "pid %d: ring %u holds something that is not a record; its later events are lost",
+		     p->pub.pid, ri);
+	}
+}
+
+static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
+{
+	return shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
+}
+
+static void deliver(struct msc_collector *c, struct msc_collector_private *p, unsigned ri)
+{
+	struct ring_cur *cur = &p->cur[ri];
+	struct msc_ring *r = ring(p, ri);
+	const uint64_t *rec = (const uint64_t *)(msc_ring_data(r) + (cur->pos & (p->ctl->ring_size - 1)));
+	uint64_t hdr = rec[0];
+	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
+	struct msc_cevent ev = { 0 };
+
+	cur->have = false;
+	cur->pos += (uint64_t)words * 8;
+	ev.ts = to_ns(c, rec[1]);
+	ev.tid = cur->tid;
+	ev.fn = MSC_EV_FLAGS(hdr);
+	switch (type) {
+	case MSC_EV_ALLOC:
+		if (words < 4)
+			return;
+		ev.type = MSC_CEV_ALLOC;
+		ev.stack = map_stack(p, MSC_EV_AUX(hdr));
+		ev.v[0] = rec[2];
+		ev.v[1] = rec[3];
+		break;
+	case MSC_EV_FREE:
+	case MSC_EV_UNFREE:
+		if (words < 3)
+			return;
+		ev.type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
+		ev.v[0] = rec[2];
+		break;
+	case MSC_EV_MMAP:
+	case MSC_EV_MUNMAP:
+	case MSC_EV_BRK:
+		if (words < 4)
+			return;
+		ev.type = type == MSC_EV_MMAP ? MSC_CEV_MMAP :
+			  type == MSC_EV_MUNMAP ? MSC_CEV_MUNMAP : MSC_CEV_BRK;
+		ev.stack = type == MSC_EV_MUNMAP ? 0 : map_stack(p, MSC_EV_AUX(hdr));
+		ev.v[0] = rec[2];
+		ev.v[1] = rec[3];
+		break;
+	case MSC_EV_MREMAP:
+		if (words < 6)
+			return;
+		ev.type = MSC_CEV_MREMAP;
+		ev.stack = map_stack(p, MSC_EV_AUX(hdr));
+		memcpy(ev.v, rec + 2, 4 * sizeof(uint64_t));
+		break;
+	case MSC_EV_THREAD:
+		cur->tid = MSC_EV_AUX(hdr);
+		ev.type = MSC_CEV_THREAD;
+		ev.tid = cur->tid;
+		ev.v[0] = words >= 5 ? rec[2] : 0;		/* shim state */
+		ev.v[1] = words >= 4 ? rec[3] : 0;		/* stack top */
+		ev.v[2] = words >= 5 ? rec[4] : 0;		/* shim state size */
+		ev.v[3] = words >= 7 ? rec[5] : 0;		/* stack bottom */
+		ev.v[4] = words >= 7 ? rec[6] : 0;		/* thread pointer */
+		break;
+	case MSC_EV_THREAD_EXIT:
+		ev.type = MSC_CEV_THREAD_EXIT;
+		ev.tid = MSC_EV_AUX(hdr);
+		break;
+	case MSC_EV_EXIT:
+		if (words < 3)
+			return;
+		p->exit_call_status = (int)rec[2];
+		ev.type = MSC_CEV_EXIT;
+		ev.v[0] = rec[2];
+		break;
+	case MSC_EV_SCAN:
+		if (words >= 3 && c->ops->scan)
+			c->ops->scan(c->ctx, &p->pub, rec[2], MSC_EV_AUX(hdr));
+		/* Let it go on exiting, whatever the scan found. */
+		if (p->sock >= 0) {
+			char reply = MSC_SCAN_DONE;
+
+			if (send(p->sock, &reply, 1, MSG_NOSIGNAL) < 0) {
+				/* gone or not listening: nothing to do */
+			}
+		}
+		return;
+	default:
+		return;
+	}
+	c->ops->event(c->ctx, &p->pub, &ev);
+}
+
+static uint64_t watermark(struct msc_collector *c, struct msc_collector_private *p, bool final)
+{
+	uint64_t w, now;
+	uint32_t i, used;
+
+	if (final)
+		return UINT64_MAX;
+	now = raw_now(c);
+	w = now > c->slack_raw ? now - c->slack_raw : 0;
+	used = p->ctl->rings_used;
+	if (used > p->ctl->nrings)
+		used = p->ctl->nrings;
+	for (i = 0; i < used; i++) {
+		struct msc_ring *r = ring(p, i);
+
+		/* A thread inside a hook may still commit an event as old as
+		 * its last committed one (it took its timestamp after). */
+		if (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
+			uint64_t last = __atomic_load_n(&r->last_ts, __ATOMIC_ACQUIRE);
+
+			if (last < w)
+				w = last;
+		}
+	}
+	return w;
+}
+
+static void deliver_sample(struct msc_collector *c, struct msc_collector_private *p)
+{
+	struct sample *s = &p->samples[p->samples_head++];
+	struct msc_cevent ev = { 0 };
+
+	ev.type = MSC_CEV_SAMPLE;
+	ev.ts = to_ns(c, s->ts);
+	ev.v[0] = s->rss;
+	c->ops->event(c->ctx, &p->pub, &ev);
+	if (p->samples_head == p->nsamples)
+		p->samples_head = p->nsamples = 0;
+}
+
+/* Delivers every event older than the watermark, in time order. */
+static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
+{
+	uint64_t w = watermark(c, p, final);
+	uint32_t used, i, ncand = 0;
+	unsigned delivered = 0;
+	uint32_t *cand = p->cand;
+
+	used = p->ctl->rings_used;
+	if (used > p->ctl->nrings)
+		used = p->ctl->nrings;
+	/* The rings with an event waiting; usually one or a few. */
+	for (i = 0; i < used; i++) {
+		struct ring_cur *cur = &p->cur[i];
+
+		if (!cur->have)
+			ring_peek(c, p, i);
+		if (cur->have)
+			cand[ncand++] = i;
+	}
+	for (;;) {
+		uint32_t k, best_k = 0;
+		int best = -1;
+		uint64_t best_ts = w;
+
+		for (k = 0; k < ncand; k++) {
+			struct ring_cur *cur = &p->cur[cand[k]];
+
+			if (cur->ts < best_ts) {
+				best_ts = cur->ts;
+				best = (int)cand[k];
+				best_k = k;
+			}
+		}
+		if (p->samples_head < p->nsamples && p->samples[p->samples_head].ts <= best_ts &&
+		    p->samples[p->samples_head].ts < w) {
+			deliver_sample(c, p);
+			continue;
+		}
+		if (best < 0)
+			break;
+		deliver(c, p, (unsigned)best);
+		delivered++;
+		ring_peek(c, p, (unsigned)best);
+		if (!p->cur[best].have)
+			cand[best_k] = cand[--ncand];
+	}
+	for (i = 0; i < used; i++) {
+		struct msc_ring *r = ring(p, i);
+		struct ring_cur *cur = &p->cur[i];
+
+		if (cur->pos != r->tail)
+			__atomic_store_n(&r->tail, cur->pos, __ATOMIC_RELEASE);
+		/* An exited thread's ring, fully read: give it to a new one. */
+		if (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == MSC_RING_CLOSED &&
+		    !cur->have && cur->pos == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
+			cur->mods = NULL;
+			__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
+		}
+	}
+	return delivered;
+}
+
+/* ---------------------------------------------------------------- ends */
+
+static void end_session(struct msc_collector *c, struct msc_collector_private *p,
+			const char *reason, int wait_status, bool have_status)
+{
+	struct msc_cend end = { 0 };
+	struct msc_collector_private **pp;
+
+	if (p->ended)
+		return;
+	p->ended = true;
+	/* Whatever was committed is final now. */
+	pump(c, p, true);
+	end.reason = reason;
+	end.status = -1;
+	if (have_status) {
+		if (WIFEXITED(wait_status)) {
+			end.reason = "exit";
+			end.status = WEXITSTATUS(wait_status);
+		} else if (WIFSIGNALED(wait_status)) {
+			end.reason = "signal";
+			end.signal = WTERMSIG(wait_status);
+			end.core = WCOREDUMP(wait_status);
+		}
+	} else if (strcmp(reason, "exit") == 0) {
+		end.status = p->exit_call_status;
+	}
+	end.lost = p->ctl ? p->ctl->lost : 0;
+	end.waits = p->ctl ? p->ctl->waits : 0;
+	end.corrupt = p->corrupt;
+	c->ops->detach(c->ctx, &p->pub, &end);
+	for (pp = &c->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	c->nprocs--;
+	free_session(p);
+}
+
+void msc_collector_set_child(struct msc_collector *c, int pid)
+{
+	c->child_pid = pid;
+	c->child_pidfd = pidfd_open_(pid);
+}
+
+bool msc_collector_child_done(const struct msc_collector *c, int *status)
+{
+	if (c->child_done && status)
+		*status = c->child_status;
+	return c->child_done;
+}
+
+static void reap_child(struct msc_collector *c)
+{
+	struct msc_collector_private *p, *next;
+	int status;
+	pid_t r;
+
+	if (c->child_pid <= 0 || c->child_done)
+		return;
+	r = waitpid(c->child_pid, &status, WNOHANG);
+	if (r != c->child_pid)
+		return;
+	c->child_done = true;
+	c->child_status = status;
+	for (p = c->procs; p; p = next) {
+		next = p->next;
+		if (p->pub.pid == c->child_pid)
+			end_session(c, p, "exit", status, true);
+	}
+}
+
+static void take_samples(struct msc_collector *c)
+{
+	struct msc_collector_private *p;
+	uint64_t now = raw_now(c);
+
+	if (!c->sample_every_raw || now < c->next_sample_raw)
+		return;
+	c->next_sample_raw = now + c->sample_every_raw;
+	for (p = c->procs; p; p = p->next) {
+		char buf[128];
+		unsigned long long size, resident;
+		ssize_t n;
+
+		if (p->statm_fd < 0 || p->ended)
+			continue;
+		n = pread(p->statm_fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+			continue;
+		if (p->nsamples == p->samples_cap) {
+			size_t ncap = p->samples_cap ? p->samples_cap * 2 : 64;
+			struct sample *ns = realloc(p->samples, ncap * sizeof(*ns));
+
+			if (!ns)
+				continue;
+			p->samples = ns;
+			p->samples_cap = ncap;
+		}
+		p->samples[p->nsamples++] = (struct sample){ now, resident * (uint64_t)c->page_size };
+	}
+}
+
+int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
+{
+	enum { MAXFD = 3 + 256 };
+	struct pollfd pfd[MAXFD];
+	struct msc_collector_private *p, *owner[MAXFD];
+	unsigned n = 0, i, first_proc, delivered = 0;
+	int ret = 0, extra_at = -1, child_at = -1;
+
+	/* Drain first: when there was work, do not sleep. */
+	for (p = c->procs; p; p = p->next)
+		delivered += pump(c, p, false);
+	take_samples(c);
+	if (delivered)
+		timeout_ms = 0;
+	pfd[n++] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
+	if (extra_fd >= 0) {
+		extra_at = (int)n;
+		pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
+	}
+	if (c->child_pidfd >= 0 && !c->child_done) {
+		child_at = (int)n;
+		pfd[n++] = (struct pollfd){ c->child_pidfd, POLLIN, 0 };
+	}
+	first_proc = n;
+	for (p = c->procs; p && n < MAXFD; p = p->next) {
+		if (p->pidfd < 0 || p->pub.pid == c->child_pid)
+			continue;
+		owner[n] = p;
+		pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
+	}
+	if (poll(pfd, n, timeout_ms) <= 0) {
+		/* Without a child pidfd (old kernels), reap by polling. */
+		if (c->child_pidfd < 0)
+			reap_child(c);
+		return 0;
+	}
+	if (extra_at >= 0 && (pfd[extra_at].revents & POLLIN))
+		ret = 1;
+	/* Ends first, then new connections (which may end an exec'ed image). */
+	for (i = first_proc; i < n; i++)
+		if (pfd[i].revents & (POLLIN | POLLHUP))
+			end_session(c, owner[i], "exit", 0, false);
+	if ((child_at >= 0 && (pfd[child_at].revents & POLLIN)) || c->child_pidfd < 0)
+		reap_child(c);
+	if (pfd[0].revents & POLLIN)
+		for (;;) {
+			struct pollfd lp = { c->listen_fd, POLLIN, 0 };
+
+			if (poll(&lp, 1, 0) <= 0)
+				break;
+			accept_one(c);
+		}
+	return ret;
+}
+
+void msc_collector_finish(struct msc_collector *c, const char *reason)
+{
+	struct msc_collector_private *p;
+
+	for (p = c->procs; p; p = p->next)
+		if (p->ctl)
+			__atomic_store_n(&p->ctl->stop, 1, __ATOMIC_RELEASE);
+	while (c->procs)
+		end_session(c, c->procs, reason, 0, false);
+}
+
+void msc_collector_free(struct msc_collector *c)
+{
+	if (!c)
+		return;
+	while (c->procs) {
+		struct msc_collector_private *p = c->procs;
+
+		c->procs = p->next;
+		free_session(p);
+	}
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	if (c->child_pidfd >= 0)
+		close(c->child_pidfd);
+	if (c->sock_path[0])
+		unlink(c->sock_path);
+	if (c->dir[0])
+		rmdir(c->dir);
+	free(c);
+}

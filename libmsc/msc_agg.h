@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_agg: pairs allocation events with their frees and aggregates them per
+ * allocation site.  ms-record feeds it from the shim's binary events and
+ * ms-report from --events records: the same code, so the same numbers.
+ *
+ * Events must arrive in time order.  A site is one (stack, size) pair, with
+ * the allocation function of its first block.  A stack that allocates more
+ * than MSC_AGG_EXACT_SIZES different sizes has all its sizes folded into
+ * power-of-two size classes instead (size = the class's first size, size_max
+ * its last; counts and bytes stay exact): the number of sites stays
+ * proportional to the number of stacks, not to the sizes a program happens
+ * to ask for.  Live blocks are kept in a table keyed by address (malloc
+ * family) or an interval list (anonymous mmap regions, which munmap may cut
+ * in pieces).  "live" counts both.
+ *
+ * Peak contributions are exact and O(1) per event: when the total live
+ * bytes reach a new maximum, the next event opens a new epoch, and a site
+ * touched for the first time in an epoch first saves its live bytes (its
+ * value at the peak).  A site's contribution to the peak is that saved value,
+ * or its current live bytes if it was not touched since.
+ *
+ * Lifetimes: "temporary" counts blocks freed by the thread that allocated
+ * them before that thread allocated anything else (heaptrack's temporary
+ * allocations); "ages" counts frees by lifetime decade (< 1 us, < 10 us, ...
+ * < 10 s, >= 10 s) so that any decade threshold can be applied afterwards.
+ *
+ * Failure: functions return -ENOMEM when a table cannot grow (the event is
+ * then lost and counted in a->dropped).
+ */
+#ifndef MSC_AGG_H
+#define MSC_AGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msc_hash.h"
+
+#define MSC_AGE_BUCKETS 9
+#define MSC_AGG_EXACT_SIZES 32
+
+/* Leak kinds, Valgrind's categories. */
+enum msc_leak_kind {
+	MSC_LEAK_UNSCANNED = 0,		/* no reachability scan */
+	MSC_LEAK_DEFINITELY,		/* no pointer to it anywhere reachable */
+	MSC_LEAK_INDIRECTLY,		/* reachable only from definitely lost blocks */
+	MSC_LEAK_POSSIBLY,		/* reachable only through interior pointers */
+	MSC_LEAK_REACHABLE,		/* still pointed to: not a leak */
+	MSC_LEAK_UNKNOWN,		/* fate unknowable (allocated before attach) */
+	MSC_LEAK_KINDS,
+};
+const char *msc_leak_kind_name(unsigned kind);
+int msc_leak_kind_parse(const char *name);
+
+struct msc_site {
+	uint32_t stack;
+	uint8_t fn;			/* enum msc_fn of the first allocation */
+	bool classed;			/* a size class [size, size_max] */
+	bool removed;			/* folded into the class site `forward` */
+	bool peak_inexact;		/* peak_live_bytes unknown (folded) */
+	uint32_t forward;
+	uint64_t size, size_max;
+	uint64_t allocs, frees;
+	uint64_t bytes;			/* allocated in total */
+	uint64_t live, live_bytes;
+	uint64_t peak_live_bytes;	/* this site's own maximum */
+	uint64_t peak_saved;		/* live bytes at the global peak, see above */
+	uint32_t peak_epoch;
+	uint64_t temporary;
+	uint64_t ages[MSC_AGE_BUCKETS];
+	uint64_t first_ts, last_ts;	/* of its allocations */
+};
+
+/*
+ * Blocks of a custom allocator (memscope.h) often lie inside a block of
+ * malloc's (a pool's chunk) and may share its address: they are keyed apart,
+ * with this bit set.  User-space addresses never have it.
+ */
+#define MSC_CUSTOM_KEY (1ull << 63)
+
+/* A live block, as the table keeps it. */
+struct msc_live {
+	uint64_t ptr;			/* the address, | MSC_CUSTOM_KEY for custom */
+	uint64_t ts;			/* allocation time */
+	uint64_t size;
+	uint32_t site;			/* index into a->sites (follow forward) */
+	uint8_t kind;			/* enum msc_leak_kind after a scan */
+	uint8_t flags;
+	uint16_t pad;
+};
+
+struct msc_site_slot {
+	uint64_t size;
+	uint32_t stack;
+	uint32_t index1;		/* site index + 1, 0 = empty */
+};
+
+/*
+ * A live anonymous mapping, or a piece of one: munmap can punch holes, and
+ * the pieces of one mapping share a block id; the block is freed when its
+ * last piece goes.  One piece per block is "primary" and counts it.
+ */
+struct msc_region {
+	uint64_t start, end;		/* this piece */
+	uint64_t ts;
+	uint32_t site;
+	uint32_t block;
+	uint8_t kind;
+	bool primary;
+};
+
+/* What msc_agg_free() learnt about the block it freed. */
+struct msc_freed {
+	uint64_t size;
+	uint32_t stack;
+	uint8_t fn;
+	uint64_t alloc_ts;
+};
+
+struct msc_agg {
+	/* live blocks: open addressing keyed by ptr, backward-shift delete */
+	struct msc_live *live;
+	size_t live_mask, live_count;
+	/* sites */
+	struct msc_site *sites;
+	uint32_t nsites, sites_cap;
+	struct msc_site_slot *site_index;	/* (stack, size) -> index */
+	size_t site_mask;
+	uint16_t *exact_sizes;		/* per stack id: exact sites, or UINT16_MAX if classed */
+	uint32_t exact_cap;
+	/* mappings */
+	struct msc_region *regions;
+	size_t nregions, regions_cap;
+	struct msc_u64map pieces;	/* block id -> live pieces, when split */
+	uint32_t next_block;
+	/* per thread: the last allocation, for "temporary" */
+	struct msc_u64map last_alloc;
+	/* blocks freed by recent reallocs, in case the realloc failed */
+	struct msc_live undo[64];
+	unsigned undo_next;
+	/* totals */
+	uint64_t allocs, frees, bytes;
+	uint64_t live_blocks, live_bytes;
+	uint64_t peak_live_bytes, peak_ts;
+	uint64_t temporary;
+	uint64_t mmaps, munmaps, mmap_bytes, mmap_live_bytes;
+	uint64_t brk_bytes;		/* program break moved by the program */
+	uint64_t unknown_frees;		/* frees of blocks never seen allocated */
+	uint64_t implicit_frees;	/* allocations of an address still live */
+	uint64_t dropped;		/* events lost to out-of-memory */
+	uint64_t last_ts;
+	uint32_t epoch;
+	bool peak_pending;
+};
+
+int msc_agg_init(struct msc_agg *a);
+void msc_agg_release(struct msc_agg *a);
+
+int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		  uint32_t stack, unsigned fn);
+/* Returns 1 and fills *out (if not NULL) for a known block, 0 for an unknown one. */
+int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+		 struct msc_freed *out);
+/* A realloc failed after its FREE was recorded: the block lives on. */
+int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr);
+int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len,
+		 uint32_t stack);
+/* Returns the bytes of tracked regions that were unmapped. */
+uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len);
+int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
+		   uint64_t addr, uint64_t len, uint32_t stack);
+void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end);
+
+/* The site a block counts in (sites folded into a class forward to it). */
+static inline struct msc_site *msc_agg_site(const struct msc_agg *a, uint32_t i)
+{
+	struct msc_site *s = &a->sites[i];
+
+	return s->removed ? &a->sites[s->forward] : s;
+}
+
+/* A site's live bytes at the moment of the global peak. */
+uint64_t msc_agg_peak_contribution(const struct msc_agg *a, const struct msc_site *s);
+
+/* Bucket index of a lifetime in ns. */
+unsigned msc_age_bucket(uint64_t ns);
+/* Upper bound (exclusive, ns) of bucket b; UINT64_MAX for the last. */
+uint64_t msc_age_bucket_limit(unsigned b);
+
+/* Iterates live blocks: for (i = 0; i <= a->live_mask; i++) if (a->live[i].ptr) ... */
+
+/*
+ * Leaks: live blocks and regions grouped by (site, kind), largest first.
+ * The array is malloc'ed; the caller frees it.  Returns the count or -ENOMEM.
+ */
+struct msc_leak {
+	uint32_t site;
+	uint8_t kind;
+	uint64_t count, bytes;
+	uint64_t first_ts, last_ts;
+};
+long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out);
+
+#endif

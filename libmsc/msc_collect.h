@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_collect: the collector side of the shim protocol (msc_proto.h).
+ *
+ * A struct msc_collector listens on a unix socket in a private directory
+ * (mode 0700).  Every process that loads libmemscope.so with MEMSCOPE_SOCK
+ * pointing there connects once; the collector asks its owner whether to
+ * record it (ops->attach), creates its shared-memory region and hands it
+ * over.  msc_collector_poll() then drains every region's rings, turns
+ * instruction addresses into canonical stacks (msc_stacks), and delivers
+ * the events of each process in timestamp order (ops->event), together with
+ * periodic "sample" pseudo-events (rss from /proc/PID/statm).
+ *
+ * Ordering: events of different threads are merged by timestamp up to a
+ * watermark: the oldest timestamp a thread that is inside a hook right now
+ * could still commit (its ring's last committed timestamp), and otherwise the
+ * present minus a small slack.  Within one thread, ring order is time order.
+ *
+ * Ends: a process that exits (its pidfd becomes readable; the direct child
+ * is also reaped here), or whose pid connects again after an exec, is
+ * drained to the last committed record and handed to ops->detach with what
+ * is known of its end.  A leak scan request (MSC_EV_SCAN, sent by the shim
+ * at exit while the process waits) is delivered in order through ops->scan,
+ * and the process resumes when it returns.
+ *
+ * The collector never blocks on a target: a target that stops reading or
+ * dies is simply drained.  Ownership: the collector owns its sessions;
+ * struct msc_cproc pointers stay valid until ops->detach returns.
+ */
+#ifndef MSC_COLLECT_H
+#define MSC_COLLECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msc_err.h"
+#include "msc_proto.h"
+#include "msc_stacks.h"
+
+struct msc_collect_opts {
+	uint32_t ring_size;		/* bytes per ring (power of two), 0: default */
+	uint32_t nrings;		/* rings per process, 0: default */
+	uint32_t depth;			/* frames per stack, 0: 64 */
+	unsigned unwind;		/* enum msc_unwind */
+	bool lossy, follow, scan;
+	uint64_t interval;		/* ns between rss samples, 0: none */
+};
+
+enum msc_cev {
+	MSC_CEV_ALLOC,		/* v0 ptr, v1 size */
+	MSC_CEV_FREE,		/* v0 ptr */
+	MSC_CEV_UNFREE,		/* v0 ptr */
+	MSC_CEV_MMAP,		/* v0 addr, v1 len */
+	MSC_CEV_MUNMAP,		/* v0 addr, v1 len */
+	MSC_CEV_MREMAP,		/* v0 old, v1 old_len, v2 new, v3 new_len */
+	MSC_CEV_BRK,		/* v0 old end, v1 new end */
+	MSC_CEV_THREAD,		/* tid; v0 shim state, v1 stack top, v2 state size,
+				 * v3 stack bottom, v4 thread pointer */
+	MSC_CEV_THREAD_EXIT,	/* tid */
+	MSC_CEV_EXIT,		/* v0 status given to exit() */
+	MSC_CEV_SAMPLE,		/* v0 rss bytes */
+};
+
+struct msc_cevent {
+	unsigned type;
+	unsigned fn;			/* enum msc_fn */
+	uint64_t ts;			/* ns since the collector started */
+	uint32_t tid;
+	uint32_t stack;			/* canonical stack id, 0 when none */
+	uint64_t v[6];
+};
+
+struct msc_cend {
+	const char *reason;		/* "exit", "signal", "exec", "interrupted" */
+	int status;			/* exit status, -1 when unknown */
+	int signal;			/* terminating signal, 0 when none */
+	bool core;
+	uint64_t lost;			/* records dropped (lossy mode) */
+	uint64_t waits;			/* times a thread waited for ring space */
+	bool corrupt;			/* a ring held something that was not a record */
+};
+
+struct msc_cproc {
+	int pid, ppid;
+	char exe[256];
+	bool forked;			/* a fork child of a recorded process */
+	bool is_child;			/* the collector's own child */
+	void *user;			/* the owner's per-process state */
+	struct msc_collector_private *priv;
+};
+
+struct msc_collect_ops {
+	/* A process connected: record it?  (Set p->user here.) */
+	bool (*attach)(void *ctx, struct msc_cproc *p);
+	void (*event)(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev);
+	/* The process waits at exit; sp is the exiting thread's stack pointer. */
+	void (*scan)(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid);
+	void (*detach)(void *ctx, struct msc_cproc *p, const struct msc_cend *end);
+	void (*warn)(void *ctx, const char *fmt, ...);
+};
+
+struct msc_collector;
+
+/* Creates the socket directory and calibrates the clock. */
+struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
+					const struct msc_collect_ops *ops, void *ctx,
+					struct msc_stacks *stacks, struct msc_err *err);
+/* Removes the socket and its directory; ends nothing (see _finish). */
+void msc_collector_free(struct msc_collector *c);
+
+/* The path to put in MEMSCOPE_SOCK. */
+const char *msc_collector_socket(const struct msc_collector *c);
+
+/* Watch pid, our child: reap it and end its sessions with its status. */
+void msc_collector_set_child(struct msc_collector *c, int pid);
+/* true once the child was reaped; *status is its wait status. */
+bool msc_collector_child_done(const struct msc_collector *c, int *status);
+
+/*
+ * Does one round: accepts connections, drains rings, delivers events and
+ * samples, reaps ended processes.  Waits up to timeout_ms for something to
+ * happen (also on extra_fd when >= 0).  Returns 1 if extra_fd is readable,
+ * else 0.
+ */
+int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms);
+
+/* Processes still recorded. */
+unsigned msc_collector_sessions(const struct msc_collector *c);
+
+/* Asks every shim to stop, drains and ends every session with `reason`. */
+void msc_collector_finish(struct msc_collector *c, const char *reason);
+
+/* ns since the collector started. */
+uint64_t msc_collector_now(const struct msc_collector *c);
+/* The pid of a session's process, for /proc reads during a scan. */
+int msc_cproc_pid(const struct msc_cproc *p);
+
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_proto: the binary protocol between libmemscope.so (in the target) and
+ * ms-record (the collector).  Header only, no code that allocates: the shim
+ * includes it.
+ *
+ * Transport.  Each recorded process gets one shared-memory region (a memfd
+ * the collector creates and hands over a unix socket at the process's first
+ * allocation).  The region holds a control page and MSC_PROTO rings: ring 0
+ * is shared (a spinlock serialises it: threads whose own ring is gone, or
+ * when every ring is taken); every other ring belongs to one thread at a
+ * time.  A ring is a single-producer single-consumer byte queue: the thread
+ * appends whole records and publishes them by a release store of `head`; the
+ * collector reads [tail, head) and releases the space by storing `tail`.
+ * Records never wrap: a PAD record fills the end of the ring instead.
+ * Committed records are in shared memory, so a target killed by any signal
+ * loses at most the record it was writing.
+ *
+ * Lossless by default: a full ring makes its thread wait for the collector,
+ * checking now and then that the collector is still alive (if it is not,
+ * recording stops and the target runs on untouched).  Lossy mode drops and
+ * counts.
+ *
+ * Ordering.  Every event carries a timestamp (TSC ticks, or CLOCK_MONOTONIC
+ * ns when the TSC is not trustworthy; the control page says which), taken
+ * after `busy` is raised and before the record is committed.  A free is
+ * recorded before the real free (and an allocation after the real call), so
+ * an address is always seen freed before it is seen allocated again, in
+ * timestamp order.  The collector merges the rings by timestamp up to a
+ * watermark no busy ring can still undercut.
+ *
+ * Records are sequences of 64-bit words; the first word is the header:
+ *	bits  0..7   type (enum msc_ev)
+ *	bits  8..15  flags (the allocation function, enum msc_fn, for ALLOC/FREE)
+ *	bits 16..31  length in words, header included
+ *	bits 32..63  aux (stack id for ALLOC/MMAP/..., id for STACK, tid for THREAD)
+ */
+#ifndef MSC_PROTO_H
+#define MSC_PROTO_H
+
+#include <stdint.h>
+
+#define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
+#define MSC_PROTO_VERSION 1
+
+#define MSC_PROTO_CTL_SIZE 4096u
+#define MSC_PROTO_RING_HDR 256u
+#define MSC_PROTO_MAX_DEPTH 256
+
+enum msc_ev {
+	MSC_EV_PAD = 0,		/* skip to the ring's end: [hdr(aux=words)] */
+	MSC_EV_ALLOC,		/* [hdr(aux=stack,flags=fn), ts, ptr, size] */
+	MSC_EV_FREE,		/* [hdr(flags=fn), ts, ptr] */
+	MSC_EV_UNFREE,		/* [hdr, ts, ptr]: realloc failed, undo its FREE */
+	MSC_EV_STACK,		/* [hdr(aux=id), ip0 (innermost), ip1, ...] */
+	MSC_EV_MMAP,		/* [hdr(aux=stack), ts, addr, len] */
+	MSC_EV_MUNMAP,		/* [hdr, ts, addr, len] */
+	MSC_EV_MREMAP,		/* [hdr(aux=stack), ts, old, old_len, new, new_len] */
+	MSC_EV_BRK,		/* [hdr(aux=stack), ts, old_end, new_end] */
+	MSC_EV_THREAD,		/* [hdr(aux=tid), ts, shim_state, stack_hi, state_size,
+				 *  stack_lo, thread pointer] */
+	MSC_EV_MODULES,		/* [hdr(aux=epoch), ts]: a new module map follows */
+	MSC_EV_MODULE,		/* [hdr, base, ids, nseg, seg..., build-id, path] */
+	MSC_EV_MODULES_END,	/* [hdr(aux=epoch)] */
+	MSC_EV_EXIT,		/* [hdr, ts, status]: exit() was called */
+	MSC_EV_SCAN,		/* [hdr(aux=tid), ts, sp]: scan for leaks, then reply */
+	MSC_EV_LOST,		/* [hdr, count]: lossy mode dropped count records */
+	MSC_EV_FORK,		/* [hdr, ts, child_pid] */
+	MSC_EV_THREAD_EXIT,	/* [hdr(aux=tid), ts]: its stack is dead memory now */
+	MSC_EV_MAX,
+};
+
+/* Allocation functions, in ALLOC and FREE flags. */
+enum msc_fn {
+	MSC_FN_NONE = 0,
+	MSC_FN_MALLOC,
+	MSC_FN_CALLOC,
+	MSC_FN_REALLOC,
+	MSC_FN_REALLOCARRAY,
+	MSC_FN_POSIX_MEMALIGN,
+	MSC_FN_ALIGNED_ALLOC,
+	MSC_FN_MEMALIGN,
+	MSC_FN_VALLOC,
+	MSC_FN_PVALLOC,
+	MSC_FN_NEW,
+	MSC_FN_NEW_ARRAY,
+	MSC_FN_FREE,
+	MSC_FN_DELETE,
+	MSC_FN_DELETE_ARRAY,
+	MSC_FN_MMAP,
+	MSC_FN_MREMAP,
+	MSC_FN_BRK,
+	MSC_FN_CUSTOM,		/* memscope.h: MEMSCOPE_ALLOC / MEMSCOPE_FREE */
+	MSC_FN_MAX,
+};
+
+static inline const char *msc_fn_name(unsigned fn)
+{
+	static const char *const names[MSC_FN_MAX] = {
+		"unknown", "malloc", "calloc", "realloc", "reallocarray",
+		"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+		"new", "new[]", "free", "delete", "delete[]", "mmap", "mremap", "brk",
+		"custom",
+	};
+	return fn < MSC_FN_MAX ? names[fn] : "unknown";
+}
+
+static inline uint64_t msc_ev_hdr(unsigned type, unsigned flags, unsigned words, uint32_t aux)
+{
+	return (uint64_t)type | (uint64_t)flags << 8 | (uint64_t)words << 16 | (uint64_t)aux << 32;
+}
+#define MSC_EV_TYPE(h) ((unsigned)((h) & 0xff))
+#define MSC_EV_FLAGS(h) ((unsigned)(((h) >> 8) & 0xff))
+#define MSC_EV_WORDS(h) ((unsigned)(((h) >> 16) & 0xffff))
+#define MSC_EV_AUX(h) ((uint32_t)((h) >> 32))
+
+/* MODULE: [hdr, base, (id_len << 32 | path_len), nseg, (start, end) * nseg,
+ *          build-id bytes padded to words, path bytes + NUL padded to words] */
+
+enum msc_ring_state {
+	MSC_RING_FREE = 0,	/* available to a new thread */
+	MSC_RING_OWNED,		/* a live thread appends to it */
+	MSC_RING_CLOSED,	/* its thread exited: drain, then free */
+};
+
+struct msc_ring {
+	/* Producer's cache line. */
+	volatile uint64_t head;		/* bytes committed, ever */
+	volatile uint32_t busy;		/* inside a hook, timestamp taken or coming */
+	volatile uint32_t state;	/* enum msc_ring_state */
+	volatile uint64_t last_ts;	/* timestamp of the last committed event */
+	volatile uint32_t tid;
+	volatile uint32_t lock;		/* ring 0 only: spinlock of the shared ring */
+	uint8_t pad0[64 - 32];
+	/* Collector's cache line. */
+	volatile uint64_t tail;		/* bytes consumed, ever */
+	uint8_t pad1[64 - 8];
+	uint8_t pad2[MSC_PROTO_RING_HDR - 128];
+	/* followed by ring_size bytes of data */
+};
+
+enum msc_ts_kind {
+	MSC_TS_TSC = 1,		/* rdtsc ticks, invariant TSC */
+	MSC_TS_MONOTONIC,	/* CLOCK_MONOTONIC ns */
+};
+
+/* Control page at offset 0 of the region. */
+struct msc_ctl {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t ring_size;		/* bytes of data per ring, power of two */
+	uint32_t nrings;		/* ring 0 included */
+	uint32_t ts_kind;		/* enum msc_ts_kind */
+	uint32_t depth;			/* max frames per stack */
+	uint32_t unwind;		/* enum msc_unwind */
+	uint32_t flags;			/* MSC_CTL_* */
+	uint32_t collector_pid;
+	volatile uint32_t rings_used;	/* high-water mark of claimed ring indexes + 1 */
+	volatile uint32_t next_stack;	/* stack ids, atomically incremented */
+	volatile uint32_t stop;		/* collector asks the shim to stop recording */
+	volatile uint32_t dead;		/* shim saw the collector die */
+	volatile uint64_t lost;		/* records dropped (lossy mode) */
+	volatile uint64_t waits;	/* times a thread waited for ring space */
+};
+
+#define MSC_CTL_LOSSY 1u		/* drop records instead of waiting */
+#define MSC_CTL_FOLLOW 2u		/* children record too */
+#define MSC_CTL_SCAN 4u			/* ask for a leak scan at exit */
+
+enum msc_unwind {
+	MSC_UNWIND_DWARF = 0,		/* cached CFI unwinder, libunwind fallback */
+	MSC_UNWIND_FP,			/* frame pointers */
+	MSC_UNWIND_LIBUNWIND,		/* unw_backtrace only */
+	MSC_UNWIND_NONE,		/* allocation call site only */
+};
+
+/* Socket handshake: the shim sends a hello, the collector answers with a
+ * welcome and the region's memfd (SCM_RIGHTS). */
+struct msc_hello {
+	uint64_t magic;
+	uint32_t version;
+	int32_t pid;
+	int32_t ppid;
+	uint32_t flags;			/* MSC_HELLO_* */
+	char exe[256];			/* /proc/self/exe, truncated */
+};
+#define MSC_HELLO_FORKED 1u		/* a fork child of a recorded process */
+
+struct msc_welcome {
+	uint64_t magic;
+	int32_t status;			/* 0, or a negative errno: do not record */
+	uint32_t pad;
+	uint64_t region_size;
+};
+
+/* Reply to MSC_EV_SCAN, one byte on the socket. */
+#define MSC_SCAN_DONE 'S'
+
+static inline struct msc_ring *msc_ring_at(void *region, const struct msc_ctl *ctl, unsigned i)
+{
+	return (struct msc_ring *)((char *)region + MSC_PROTO_CTL_SIZE +
+				   (uint64_t)i * (MSC_PROTO_RING_HDR + ctl->ring_size));
+}
+
+static inline uint8_t *msc_ring_data(struct msc_ring *r)
+{
+	return (uint8_t *)r + MSC_PROTO_RING_HDR;
+}
+
+static inline uint64_t msc_region_size(uint32_t ring_size, uint32_t nrings)
+{
+	return MSC_PROTO_CTL_SIZE + (uint64_t)nrings * (MSC_PROTO_RING_HDR + ring_size);
+}
+
+#endif

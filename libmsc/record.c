@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Records from aggregated data: see msc_record.h. */
+#include "msc_proto.h"
+#include "msc_record.h"
+
+void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
+		    int pid)
+{
+	unsigned b;
+
+	msc_w_begin(w, "site");
+	if (pid >= 0)
+		msc_w_i64(w, "pid", pid);
+	msc_w_u64(w, "stack", s->stack);
+	msc_w_u64(w, "size", s->size);
+	if (s->classed)
+		msc_w_u64(w, "size_max", s->size_max);
+	msc_w_str(w, "fn", msc_fn_name(s->fn));
+	msc_w_u64(w, "allocs", s->allocs);
+	msc_w_u64(w, "frees", s->frees);
+	msc_w_u64(w, "bytes", s->bytes);
+	msc_w_u64(w, "live", s->live);
+	msc_w_u64(w, "live_bytes", s->live_bytes);
+	if (!s->peak_inexact)
+		msc_w_u64(w, "peak_live_bytes", s->peak_live_bytes);
+	msc_w_u64(w, "at_peak", msc_agg_peak_contribution(a, s));
+	msc_w_u64(w, "temporary", s->temporary);
+	msc_w_arr(w, "ages");
+	for (b = 0; b < MSC_AGE_BUCKETS; b++)
+		msc_w_u64(w, NULL, s->ages[b]);
+	msc_w_arr_end(w);
+	msc_w_u64(w, "first_ts", s->first_ts);
+	msc_w_u64(w, "last_ts", s->last_ts);
+	msc_w_end(w);
+}
+
+void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
+		    int pid)
+{
+	const struct msc_site *s = &a->sites[l->site];
+
+	msc_w_begin(w, "leak");
+	if (pid >= 0)
+		msc_w_i64(w, "pid", pid);
+	msc_w_u64(w, "stack", s->stack);
+	msc_w_u64(w, "size", s->size);
+	if (s->classed)
+		msc_w_u64(w, "size_max", s->size_max);
+	msc_w_str(w, "fn", msc_fn_name(s->fn));
+	msc_w_str(w, "kind", msc_leak_kind_name(l->kind));
+	msc_w_u64(w, "count", l->count);
+	msc_w_u64(w, "bytes", l->bytes);
+	msc_w_u64(w, "first_ts", l->first_ts);
+	msc_w_u64(w, "last_ts", l->last_ts);
+	msc_w_end(w);
+}
+
+void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
+			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
+{
+	size_t i;
+	uint64_t b = 0, n = 0, p = 0, r = 0;
+	bool any_scanned = false;
+
+	for (i = 0; i <= a->live_mask + a->nregions; i++) {
+		unsigned kind;
+		uint64_t size;
+		bool primary = true;
+
+		if (i <= a->live_mask) {
+			if (!a->live[i].ptr)
+				continue;
+			kind = a->live[i].kind;
+			size = a->live[i].size;
+		} else {
+			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
+
+			kind = reg->kind;
+			size = reg->end - reg->start;
+			primary = reg->primary;
+		}
+		if (kind != MSC_LEAK_UNSCANNED && kind != MSC_LEAK_UNKNOWN)
+			any_scanned = true;
+		switch (kind) {
+		case MSC_LEAK_DEFINITELY:
+		case MSC_LEAK_INDIRECTLY:
+		case MSC_LEAK_UNSCANNED:
+			b += size;
+			n += primary;
+			break;
+		case MSC_LEAK_POSSIBLY:
+			p += size;
+			break;
+		case MSC_LEAK_REACHABLE:
+			r += size;
+			break;
+		default:
+			break;
+		}
+	}
+	*bytes = b;
+	*blocks = n;
+	if (possibly)
+		*possibly = p;
+	if (reachable)
+		*reachable = r;
+	if (scanned)
+		*scanned = any_scanned || (a->live_count + a->nregions == 0);
+}
+
+void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
+{
+	uint64_t leaked, blocks, possibly, reachable;
+	bool scanned;
+
+	msc_agg_leak_totals(a, &leaked, &blocks, &possibly, &reachable, &scanned);
+	msc_w_u64(w, "allocs", a->allocs);
+	msc_w_u64(w, "frees", a->frees);
+	msc_w_u64(w, "bytes", a->bytes);
+	msc_w_u64(w, "peak", a->peak_live_bytes);
+	msc_w_u64(w, "peak_ts", a->peak_ts);
+	msc_w_u64(w, "live", a->live_blocks);
+	msc_w_u64(w, "live_bytes", a->live_bytes);
+	if (leaks) {
+		msc_w_u64(w, "leaked_bytes", leaked);
+		msc_w_u64(w, "leaked_blocks", blocks);
+		msc_w_u64(w, "possibly_bytes", possibly);
+		msc_w_u64(w, "reachable_bytes", reachable);
+		msc_w_bool(w, "scanned", scanned);
+	}
+	msc_w_u64(w, "temporary", a->temporary);
+	msc_w_u64(w, "mmaps", a->mmaps);
+	msc_w_u64(w, "mmap_bytes", a->mmap_bytes);
+	msc_w_u64(w, "unknown_frees", a->unknown_frees);
+	if (a->implicit_frees)
+		msc_w_u64(w, "implicit_frees", a->implicit_frees);
+	if (a->dropped)
+		msc_w_u64(w, "dropped", a->dropped);
+}

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/* Canonical stacks and their symbolized records: see msc_stacks.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_proto.h"
+#include "msc_stacks.h"
+#include "msc_sym.h"
+
+int msc_stacks_init(struct msc_stacks *st, bool symbolize)
+{
+	memset(st, 0, sizeof(*st));
+	if (msc_strmap_init(&st->module_index, 64) || msc_u64map_init(&st->by_hash, 1024) ||
+	    msc_u64map_init(&st->sf_by_addr, 4096) || msc_u64map_init(&st->sf_by_src, 4096))
+		goto oom;
+	st->stacks_cap = 1024;
+	st->stacks = calloc(st->stacks_cap, sizeof(*st->stacks));
+	st->sf_cap = 4096;
+	st->sf = calloc(st->sf_cap, sizeof(*st->sf));
+	if (!st->stacks || !st->sf)
+		goto oom;
+	st->nstacks = 1;
+	st->nsf = 1;
+	if (symbolize) {
+		st->sym = msc_sym_new();
+		if (!st->sym)
+			goto oom;
+	}
+	return 0;
+oom:
+	msc_stacks_release(st);
+	return -ENOMEM;
+}
+
+void msc_stacks_release(struct msc_stacks *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nmodules; i++)
+		free(st->modules[i].path);
+	for (i = 0; st->module_index.slots && i <= st->module_index.mask; i++)
+		free((char *)st->module_index.slots[i].key);
+	free(st->modules);
+	free(st->sf);
+	free(st->chain);
+	free(st->stack_frames);
+	free(st->stacks);
+	msc_strmap_release(&st->module_index);
+	msc_u64map_release(&st->by_hash);
+	msc_u64map_release(&st->sf_by_addr);
+	msc_u64map_release(&st->sf_by_src);
+	msc_sym_free(st->sym);
+	memset(st, 0, sizeof(*st));
+}
+
+long msc_stacks_module(struct msc_stacks *st, const char *path, const unsigned char *build_id,
+		       unsigned build_id_len)
+{
+	char *key;
+	size_t plen = strlen(path), i;
+	void *found;
+	struct msc_module *m;
+
+	if (build_id_len > sizeof(m->build_id))
+		build_id_len = sizeof(m->build_id);
+	key = malloc(2 * build_id_len + plen + 2);
+	if (!key)
+		return -ENOMEM;
+	for (i = 0; i < build_id_len; i++)
+		sprintf(key + 2 * i, "%02x", build_id[i]);
+	key[2 * build_id_len] = ':';
+	memcpy(key + 2 * build_id_len + 1, path, plen + 1);
+	found = msc_strmap_get(&st->module_index, key);
+	if (found) {
+		free(key);
+		return (long)(uintptr_t)found - 1;
+	}
+	if (st->nmodules == st->modules_cap) {
+		uint32_t ncap = st->modules_cap ? st->modules_cap * 2 : 32;
+		struct msc_module *nm = realloc(st->modules, ncap * sizeof(*nm));
+
+		if (!nm)
+			goto oom;
+		st->modules = nm;
+		st->modules_cap = ncap;
+	}
+	m = &st->modules[st->nmodules];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	if (!m->path)
+		goto oom;
+	memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	m->sym = -1;
+	if (msc_strmap_put(&st->module_index, key, (void *)(uintptr_t)(st->nmodules + 1))) {
+		free(m->path);
+		goto oom;
+	}
+	return st->nmodules++;
+oom:
+	free(key);
+	return -ENOMEM;
+}
+
+static void warn_module(struct msc_stacks *st, struct msc_module *m)
+{
+	const char *why;
+
+	if (m->warned || !st->sym || !st->warn)
+		return;
+	m->warned = true;
+	why = msc_sym_module_status(st->sym, m->sym);
+	/* Most system libraries come without debug info (names still come
+	 * from their symbol tables), and the vdso has no file. */
+	if (why && strcmp(why, "no debug info") != 0 && strchr(m->path, '/'))
+		st->warn(st->warn_ctx, "%s: %s", m->path, why);
+}
+
+static uint64_t hash_addr(uint32_t module, uint64_t addr)
+{
+	return msc_hash_u64(addr ^ ((uint64_t)module << 47) ^ 0x2545f4914f6cdd1dull) | 1;
+}
+
+static uint64_t hash_chain(uint32_t module, const struct msc_sym_frame *c, unsigned n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ module;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = msc_hash_u64(h ^ (uint64_t)(uintptr_t)c[i].fn);
+		h = msc_hash_u64(h ^ (uint64_t)(uintptr_t)c[i].file ^ ((uint64_t)c[i].line << 1) ^
+				 c[i].inlined);
+	}
+	return h | 1;
+}
+
+static bool same_chain(const struct msc_sym_frame *a, const struct msc_sym_frame *b, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].fn != b[i].fn || a[i].file != b[i].file || a[i].line != b[i].line ||
+		    a[i].inlined != b[i].inlined)
+			return false;
+	return true;
+}
+
+static uint32_t new_location(struct msc_stacks *st, const struct msc_frame_ref *f,
+			     const struct msc_sym_frame *chain, unsigned n)
+{
+	struct msc_symframe *l;
+
+	if (st->nsf == st->sf_cap) {
+		uint32_t ncap = st->sf_cap * 2;
+		struct msc_symframe *ns = realloc(st->sf, ncap * sizeof(*ns));
+
+		if (!ns)
+			return 0;
+		st->sf = ns;
+		st->sf_cap = ncap;
+	}
+	if (st->nchain + n > st->chain_cap) {
+		uint32_t ncap = st->chain_cap ? st->chain_cap * 2 : 4096;
+		struct msc_sym_frame *nc;
+
+		while (ncap < st->nchain + n)
+			ncap *= 2;
+		nc = realloc(st->chain, ncap * sizeof(*nc));
+		if (!nc)
+			return 0;
+		st->chain = nc;
+		st->chain_cap = ncap;
+	}
+	l = &st->sf[st->nsf];
+	l->module = f->module;
+	l->addr = f->addr;
+	l->ip = f->ip;
+	l->chain = st->nchain;
+	l->nchain = (uint16_t)n;
+	memcpy(&st->chain[st->nchain], chain, n * sizeof(*chain));
+	st->nchain += n;
+	return st->nsf++;
+}
+
+/* The location id of a frame: same source location, same id. */
+static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
+{
+	struct msc_sym_frame chain[MSC_SYM_MAX_FRAMES];
+	uint64_t key, *slot;
+	struct msc_module *m = f->module != MSC_NO_MODULE ? &st->modules[f->module] : NULL;
+	uint32_t id;
+	int n = 0;
+
+	for (key = hash_addr(f->module, f->addr);; key += 2) {
+		slot = msc_u64map_get(&st->sf_by_addr, key);
+		if (!slot)
+			break;
+		if (st->sf[*slot].module == f->module && st->sf[*slot].addr == f->addr)
+			return (uint32_t)*slot;
+	}
+	if (m && st->sym) {
+		if (m->sym < 0)
+			m->sym = msc_sym_add_module(st->sym, m->path, m->build_id, m->build_id_len);
+		/* Return addresses: look up the call instruction. */
+		if (m->sym >= 0) {
+			n = msc_sym_resolve(st->sym, m->sym, f->addr ? f->addr - 1 : 0, chain,
+					    MSC_SYM_MAX_FRAMES);
+			warn_module(st, m);
+		}
+		if (n > 0 && !chain[0].fn)
+			n = 0;		/* nothing known: identified by address */
+	}
+	id = 0;
+	if (n > 0) {
+		uint64_t skey;
+
+		for (skey = hash_chain(f->module, chain, (unsigned)n);; skey += 2) {
+			uint64_t *s2 = msc_u64map_get(&st->sf_by_src, skey);
+
+			if (!s2)
+				break;
+			if (st->sf[*s2].module == f->module && st->sf[*s2].nchain == n &&
+			    same_chain(&st->chain[st->sf[*s2].chain], chain, (unsigned)n)) {
+				id = (uint32_t)*s2;
+				break;
+			}
+		}
+		if (!id) {
+			id = new_location(st, f, chain, (unsigned)n);
+			if (!id || msc_u64map_put(&st->sf_by_src, skey, id))
+				return 0;
+		}
+	} else {
+		id = new_location(st, f, NULL, 0);
+		if (!id)
+			return 0;
+	}
+	if (msc_u64map_put(&st->sf_by_addr, key, id))
+		return 0;
+	return id;
+}
+
+static uint64_t hash_locations(const uint32_t *l, unsigned n)
+{
+	uint64_t h = 0x51ed270b27a6dc8bull ^ n;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		h = msc_hash_u64(h ^ l[i]);
+	return h | 1;
+}
+
+uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f, unsigned n)
+{
+	uint32_t loc[MSC_PROTO_MAX_DEPTH];
+	uint64_t h, key;
+	uint64_t *slot;
+	struct msc_stack *s;
+	unsigned i;
+
+	if (n > MSC_PROTO_MAX_DEPTH)
+		n = MSC_PROTO_MAX_DEPTH;
+	for (i = 0; i < n; i++) {
+		loc[i] = location(st, &f[i]);
+		if (!loc[i])
+			return 0;
+	}
+	h = hash_locations(loc, n);
+	for (key = h;; key += 2) {
+		slot = msc_u64map_get(&st->by_hash, key);
+		if (!slot)
+			break;
+		s = &st->stacks[*slot];
+		if (s->n == n && memcmp(&st->stack_frames[s->first], loc, n * sizeof(*loc)) == 0)
+			return (uint32_t)*slot;
+	}
+	if (st->nstacks == st->stacks_cap) {
+		uint32_t ncap = st->stacks_cap * 2;
+		struct msc_stack *ns = realloc(st->stacks, ncap * sizeof(*ns));
+
+		if (!ns)
+			return 0;
+		st->stacks = ns;
+		st->stacks_cap = ncap;
+	}
+	while (st->nframes + n > st->frames_cap) {
+		uint64_t ncap = st->frames_cap ? st->frames_cap * 2 : 8192;
+		uint32_t *nf = realloc(st->stack_frames, ncap * sizeof(*nf));
+
+		if (!nf)
+			return 0;
+		st->stack_frames = nf;
+		st->frames_cap = ncap;
+	}
+	if (msc_u64map_put(&st->by_hash, key, st->nstacks))
+		return 0;
+	s = &st->stacks[st->nstacks];
+	s->first = (uint32_t)st->nframes;
+	s->n = n;
+	s->written = false;
+	memcpy(&st->stack_frames[st->nframes], loc, n * sizeof(*loc));
+	st->nframes += n;
+	return st->nstacks++;
+}
+
+void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
+{
+	struct msc_stack *s;
+	uint32_t i;
+
+	if (id == 0 || id >= st->nstacks || st->stacks[id].written)
+		return;
+	s = &st->stacks[id];
+	s->written = true;
+	msc_w_begin(w, "stack");
+	msc_w_u64(w, "id", id);
+	msc_w_arr(w, "frames");
+	for (i = 0; i < s->n; i++) {
+		const struct msc_symframe *l = &st->sf[st->stack_frames[s->first + i]];
+		const struct msc_module *m = l->module != MSC_NO_MODULE ? &st->modules[l->module] : NULL;
+		unsigned k, nc = l->nchain ? l->nchain : 1;
+
+		for (k = 0; k < nc; k++) {
+			const struct msc_sym_frame *c = l->nchain ? &st->chain[l->chain + k] : NULL;
+
+			msc_w_obj(w, NULL);
+			msc_w_hex(w, "ip", l->ip);
+			if (m) {
+				msc_w_str(w, "obj", m->path);
+				msc_w_hex(w, "offset", l->addr);
+			}
+			if (c && c->fn)
+				msc_w_str(w, "fn", c->fn);
+			if (c && c->file)
+				msc_w_str(w, "file", c->file);
+			if (c && c->line)
+				msc_w_u64(w, "line", c->line);
+			if (c && c->inlined)
+				msc_w_bool(w, "inline", true);
+			msc_w_obj_end(w);
+		}
+	}
+	msc_w_arr_end(w);
+	msc_w_end(w);
+}

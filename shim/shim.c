@@ -1,0 +1,1593 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libmemscope.so: the event source, preloaded into the profiled program.
+ *
+ * Each hook forwards to the real function and, unless the thread is already
+ * inside the shim (the initial-exec TLS guard), appends a fixed-layout binary
+ * record to the calling thread's ring in shared memory (msc_proto.h).  The
+ * stack is captured (unwind.c) and interned per thread: a stack crosses to
+ * the collector once, as a STACK record, and events carry its id.  No JSON,
+ * no symbolization, no stdio and no global lock on this path.
+ *
+ * Safety rules (see DESIGN.md): the guard makes every allocation the shim,
+ * the unwinder, the loader or a signal handler makes on a thread inside a
+ * hook pass straight through; a static bootstrap pool answers allocations
+ * made while dlsym runs; a free is recorded before the real free; helper
+ * work happens only on the calling thread (there is no helper thread);
+ * pthread_atfork keeps children consistent; libunwind is loaded with
+ * RTLD_LOCAL; a dead collector stops recording, never the program.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "shim.h"
+
+/* ---------------------------------------------------------------- state */
+
+enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
+
+static volatile int g_state;
+static struct msc_ctl *g_ctl;
+static void *g_region;
+static size_t g_region_size;
+static int g_sock = -1;
+static ino_t g_sock_ino;
+static dev_t g_sock_dev;
+static pid_t g_pid;
+static unsigned g_unwind, g_depth;
+static bool g_lossy, g_follow, g_scan, g_tsc;
+static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static pthread_key_t g_key;
+static bool g_key_ok;
+
+struct intern_slot {
+	uint64_t h1, h2;
+	uint32_t id;
+	uint32_t pad;
+};
+
+struct tstate {
+	struct msc_ring *ring;
+	uint8_t *data;
+	uint64_t size, mask;
+	uint64_t head;			/* our copy of ring->head */
+	uint64_t tail_cache;
+	bool shared;			/* ring 0: serialised by its lock */
+	int tid;
+	uint64_t stack_lo;
+	unsigned long mod_adds, mod_subs;	/* module map last sent */
+	struct intern_slot *tab;
+	uint32_t tab_mask, tab_count;
+	uint64_t ips[TRACE_MAX];
+	struct unwind_state uw;
+};
+
+static __thread struct tstate *t_state TLS_IE;
+/*
+ * Bits 0..15: recursion guard (inside a hook: pass everything through).
+ * IN_NEW: our operator new is calling the real one; the next allocation
+ * hook on this thread is its inner malloc and must not be counted again.
+ * (The guard cannot be held across the real operator new: bad_alloc would
+ * unwind through us and leave it set.)
+ */
+static __thread unsigned t_flags TLS_IE;
+#define IN_NEW (1u << 16)
+#define t_guard t_flags
+#define TSTATE_DEAD ((struct tstate *)1)
+
+/* Threads without a ring of their own: exited ones, or too many. */
+static struct tstate g_shared;
+static bool g_shared_ready;
+
+/* ------------------------------------------------------- real functions */
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+static int (*real_brk)(void *);
+static void *(*real_sbrk)(intptr_t);
+static void (*real_exit)(int) __attribute__((noreturn));
+static void (*real__exit)(int) __attribute__((noreturn));
+static void (*real__Exit)(int) __attribute__((noreturn));
+int (*shim_real_dlclose)(void *) __attribute__((visibility("hidden")));
+
+/* C++ operators, resolved when libstdc++ is there. */
+static void *(*real_new)(size_t);
+static void *(*real_new_arr)(size_t);
+static void *(*real_new_nt)(size_t, const void *);
+static void *(*real_new_arr_nt)(size_t, const void *);
+static void *(*real_new_al)(size_t, size_t);
+static void *(*real_new_arr_al)(size_t, size_t);
+static void *(*real_new_al_nt)(size_t, size_t, const void *);
+static void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
+static void (*real_delete)(void *);
+static void (*real_delete_arr)(void *);
+static void (*real_delete_al)(void *, size_t);
+static void (*real_delete_arr_al)(void *, size_t);
+static bool cxx_resolved;
+
+/* Allocations made while dlsym runs (old glibc, sanitizers) come from here. */
+static char boot_pool[128 * 1024] __attribute__((aligned(64)));
+static size_t boot_used;
+static volatile int resolving;
+
+static bool is_boot(const void *p)
+{
+	return (const char *)p >= boot_pool && (const char *)p < boot_pool + sizeof(boot_pool);
+}
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	size_t off, *hdr;
+
+	if (align < 16)
+		align = 16;
+	off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+	for (;;) {
+		size_t start = (off + 16 + align - 1) & ~(align - 1);
+
+		if (start + size > sizeof(boot_pool) || start + size < start)
+			return NULL;
+		if (__atomic_compare_exchange_n(&boot_used, &off, start + size, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			hdr = (size_t *)(boot_pool + start) - 1;
+			*hdr = size;
+			return boot_pool + start;
+		}
+	}
+}
+
+static size_t boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+#define RESOLVE(var, name) (*(void **)&(var) = dlsym(RTLD_NEXT, name))
+
+static void resolve_reals(void)
+{
+	resolving = 1;
+	RESOLVE(real_malloc, "malloc");
+	RESOLVE(real_free, "free");
+	RESOLVE(real_calloc, "calloc");
+	RESOLVE(real_realloc, "realloc");
+	RESOLVE(real_posix_memalign, "posix_memalign");
+	RESOLVE(real_aligned_alloc, "aligned_alloc");
+	RESOLVE(real_memalign, "memalign");
+	RESOLVE(real_valloc, "valloc");
+	RESOLVE(real_pvalloc, "pvalloc");
+	RESOLVE(real_mmap, "mmap");
+	RESOLVE(real_munmap, "munmap");
+	RESOLVE(real_mremap, "mremap");
+	RESOLVE(real_brk, "brk");
+	RESOLVE(real_sbrk, "sbrk");
+	RESOLVE(real_exit, "exit");
+	RESOLVE(real__exit, "_exit");
+	RESOLVE(real__Exit, "_Exit");
+	RESOLVE(shim_real_dlclose, "dlclose");
+	resolving = 0;
+}
+
+static void resolve_cxx(void)
+{
+	t_guard++;
+	RESOLVE(real_new, "_Znwm");
+	RESOLVE(real_new_arr, "_Znam");
+	RESOLVE(real_new_nt, "_ZnwmRKSt9nothrow_t");
+	RESOLVE(real_new_arr_nt, "_ZnamRKSt9nothrow_t");
+	RESOLVE(real_new_al, "_ZnwmSt11align_val_t");
+	RESOLVE(real_new_arr_al, "_ZnamSt11align_val_t");
+	RESOLVE(real_new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	RESOLVE(real_new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	RESOLVE(real_delete, "_ZdlPv");
+	RESOLVE(real_delete_arr, "_ZdaPv");
+	RESOLVE(real_delete_al, "_ZdlPvSt11align_val_t");
+	RESOLVE(real_delete_arr_al, "_ZdaPvSt11align_val_t");
+	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
+	t_guard--;
+}
+
+/* ----------------------------------------------------------------- time */
+
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+
+	if (likely(g_tsc))
+		return __rdtsc();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- rings */
+
+static void stop_recording(void)
+{
+	__atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+}
+
+/* Is the collector still there?  (Slow path only.) */
+static bool collector_alive(void)
+{
+	struct stat st;
+
+	if (g_ctl->stop || g_ctl->dead)
+		return false;
+	if (g_ctl->collector_pid && kill((pid_t)g_ctl->collector_pid, 0) < 0 && errno == ESRCH)
+		return false;
+	/* Our socket, still ours?  Programs close or reuse file descriptors. */
+	if (g_sock >= 0 && (fstat(g_sock, &st) < 0 || st.st_ino != g_sock_ino ||
+			    st.st_dev != g_sock_dev))
+		g_sock = -1;
+	return true;
+}
+
+/* Waits until `need` bytes past t->head are free.  False: give up. */
+static bool wait_space(struct tstate *t, uint64_t need)
+{
+	unsigned spins = 0;
+	int saved = errno;
+
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+
+		t->tail_cache = tail;
+		if (t->head + need - tail <= t->size)
+			break;
+		if (g_lossy || g_state != ST_ACTIVE) {
+			if (g_lossy)
+				__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
+			errno = saved;
+			return false;
+		}
+		if (spins == 0)
+			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
+		spins++;
+		if (spins < 200) {
+			__builtin_ia32_pause();
+		} else if (spins < 400) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 50000 };
+
+			nanosleep(&ts, NULL);
+			if ((spins & 127) == 0 && !collector_alive()) {
+				g_ctl->dead = 1;
+				stop_recording();
+				errno = saved;
+				return false;
+			}
+		}
+	}
+	errno = saved;
+	return true;
+}
+
+/* Reserves `words` words; returns where to write them, or NULL. */
+static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
+{
+	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
+
+	if (unlikely(off + bytes > t->size)) {
+		uint64_t pad = t->size - off;
+
+		if (t->head + pad + bytes - t->tail_cache > t->size && !wait_space(t, pad + bytes))
+			return NULL;
+		*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+		t->head += pad;
+		off = 0;
+	} else if (unlikely(t->head + bytes - t->tail_cache > t->size) && !wait_space(t, bytes)) {
+		return NULL;
+	}
+	return (uint64_t *)(t->data + off);
+}
+
+static inline void ring_commit(struct tstate *t, unsigned words)
+{
+	t->head += (uint64_t)words * 8;
+	__atomic_store_n(&t->ring->head, t->head, __ATOMIC_RELEASE);
+}
+
+static inline void shared_lock(struct tstate *t)
+{
+	if (unlikely(t->shared))
+		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE))
+			__builtin_ia32_pause();
+}
+
+static inline void shared_unlock(struct tstate *t)
+{
+	if (unlikely(t->shared))
+		__atomic_store_n(&t->ring->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* --------------------------------------------------------- module maps */
+
+struct mod_walk {
+	struct tstate *t;
+	unsigned long adds, subs;
+	bool emit, ok;
+};
+
+static int mod_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mod_walk *w = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		w->adds = info->dlpi_adds;
+		w->subs = info->dlpi_subs;
+	}
+	return 1;
+}
+
+static char g_exe[512];
+
+static int mod_emit_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mod_walk *w = arg;
+	const char *path = info->dlpi_name;
+	const uint8_t *bid = NULL;
+	size_t bid_len = 0, path_len;
+	unsigned nseg = 0, words, i;
+	uint64_t *rec;
+
+	(void)size;
+	if (!path || !path[0])
+		path = g_exe;
+	path_len = strlen(path);
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD)
+			nseg++;
+		if (ph->p_type == PT_NOTE && !bid) {
+			const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+			const uint8_t *end = p + ph->p_memsz;
+
+			while (p + sizeof(ElfW(Nhdr)) <= end) {
+				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+				const uint8_t *name = p + sizeof(*nh);
+				const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+				if (desc + nh->n_descsz > end)
+					break;
+				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+				    memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= 64) {
+					bid = desc;
+					bid_len = nh->n_descsz;
+					break;
+				}
+				p = desc + ((nh->n_descsz + 3) & ~3u);
+			}
+		}
+	}
+	if (path_len > 4000)
+		path_len = 4000;
+	words = 4 + 2 * nseg + (unsigned)((bid_len + 7) / 8) + (unsigned)((path_len + 1 + 7) / 8);
+	rec = ring_begin(w->t, words);
+	if (!rec) {
+		w->ok = false;
+		return 1;
+	}
+	rec[0] = msc_ev_hdr(MSC_EV_MODULE, 0, words, 0);
+	rec[1] = info->dlpi_addr;
+	rec[2] = (uint64_t)bid_len << 32 | path_len;
+	rec[3] = nseg;
+	{
+		uint64_t *seg = rec + 4;
+		uint8_t *bytes;
+
+		for (i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+			if (ph->p_type != PT_LOAD)
+				continue;
+			*seg++ = info->dlpi_addr + ph->p_vaddr;
+			*seg++ = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
+		bytes = (uint8_t *)seg;
+		memset(bytes, 0, (words - 4 - 2 * nseg) * 8);
+		if (bid_len)
+			memcpy(bytes, bid, bid_len);
+		memcpy(bytes + ((bid_len + 7) & ~(size_t)7), path, path_len);
+	}
+	ring_commit(w->t, words);
+	return 0;
+}
+
+/* Sends this thread's view of the loaded modules if it changed. */
+static void modules_check(struct tstate *t)
+{
+	struct mod_walk w = { .t = t, .ok = true };
+	uint64_t *rec;
+
+	dl_iterate_phdr(mod_count_cb, &w);
+	if (w.adds == t->mod_adds && w.subs == t->mod_subs && t->mod_adds)
+		return;
+	rec = ring_begin(t, 2);
+	if (!rec)
+		return;
+	rec[0] = msc_ev_hdr(MSC_EV_MODULES, 0, 2, 0);
+	rec[1] = now();
+	ring_commit(t, 2);
+	dl_iterate_phdr(mod_emit_cb, &w);
+	rec = ring_begin(t, 1);
+	if (!rec)
+		return;
+	rec[0] = msc_ev_hdr(MSC_EV_MODULES_END, 0, 1, 0);
+	ring_commit(t, 1);
+	if (w.ok) {
+		t->mod_adds = w.adds ? w.adds : 1;
+		t->mod_subs = w.subs;
+	}
+}
+
+/* --------------------------------------------------------------- stacks */
+
+static void *map_anon(size_t size)
+{
+	void *p = real_mmap ? real_mmap(NULL, size, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+			    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap(void *p, size_t size)
+{
+	if (real_munmap)
+		real_munmap(p, size);
+	else
+		munmap(p, size);
+}
+
+static bool intern_grow(struct tstate *t)
+{
+	uint32_t ncap = t->tab ? (t->tab_mask + 1) * 2 : 1024, i;
+	struct intern_slot *nt = map_anon(ncap * sizeof(*nt));
+
+	if (!nt)
+		return false;
+	for (i = 0; t->tab && i <= t->tab_mask; i++) {
+		struct intern_slot *s = &t->tab[i];
+		uint32_t j;
+
+		if (!s->id)
+			continue;
+		j = (uint32_t)s->h1 & (ncap - 1);
+		while (nt[j].id)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = *s;
+	}
+	if (t->tab)
+		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+	t->tab = nt;
+	t->tab_mask = ncap - 1;
+	return true;
+}
+
+/* Captures the stack above `frame` and returns its id (0: none). */
+static uint32_t stack_id(struct tstate *t, void *frame)
+{
+	uint64_t h1 = 0x9e3779b97f4a7c15ull, h2 = 0xc2b2ae3d27d4eb4full;
+	struct intern_slot *s;
+	uint64_t *rec;
+	uint32_t id, j;
+	int n, i;
+
+	n = unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth);
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		h1 = (h1 ^ t->ips[i]) * 0xff51afd7ed558ccdull;
+		h1 ^= h1 >> 32;
+		h2 = (h2 + t->ips[i]) * 0xc4ceb9fe1a85ec53ull;
+		h2 ^= h2 >> 29;
+	}
+	h1 ^= (uint64_t)n;
+	j = (uint32_t)h1 & t->tab_mask;
+	for (;;) {
+		s = &t->tab[j];
+		if (!s->id)
+			break;
+		if (s->h1 == h1 && s->h2 == h2)
+			return s->id;
+		j = (j + 1) & t->tab_mask;
+	}
+	/* A new stack: send the module map first if it changed, then it. */
+	modules_check(t);
+	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
+	rec = ring_begin(t, 1 + (unsigned)n);
+	if (!rec)
+		return 0;
+	rec[0] = msc_ev_hdr(MSC_EV_STACK, 0, 1 + (unsigned)n, id);
+	memcpy(rec + 1, t->ips, (size_t)n * 8);
+	ring_commit(t, 1 + (unsigned)n);
+	if ((t->tab_count + 1) * 2 > t->tab_mask + 1) {
+		if (!intern_grow(t))
+			return id;	/* not cached: sent again next time */
+		j = (uint32_t)h1 & t->tab_mask;
+		while (t->tab[j].id)
+			j = (j + 1) & t->tab_mask;
+		s = &t->tab[j];
+	}
+	s->h1 = h1;
+	s->h2 = h2;
+	s->id = id;
+	t->tab_count++;
+	return id;
+}
+
+/* --------------------------------------------------------------- threads */
+
+static int raw_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/* Top of the main thread's stack, from /proc/self/maps, without malloc. */
+static uint64_t main_stack_top(uint64_t sp)
+{
+	char buf[4096];
+	size_t have = 0;
+	uint64_t top = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			unsigned long long lo, hi;
+
+			*nl = '\0';
+			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi) {
+				top = hi;
+				goto out;
+			}
+			line = nl + 1;
+		}
+		have = strlen(line);
+		memmove(buf, line, have);
+	}
+out:
+	close(fd);
+	return top;
+}
+
+static uint64_t stack_top(uint64_t *lo)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	*lo = 0;
+	if (raw_gettid() == getpid())
+		return main_stack_top(sp);
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return 0;
+	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+		size = 0, addr = NULL;
+	pthread_attr_destroy(&attr);
+	*lo = (uint64_t)(uintptr_t)addr;
+	return (uint64_t)(uintptr_t)addr + size;
+}
+
+static bool tstate_setup(struct tstate *t, unsigned ring_index)
+{
+	struct msc_ring *r = msc_ring_at(g_region, g_ctl, ring_index);
+
+	t->ring = r;
+	t->data = msc_ring_data(r);
+	t->size = g_ctl->ring_size;
+	t->mask = t->size - 1;
+	t->head = r->head;
+	t->tail_cache = r->tail;
+	t->shared = ring_index == 0;
+	unwind_thread_init(&t->uw);
+	return intern_grow(t);
+}
+
+static void emit_thread(struct tstate *t)
+{
+	uint64_t *rec = ring_begin(t, 7);
+
+	if (!rec)
+		return;
+	t->ring->busy = 1;
+	rec[0] = msc_ev_hdr(MSC_EV_THREAD, 0, 7, (uint32_t)t->tid);
+	rec[1] = now();
+	/* Our own memory: the leak scan must not take it for a root. */
+	rec[2] = (uint64_t)(uintptr_t)t;
+	rec[3] = t->uw.stack_hi;
+	rec[4] = sizeof(*t);
+	/* The stack (dead memory once the thread exits, though glibc keeps it
+	 * mapped for reuse) and the thread pointer (its TCB holds the DTV). */
+	rec[5] = t->stack_lo;
+	rec[6] = (uint64_t)pthread_self();
+	t->ring->last_ts = rec[1];
+	ring_commit(t, 7);
+	t->ring->busy = 0;
+}
+
+static struct tstate *shared_state(void)
+{
+	return g_shared_ready ? &g_shared : NULL;
+}
+
+static struct tstate *thread_init(void)
+{
+	struct tstate *t;
+	unsigned i, n = g_ctl->nrings;
+	int saved = errno;
+
+	t = map_anon(sizeof(*t));
+	if (!t)
+		goto shared;
+	for (i = 1; i < n; i++) {
+		uint32_t expect = MSC_RING_FREE;
+		struct msc_ring *r = msc_ring_at(g_region, g_ctl, i);
+
+		if (r->state == MSC_RING_FREE &&
+		    __atomic_compare_exchange_n(&r->state, &expect, MSC_RING_OWNED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
+	if (i >= n || !tstate_setup(t, i)) {
+		unmap(t, sizeof(*t));
+		goto shared;
+	}
+	{
+		uint32_t used = g_ctl->rings_used;
+
+		while (used < i + 1 &&
+		       !__atomic_compare_exchange_n(&g_ctl->rings_used, &used, i + 1, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	t->tid = raw_gettid();
+	t->ring->tid = (uint32_t)t->tid;
+	t->uw.stack_hi = stack_top(&t->stack_lo);
+	t_state = t;
+	if (g_key_ok)
+		pthread_setspecific(g_key, t);
+	emit_thread(t);
+	errno = saved;
+	return t;
+shared:
+	errno = saved;
+	return shared_state();
+}
+
+static void thread_exit(void *arg)
+{
+	struct tstate *t = arg;
+
+	if (!t || t == TSTATE_DEAD || t->shared)
+		return;
+	t_guard++;
+	{
+		uint64_t *rec = ring_begin(t, 2);
+
+		if (rec) {
+			t->ring->busy = 1;
+			rec[0] = msc_ev_hdr(MSC_EV_THREAD_EXIT, 0, 2, (uint32_t)t->tid);
+			rec[1] = now();
+			t->ring->last_ts = rec[1];
+			ring_commit(t, 2);
+			t->ring->busy = 0;
+		}
+	}
+	t_state = TSTATE_DEAD;
+	/* Everything committed stays readable; the collector frees the ring
+	 * once it has drained it. */
+	__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
+	if (t->tab)
+		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+	unmap(t, sizeof(*t));
+	t_guard--;
+}
+
+static inline struct tstate *get_tstate(void)
+{
+	struct tstate *t = t_state;
+
+	if (likely(t && t != TSTATE_DEAD))
+		return t;
+	if (t == TSTATE_DEAD)
+		return shared_state();
+	return thread_init();
+}
+
+/* ------------------------------------------------------------ recording */
+
+static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	struct tstate *t = get_tstate();
+	uint64_t *rec;
+	uint32_t id;
+
+	if (!t)
+		return;
+	shared_lock(t);
+	id = stack_id(t, frame);
+	rec = ring_begin(t, 4);
+	if (rec) {
+		t->ring->busy = 1;
+		__asm__ volatile("" ::: "memory");
+		rec[0] = msc_ev_hdr(MSC_EV_ALLOC, fn, 4, id);
+		rec[1] = now();
+		rec[2] = (uint64_t)(uintptr_t)p;
+		rec[3] = size;
+		t->ring->last_ts = rec[1];
+		ring_commit(t, 4);
+		t->ring->busy = 0;
+	}
+	shared_unlock(t);
+}
+
+/* FREE, UNFREE, MUNMAP: events without a stack. */
+static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
+{
+	struct tstate *t = get_tstate();
+	uint64_t *rec;
+
+	if (!t)
+		return;
+	shared_lock(t);
+	rec = ring_begin(t, words);
+	if (rec) {
+		t->ring->busy = 1;
+		__asm__ volatile("" ::: "memory");
+		rec[0] = msc_ev_hdr(type, fn, words, 0);
+		rec[1] = now();
+		rec[2] = a;
+		if (words > 3)
+			rec[3] = b;
+		t->ring->last_ts = rec[1];
+		ring_commit(t, words);
+		t->ring->busy = 0;
+	}
+	shared_unlock(t);
+}
+
+/* MMAP, MREMAP, BRK: events with a stack and up to four values. */
+static void record_region(void *frame, unsigned type, const uint64_t *v, unsigned nv)
+{
+	struct tstate *t = get_tstate();
+	uint64_t *rec;
+	uint32_t id;
+	unsigned i;
+
+	if (!t)
+		return;
+	shared_lock(t);
+	id = stack_id(t, frame);
+	rec = ring_begin(t, 2 + nv);
+	if (rec) {
+		t->ring->busy = 1;
+		__asm__ volatile("" ::: "memory");
+		rec[0] = msc_ev_hdr(type, 0, 2 + nv, id);
+		rec[1] = now();
+		for (i = 0; i < nv; i++)
+			rec[2 + i] = v[i];
+		t->ring->last_ts = rec[1];
+		ring_commit(t, 2 + nv);
+		t->ring->busy = 0;
+	}
+	shared_unlock(t);
+}
+
+#define ACTIVE() (likely(!t_flags) && likely(g_state == ST_ACTIVE))
+
+/* Not recording this call; consumes a pending IN_NEW. */
+static inline void passing_through(void)
+{
+	if (unlikely(t_flags & IN_NEW))
+		t_flags &= ~IN_NEW;
+}
+
+/* ----------------------------------------------------------------- init */
+
+static bool recv_welcome(int s, struct msc_welcome *w, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	do {
+		n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*w))
+		return false;
+	*fd = -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return w->magic == MSC_PROTO_MAGIC && *fd >= 0;
+}
+
+/* Connects to the collector and maps this process's region. */
+static bool session_start(bool forked)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct msc_hello hello = { 0 };
+	struct msc_welcome welcome;
+	struct stat st;
+	int s, fd = -1, hi;
+	void *region;
+	ssize_t n;
+
+	if (!g_sock_path[0])
+		return false;
+	memcpy(sa.sun_path, g_sock_path, sizeof(sa.sun_path));
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	/* Far from the descriptors programs pick and reuse (dup2(x, 3)). */
+	hi = fcntl(s, F_DUPFD_CLOEXEC, 900);
+	if (hi >= 0) {
+		close(s);
+		s = hi;
+	}
+	hello.magic = MSC_PROTO_MAGIC;
+	hello.version = MSC_PROTO_VERSION;
+	hello.pid = getpid();
+	hello.ppid = getppid();
+	hello.flags = forked ? MSC_HELLO_FORKED : 0;
+	n = readlink("/proc/self/exe", hello.exe, sizeof(hello.exe) - 1);
+	if (n > 0)
+		hello.exe[n] = '\0';
+	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+		goto fail;
+	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0)
+		goto fail;
+	region = mmap(NULL, welcome.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	fd = -1;
+	if (region == MAP_FAILED)
+		goto fail;
+	g_region = region;
+	g_region_size = welcome.region_size;
+	g_ctl = region;
+	if (g_ctl->magic != MSC_PROTO_MAGIC || g_ctl->version != MSC_PROTO_VERSION ||
+	    (g_ctl->ring_size & (g_ctl->ring_size - 1)) || g_ctl->nrings < 1) {
+		munmap(region, welcome.region_size);
+		goto fail;
+	}
+	g_depth = g_ctl->depth ? g_ctl->depth : 64;
+	if (g_depth > TRACE_MAX)
+		g_depth = TRACE_MAX;
+	g_unwind = g_ctl->unwind;
+	g_lossy = g_ctl->flags & MSC_CTL_LOSSY;
+	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
+	g_scan = g_ctl->flags & MSC_CTL_SCAN;
+	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
+	g_sock = s;
+	if (fstat(s, &st) == 0) {
+		g_sock_ino = st.st_ino;
+		g_sock_dev = st.st_dev;
+	}
+	memset(&g_shared, 0, sizeof(g_shared));
+	g_shared_ready = tstate_setup(&g_shared, 0);
+	g_shared.tid = 0;
+	return true;
+fail:
+	if (fd >= 0)
+		close(fd);
+	close(s);
+	return false;
+}
+
+/* Removes our entry from LD_PRELOAD in place (no malloc): children that
+ * exec do not load the shim unless --follow asked for it. */
+static void strip_preload(void)
+{
+	extern char **environ;
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		char *v, *tok, *out;
+
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			continue;
+		v = *e + 11;
+		out = v;
+		tok = v;
+		while (*tok) {
+			char *end = tok;
+			size_t len;
+			const char *base;
+
+			while (*end && *end != ':' && *end != ' ')
+				end++;
+			len = (size_t)(end - tok);
+			base = tok;
+			for (const char *q = tok; q < end; q++)
+				if (*q == '/')
+					base = q + 1;
+			if (len && !((size_t)(end - base) == 14 && memcmp(base, "libmemscope.so", 14) == 0)) {
+				if (out != v)
+					*out++ = ':';
+				memmove(out, tok, len);
+				out += len;
+			}
+			tok = *end ? end + 1 : end;
+		}
+		*out = '\0';
+		if (!*v)
+			unsetenv("LD_PRELOAD");
+		return;
+	}
+}
+
+static void fork_prepare(void)
+{
+	t_guard++;
+}
+
+static void fork_parent(void)
+{
+	t_guard--;
+}
+
+static void fork_child(void)
+{
+	/* Only this thread survives; the parent's region is not ours. */
+	t_state = NULL;
+	g_shared_ready = false;
+	if (g_sock >= 0) {
+		close(g_sock);
+		g_sock = -1;
+	}
+	if (g_region) {
+		unmap(g_region, g_region_size);
+		g_region = NULL;
+		g_ctl = NULL;
+	}
+	g_pid = getpid();
+	if (g_state == ST_ACTIVE && g_follow && session_start(true)) {
+		g_state = ST_ACTIVE;
+	} else {
+		/*
+		 * A child that is not followed: what it executes does not
+		 * load us (only our LD_PRELOAD entry goes).  The recorded
+		 * process itself keeps it, so that an exec in its place is
+		 * still recorded.
+		 */
+		if (g_state == ST_ACTIVE)
+			strip_preload();
+		g_state = ST_OFF;
+	}
+	t_guard--;
+}
+
+static void shim_init(void)
+{
+	int expect = ST_UNINIT;
+	const char *sock;
+
+	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_INIT, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	t_guard++;
+	resolve_reals();
+	g_pid = getpid();
+	sock = getenv("MEMSCOPE_SOCK");
+	if (sock && strlen(sock) < sizeof(g_sock_path))
+		memcpy(g_sock_path, sock, strlen(sock) + 1);
+	{
+		ssize_t n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+
+		g_exe[n > 0 ? n : 0] = '\0';
+	}
+	if (!session_start(false)) {
+		/* Not recorded (not followed, or no collector): our children
+		 * must not load us either. */
+		if (g_sock_path[0])
+			strip_preload();
+		g_state = ST_OFF;
+		t_guard--;
+		return;
+	}
+	unwind_global_init();
+	g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+	t_guard--;
+}
+
+static inline void ensure_init(void)
+{
+	if (unlikely(g_state == ST_UNINIT))
+		shim_init();
+}
+
+__attribute__((constructor)) static void shim_ctor(void)
+{
+	ensure_init();
+	if (g_state != ST_ACTIVE)
+		return;
+	t_guard++;
+	unwind_load_libunwind();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	t_guard--;
+}
+
+/*
+ * Asks the collector to look for pointers to the blocks still live (leak
+ * classification) while this process waits here, at the very end: after
+ * the program's destructors (shim_dtor), or in _exit, which skips them.
+ */
+static void request_scan(void)
+{
+	static int done;
+	struct tstate *t;
+	uint64_t *rec = NULL;
+	char c;
+
+	if (g_state != ST_ACTIVE || !g_scan || g_sock < 0 || getpid() != g_pid ||
+	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	t_guard++;
+	t = get_tstate();
+	if (t && collector_alive() && g_sock >= 0) {
+		shared_lock(t);
+		rec = ring_begin(t, 3);
+		if (rec) {
+			t->ring->busy = 1;
+			rec[0] = msc_ev_hdr(MSC_EV_SCAN, 0, 3, (uint32_t)raw_gettid());
+			rec[1] = now();
+			rec[2] = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+			t->ring->last_ts = rec[1];
+			ring_commit(t, 3);
+			t->ring->busy = 0;
+		}
+		shared_unlock(t);
+		/* The reply, or EOF if the collector goes away. */
+		while (rec && read(g_sock, &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	t_guard--;
+}
+
+__attribute__((destructor)) static void shim_dtor(void)
+{
+	if (g_state == ST_ACTIVE && getpid() == g_pid)
+		unwind_report();
+	request_scan();
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+/* Exported hooks that no C header declares. */
+SHIM_EXPORT void *memalign(size_t align, size_t size);
+SHIM_EXPORT void *pvalloc(size_t size);
+SHIM_EXPORT void *_Znwm(size_t size);
+SHIM_EXPORT void *_Znam(size_t size);
+SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt);
+SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const void *nt);
+SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t al);
+SHIM_EXPORT void *_ZnamSt11align_val_t(size_t size, size_t al);
+SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
+SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
+SHIM_EXPORT void _ZdlPv(void *p);
+SHIM_EXPORT void _ZdaPv(void *p);
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al);
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al);
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al);
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+
+SHIM_EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (unlikely(!real_malloc)) {
+		if (resolving)
+			return boot_alloc(size, 16);
+		ensure_init();
+		if (!real_malloc)
+			return boot_alloc(size, 16);
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_malloc(size);
+	}
+	t_guard++;
+	p = real_malloc(size);
+	if (p)
+		record_alloc(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void free(void *ptr)
+{
+	if (unlikely(!ptr || is_boot(ptr)))
+		return;
+	if (unlikely(!real_free)) {
+		ensure_init();
+		if (!real_free)
+			return;
+	}
+	if (!ACTIVE()) {
+		real_free(ptr);
+		return;
+	}
+	t_guard++;
+	/* Before the real free: afterwards another thread may get ptr back. */
+	record_simple(MSC_EV_FREE, MSC_FN_FREE, (uint64_t)(uintptr_t)ptr, 0, 3);
+	real_free(ptr);
+	t_guard--;
+}
+
+SHIM_EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (unlikely(!real_calloc)) {
+		if (resolving) {
+			if (size && n > SIZE_MAX / size)
+				return NULL;
+			p = boot_alloc(n * size, 16);	/* the pool is zeroed memory */
+			return p;
+		}
+		ensure_init();
+		if (!real_calloc)
+			return NULL;
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_calloc(n, size);
+	}
+	t_guard++;
+	p = real_calloc(n, size);
+	if (p)
+		record_alloc(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
+	t_guard--;
+	return p;
+}
+
+static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
+{
+	void *p;
+
+	if (unlikely(is_boot(ptr))) {
+		p = malloc(size);
+		if (p)
+			memcpy(p, ptr, boot_size(ptr) < size ? boot_size(ptr) : size);
+		return p;
+	}
+	if (!ACTIVE())
+		return real_realloc(ptr, size);
+	t_guard++;
+	if (ptr)
+		record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	p = real_realloc(ptr, size);
+	if (p)
+		record_alloc(frame, p, size, fn);
+	else if (ptr && size)
+		record_simple(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void *realloc(void *ptr, size_t size)
+{
+	if (unlikely(!real_realloc)) {
+		if (resolving) {
+			void *p = boot_alloc(size, 16);
+
+			if (p && ptr)
+				memcpy(p, ptr, boot_size(ptr) < size ? boot_size(ptr) : size);
+			return p;
+		}
+		ensure_init();
+		if (!real_realloc)
+			return NULL;
+	}
+	return do_realloc(__builtin_frame_address(0), ptr, size, MSC_FN_REALLOC);
+}
+
+SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(!real_realloc)) {
+		ensure_init();
+		if (!real_realloc)
+			return NULL;
+	}
+	return do_realloc(__builtin_frame_address(0), ptr, n * size, MSC_FN_REALLOCARRAY);
+}
+
+SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int ret;
+
+	ensure_init();
+	if (unlikely(!real_posix_memalign)) {
+		void *p = boot_alloc(size, align);
+
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_posix_memalign(out, align, size);
+	}
+	t_guard++;
+	ret = real_posix_memalign(out, align, size);
+	if (ret == 0)
+		record_alloc(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
+	t_guard--;
+	return ret;
+}
+
+#define ALIGNED_HOOK(name, fn, params, args, realcall, sizeexpr)                              \
+	SHIM_EXPORT void *name params                                                         \
+	{                                                                                     \
+		void *p;                                                                      \
+		ensure_init();                                                                \
+		if (unlikely(!real_##name))                                                   \
+			return NULL;                                                          \
+		if (!ACTIVE()) {                                                              \
+			passing_through();                                                    \
+			return realcall;                                                      \
+		}                                                                             \
+		t_guard++;                                                                    \
+		p = realcall;                                                                 \
+		if (p)                                                                        \
+			record_alloc(__builtin_frame_address(0), p, sizeexpr, fn);           \
+		t_guard--;                                                                    \
+		return p;                                                                     \
+	}
+
+ALIGNED_HOOK(aligned_alloc, MSC_FN_ALIGNED_ALLOC, (size_t align, size_t size), (align, size),
+	     real_aligned_alloc(align, size), size)
+ALIGNED_HOOK(memalign, MSC_FN_MEMALIGN, (size_t align, size_t size), (align, size),
+	     real_memalign(align, size), size)
+ALIGNED_HOOK(valloc, MSC_FN_VALLOC, (size_t size), (size), real_valloc(size), size)
+ALIGNED_HOOK(pvalloc, MSC_FN_PVALLOC, (size_t size), (size), real_pvalloc(size), size)
+
+/* ------------------------------------------------------ C++ operators */
+
+static inline void cxx_ready(void)
+{
+	ensure_init();
+	if (unlikely(!__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE)))
+		resolve_cxx();
+}
+
+/* No libstdc++ operator to call (cannot happen in a C++ program). */
+static void *new_fallback(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		abort();	/* cannot throw std::bad_alloc from here */
+	return p;
+}
+
+#define NEW_HOOK(sym, realfn, fn, params, callargs)                                     \
+	SHIM_EXPORT void *sym params                                                    \
+	{                                                                               \
+		void *p;                                                                \
+		cxx_ready();                                                            \
+		if (unlikely(!realfn))                                                  \
+			return new_fallback(size);                                      \
+		if (!ACTIVE())                                                          \
+			return realfn callargs;                                         \
+		t_flags |= IN_NEW;                                                      \
+		p = realfn callargs;                                                    \
+		t_flags &= ~IN_NEW;                                                     \
+		if (p && ACTIVE()) {                                                    \
+			t_guard++;                                                      \
+			record_alloc(__builtin_frame_address(0), p, size, fn);          \
+			t_guard--;                                                      \
+		}                                                                       \
+		return p;                                                               \
+	}
+
+NEW_HOOK(_Znwm, real_new, MSC_FN_NEW, (size_t size), (size))
+NEW_HOOK(_Znam, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size))
+NEW_HOOK(_ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt), (size, nt))
+NEW_HOOK(_ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY, (size_t size, const void *nt),
+	 (size, nt))
+NEW_HOOK(_ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al), (size, al))
+NEW_HOOK(_ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY, (size_t size, size_t al),
+	 (size, al))
+NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
+NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
+
+/* Deletes never throw: the guard may be held across the real one. */
+static void do_delete(void *ptr, unsigned fn, void (*realfn)(void *))
+{
+	if (!ptr)
+		return;
+	cxx_ready();
+	if (unlikely(!realfn))
+		realfn = real_delete ? real_delete : free;
+	if (!ACTIVE()) {
+		realfn(ptr);
+		return;
+	}
+	t_guard++;
+	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	realfn(ptr);
+	t_guard--;
+}
+
+static void do_delete_al(void *ptr, size_t al, unsigned fn, void (*realfn)(void *, size_t))
+{
+	if (!ptr)
+		return;
+	cxx_ready();
+	if (unlikely(!realfn)) {
+		do_delete(ptr, fn, NULL);
+		return;
+	}
+	if (!ACTIVE()) {
+		realfn(ptr, al);
+		return;
+	}
+	t_guard++;
+	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	realfn(ptr, al);
+	t_guard--;
+}
+
+SHIM_EXPORT void _ZdlPv(void *p) { do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPv(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+
+/* ---------------------------------------------------- mappings and brk */
+
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	ensure_init();
+	if (unlikely(!real_mmap))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (!ACTIVE() || !(flags & MAP_ANONYMOUS) || (flags & MAP_SHARED))
+		return real_mmap(addr, len, prot, flags, fd, off);
+	t_guard++;
+	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)p, len };
+
+		record_region(__builtin_frame_address(0), MSC_EV_MMAP, v, 2);
+	}
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+SHIM_EXPORT int munmap(void *addr, size_t len)
+{
+	int ret;
+
+	ensure_init();
+	if (unlikely(!real_munmap))
+		return (int)syscall(SYS_munmap, addr, len);
+	if (!ACTIVE())
+		return real_munmap(addr, len);
+	t_guard++;
+	/* Like free: before the range can be handed out again. */
+	record_simple(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
+	ret = real_munmap(addr, len);
+	t_guard--;
+	return ret;
+}
+
+SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *p, *new_addr = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	ensure_init();
+	if (unlikely(!real_mremap))
+		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+	if (!ACTIVE())
+		return real_mremap(old, old_len, new_len, flags, new_addr);
+	t_guard++;
+	p = real_mremap(old, old_len, new_len, flags, new_addr);
+	if (p != MAP_FAILED) {
+		uint64_t v[4] = { (uint64_t)(uintptr_t)old, old_len, (uint64_t)(uintptr_t)p, new_len };
+
+		record_region(__builtin_frame_address(0), MSC_EV_MREMAP, v, 4);
+	}
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT int brk(void *end)
+{
+	void *old;
+	int ret;
+
+	ensure_init();
+	if (!real_brk || !real_sbrk)
+		return (int)syscall(SYS_brk, end) == (long)end ? 0 : -1;
+	if (!ACTIVE())
+		return real_brk(end);
+	t_guard++;
+	old = real_sbrk(0);
+	ret = real_brk(end);
+	if (ret == 0) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)end };
+
+		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
+	}
+	t_guard--;
+	return ret;
+}
+
+SHIM_EXPORT void *sbrk(intptr_t inc)
+{
+	void *old;
+
+	ensure_init();
+	if (!real_sbrk)
+		return (void *)-1;
+	if (!ACTIVE() || inc == 0)
+		return real_sbrk(inc);
+	t_guard++;
+	old = real_sbrk(inc);
+	if (old != (void *)-1) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + (uint64_t)inc };
+
+		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
+	}
+	t_guard--;
+	return old;
+}
+
+/* ------------------------------------------- memscope.h annotations */
+
+SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size);
+SHIM_EXPORT void memscope_free(const void *ptr);
+
+SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_alloc(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_free(const void *ptr)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_simple(MSC_EV_FREE, MSC_FN_CUSTOM, (uint64_t)(uintptr_t)ptr, 0, 3);
+	t_guard--;
+}
+
+/* ---------------------------------------------------------- exit paths */
+
+static void record_exit(int status)
+{
+	if (!ACTIVE() || getpid() != g_pid)
+		return;
+	t_guard++;
+	record_simple(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
+	t_guard--;
+}
+
+SHIM_EXPORT void exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	if (real_exit)
+		real_exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SHIM_EXPORT void _exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	request_scan();
+	if (real__exit)
+		real__exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SHIM_EXPORT void _Exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	request_scan();
+	if (real__Exit)
+		real__Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* dlclose is in dlclose.S: it must not add a frame of its own. */
+int shim_dlclose_slow(void *handle) __attribute__((visibility("hidden")));
+int shim_dlclose_slow(void *handle)
+{
+	ensure_init();
+	if (!shim_real_dlclose)
+		RESOLVE(shim_real_dlclose, "dlclose");
+	return shim_real_dlclose ? shim_real_dlclose(handle) : -1;
+}

@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stack capture inside the allocation hooks (x86_64).
+ *
+ * The default ("dwarf") unwinder interprets the .eh_frame call frame
+ * information of the loaded code itself, as libgcc and libunwind do, but
+ * boils each instruction address down to a rule of three numbers (where the
+ * caller's stack pointer is: rsp or rbp plus an offset; whether rbp was saved
+ * and where; the return address is always just below the CFA) and caches it
+ * per thread.  An unwind step is then a cache probe and two loads.
+ *
+ * On top of that it reuses the outer part of the previous stack of the same
+ * thread: the unwinder is a deterministic function of the starting registers
+ * and of the stack words it reads, so when a frame is reached whose state
+ * (ip, rsp and, if it still matters, rbp) equals a frame of the previous
+ * trace, and every word the previous trace read from there on still holds the
+ * same value, the rest of the previous trace is exactly what unwinding would
+ * produce again.  Programs allocate from deep, stable call chains; this turns
+ * most of the walk into word comparisons.
+ *
+ * Frames this cannot describe (signal trampolines, CFA expressions, code
+ * without unwind info such as JIT code) fall back to libunwind's
+ * unw_backtrace for the whole stack; libunwind is loaded privately
+ * (RTLD_LOCAL) so that its backtrace() and _Unwind_* exports never replace
+ * the program's.  MEMSCOPE_UNWIND_CHECK=1 compares every capture with
+ * libunwind's and reports mismatches at exit (a test of this file).
+ *
+ * All memory read lies between the hook's own frame and the top of the
+ * thread's stack, or in the loaded objects' .eh_frame_hdr/.eh_frame.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+volatile uint32_t shim_module_epoch;
+uint64_t shim_text_lo, shim_text_hi;
+
+/* --------------------------------------------------------------- rules */
+
+enum {
+	RULE_EMPTY = 0,
+	RULE_OK,
+	RULE_STOP,		/* outermost frame: return address undefined */
+	RULE_FALLBACK,		/* needs a real unwinder */
+};
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/*
+ * Packed rule: bits 0..1 kind, bit 2 CFA from rbp, bit 3 rbp saved,
+ * bits 16..31 rbp save offset from CFA (int16), bits 32..63 CFA offset.
+ */
+static inline uint64_t rule_pack(unsigned kind, bool cfa_rbp, bool rbp_saved, int rbp_off, int32_t cfa_off)
+{
+	return (uint64_t)kind | (uint64_t)cfa_rbp << 2 | (uint64_t)rbp_saved << 3 |
+	       (uint64_t)(uint16_t)(int16_t)rbp_off << 16 | (uint64_t)(uint32_t)cfa_off << 32;
+}
+#define RULE_KIND(r) ((unsigned)((r) & 3))
+#define RULE_CFA_RBP(r) (((r) >> 2) & 1)
+#define RULE_RBP_SAVED(r) (((r) >> 3) & 1)
+#define RULE_RBP_OFF(r) ((int64_t)(int16_t)(uint16_t)((r) >> 16))
+#define RULE_CFA_OFF(r) ((int64_t)(int32_t)(uint32_t)((r) >> 32))
+
+/* ------------------------------------------------------ DWARF decoding */
+
+#define DW_EH_PE_absptr 0x00
+#define DW_EH_PE_uleb128 0x01
+#define DW_EH_PE_udata2 0x02
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_udata8 0x04
+#define DW_EH_PE_sleb128 0x09
+#define DW_EH_PE_sdata2 0x0a
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+#define DW_EH_PE_indirect 0x80
+#define DW_EH_PE_omit 0xff
+
+struct cursor {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (c->p < c->end) {
+		uint8_t b = *c->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = true;
+	return 0;
+}
+
+static int64_t rd_sleb(struct cursor *c)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (c->p < c->end) {
+		b = *c->p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= -((int64_t)1 << shift);
+			return v;
+		}
+	}
+	c->bad = true;
+	return 0;
+}
+
+static uint64_t rd_fixed(struct cursor *c, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	memcpy(&v, c->p, n);
+	c->p += n;
+	return v;
+}
+
+/* Reads a pointer in DW_EH_PE encoding `enc`; datarel is relative to `data`. */
+static uint64_t rd_encoded(struct cursor *c, uint8_t enc, uint64_t data)
+{
+	uint64_t pos = (uint64_t)(uintptr_t)c->p, v;
+
+	if (enc == DW_EH_PE_omit)
+		return 0;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: v = rd_fixed(c, 8); break;
+	case DW_EH_PE_uleb128: v = rd_uleb(c); break;
+	case DW_EH_PE_udata2: v = rd_fixed(c, 2); break;
+	case DW_EH_PE_udata4: v = rd_fixed(c, 4); break;
+	case DW_EH_PE_udata8: v = rd_fixed(c, 8); break;
+	case DW_EH_PE_sleb128: v = (uint64_t)rd_sleb(c); break;
+	case DW_EH_PE_sdata2: v = (uint64_t)(int64_t)(int16_t)rd_fixed(c, 2); break;
+	case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)rd_fixed(c, 4); break;
+	case DW_EH_PE_sdata8: v = rd_fixed(c, 8); break;
+	default:
+		c->bad = true;
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case DW_EH_PE_pcrel:
+		v += pos;
+		break;
+	case DW_EH_PE_datarel:
+		v += data;
+		break;
+	default:
+		c->bad = true;	/* textrel/funcrel/aligned: not used by GCC on x86_64 */
+		return 0;
+	}
+	if (enc & DW_EH_PE_indirect)
+		v = *(const uint64_t *)(uintptr_t)v;
+	return v;
+}
+
+/* Register rule while interpreting CFA instructions. */
+enum { R_SAME = 0, R_OFFSET, R_UNDEF, R_OTHER };
+
+struct regrule {
+	uint8_t how;
+	int64_t off;
+};
+
+struct cfa_state {
+	unsigned cfa_reg;
+	int64_t cfa_off;
+	bool cfa_expr;
+	struct regrule rbp, ra;
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	unsigned ra_reg;
+	uint8_t fde_enc;
+	bool has_z, signal;
+	const uint8_t *insns, *end;
+};
+
+static bool parse_cie(const uint8_t *p, struct cie *cie)
+{
+	struct cursor c;
+	uint64_t len = *(const uint32_t *)p;
+	const char *aug;
+	uint8_t version;
+
+	p += 4;
+	if (len == 0xffffffff) {
+		len = *(const uint64_t *)p;
+		p += 8;
+	}
+	c.p = p;
+	c.end = p + len;
+	c.bad = false;
+	if (rd_fixed(&c, len == 0 ? 0 : 4) != 0)	/* CIE id */
+		return false;
+	version = (uint8_t)rd_fixed(&c, 1);
+	if (version != 1 && version != 3)
+		return false;
+	aug = (const char *)c.p;
+	while (c.p < c.end && *c.p)
+		c.p++;
+	c.p++;
+	memset(cie, 0, sizeof(*cie));
+	cie->fde_enc = DW_EH_PE_absptr;
+	if (aug[0] == 'e' && aug[1] == 'h')
+		return false;
+	cie->code_align = rd_uleb(&c);
+	cie->data_align = rd_sleb(&c);
+	cie->ra_reg = version == 1 ? (unsigned)rd_fixed(&c, 1) : (unsigned)rd_uleb(&c);
+	if (aug[0] == 'z') {
+		uint64_t alen = rd_uleb(&c);
+		const uint8_t *aend = c.p + alen;
+		const char *a;
+
+		cie->has_z = true;
+		for (a = aug + 1; *a && !c.bad; a++) {
+			switch (*a) {
+			case 'R':
+				cie->fde_enc = (uint8_t)rd_fixed(&c, 1);
+				break;
+			case 'P': {
+				uint8_t enc = (uint8_t)rd_fixed(&c, 1);
+
+				/* Skip the personality pointer without following it. */
+				rd_encoded(&c, enc & ~DW_EH_PE_indirect, 0);
+				break;
+			}
+			case 'L':
+				rd_fixed(&c, 1);
+				break;
+			case 'S':
+				cie->signal = true;
+				break;
+			default:
+				/* Unknown augmentation: its data is skipped via 'z'. */
+				c.p = aend;
+				break;
+			}
+		}
+		c.p = aend;
+	} else if (aug[0]) {
+		return false;
+	}
+	if (c.bad || c.p > c.end)
+		return false;
+	cie->insns = c.p;
+	cie->end = c.end;
+	return true;
+}
+
+#define STATE_STACK 8
+
+/*
+ * Runs CFA instructions [p, end) until the row that covers `target` is
+ * reached.  Returns false on an instruction it cannot follow.
+ */
+static bool run_cfa(const struct cie *cie, const uint8_t *p, const uint8_t *end, uint64_t *loc,
+		    uint64_t target, struct cfa_state *st, const struct cfa_state *init,
+		    struct cfa_state *stack, int *sp)
+{
+	struct cursor c = { p, end, false };
+
+	while (c.p < c.end && !c.bad) {
+		uint8_t op = *c.p++;
+		uint8_t hi = op & 0xc0, low = op & 0x3f;
+		uint64_t reg, delta = 0;
+		int64_t off;
+
+		if (hi == 0x40) {	/* DW_CFA_advance_loc */
+			delta = low * cie->code_align;
+			goto advance;
+		}
+		if (hi == 0x80) {	/* DW_CFA_offset */
+			reg = low;
+			off = (int64_t)rd_uleb(&c) * cie->data_align;
+			goto set_offset;
+		}
+		if (hi == 0xc0) {	/* DW_CFA_restore */
+			reg = low;
+			goto restore;
+		}
+		switch (op) {
+		case 0x00:	/* nop */
+			continue;
+		case 0x01:	/* set_loc */
+			*loc = rd_encoded(&c, cie->fde_enc, 0);
+			if (*loc > target)
+				return true;
+			continue;
+		case 0x02:	/* advance_loc1 */
+			delta = rd_fixed(&c, 1) * cie->code_align;
+			goto advance;
+		case 0x03:	/* advance_loc2 */
+			delta = rd_fixed(&c, 2) * cie->code_align;
+			goto advance;
+		case 0x04:	/* advance_loc4 */
+			delta = rd_fixed(&c, 4) * cie->code_align;
+			goto advance;
+		case 0x05:	/* offset_extended */
+			reg = rd_uleb(&c);
+			off = (int64_t)rd_uleb(&c) * cie->data_align;
+			goto set_offset;
+		case 0x11:	/* offset_extended_sf */
+			reg = rd_uleb(&c);
+			off = rd_sleb(&c) * cie->data_align;
+			goto set_offset;
+		case 0x2f:	/* GNU_negative_offset_extended */
+			reg = rd_uleb(&c);
+			off = -(int64_t)rd_uleb(&c) * cie->data_align;
+			goto set_offset;
+		case 0x06:	/* restore_extended */
+			reg = rd_uleb(&c);
+			goto restore;
+		case 0x07:	/* undefined */
+			reg = rd_uleb(&c);
+			if (reg == REG_RBP)
+				st->rbp.how = R_UNDEF;
+			else if (reg == cie->ra_reg)
+				st->ra.how = R_UNDEF;
+			continue;
+		case 0x08:	/* same_value */
+			reg = rd_uleb(&c);
+			if (reg == REG_RBP)
+				st->rbp.how = R_SAME;
+			else if (reg == cie->ra_reg)
+				st->ra.how = R_OTHER;
+			continue;
+		case 0x09:	/* register */
+			reg = rd_uleb(&c);
+			rd_uleb(&c);
+			if (reg == REG_RBP)
+				st->rbp.how = R_OTHER;
+			else if (reg == cie->ra_reg)
+				st->ra.how = R_OTHER;
+			continue;
+		case 0x0a:	/* remember_state */
+			if (*sp >= STATE_STACK)
+				return false;
+			stack[(*sp)++] = *st;
+			continue;
+		case 0x0b:	/* restore_state */
+			if (*sp <= 0)
+				return false;
+			{
+				/* The CFA rule is not part of the saved register state
+				 * in DWARF, but GCC and every unwinder restore it. */
+				*st = stack[--(*sp)];
+			}
+			continue;
+		case 0x0c:	/* def_cfa */
+			st->cfa_reg = (unsigned)rd_uleb(&c);
+			st->cfa_off = (int64_t)rd_uleb(&c);
+			st->cfa_expr = false;
+			continue;
+		case 0x12:	/* def_cfa_sf */
+			st->cfa_reg = (unsigned)rd_uleb(&c);
+			st->cfa_off = rd_sleb(&c) * cie->data_align;
+			st->cfa_expr = false;
+			continue;
+		case 0x0d:	/* def_cfa_register */
+			st->cfa_reg = (unsigned)rd_uleb(&c);
+			st->cfa_expr = false;
+			continue;
+		case 0x0e:	/* def_cfa_offset */
+			st->cfa_off = (int64_t)rd_uleb(&c);
+			continue;
+		case 0x13:	/* def_cfa_offset_sf */
+			st->cfa_off = rd_sleb(&c) * cie->data_align;
+			continue;
+		case 0x0f:	/* def_cfa_expression */
+			c.p += rd_uleb(&c);
+			st->cfa_expr = true;
+			continue;
+		case 0x10:	/* expression */
+		case 0x16:	/* val_expression */
+			reg = rd_uleb(&c);
+			c.p += rd_uleb(&c);
+			if (reg == REG_RBP)
+				st->rbp.how = R_OTHER;
+			else if (reg == cie->ra_reg)
+				st->ra.how = R_OTHER;
+			continue;
+		case 0x14:	/* val_offset */
+			reg = rd_uleb(&c);
+			rd_uleb(&c);
+			goto val_other;
+		case 0x15:	/* val_offset_sf */
+			reg = rd_uleb(&c);
+			rd_sleb(&c);
+		val_other:
+			if (reg == REG_RBP)
+				st->rbp.how = R_OTHER;
+			else if (reg == cie->ra_reg)
+				st->ra.how = R_OTHER;
+			continue;
+		case 0x2e:	/* GNU_args_size */
+			rd_uleb(&c);
+			continue;
+		default:
+			return false;
+		}
+advance:
+		if (*loc + delta > target)
+			return true;
+		*loc += delta;
+		continue;
+set_offset:
+		if (reg == REG_RBP) {
+			st->rbp.how = R_OFFSET;
+			st->rbp.off = off;
+		} else if (reg == cie->ra_reg) {
+			st->ra.how = R_OFFSET;
+			st->ra.off = off;
+		}
+		continue;
+restore:
+		if (init) {
+			if (reg == REG_RBP)
+				st->rbp = init->rbp;
+			else if (reg == cie->ra_reg)
+				st->ra = init->ra;
+		}
+		continue;
+	}
+	return !c.bad;
+}
+
+/* Parses the FDE at p; if it covers pc, computes the rule for pc. */
+static uint64_t rule_from_fde(const uint8_t *fde, uint64_t pc, bool *covers)
+{
+	const uint8_t *p = fde, *cie_p, *end;
+	uint64_t len = *(const uint32_t *)p, pc_begin, pc_range, loc;
+	struct cfa_state st, init, stack[STATE_STACK];
+	struct cie cie;
+	struct cursor c;
+	int sp = 0;
+	uint32_t cie_off;
+
+	*covers = false;
+	p += 4;
+	if (len == 0xffffffff) {
+		len = *(const uint64_t *)p;
+		p += 8;
+	}
+	end = p + len;
+	cie_off = *(const uint32_t *)p;
+	if (cie_off == 0)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);	/* a CIE, not an FDE */
+	cie_p = p - cie_off;
+	p += 4;
+	if (!parse_cie(cie_p, &cie))
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	c.p = p;
+	c.end = end;
+	c.bad = false;
+	pc_begin = rd_encoded(&c, cie.fde_enc, 0);
+	pc_range = rd_encoded(&c, cie.fde_enc & 0x0f, 0);
+	if (c.bad)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	if (pc < pc_begin || pc >= pc_begin + pc_range)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	*covers = true;
+	if (cie.signal)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	if (cie.has_z)
+		c.p += rd_uleb(&c);
+	memset(&st, 0, sizeof(st));
+	st.cfa_reg = REG_RSP;
+	st.ra.how = R_SAME;
+	loc = pc_begin;
+	if (!run_cfa(&cie, cie.insns, cie.end, &loc, UINT64_MAX, &st, NULL, stack, &sp))
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	init = st;
+	loc = pc_begin;
+	if (!run_cfa(&cie, c.p, end, &loc, pc, &st, &init, stack, &sp))
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	if (st.ra.how == R_UNDEF)
+		return rule_pack(RULE_STOP, 0, 0, 0, 0);
+	if (st.cfa_expr || (st.cfa_reg != REG_RSP && st.cfa_reg != REG_RBP) ||
+	    st.ra.how != R_OFFSET || st.ra.off != -8 || st.rbp.how == R_OTHER ||
+	    st.cfa_off > INT32_MAX || st.cfa_off < INT32_MIN ||
+	    (st.rbp.how == R_OFFSET && (st.rbp.off > INT16_MAX || st.rbp.off < INT16_MIN)))
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	return rule_pack(RULE_OK, st.cfa_reg == REG_RBP, st.rbp.how == R_OFFSET,
+			 st.rbp.how == R_OFFSET ? (int)st.rbp.off : 0, (int32_t)st.cfa_off);
+}
+
+/* Binary search of .eh_frame_hdr's table for the FDE covering pc. */
+static uint64_t rule_from_hdr(const uint8_t *hdr, uint64_t pc)
+{
+	struct cursor c = { hdr, hdr + 4096, false };
+	uint64_t base = (uint64_t)(uintptr_t)hdr, count, lo, hi;
+	uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+	const int32_t *tab;
+	bool covers;
+	uint64_t rule;
+
+	ver = hdr[0];
+	ptr_enc = hdr[1];
+	cnt_enc = hdr[2];
+	tab_enc = hdr[3];
+	if (ver != 1 || tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	c.p = hdr + 4;
+	rd_encoded(&c, ptr_enc, base);
+	count = rd_encoded(&c, cnt_enc, base);
+	if (c.bad || count == 0)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	tab = (const int32_t *)c.p;
+	lo = 0;
+	hi = count;
+	/* Largest entry whose initial location is <= pc. */
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+
+		if (base + (uint64_t)(int64_t)tab[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (base + (uint64_t)(int64_t)tab[2 * lo] > pc)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	rule = rule_from_fde((const uint8_t *)(uintptr_t)(base + (uint64_t)(int64_t)tab[2 * lo + 1]),
+			     pc, &covers);
+	return covers ? rule : rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+}
+
+/* _dl_find_object (glibc 2.35+): lock-free, made for unwinders. */
+struct shim_dl_find_object {
+	unsigned long long dlfo_flags;
+	void *dlfo_map_start;
+	void *dlfo_map_end;
+	void *dlfo_link_map;
+	void *dlfo_eh_frame;
+	unsigned long long reserved[7];
+};
+static int (*find_object)(void *, struct shim_dl_find_object *);
+
+struct phdr_search {
+	uint64_t pc;
+	const uint8_t *eh_hdr;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct phdr_search *s = arg;
+	const uint8_t *hdr = NULL;
+	bool inside = false;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && s->pc >= start && s->pc < start + ph->p_memsz)
+			inside = true;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+	}
+	if (!inside)
+		return 0;
+	s->eh_hdr = hdr;
+	return 1;
+}
+
+static uint64_t compute_rule(uint64_t pc)
+{
+	const uint8_t *hdr = NULL;
+
+	if (find_object) {
+		struct shim_dl_find_object fo;
+
+		if (find_object((void *)(uintptr_t)pc, &fo) == 0)
+			hdr = fo.dlfo_eh_frame;
+	}
+	if (!hdr) {
+		struct phdr_search s = { pc, NULL };
+
+		dl_iterate_phdr(phdr_cb, &s);
+		hdr = s.eh_hdr;
+	}
+	if (!hdr)
+		return rule_pack(RULE_FALLBACK, 0, 0, 0, 0);
+	return rule_from_hdr(hdr, pc);
+}
+
+static inline uint64_t lookup_rule(struct unwind_state *us, uint64_t ip)
+{
+	struct rule_slot *s = &us->rules[(ip ^ (ip >> 11)) & (RULE_CACHE_SIZE - 1)];
+
+	if (likely(s->ip == ip))
+		return s->rule;
+	s->rule = compute_rule(ip - 1);
+	s->ip = ip;
+	return s->rule;
+}
+
+/* ------------------------------------------------------------ libunwind */
+
+static int (*unw_backtrace_fn)(void **, int);
+
+static int libunwind_capture(uint64_t *ips, int max)
+{
+	void *buf[TRACE_MAX + 16];
+	int n, i, out = 0;
+	bool in_shim = true;
+
+	if (!unw_backtrace_fn)
+		return 0;
+	n = unw_backtrace_fn(buf, max + 16 < (int)(sizeof(buf) / sizeof(buf[0])) ?
+					  max + 16 : (int)(sizeof(buf) / sizeof(buf[0])));
+	for (i = 0; i < n && out < max; i++) {
+		uint64_t ip = (uint64_t)(uintptr_t)buf[i];
+
+		/* Our own frames come first: the hook, the recorder, this. */
+		if (in_shim && ip >= shim_text_lo && ip < shim_text_hi)
+			continue;
+		in_shim = false;
+		ips[out++] = ip;
+	}
+	return out;
+}
+
+/* ------------------------------------------------------------- capture */
+
+static bool check_mode;
+static uint64_t check_total, check_bad;
+
+void unwind_report(void)
+{
+	char line[128];
+	int len;
+
+	if (!check_mode)
+		return;
+	len = snprintf(line, sizeof(line), "memscope: unwind check: %llu captures, %llu mismatches\n",
+		       (unsigned long long)check_total, (unsigned long long)check_bad);
+	if (write(2, line, (size_t)len) < 0)
+		return;
+}
+
+static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t self = (uint64_t)(uintptr_t)arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= start &&
+		    self < start + ph->p_memsz) {
+			shim_text_lo = start;
+			shim_text_hi = start + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void unwind_global_init(void)
+{
+	const char *e = getenv("MEMSCOPE_UNWIND_CHECK");
+
+	find_object = (int (*)(void *, struct shim_dl_find_object *))dlsym(RTLD_DEFAULT,
+									   "_dl_find_object");
+	dl_iterate_phdr(self_cb, (void *)(uintptr_t)unwind_global_init);
+	check_mode = e && *e == '1';
+}
+
+void unwind_load_libunwind(void)
+{
+	/* RTLD_LOCAL: libunwind's backtrace() and _Unwind_* must not join
+	 * the program's global scope.  Called from the constructor, never
+	 * from inside an allocation (dlopen takes the loader lock). */
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+
+	if (h)
+		unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+}
+
+void unwind_thread_init(struct unwind_state *us)
+{
+	us->which = 0;
+	us->prev = us->trace[0];
+	us->prev_n = -1;
+	us->epoch = shim_module_epoch;
+}
+
+static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64_t rsp,
+		      uint64_t *ips, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		ips[n++] = ip;
+		if (n >= max)
+			break;
+		/* A frame pointer must point up the stack, inside it, aligned. */
+		if (rbp < rsp || rbp + 16 > us->stack_hi || (rbp & 7))
+			break;
+		ip = *(const uint64_t *)(uintptr_t)(rbp + 8);
+		rsp = rbp + 16;
+		rbp = *(const uint64_t *)(uintptr_t)rbp;
+		if (!ip)
+			break;
+	}
+	return n;
+}
+
+/* Do the words the previous trace read from frame j on still hold? */
+static bool prev_still_valid(const struct unwind_state *us, int j)
+{
+	for (; j < us->prev_n; j++) {
+		const struct trace_frame *f = &us->prev[j];
+
+		if (f->ra_addr && *(const uint64_t *)(uintptr_t)f->ra_addr != f->ra_val)
+			return false;
+		if (f->rbp_addr && *(const uint64_t *)(uintptr_t)f->rbp_addr != f->rbp_val)
+			return false;
+	}
+	return true;
+}
+
+/* rbp's register value matters at frame k if its CFA is rbp-based, or if
+ * it passes rbp on unchanged to an outer frame where it matters. */
+static void mark_rbp_needed(struct trace_frame *cur, const bool *uses_rbp, int from, int n)
+{
+	int k;
+
+	for (k = from; k >= 0; k--)
+		cur[k].rbp_needed = uses_rbp[k] ||
+				    (!cur[k].rbp_addr && k + 1 < n && cur[k + 1].rbp_needed);
+}
+
+static int dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp,
+			 uint64_t *ips, int max)
+{
+	struct trace_frame *cur = us->trace[us->which ^ 1];
+	bool *uses_rbp = us->uses_rbp;
+	int n = 0, j = 0, k;
+	bool complete = false;
+
+	if (unlikely(us->epoch != shim_module_epoch)) {
+		memset(us->rules, 0, sizeof(us->rules));
+		us->prev_n = -1;
+		us->epoch = shim_module_epoch;
+	}
+	while (n < max) {
+		struct trace_frame *f = &cur[n];
+		uint64_t rule, cfa, ra, nrbp;
+
+		/* Reuse the rest of the previous trace when it provably holds. */
+		while (j < us->prev_n && us->prev[j].rsp < rsp)
+			j++;
+		/* A previous trace cut at the depth limit has no outer end to
+		 * lend unless it fills this one up to the limit as well. */
+		if (j < us->prev_n && us->prev[j].rsp == rsp && us->prev[j].ip == ip &&
+		    (us->prev_complete || n + (us->prev_n - j) >= max) &&
+		    (!us->prev[j].rbp_needed || us->prev[j].rbp == rbp) && prev_still_valid(us, j)) {
+			int split = n, m = us->prev_n - j;
+
+			if (m > max - n)
+				m = max - n;
+			for (k = 0; k < m; k++) {
+				ips[n + k] = us->prev[j + k].ip;
+				cur[n + k] = us->prev[j + k];
+			}
+			cur[split].rbp = rbp;
+			n += m;
+			complete = us->prev_complete && n == split + (us->prev_n - j);
+			mark_rbp_needed(cur, uses_rbp, split - 1, n);
+			goto save;
+		}
+		rule = lookup_rule(us, ip);
+		if (RULE_KIND(rule) != RULE_OK) {
+			if (RULE_KIND(rule) == RULE_STOP) {
+				ips[n] = ip;
+				*f = (struct trace_frame){ ip, rsp, rbp, 0, 0, 0, 0, false };
+				uses_rbp[n] = false;
+				n++;
+				complete = true;
+				break;
+			}
+			/* Something only a full unwinder can describe. */
+			us->prev_n = -1;
+			if (unw_backtrace_fn) {
+				int got = libunwind_capture(ips, max);
+
+				if (got > 0)
+					return got;
+			}
+			ips[n] = ip;
+			return n + 1;
+		}
+		cfa = (RULE_CFA_RBP(rule) ? rbp : rsp) + (uint64_t)RULE_CFA_OFF(rule);
+		if (cfa <= rsp || cfa > us->stack_hi || (cfa & 7)) {
+			ips[n] = ip;	/* corrupt or foreign stack: stop here */
+			*f = (struct trace_frame){ ip, rsp, rbp, 0, 0, 0, 0, false };
+			uses_rbp[n] = RULE_CFA_RBP(rule);
+			n++;
+			break;
+		}
+		ra = *(const uint64_t *)(uintptr_t)(cfa - 8);
+		f->ip = ip;
+		f->rsp = rsp;
+		f->rbp = rbp;
+		f->ra_addr = cfa - 8;
+		f->ra_val = ra;
+		f->rbp_addr = 0;
+		f->rbp_val = 0;
+		nrbp = rbp;
+		if (RULE_RBP_SAVED(rule)) {
+			uint64_t a = cfa + (uint64_t)RULE_RBP_OFF(rule);
+
+			if (a < rsp || a + 8 > us->stack_hi) {
+				ips[n] = ip;
+				f->ra_addr = 0;
+				uses_rbp[n] = RULE_CFA_RBP(rule);
+				n++;
+				break;
+			}
+			nrbp = *(const uint64_t *)(uintptr_t)a;
+			f->rbp_addr = a;
+			f->rbp_val = nrbp;
+		}
+		uses_rbp[n] = RULE_CFA_RBP(rule);
+		ips[n++] = ip;
+		if (!ra) {
+			complete = true;
+			break;
+		}
+		ip = ra;
+		rsp = cfa;
+		rbp = nrbp;
+	}
+	if (n > 0)
+		mark_rbp_needed(cur, uses_rbp, n - 1, n);
+save:
+	us->which ^= 1;
+	us->prev = cur;
+	us->prev_n = n;
+	us->prev_complete = complete;
+	return n;
+}
+
+static void report_mismatch(const uint64_t *ours, int n, const uint64_t *ref, int m)
+{
+	char line[128];
+	int len, i;
+
+	len = snprintf(line, sizeof(line), "memscope: unwind check: ours %d frames, libunwind %d\n",
+		       n, m);
+	if (write(2, line, (size_t)len) < 0)
+		return;
+	/* Where they differ: from the first difference on, 16 frames. */
+	for (i = 0; i < n && i < m && ours[i] == ref[i]; i++)
+		;
+	i = i > 2 ? i - 2 : 0;
+	for (int stop = i + 16; i < (n > m ? n : m) && i < stop; i++) {
+		len = snprintf(line, sizeof(line), "  #%-2d %016llx %016llx%s\n", i,
+			       i < n ? (unsigned long long)ours[i] : 0ull,
+			       i < m ? (unsigned long long)ref[i] : 0ull,
+			       i < n && i < m && ours[i] == ref[i] ? "" : "  <-");
+		if (write(2, line, (size_t)len) < 0)
+			return;
+	}
+}
+
+int unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max)
+{
+	uint64_t fp = (uint64_t)(uintptr_t)frame;
+	uint64_t ip = ((const uint64_t *)frame)[1];
+	uint64_t rbp = ((const uint64_t *)frame)[0];
+	uint64_t rsp = fp + 16;
+	int n;
+
+	if (max <= 0)
+		return 0;
+	switch (mode) {
+	case MSC_UNWIND_NONE:
+		ips[0] = ip;
+		return 1;
+	case MSC_UNWIND_FP:
+		return fp_capture(us, rbp, ip, rsp, ips, max);
+	case MSC_UNWIND_LIBUNWIND:
+		n = libunwind_capture(ips, max);
+		if (n > 0)
+			return n;
+		ips[0] = ip;
+		return 1;
+	default:
+		break;
+	}
+	n = dwarf_capture(us, ip, rsp, rbp, ips, max);
+	if (unlikely(check_mode) && unw_backtrace_fn) {
+		uint64_t ref[TRACE_MAX];
+		int m = libunwind_capture(ref, max), i;
+		bool same = m == n;
+
+		for (i = 0; same && i < n; i++)
+			same = ref[i] == ips[i];
+		__atomic_add_fetch(&check_total, 1, __ATOMIC_RELAXED);
+		if (!same && __atomic_add_fetch(&check_bad, 1, __ATOMIC_RELAXED) <= 3)
+			report_mismatch(ips, n, ref, m);
+	}
+	return n;
+}

@@ -1,0 +1,104 @@
+#!/bin/sh
+# ms-record reports the known leaks of the example programs exactly: counts,
+# bytes, kinds (as Valgrind classifies them), allocation functions, and the
+# functions and source lines of their stacks.
+. "$(dirname "$0")/lib.sh"
+SRC="$TOP/examples"
+
+# --- leaky: several call paths and allocation functions -------------------
+check_status "leaky runs" 0 ms-record -q -o "$OUT/leaky.ndjson" "$EX/leaky"
+R="$OUT/leaky.ndjson"
+check_eq "leaky end" '601025 600005 1020 89609 89609 1020 true 0' \
+	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.live) \(.live_bytes) \(.leaked_bytes) \(.leaked_blocks) \(.scanned) \(.lost)"' "$R")"
+check_eq "leaky: leak kinds" 'definitely' "$(jq -r 'select(.type=="leak") | .kind' "$R" | sort -u)"
+check_eq "leak_small_inner" '1000 48000 definitely 48' "$(leaks_in "$R" leak_small_inner)"
+check_eq "leak_page_inner" '10 40960 definitely 4096' "$(leaks_in "$R" leak_page_inner)"
+check_eq "leak_grown (an unrolled loop: one line, one site)" '5 500 definitely 100' "$(leaks_in "$R" leak_grown)"
+check_eq "leak_aligned (two calling lines)" "$(printf '1 64 definitely 64\n1 64 definitely 64')" "$(leaks_in "$R" leak_aligned)"
+check_eq "strdup leaks (innermost frame is libc's strdup)" "$(printf '1 7 definitely 7\n1 7 definitely 7\n1 7 definitely 7')" \
+	"$(leaks_in "$R" __strdup)"
+# Allocation functions.
+check_eq "fns" "$(printf 'aligned_alloc\ncalloc\nmalloc\nrealloc')" \
+	"$(jq -r 'select(.type=="leak") | .fn' "$R" | sort -u)"
+# The full stack of the 48-byte leak, with file:line from the source.
+sid=$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$R")
+L1=$(line_of "$SRC/leaky.c" "char *p = malloc(48);")
+L2=$(line_of "$SRC/leaky.c" "sink = leak_small_inner();")
+L3=$(line_of "$SRC/leaky.c" "leak_small_mid();")
+L4=$(line_of "$SRC/leaky.c" "leak_small_outer();")
+check_eq "stack of the 48-byte leak" \
+	"leak_small_inner@leaky.c:$L1 < leak_small_mid@leaky.c:$L2 < leak_small_outer@leaky.c:$L3 < run@leaky.c:$L4" \
+	"$(stack_of "$R" "$sid" | sed 's/ < main@.*//')"
+sid=$(jq -r 'select(.type=="leak" and .size==100) | .stack' "$R")
+check_eq "stack of the realloc leak" "leak_grown@leaky.c:$(line_of "$SRC/leaky.c" "p = realloc(p, 100);")" \
+	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
+# Stacks are written before the records that use them, once each.
+check_eq "stacks before use, once" "" "$(jq -r -s '
+	reduce .[] as $r ({seen: {}, bad: []};
+		if $r.type == "stack" then (if .seen[$r.id|tostring] then .bad += ["dup \($r.id)"] else .seen[$r.id|tostring] = true end)
+		elif ($r.stack != null) and (.seen[$r.stack|tostring] | not) then .bad += ["\($r.type) before stack \($r.stack)"]
+		else . end) | .bad[]' "$R")"
+# Sites add up to the totals.
+check_eq "sites add up" "601025 600005 54283515" \
+	"$(jq -s -r '[.[] | select(.type=="site")] | "\(map(.allocs)|add) \(map(.frees)|add) \(map(.bytes)|add)"' "$R")"
+check_eq "at_peak adds up to the peak" "$(jq -r 'select(.type=="end") | .peak' "$R")" \
+	"$(jq -s -r '[.[] | select(.type=="site") | .at_peak] | add' "$R")"
+check_eq "churn site: 200000 mallocs of 32..287 B, all temporary" "$(printf '200000 200000 200000')" \
+	"$(jq -s -r --arg line "$(line_of "$SRC/leaky.c" "char *p = malloc(32 + (i & 255));")" '
+		(map(select(.type=="stack")) | map(select(.frames[0].line == ($line|tonumber))) | map(.id)) as $ids
+		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.temporary)|add)"' "$R")"
+
+# --- threads: cross-thread frees, 8 threads --------------------------------
+check_status "threads runs" 0 ms-record -q -o "$OUT/threads.ndjson" "$EX/threads" 4 20000
+R="$OUT/threads.ndjson"
+check_eq "make_item: allocated 80000, freed 79920" "80000 79920 80" \
+	"$(jq -s -r '(map(select(.type=="stack" and .frames[0].fn=="make_item")) | map(.id)) as $ids
+		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$R")"
+check_eq "threads: lost as Valgrind says" "definitely 4 64|indirectly 156 4736" \
+	"$(jq -s -r '[.[] | select(.type=="leak" and (.kind=="definitely" or .kind=="indirectly"))]
+		| group_by(.kind) | map("\(.[0].kind) \(map(.count)|add) \(map(.bytes)|add)") | join("|")' "$R")"
+check_eq "threads: no phantom leaks" "4800 160" \
+	"$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks)"' "$R")"
+
+# --- cxx: operator new/delete, containers, exceptions ---------------------
+check_status "cxx runs" 0 ms-record -q -o "$OUT/cxx.ndjson" "$EX/cxx"
+R="$OUT/cxx.ndjson"
+check_eq "cxx leaked" "632 9" "$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks)"' "$R")"
+check_eq "make_widget" "7 168 definitely 24" "$(leaks_in "$R" 'make_widget(int)')"
+check_eq "make_array" "1 400 definitely 400" "$(leaks_in "$R" 'make_array()')"
+check_eq "make_aligned" "1 64 definitely 64" "$(leaks_in "$R" 'make_aligned()')"
+check_eq "cxx fns" "$(printf 'new\nnew\nnew[]')" \
+	"$(jq -r 'select(.type=="leak" and .kind=="definitely") | .fn' "$R" | sort)"
+check_eq "cxx: every other block is freed or reachable" "" \
+	"$(jq -r 'select(.type=="leak" and .kind!="definitely" and .kind!="reachable") | .kind' "$R")"
+
+# --- pool: a custom allocator annotated with memscope.h -------------------
+check_status "pool runs" 0 ms-record -q -o "$OUT/pool.ndjson" "$EX/pool"
+R="$OUT/pool.ndjson"
+check_eq "pool: the 5 forgotten objects" "5 240 definitely 48" \
+	"$(jq -r 'select(.type=="leak" and .kind=="definitely") | "\(.count) \(.bytes) \(.kind) \(.size)"' "$R")"
+check_eq "pool: their stack" "pool_get@pool.c:$(line_of "$SRC/pool.c" "MEMSCOPE_ALLOC(b, OBJ);") < leak_some@pool.c:$(line_of "$SRC/pool.c" "memset(pool_get(p), 0, OBJ);")" \
+	"$(stack_of "$R" "$(jq -r 'select(.type=="leak" and .kind=="definitely") | .stack' "$R")" | sed 's/ < main@.*//')"
+check_eq "pool: custom fn" "custom" "$(jq -r 'select(.type=="leak" and .kind=="definitely") | .fn' "$R")"
+check_eq "pool: 10,005 objects, 10,000 given back" "10005 10000" \
+	"$(jq -s -r '[.[] | select(.type=="site" and .fn=="custom")] | "\(map(.allocs)|add) \(map(.frees)|add)"' "$R")"
+check_eq "pool: nothing else leaks" "240 5" "$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks)"' "$R")"
+
+# --- the other unwinders agree on the leaks -------------------------------
+check_status "leaky with libunwind" 0 ms-record -q -u libunwind -o "$OUT/lu.ndjson" "$EX/leaky"
+check_eq "libunwind: same 48-byte stack" "$(stack_of "$OUT/leaky.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/leaky.ndjson")")" \
+	"$(stack_of "$OUT/lu.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/lu.ndjson")")"
+check_status "leaky with -u none" 0 ms-record -q -u none -o "$OUT/none.ndjson" "$EX/leaky"
+check_eq "-u none: one frame, the call site" "leak_small_inner@leaky.c:$(line_of "$SRC/leaky.c" "char *p = malloc(48);")" \
+	"$(stack_of "$OUT/none.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/none.ndjson")")"
+check_status "leaky -d 2" 0 ms-record -q -d 2 -o "$OUT/d2.ndjson" "$EX/leaky"
+check_eq "-d 2: at most two frames" "0" "$(jq -r 'select(.type=="stack") | .frames | map(select(.inline|not)) | length | select(. > 2)' "$OUT/d2.ndjson" | wc -l)"
+
+# --- our unwinder against libunwind, capture by capture -------------------
+for p in leaky cxx threads; do
+	MEMSCOPE_UNWIND_CHECK=1 ms-record -q -o /dev/null "$EX/$p" >/dev/null 2>"$OUT/check.$p"
+	check_grep "$p: unwinders agree" "unwind check: [0-9]* captures, 0 mismatches" "$OUT/check.$p"
+done
+finish

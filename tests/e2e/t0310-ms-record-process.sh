@@ -1,0 +1,92 @@
+#!/bin/sh
+# Recording does not change the program: its output, exit status and
+# signals are its own; crashes keep what was recorded; children are recorded
+# only with --follow; a collector that dies never takes the program down.
+. "$(dirname "$0")/lib.sh"
+
+# --- output and exit status unchanged -------------------------------------
+"$EX/leaky" >"$OUT/native.out" 2>&1
+check_status "leaky recorded" 0 ms-record -q -o "$OUT/r.ndjson" "$EX/leaky"
+check_eq "same output" "$(cat "$OUT/native.out")" "$(cat "$OUT/last.out")"
+check_status "exit status kept" 3 ms-record -q -o "$OUT/r.ndjson" /bin/sh -c 'exit 3'
+check_eq "end status" "exit 3" "$(jq -r 'select(.type=="end") | "\(.reason) \(.status)"' "$OUT/r.ndjson")"
+printf 'line one\nline two\n' >"$OUT/in.txt"
+ms-record -q -o "$OUT/cat.ndjson" /bin/cat <"$OUT/in.txt" >"$OUT/cat.out"
+check_eq "stdin and stdout passed through" "$(cat "$OUT/in.txt")" "$(cat "$OUT/cat.out")"
+# Records on a pipe: the program's stdout goes to stderr, the stream stays valid.
+ms-record -q "$EX/leaky" 2>"$OUT/err" | jq -c . >"$OUT/piped.ndjson"
+check_eq "piped stream is valid JSON" 0 $?
+check_grep "program output moved to stderr" "leaky: done" "$OUT/err"
+check_eq "piped stream has the leaks" 1020 "$(jq -r 'select(.type=="end") | .leaked_blocks' "$OUT/piped.ndjson")"
+# The user's LD_PRELOAD is kept.
+cat >"$OUT/pre.c" <<'C'
+#include <stdio.h>
+__attribute__((constructor)) static void hello(void) { fputs("preloaded\n", stderr); }
+C
+cc -shared -fPIC -o "$OUT/libpre.so" "$OUT/pre.c"
+LD_PRELOAD="$OUT/libpre.so" ms-record -q -o "$OUT/p.ndjson" /bin/true 2>"$OUT/pre.err"
+check_grep "user's LD_PRELOAD kept" "preloaded" "$OUT/pre.err"
+check_eq "and ours loaded too" "exit" "$(jq -r 'select(.type=="end") | .reason' "$OUT/p.ndjson")"
+
+# --- crashes: what was recorded is kept -----------------------------------
+check_status "SIGSEGV: 128+11" 139 ms-record -q -o "$OUT/crash.ndjson" "$EX/crash"
+check_eq "crash end" "signal 11" "$(jq -r 'select(.type=="end") | "\(.reason) \(.signal)"' "$OUT/crash.ndjson")"
+check_eq "crash: 100 x 64 B before the fault, unscanned" "100 6400 unscanned" \
+	"$(jq -r 'select(.type=="leak") | "\(.count) \(.bytes) \(.kind)"' "$OUT/crash.ndjson")"
+check_status "abort: 128+6" 134 ms-record -q -o "$OUT/abort.ndjson" "$EX/crash" abort
+check_eq "abort end" "signal 6 100" "$(jq -r 'select(.type=="end") | "\(.reason) \(.signal) \(.allocs)"' "$OUT/abort.ndjson")"
+
+# SIGKILL of the program.
+ms-record -q -o "$OUT/kill.ndjson" "$EX/memhog" 1 >"$OUT/kill.log" 2>&1 &
+rec=$!
+wait_for_line "$OUT/kill.log" ready && kill -KILL "$(sed -n 's/^ready //p' "$OUT/kill.log")"
+wait $rec
+check_eq "SIGKILL: 128+9" 137 $?
+check_eq "SIGKILL end" "signal 9" "$(jq -r 'select(.type=="end") | "\(.reason) \(.signal)"' "$OUT/kill.ndjson")"
+
+# SIGTERM and SIGINT sent to ms-record alone reach the program.
+for sig in TERM INT; do
+	ms-record -q -o "$OUT/$sig.ndjson" "$EX/churn" 30 >"$OUT/$sig.log" 2>&1 &
+	rec=$!
+	wait_for_line "$OUT/$sig.log" "churn: started" && kill -$sig $rec
+	wait $rec
+	check_eq "SIG$sig forwarded: the program's own status" 0 $?
+	check_grep "SIG$sig: the program stopped cleanly" "churn: stopped" "$OUT/$sig.log"
+	check_eq "SIG$sig: end written, nothing lost" "exit 0 0" \
+		"$(jq -r 'select(.type=="end") | "\(.reason) \(.status) \(.lost)"' "$OUT/$sig.ndjson")"
+	check_eq "SIG$sig: its one kept block" "1 256 reachable" \
+		"$(jq -r 'select(.type=="leak" and .size==256) | "\(.count) \(.bytes) \(.kind)"' "$OUT/$sig.ndjson")"
+	check_eq "SIG$sig: nothing else lost" "0" "$(jq -r 'select(.type=="end") | .leaked_bytes' "$OUT/$sig.ndjson")"
+done
+
+# --- children --------------------------------------------------------------
+check_status "forkexec" 0 ms-record -q -o "$OUT/fe.ndjson" "$EX/forkexec"
+check_eq "without --follow: the parent only" "1" "$(jq -r 'select(.type=="header") | .pid' "$OUT/fe.ndjson" | wc -l)"
+check_eq "parent leaks" "3 333 definitely" "$(jq -r 'select(.type=="leak") | "\(.count) \(.bytes) \(.kind)"' "$OUT/fe.ndjson")"
+check_status "forkexec --follow" 0 ms-record -q -f -o "$OUT/fef.ndjson" "$EX/forkexec"
+R="$OUT/fef.ndjson"
+check_eq "--follow: three streams" 3 "$(jq -r 'select(.type=="header") | .pid' "$R" | wc -l)"
+parent=$(jq -r 'select(.type=="header") | .pid' "$R" | head -1)
+child=$(jq -r --argjson p "$parent" 'select(.type=="header" and .pid != $p) | .pid' "$R" | head -1)
+check_eq "child stream ended by exec, then leaky's" "exec exit" \
+	"$(jq -r --argjson c "$child" 'select(.type=="end" and .pid==$c) | .reason' "$R" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "child before exec: 2 x 222 B, no leak records" "444 0" \
+	"$(jq -s -r --argjson c "$child" '[.[] | select(.type=="end" and .pid==$c)][0] as $e
+		| "\($e.live_bytes) \([.[] | select(.type=="leak" and .pid==$c and .size==222)] | length)"' "$R")"
+check_eq "leaky after exec: its leaks" "89609" \
+	"$(jq -r --argjson c "$child" 'select(.type=="end" and .pid==$c and .reason=="exit") | .leaked_bytes' "$R")"
+check_eq "parent in --follow" "333" \
+	"$(jq -r --argjson p "$parent" 'select(.type=="end" and .pid==$p) | .leaked_bytes' "$R")"
+check_eq "--follow: events tagged with pid" "" \
+	"$(jq -r 'select(.type=="site" or .type=="leak") | select(.pid == null) | .type' "$R")"
+
+# --- the collector dies: the program runs on -------------------------------
+ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
+rec=$!
+wait_for_line "$OUT/dead.log" "churn: started"
+sleep 0.3
+kill -KILL $rec
+wait $rec 2>/dev/null
+wait_for_line "$OUT/dead.log" "churn: done" 15
+check_grep "program finished after ms-record was killed" "churn: done" "$OUT/dead.log"
+finish

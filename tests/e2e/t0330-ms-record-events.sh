@@ -1,0 +1,32 @@
+#!/bin/sh
+# --events writes every allocation and free, in time order, with the same
+# stacks, and still the same sites, leaks and totals.
+. "$(dirname "$0")/lib.sh"
+
+check_status "aggregated" 0 ms-record -q -o "$OUT/agg.ndjson" "$EX/leaky"
+check_status "events" 0 ms-record -q -e -o "$OUT/ev.ndjson" "$EX/leaky"
+E="$OUT/ev.ndjson"
+check_eq "one alloc record per allocation" 601025 "$(grep -c '"type":"alloc"' "$E")"
+check_eq "one free record per free" 600005 "$(grep -c '"type":"free"' "$E")"
+check_eq "realloc frees" 200005 "$(grep '"type":"free"' "$E" | grep -c '"fn":"realloc"')"
+check_eq "every free knows its block" 0 "$(grep '"type":"free"' "$E" | grep -vc '"size"')"
+check_eq "time order" "" "$(jq -r 'select(.type=="alloc" or .type=="free") | .ts' "$E" | awk 'NR > 1 && $1 < prev { print "back at " NR } { prev = $1 }' | head -1)"
+# Pair the events by pointer, independently of memscope: what is left is the leaks.
+check_eq "leaks from the events alone" "1020 89609" "$(jq -r 'select(.type=="alloc" or .type=="free") | "\(.type) \(.ptr) \(.size)"' "$E" |
+	awk '$1 == "alloc" { live[$2] = $3 } $1 == "free" { delete live[$2] } END { for (p in live) { n++; b += live[p] } print n, b }')"
+# Same sites, leaks and totals as the aggregated run (timestamps aside).
+norm() { jq -c 'select(.type=="site" or .type=="leak" or .type=="end") | del(.pid, .ts, .first_ts, .last_ts, .peak_ts, .ages, .waits)' "$1" | sort; }
+check_eq "same aggregates" "$(norm "$OUT/agg.ndjson" | md5sum)" "$(norm "$E" | md5sum)"
+# mmap events: memhog maps 1 MiB when told to.
+ms-record -q -e -o "$OUT/mm.ndjson" "$EX/memhog" 1 >"$OUT/mm.log" 2>&1 &
+rec=$!
+wait_for_line "$OUT/mm.log" ready
+pid=$(sed -n 's/^ready //p' "$OUT/mm.log")
+kill -USR1 "$pid"
+wait_for_line "$OUT/mm.log" grown
+kill -TERM "$pid"
+wait $rec
+check_eq "mmap event" "1048576" "$(jq -r 'select(.type=="mmap") | .size' "$OUT/mm.ndjson")"
+check_eq "mmap leak, reachable (memhog keeps no pointer: definitely)" "1 1048576 mmap" \
+	"$(jq -r 'select(.type=="leak" and .fn=="mmap") | "\(.count) \(.bytes) \(.fn)"' "$OUT/mm.ndjson")"
+finish
