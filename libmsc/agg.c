@@ -78,9 +78,16 @@ void msc_agg_release(struct msc_agg *a)
 
 /* ------------------------------------------------------------ live table */
 
+/* Blocks are 16-byte aligned: a multiplicative (Fibonacci) hash of the
+ * address's upper bits spreads them well and costs one multiplication. */
+static inline size_t live_hash(uint64_t ptr, size_t mask)
+{
+	return (size_t)(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
 static inline size_t live_home(const struct msc_agg *a, uint64_t ptr)
 {
-	return msc_hash_u64(ptr) & a->live_mask;
+	return live_hash(ptr, a->live_mask);
 }
 
 static int live_grow(struct msc_agg *a)
@@ -95,7 +102,7 @@ static int live_grow(struct msc_agg *a)
 
 		if (!a->live[i].ptr)
 			continue;
-		j = msc_hash_u64(a->live[i].ptr) & (ncap - 1);
+		j = live_hash(a->live[i].ptr, ncap - 1);
 		while (nl[j].ptr)
 			j = (j + 1) & (ncap - 1);
 		nl[j] = a->live[i];
@@ -104,6 +111,16 @@ static int live_grow(struct msc_agg *a)
 	a->live = nl;
 	a->live_mask = ncap - 1;
 	return 0;
+}
+
+/* The slot of ptr, or the empty slot where it would go (room assured). */
+static inline struct msc_live *live_probe(struct msc_agg *a, uint64_t ptr)
+{
+	size_t i = live_home(a, ptr);
+
+	while (a->live[i].ptr && a->live[i].ptr != ptr)
+		i = (i + 1) & a->live_mask;
+	return &a->live[i];
 }
 
 static struct msc_live *live_find(const struct msc_agg *a, uint64_t ptr)
@@ -185,13 +202,9 @@ static int site_index_grow(struct msc_agg *a)
 
 #define CLASS_KEY (1ull << 63)
 
-static uint64_t class_lo(uint64_t size)
+static inline uint64_t class_lo(uint64_t size)
 {
-	uint64_t c = 1;
-
-	while (c <= size / 2)
-		c <<= 1;
-	return size ? c : 0;
+	return size ? 1ull << (63 - __builtin_clzll(size)) : 0;
 }
 
 /* Finds the index slot of key, or the empty slot where it would go. */
@@ -384,6 +397,29 @@ static void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, 
 	a->live_bytes -= size;
 }
 
+/* The last allocation of each thread, for "temporary": a few threads do
+ * most of the work, so a small direct-mapped table comes first. */
+static inline uint64_t *last_alloc_of(struct msc_agg *a, uint32_t tid)
+{
+	struct msc_last *l = &a->last[tid & (MSC_AGG_LAST - 1)];
+
+	if (l->tid == tid + 1)
+		return &l->ptr;
+	return msc_u64map_get(&a->last_alloc, (uint64_t)tid + 1);
+}
+
+static inline void set_last_alloc(struct msc_agg *a, uint32_t tid, uint64_t ptr)
+{
+	struct msc_last *l = &a->last[tid & (MSC_AGG_LAST - 1)];
+
+	if (l->tid == tid + 1 || !l->tid) {
+		l->tid = tid + 1;
+		l->ptr = ptr;
+		return;
+	}
+	msc_u64map_put(&a->last_alloc, (uint64_t)tid + 1, ptr);
+}
+
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn)
 {
@@ -395,22 +431,26 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 		a->last_ts = ts;
 	if (fn == MSC_FN_CUSTOM)
 		ptr |= MSC_CUSTOM_KEY;
-	b = live_find(a, ptr);
-	if (b) {
+	if ((a->live_count + 1) * 4 > (a->live_mask + 1) * 3 && live_grow(a))
+		goto oom;
+	b = live_probe(a, ptr);
+	if (b->ptr) {
 		/* The address is live: its free never reached us.  Count the
 		 * old block as freed here rather than lose the new one. */
 		struct msc_site *old = msc_agg_site(a, b->site);
 
 		release_block(a, old, b->size, ts - b->ts, false);
 		a->implicit_frees++;
-		live_delete(a, b);
+		a->live_count--;
 	}
 	si = site_get(a, stack, size, fn, ts);
-	if (si < 0)
+	if (si < 0) {
+		if (b->ptr)
+			live_delete(a, b), a->live_count++;
 		goto oom;
-	b = live_insert(a, ptr);
-	if (!b)
-		goto oom;
+	}
+	b->ptr = ptr;
+	a->live_count++;
 	s = &a->sites[si];
 	b->ts = ts;
 	b->size = size;
@@ -428,7 +468,7 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 	a->live_blocks++;
 	a->live_bytes += size;
 	after_alloc(a, s, ts);
-	msc_u64map_put(&a->last_alloc, (uint64_t)tid + 1, ptr);
+	set_last_alloc(a, tid, ptr);
 	return 0;
 oom:
 	a->dropped++;
@@ -453,7 +493,7 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 		return 0;
 	}
 	s = msc_agg_site(a, b->site);
-	last = msc_u64map_get(&a->last_alloc, (uint64_t)tid + 1);
+	last = last_alloc_of(a, tid);
 	if (last && *last == ptr) {
 		temporary = true;
 		*last = 0;

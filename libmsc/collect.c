@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -66,6 +67,7 @@ struct msc_collector_private {
 	struct modmap *maps;
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
+	uint64_t w;			/* last watermark computed */
 	bool exited, ended, sock_eof, corrupt;
 	int exit_call_status;		/* from an exit() call, -1 unknown */
 	struct msc_collector_private *next;
@@ -94,6 +96,7 @@ struct msc_collector {
 	/* child */
 	int child_pid, child_pidfd, child_status;
 	bool child_done;
+	struct rusage child_usage;
 	long page_size;
 };
 
@@ -662,6 +665,10 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 	while (!cur->have && !cur->broken && cur->pos < head) {
 		uint64_t off = cur->pos & mask;
 		const uint64_t *rec = (const uint64_t *)(data + off);
+
+		/* The producer wrote these lines on another core: ask for the
+		 * next ones early. */
+		__builtin_prefetch(data + ((cur->pos + 256) & mask));
 		uint64_t hdr = rec[0];
 		unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 
@@ -728,8 +735,10 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, un
 	const uint64_t *rec = (const uint64_t *)(msc_ring_data(r) + (cur->pos & (p->ctl->ring_size - 1)));
 	uint64_t hdr = rec[0];
 	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
-	struct msc_cevent ev = { 0 };
+	struct msc_cevent ev;
 
+	/* Only what each type uses is set: this runs for every event. */
+	ev.stack = 0;
 	cur->have = false;
 	cur->pos += (uint64_t)words * 8;
 	ev.ts = to_ns(c, rec[1]);
@@ -851,7 +860,10 @@ static void deliver_sample(struct msc_collector *c, struct msc_collector_private
 /* Delivers every event older than the watermark, in time order. */
 static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
-	uint64_t w = watermark(c, p, final);
+	/* The watermark reads every producer's hot cache line: it is
+	 * recomputed only when an event waits behind the last one. */
+	uint64_t w = final ? UINT64_MAX : p->w;
+	bool fresh = final;
 	uint32_t used, i, ncand = 0;
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
@@ -887,8 +899,13 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 			deliver_sample(c, p);
 			continue;
 		}
-		if (best < 0)
-			break;
+		if (best < 0) {
+			if (fresh || (!ncand && p->samples_head == p->nsamples))
+				break;
+			w = p->w = watermark(c, p, false);
+			fresh = true;
+			continue;
+		}
 		deliver(c, p, (unsigned)best);
 		delivered++;
 		ring_peek(c, p, (unsigned)best);
@@ -957,6 +974,18 @@ void msc_collector_set_child(struct msc_collector *c, int pid)
 	c->child_pidfd = pidfd_open_(pid);
 }
 
+bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uint64_t *cpu)
+{
+	if (!c->child_done)
+		return false;
+	*hwm = (uint64_t)c->child_usage.ru_maxrss * 1024;
+	*cpu = (uint64_t)c->child_usage.ru_utime.tv_sec * 1000000000ull +
+	       (uint64_t)c->child_usage.ru_utime.tv_usec * 1000ull +
+	       (uint64_t)c->child_usage.ru_stime.tv_sec * 1000000000ull +
+	       (uint64_t)c->child_usage.ru_stime.tv_usec * 1000ull;
+	return true;
+}
+
 bool msc_collector_child_done(const struct msc_collector *c, int *status)
 {
 	if (c->child_done && status)
@@ -972,7 +1001,7 @@ static void reap_child(struct msc_collector *c)
 
 	if (c->child_pid <= 0 || c->child_done)
 		return;
-	r = waitpid(c->child_pid, &status, WNOHANG);
+	r = wait4(c->child_pid, &status, WNOHANG, &c->child_usage);
 	if (r != c->child_pid)
 		return;
 	c->child_done = true;

@@ -37,7 +37,8 @@
 #include "msc_hash.h"
 
 #define MSC_AGE_BUCKETS 9
-#define MSC_AGG_EXACT_SIZES 32
+#define MSC_AGG_EXACT_SIZES 16
+#define MSC_AGG_LAST 64
 
 /* Leak kinds, Valgrind's categories. */
 enum msc_leak_kind {
@@ -134,7 +135,11 @@ struct msc_agg {
 	struct msc_u64map pieces;	/* block id -> live pieces, when split */
 	uint32_t next_block;
 	/* per thread: the last allocation, for "temporary" */
-	struct msc_u64map last_alloc;
+	struct msc_last {
+		uint32_t tid;		/* tid + 1, 0 = empty */
+		uint64_t ptr;
+	} last[MSC_AGG_LAST];
+	struct msc_u64map last_alloc;	/* threads that collide in last[] */
 	/* blocks freed by recent reallocs, in case the realloc failed */
 	struct msc_live undo[64];
 	unsigned undo_next;

@@ -115,6 +115,8 @@ const char *msc_collector_socket(const struct msc_collector *c);
 void msc_collector_set_child(struct msc_collector *c, int pid);
 /* true once the child was reaped; *status is its wait status. */
 bool msc_collector_child_done(const struct msc_collector *c, int *status);
+/* The reaped child's peak rss (bytes) and cpu time (ns), from wait4. */
+bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uint64_t *cpu);
 
 /*
  * Does one round: accepts connections, drains rings, delivers events and

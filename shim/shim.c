@@ -496,50 +496,44 @@ static bool intern_grow(struct tstate *t)
 /* Captures the stack above `frame` and returns its id (0: none). */
 static uint32_t stack_id(struct tstate *t, void *frame)
 {
-	uint64_t h1 = 0x9e3779b97f4a7c15ull, h2 = 0xc2b2ae3d27d4eb4full;
 	struct intern_slot *s;
+	struct capture c;
 	uint64_t *rec;
 	uint32_t id, j;
-	int n, i;
 
-	n = unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth);
-	if (n <= 0)
+	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	if (c.n <= 0)
 		return 0;
-	for (i = 0; i < n; i++) {
-		h1 = (h1 ^ t->ips[i]) * 0xff51afd7ed558ccdull;
-		h1 ^= h1 >> 32;
-		h2 = (h2 + t->ips[i]) * 0xc4ceb9fe1a85ec53ull;
-		h2 ^= h2 >> 29;
-	}
-	h1 ^= (uint64_t)n;
-	j = (uint32_t)h1 & t->tab_mask;
+	j = (uint32_t)c.h1 & t->tab_mask;
 	for (;;) {
 		s = &t->tab[j];
 		if (!s->id)
 			break;
-		if (s->h1 == h1 && s->h2 == h2)
+		if (s->h1 == c.h1 && s->h2 == c.h2)
 			return s->id;
 		j = (j + 1) & t->tab_mask;
 	}
 	/* A new stack: send the module map first if it changed, then it. */
+	if (!c.have_ips)
+		unwind_fill_ips(&t->uw, t->ips);
 	modules_check(t);
 	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
-	rec = ring_begin(t, 1 + (unsigned)n);
+	rec = ring_begin(t, 1 + (unsigned)c.n);
 	if (!rec)
 		return 0;
-	rec[0] = msc_ev_hdr(MSC_EV_STACK, 0, 1 + (unsigned)n, id);
-	memcpy(rec + 1, t->ips, (size_t)n * 8);
-	ring_commit(t, 1 + (unsigned)n);
+	rec[0] = msc_ev_hdr(MSC_EV_STACK, 0, 1 + (unsigned)c.n, id);
+	memcpy(rec + 1, t->ips, (size_t)c.n * 8);
+	ring_commit(t, 1 + (unsigned)c.n);
 	if ((t->tab_count + 1) * 2 > t->tab_mask + 1) {
 		if (!intern_grow(t))
 			return id;	/* not cached: sent again next time */
-		j = (uint32_t)h1 & t->tab_mask;
+		j = (uint32_t)c.h1 & t->tab_mask;
 		while (t->tab[j].id)
 			j = (j + 1) & t->tab_mask;
 		s = &t->tab[j];
 	}
-	s->h1 = h1;
-	s->h2 = h2;
+	s->h1 = c.h1;
+	s->h2 = c.h2;
 	s->id = id;
 	t->tab_count++;
 	return id;

@@ -21,7 +21,8 @@
 
 /* ------------------------------------------------------------- unwinding */
 
-#define RULE_CACHE_SIZE 2048		/* per thread, direct mapped */
+#define RULE_WAYS 4			/* a set is one cache line */
+#define RULE_SETS 512			/* per thread: 2048 rules, 32 KiB */
 #define TRACE_MAX MSC_PROTO_MAX_DEPTH
 
 struct rule_slot {
@@ -29,12 +30,24 @@ struct rule_slot {
 	uint64_t rule;
 };
 
-/* What the last DWARF unwind on this thread read, to validate a reuse. */
+/*
+ * One frame of the last DWARF unwind on this thread: its state on entry, how
+ * the next state was read from the stack, and the intern hash of the stack
+ * from this frame outwards.  The entry after the last walked frame holds the
+ * state that frame led to, so that entry k+1 says which words frame k read:
+ * the return address at trace[k+1].rsp - 8 (== trace[k+1].ip) and, if rbp
+ * was saved, rbp at trace[k+1].rsp + rbp_off (== trace[k+1].rbp).
+ */
+#define TF_WALKED 1		/* frame read its return address (and maybe rbp) */
+#define TF_USES_RBP 2		/* its CFA is rbp-based */
+#define TF_RBP_SAVED 4		/* its caller's rbp was read from the stack */
+#define TF_RBP_NEEDED 8		/* the register value of rbp matters from here on */
+
 struct trace_frame {
-	uint64_t ip, rsp, rbp;		/* state on entry to this frame */
-	uint64_t ra_addr, ra_val;	/* the return address word read */
-	uint64_t rbp_addr, rbp_val;	/* the saved rbp word read (addr 0: none) */
-	bool rbp_needed;		/* rbp's register value matters from here on */
+	uint64_t ip, rsp, rbp;
+	uint64_t h1, h2;		/* hash of frames [this, outermost] */
+	int16_t rbp_off;
+	uint8_t flags;
 };
 
 struct unwind_state {
@@ -44,10 +57,27 @@ struct unwind_state {
 	bool prev_complete;		/* prev reached the outermost frame */
 	struct trace_frame *prev;	/* = trace[which], the last trace */
 	unsigned which;
-	struct trace_frame trace[2][TRACE_MAX];
-	bool uses_rbp[TRACE_MAX];
-	struct rule_slot rules[RULE_CACHE_SIZE];
+	struct trace_frame trace[2][TRACE_MAX + 1];
+	struct rule_slot rules[RULE_SETS][RULE_WAYS] __attribute__((aligned(64)));
 };
+
+/* The result of a capture: the frame count and the stack's intern hash. */
+struct capture {
+	int n;
+	uint64_t h1, h2;
+	bool have_ips;			/* ips[] was filled; else unwind_fill_ips */
+};
+
+/* The intern hash of a stack, folded from the outermost frame inwards. */
+static inline void stack_hash_step(uint64_t *h1, uint64_t *h2, uint64_t ip)
+{
+	*h1 = (*h1 ^ ip) * 0xff51afd7ed558ccdull;
+	*h1 ^= *h1 >> 32;
+	*h2 = (*h2 + ip) * 0xc4ceb9fe1a85ec53ull;
+	*h2 ^= *h2 >> 29;
+}
+#define STACK_HASH_SEED1 0x9e3779b97f4a7c15ull
+#define STACK_HASH_SEED2 0xc2b2ae3d27d4eb4full
 
 void unwind_global_init(void);
 void unwind_load_libunwind(void);
@@ -57,9 +87,13 @@ void unwind_thread_init(struct unwind_state *us);
 /*
  * Captures the stack of the code that called the hook whose frame pointer is
  * `frame` (the hooks are built with frame pointers).  ips[0] is the return
- * address into the hook's caller.  Returns the number of frames (0..max).
+ * address into the hook's caller.  Sets c->n (0..max) and c->h1/h2; ips[]
+ * is filled only when c->have_ips, else unwind_fill_ips() fills it (the
+ * interning path needs it only for a stack it has not seen).
  */
-int unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max);
+void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max,
+		    struct capture *c);
+void unwind_fill_ips(const struct unwind_state *us, uint64_t *ips);
 
 /* Bumped by our dlclose: rule caches from before are stale. */
 extern volatile uint32_t shim_module_epoch;

@@ -615,15 +615,34 @@ static uint64_t compute_rule(uint64_t pc)
 	return rule_from_hdr(hdr, pc);
 }
 
+/*
+ * The rule cache: 4-way sets of one cache line each, most recently used
+ * first.  A program's allocation stacks run through a few hundred to a few
+ * thousand return addresses; computing a rule from .eh_frame costs a
+ * microsecond, a hit a few nanoseconds.
+ */
 static inline uint64_t lookup_rule(struct unwind_state *us, uint64_t ip)
 {
-	struct rule_slot *s = &us->rules[(ip ^ (ip >> 11)) & (RULE_CACHE_SIZE - 1)];
+	struct rule_slot *set = us->rules[(ip ^ (ip >> 9)) & (RULE_SETS - 1)];
+	struct rule_slot hit;
+	int w;
 
-	if (likely(s->ip == ip))
-		return s->rule;
-	s->rule = compute_rule(ip - 1);
-	s->ip = ip;
-	return s->rule;
+	if (likely(set[0].ip == ip))
+		return set[0].rule;
+	for (w = 1; w < RULE_WAYS; w++)
+		if (set[w].ip == ip)
+			break;
+	if (w < RULE_WAYS) {
+		hit = set[w];
+	} else {
+		w = RULE_WAYS - 1;
+		hit.ip = ip;
+		hit.rule = compute_rule(ip - 1);
+	}
+	for (; w > 0; w--)
+		set[w] = set[w - 1];
+	set[0] = hit;
+	return hit.rule;
 }
 
 /* ------------------------------------------------------------ libunwind */
@@ -743,34 +762,58 @@ static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64
 /* Do the words the previous trace read from frame j on still hold? */
 static bool prev_still_valid(const struct unwind_state *us, int j)
 {
-	for (; j < us->prev_n; j++) {
-		const struct trace_frame *f = &us->prev[j];
+	const struct trace_frame *t = us->prev;
 
-		if (f->ra_addr && *(const uint64_t *)(uintptr_t)f->ra_addr != f->ra_val)
+	for (; j < us->prev_n; j++) {
+		const struct trace_frame *next = &t[j + 1];
+
+		if (!(t[j].flags & TF_WALKED))
+			continue;
+		if (*(const uint64_t *)(uintptr_t)(next->rsp - 8) != next->ip)
 			return false;
-		if (f->rbp_addr && *(const uint64_t *)(uintptr_t)f->rbp_addr != f->rbp_val)
+		if ((t[j].flags & TF_RBP_SAVED) &&
+		    *(const uint64_t *)(uintptr_t)(next->rsp + (uint64_t)(int64_t)t[j].rbp_off) !=
+			    next->rbp)
 			return false;
 	}
 	return true;
 }
 
-/* rbp's register value matters at frame k if its CFA is rbp-based, or if
- * it passes rbp on unchanged to an outer frame where it matters. */
-static void mark_rbp_needed(struct trace_frame *cur, const bool *uses_rbp, int from, int n)
+/* Hashes and rbp_needed of frames from..0, given frame from + 1's (or the
+ * seeds and "not needed" when from + 1 == n). */
+static void finish_frames(struct trace_frame *cur, int from, int n)
 {
+	uint64_t h1 = STACK_HASH_SEED1, h2 = STACK_HASH_SEED2;
+	bool needed = false;
 	int k;
 
-	for (k = from; k >= 0; k--)
-		cur[k].rbp_needed = uses_rbp[k] ||
-				    (!cur[k].rbp_addr && k + 1 < n && cur[k + 1].rbp_needed);
+	if (from + 1 < n) {
+		h1 = cur[from + 1].h1;
+		h2 = cur[from + 1].h2;
+		needed = cur[from + 1].flags & TF_RBP_NEEDED;
+	}
+	for (k = from; k >= 0; k--) {
+		struct trace_frame *f = &cur[k];
+
+		stack_hash_step(&h1, &h2, f->ip);
+		f->h1 = h1;
+		f->h2 = h2;
+		/* rbp's register value matters here if the CFA is rbp-based,
+		 * or if it passes rbp on unchanged to a frame where it does. */
+		needed = (f->flags & TF_USES_RBP) || (!(f->flags & TF_RBP_SAVED) && needed);
+		if (needed)
+			f->flags |= TF_RBP_NEEDED;
+		else
+			f->flags &= (uint8_t)~TF_RBP_NEEDED;
+	}
 }
 
-static int dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp,
-			 uint64_t *ips, int max)
+static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp,
+			  uint64_t *ips, int max, struct capture *c)
 {
 	struct trace_frame *cur = us->trace[us->which ^ 1];
-	bool *uses_rbp = us->uses_rbp;
-	int n = 0, j = 0, k;
+	const struct trace_frame *prev = us->prev;
+	int n = 0, j = 0;
 	bool complete = false;
 
 	if (unlikely(us->epoch != shim_module_epoch)) {
@@ -783,33 +826,33 @@ static int dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uin
 		uint64_t rule, cfa, ra, nrbp;
 
 		/* Reuse the rest of the previous trace when it provably holds. */
-		while (j < us->prev_n && us->prev[j].rsp < rsp)
+		while (j < us->prev_n && prev[j].rsp < rsp)
 			j++;
 		/* A previous trace cut at the depth limit has no outer end to
 		 * lend unless it fills this one up to the limit as well. */
-		if (j < us->prev_n && us->prev[j].rsp == rsp && us->prev[j].ip == ip &&
+		if (j < us->prev_n && prev[j].rsp == rsp && prev[j].ip == ip &&
 		    (us->prev_complete || n + (us->prev_n - j) >= max) &&
-		    (!us->prev[j].rbp_needed || us->prev[j].rbp == rbp) && prev_still_valid(us, j)) {
+		    (!(prev[j].flags & TF_RBP_NEEDED) || prev[j].rbp == rbp) &&
+		    prev_still_valid(us, j)) {
 			int split = n, m = us->prev_n - j;
+			bool cut = m > max - n;
 
-			if (m > max - n)
+			if (cut)
 				m = max - n;
-			for (k = 0; k < m; k++) {
-				ips[n + k] = us->prev[j + k].ip;
-				cur[n + k] = us->prev[j + k];
-			}
+			/* The frames, and the state after the last one (the end
+			 * entry, or when cut, the next frame). */
+			memcpy(&cur[n], &prev[j], (size_t)(m + 1) * sizeof(*cur));
 			cur[split].rbp = rbp;
 			n += m;
-			complete = us->prev_complete && n == split + (us->prev_n - j);
-			mark_rbp_needed(cur, uses_rbp, split - 1, n);
+			complete = us->prev_complete && !cut;
+			/* Cut short, the copied hashes describe a longer stack. */
+			finish_frames(cur, cut ? n - 1 : split - 1, n);
 			goto save;
 		}
 		rule = lookup_rule(us, ip);
 		if (RULE_KIND(rule) != RULE_OK) {
 			if (RULE_KIND(rule) == RULE_STOP) {
-				ips[n] = ip;
-				*f = (struct trace_frame){ ip, rsp, rbp, 0, 0, 0, 0, false };
-				uses_rbp[n] = false;
+				*f = (struct trace_frame){ .ip = ip, .rsp = rsp, .rbp = rbp };
 				n++;
 				complete = true;
 				break;
@@ -819,45 +862,41 @@ static int dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uin
 			if (unw_backtrace_fn) {
 				int got = libunwind_capture(ips, max);
 
-				if (got > 0)
-					return got;
+				if (got > 0) {
+					c->n = got;
+					c->have_ips = true;
+					return;
+				}
 			}
-			ips[n] = ip;
-			return n + 1;
-		}
-		cfa = (RULE_CFA_RBP(rule) ? rbp : rsp) + (uint64_t)RULE_CFA_OFF(rule);
-		if (cfa <= rsp || cfa > us->stack_hi || (cfa & 7)) {
-			ips[n] = ip;	/* corrupt or foreign stack: stop here */
-			*f = (struct trace_frame){ ip, rsp, rbp, 0, 0, 0, 0, false };
-			uses_rbp[n] = RULE_CFA_RBP(rule);
+			*f = (struct trace_frame){ .ip = ip, .rsp = rsp, .rbp = rbp };
 			n++;
 			break;
 		}
+		cfa = (RULE_CFA_RBP(rule) ? rbp : rsp) + (uint64_t)RULE_CFA_OFF(rule);
+		*f = (struct trace_frame){ .ip = ip, .rsp = rsp, .rbp = rbp,
+					   .flags = RULE_CFA_RBP(rule) ? TF_USES_RBP : 0 };
+		if (cfa <= rsp || cfa > us->stack_hi || (cfa & 7)) {
+			n++;	/* corrupt or foreign stack: stop here */
+			break;
+		}
 		ra = *(const uint64_t *)(uintptr_t)(cfa - 8);
-		f->ip = ip;
-		f->rsp = rsp;
-		f->rbp = rbp;
-		f->ra_addr = cfa - 8;
-		f->ra_val = ra;
-		f->rbp_addr = 0;
-		f->rbp_val = 0;
 		nrbp = rbp;
 		if (RULE_RBP_SAVED(rule)) {
 			uint64_t a = cfa + (uint64_t)RULE_RBP_OFF(rule);
 
 			if (a < rsp || a + 8 > us->stack_hi) {
-				ips[n] = ip;
-				f->ra_addr = 0;
-				uses_rbp[n] = RULE_CFA_RBP(rule);
 				n++;
 				break;
 			}
 			nrbp = *(const uint64_t *)(uintptr_t)a;
-			f->rbp_addr = a;
-			f->rbp_val = nrbp;
+			f->rbp_off = (int16_t)RULE_RBP_OFF(rule);
+			f->flags |= TF_RBP_SAVED;
 		}
-		uses_rbp[n] = RULE_CFA_RBP(rule);
-		ips[n++] = ip;
+		f->flags |= TF_WALKED;
+		n++;
+		/* The state this frame leads to: the next frame, or the entry
+		 * after the last one (which validation reads). */
+		cur[n] = (struct trace_frame){ .ip = ra, .rsp = cfa, .rbp = nrbp };
 		if (!ra) {
 			complete = true;
 			break;
@@ -866,14 +905,24 @@ static int dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uin
 		rsp = cfa;
 		rbp = nrbp;
 	}
-	if (n > 0)
-		mark_rbp_needed(cur, uses_rbp, n - 1, n);
+	finish_frames(cur, n - 1, n);
 save:
 	us->which ^= 1;
 	us->prev = cur;
 	us->prev_n = n;
 	us->prev_complete = complete;
-	return n;
+	c->n = n;
+	c->h1 = n ? cur[0].h1 : STACK_HASH_SEED1;
+	c->h2 = n ? cur[0].h2 : STACK_HASH_SEED2;
+	c->have_ips = false;
+}
+
+void unwind_fill_ips(const struct unwind_state *us, uint64_t *ips)
+{
+	int k;
+
+	for (k = 0; k < us->prev_n; k++)
+		ips[k] = us->prev[k].ip;
 }
 
 static void report_mismatch(const uint64_t *ours, int n, const uint64_t *ref, int m)
@@ -899,42 +948,66 @@ static void report_mismatch(const uint64_t *ours, int n, const uint64_t *ref, in
 	}
 }
 
-int unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max)
+static void hash_ips(const uint64_t *ips, struct capture *c)
+{
+	uint64_t h1 = STACK_HASH_SEED1, h2 = STACK_HASH_SEED2;
+	int k;
+
+	for (k = c->n - 1; k >= 0; k--)
+		stack_hash_step(&h1, &h2, ips[k]);
+	c->h1 = h1;
+	c->h2 = h2;
+	c->have_ips = true;
+}
+
+void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max,
+		    struct capture *c)
 {
 	uint64_t fp = (uint64_t)(uintptr_t)frame;
 	uint64_t ip = ((const uint64_t *)frame)[1];
 	uint64_t rbp = ((const uint64_t *)frame)[0];
 	uint64_t rsp = fp + 16;
-	int n;
 
-	if (max <= 0)
-		return 0;
+	c->n = 0;
+	if (max <= 0) {
+		hash_ips(ips, c);
+		return;
+	}
 	switch (mode) {
 	case MSC_UNWIND_NONE:
 		ips[0] = ip;
-		return 1;
+		c->n = 1;
+		hash_ips(ips, c);
+		return;
 	case MSC_UNWIND_FP:
-		return fp_capture(us, rbp, ip, rsp, ips, max);
+		c->n = fp_capture(us, rbp, ip, rsp, ips, max);
+		hash_ips(ips, c);
+		return;
 	case MSC_UNWIND_LIBUNWIND:
-		n = libunwind_capture(ips, max);
-		if (n > 0)
-			return n;
-		ips[0] = ip;
-		return 1;
+		c->n = libunwind_capture(ips, max);
+		if (c->n <= 0) {
+			ips[0] = ip;
+			c->n = 1;
+		}
+		hash_ips(ips, c);
+		return;
 	default:
 		break;
 	}
-	n = dwarf_capture(us, ip, rsp, rbp, ips, max);
+	dwarf_capture(us, ip, rsp, rbp, ips, max, c);
+	if (c->have_ips)
+		hash_ips(ips, c);
 	if (unlikely(check_mode) && unw_backtrace_fn) {
 		uint64_t ref[TRACE_MAX];
 		int m = libunwind_capture(ref, max), i;
-		bool same = m == n;
+		bool same = m == c->n;
 
-		for (i = 0; same && i < n; i++)
+		if (!c->have_ips)
+			unwind_fill_ips(us, ips);
+		for (i = 0; same && i < c->n; i++)
 			same = ref[i] == ips[i];
 		__atomic_add_fetch(&check_total, 1, __ATOMIC_RELAXED);
 		if (!same && __atomic_add_fetch(&check_bad, 1, __ATOMIC_RELAXED) <= 3)
-			report_mismatch(ips, n, ref, m);
+			report_mismatch(ips, c->n, ref, m);
 	}
-	return n;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -488,6 +489,22 @@ static void write_results(struct proc *pr, const struct msc_cend *end, bool exec
 	msc_w_u64(&R.w, "lost", end->lost);
 	if (end->waits)
 		msc_w_u64(&R.w, "waits", end->waits);
+	if (pr->pid == R.child && !exec) {
+		uint64_t hwm, cpu;
+		struct rusage ru;
+
+		/* What the program and the recording cost, for the record. */
+		if (msc_collector_child_usage(R.col, &hwm, &cpu)) {
+			msc_w_u64(&R.w, "hwm", hwm);
+			msc_w_u64(&R.w, "cpu", cpu);
+		}
+		if (getrusage(RUSAGE_SELF, &ru) == 0) {
+			msc_w_u64(&R.w, "recorder_hwm", (uint64_t)ru.ru_maxrss * 1024);
+			msc_w_u64(&R.w, "recorder_cpu",
+				  (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+				  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+		}
+	}
 	if (end->corrupt)
 		msc_w_bool(&R.w, "corrupt", true);
 	msc_w_end(&R.w);

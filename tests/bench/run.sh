@@ -18,7 +18,7 @@ OUT=$TOP/tests/bench/out
 RESULTS=$OUT/results.md
 LINES=${BENCH_LINES:-1000000}
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot"
+SECTIONS="reader snapshot profilers"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -121,6 +121,113 @@ bench_snapshot() {
 		"| ps aux | $(ms "$_ps") | 1.00x |"
 }
 
+
+# ------------------------------------------------------------ profilers
+
+# The workloads of the profiler comparison (see tests/bench/alloc_storm.c
+# and the anchor measurements in the project notes).
+make_inputs() {
+	[ -f "$OUT/sqlite_inserts.sql" ] || awk 'BEGIN {
+		print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"
+		print "BEGIN;"
+		for (i = 0; i < 200000; i++)
+			printf "INSERT INTO t(b, c) VALUES(\x27row %d with some text\x27, %d.5);\n", i, i
+		print "COMMIT;"
+		print "CREATE INDEX tb ON t(b);"
+		print "SELECT count(*), sum(c) FROM t WHERE b LIKE \x27row 1%\x27;"
+	}' >"$OUT/sqlite_inserts.sql"
+	cat >"$OUT/py_dict.py" <<'PY'
+d = {}
+for i in range(1000000):
+    d[str(i)] = [i, str(i * 2)]
+print(len(d), sum(len(v[1]) for v in d.values()))
+PY
+}
+
+# run_one LABEL TOOL WORKLOAD: one run; prints "seconds peak_bytes status".
+# TOOL: native, memscope, heaptrack, memcheck.
+run_one() {
+	_tool=$1 _w=$2 _tag=$3
+	case $_w in
+	storm1) set -- "$BIN/alloc_storm" 1 ;;
+	storm2) set -- "$BIN/alloc_storm" 2 ;;
+	sqlite) set -- sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+	python) set -- env PYTHONMALLOC=malloc python3 "$OUT/py_dict.py" ;;
+	esac
+	case $_tool in
+	native) ;;
+	memscope) set -- ms-record -q -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
+	heaptrack) rm -f "$OUT/ht.$_w.$_tag".*; set -- timeout 120 heaptrack -o "$OUT/ht.$_w.$_tag" "$@" ;;
+	memcheck) set -- valgrind --tool=memcheck --leak-check=full --log-file="$OUT/mc.$_w.$_tag.log" "$@" ;;
+	esac
+	_t0=$(now_ns)
+	/usr/bin/time -f '%M' -o "$OUT/time.$_tag" "$@" >"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
+	_st=$?
+	_t1=$(now_ns)
+	_peak=$(($(tail -n 1 "$OUT/time.$_tag" 2>/dev/null || echo 0) * 1024))
+	if [ "$_tool" = memscope ] && [ -s "$OUT/ms.$_w.$_tag.ndjson" ]; then
+		# The program and the recorder, added: what profiling costs.
+		_peak=$(jq -r 'select(.type=="end" and .hwm != null) | .hwm + .recorder_hwm' "$OUT/ms.$_w.$_tag.ndjson" | head -n 1)
+	fi
+	awk -v a="$_t0" -v b="$_t1" -v p="$_peak" -v s="$_st" 'BEGIN { printf "%.6f %d %d\n", (b - a) / 1e9, p, s }'
+}
+
+bench_profilers() {
+	_runs=${BENCH_PROFILER_RUNS:-3}
+	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
+	if [ ! -x "$BIN/alloc_storm" ]; then
+		note "tests/bench/bin/alloc_storm is not built: run 'make bench'"
+		return 1
+	fi
+	make_inputs
+	emit "" "### Profilers on the same workloads" "" \
+		"Wall time of the whole command relative to the native run, median over $_runs" \
+		"interleaved native/profiled pairs (memcheck: 1 pair); peak memory of the" \
+		"program and the profiler together (memscope: the program's and ms-record's" \
+		"peak rss added; heaptrack, memcheck: the largest process)." \
+		"Workloads: storm = tests/bench/alloc_storm (5M malloc+free per thread, random" \
+		"sizes 16..4096, 512 call paths 5-10 deep), sqlite = sqlite3 inserting 200k" \
+		"rows, python = python3 (PYTHONMALLOC=malloc) building a 1M-entry dict." "" \
+		"| workload | native s | memscope | heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') | valgrind memcheck | native peak | memscope peak | heaptrack peak | memcheck peak |" \
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for _w in $_w_list; do
+		: >"$OUT/ratios.$_w"
+		_i=0
+		while [ $_i -lt "$_runs" ]; do
+			for _tool in memscope heaptrack memcheck; do
+				[ "$_tool" = memcheck ] && [ $_i -gt 0 ] && continue
+				note "profilers: $_w, $_tool, pair $((_i + 1))"
+				_n=$(run_one native "$_w" n$_i)
+				_p=$(run_one "$_tool" "$_w" $_tool$_i)
+				echo "$_tool $_n $_p" >>"$OUT/ratios.$_w"
+			done
+			_i=$((_i + 1))
+		done
+		# Columns: tool native_s native_peak native_status s peak status
+		_native=$(awk '{ print $2 }' "$OUT/ratios.$_w" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		_npeak=$(awk '{ print $3 }' "$OUT/ratios.$_w" | sort -g | tail -n 1)
+		_cells=""
+		_peaks=""
+		for _tool in memscope heaptrack memcheck; do
+			_cell=$(awk -v t="$_tool" '$1 == t {
+				if ($7 != 0) { bad = ($7 == 124 ? "timeout" : ($7 >= 128 ? "crash (signal " $7 - 128 ")" : "crash (exit " $7 ")")); next }
+				print $5 / $2 }' "$OUT/ratios.$_w" | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2fx\n", v[int((NR + 1) / 2)] }')
+			_bad=$(awk -v t="$_tool" '$1 == t && $7 != 0 { print ($7 == 124 ? "timeout" : "crash, status " $7); exit }' "$OUT/ratios.$_w")
+			[ -z "$_cell" ] && _cell=${_bad:-n/a}
+			_peak=$(awk -v t="$_tool" '$1 == t && $7 == 0 { print $6 }' "$OUT/ratios.$_w" | sort -g | tail -n 1)
+			_cells="$_cells | $_cell"
+			_peaks="$_peaks | $(awk -v b="${_peak:-0}" 'BEGIN { if (b > 0) printf "%.1f MiB", b / 1048576; else print "-" }')"
+		done
+		emit "| $_w | $(printf '%.2f' "$_native")$_cells | $(awk -v b="$_npeak" 'BEGIN { printf "%.1f MiB", b / 1048576 }')$_peaks |"
+	done
+	# Same program output under memscope: the profiled program is unchanged.
+	for _w in $_w_list; do
+		if ! cmp -s "$OUT/out.$_w.native.n0" "$OUT/out.$_w.memscope.memscope0"; then
+			emit "" "WARNING: $_w printed something else under memscope"
+		fi
+	done
+}
+
 # ------------------------------------------------------------------- main
 
 [ $# -gt 0 ] && SECTIONS="$*"
@@ -135,7 +242,7 @@ cat "$RESULTS"
 status=0
 for s in $SECTIONS; do
 	if ! command -v "bench_$s" >/dev/null 2>&1; then
-		note "no section '$s' (sections: reader snapshot)"
+		note "no section '$s' (sections: reader snapshot profilers)"
 		status=2
 		continue
 	fi

@@ -100,5 +100,9 @@ check_eq "-d 2: at most two frames" "0" "$(jq -r 'select(.type=="stack") | .fram
 for p in leaky cxx threads; do
 	MEMSCOPE_UNWIND_CHECK=1 ms-record -q -o /dev/null "$EX/$p" >/dev/null 2>"$OUT/check.$p"
 	check_grep "$p: unwinders agree" "unwind check: [0-9]* captures, 0 mismatches" "$OUT/check.$p"
+	# Stacks cut at the depth limit take another path through the reuse
+	# of the previous stack.
+	MEMSCOPE_UNWIND_CHECK=1 ms-record -q -d 4 -o /dev/null "$EX/$p" >/dev/null 2>"$OUT/check4.$p"
+	check_grep "$p -d 4: unwinders agree" "unwind check: [0-9]* captures, 0 mismatches" "$OUT/check4.$p"
 done
 finish
