@@ -355,7 +355,7 @@ static bool read_hello(int s, struct msc_hello *h)
 
 static void accept_one(struct msc_collector *c)
 {
-	struct msc_collector_private *p, *old;
+	struct msc_collector_private *p, *old, *next;
 	struct msc_hello h;
 	struct msc_ctl *ctl;
 	struct ucred cred;
@@ -375,9 +375,12 @@ static void accept_one(struct msc_collector *c)
 		return;
 	}
 	/* An exec: the pid's previous image is gone. */
-	for (old = c->procs; old; old = old->next)
+	/* (end_session may free old: its successor is read first.) */
+	for (old = c->procs; old; old = next) {
+		next = old->next;
 		if (old->pub.pid == h.pid && !old->ended)
 			end_session(c, old, "exec", 0, false);
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(s);
@@ -1032,7 +1035,9 @@ static void take_samples(struct msc_collector *c)
 		if (n <= 0)
 			continue;
 		buf[n] = '\0';
-		if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		/* A process that has exited (a zombie) has no memory left to
+		 * report: zeros are not a sample. */
+		if (sscanf(buf, "%llu %llu", &size, &resident) != 2 || size == 0)
 			continue;
 		if (p->nsamples == p->samples_cap) {
 			size_t ncap = p->samples_cap ? p->samples_cap * 2 : 64;

@@ -179,7 +179,8 @@ static uint32_t new_location(struct msc_stacks *st, const struct msc_frame_ref *
 	l->ip = f->ip;
 	l->chain = st->nchain;
 	l->nchain = (uint16_t)n;
-	memcpy(&st->chain[st->nchain], chain, n * sizeof(*chain));
+	if (n)
+		memcpy(&st->chain[st->nchain], chain, n * sizeof(*chain));
 	st->nchain += n;
 	return st->nsf++;
 }

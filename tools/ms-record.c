@@ -720,12 +720,12 @@ static void print_summary(const char *name, int status)
 		msc_warn("%s: nothing recorded: the program never loaded libmemscope.so (%s)", name, st);
 		return;
 	}
-	fprintf(stderr, "ms-record: %s: %s allocations, %s frees, peak %s, leaked %s in %llu blocks%s%s, %s\n",
+	fprintf(stderr, "ms-record: %s: %s allocations, %s frees, peak %s, leaked %s in %llu block%s%s%s, %s\n",
 		name, msc_fmt_count(a, sizeof(a), (int64_t)R.s_allocs),
 		msc_fmt_count(f, sizeof(f), (int64_t)R.s_frees),
 		msc_fmt_size(peak, sizeof(peak), (int64_t)R.s_peak),
 		msc_fmt_size(leaked, sizeof(leaked), (int64_t)R.s_leaked),
-		(unsigned long long)R.s_leaked_blocks, R.s_scanned ? "" : " (not scanned)",
+		(unsigned long long)R.s_leaked_blocks, R.s_leaked_blocks == 1 ? "" : "s", R.s_scanned ? "" : " (not scanned)",
 		R.s_lost ? " (events lost)" : "", st);
 }
 
@@ -803,22 +803,25 @@ int main(int argc, char **argv)
 		return status;
 	status = check_program(prog);
 	if (status)
-		return status;
+		goto fail;
 	shim = find_shim();
 	if (!shim) {
 		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
-		return EXIT_OWN;
+		status = EXIT_OWN;
+		goto fail;
 	}
 	if (output) {
 		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
 			msc_warn("cannot open '%s': %s", output, strerror(errno));
-			return EXIT_OWN;
+			status = EXIT_OWN;
+			goto fail;
 		}
 	}
 	if (msc_writer_init(&R.w, fd, 256 * 1024) || msc_stacks_init(&R.stacks, true)) {
 		msc_warn("out of memory");
-		return EXIT_OWN;
+		status = EXIT_OWN;
+		goto fail;
 	}
 	R.stacks.warn = warn_cb;
 	R.copts.follow = R.follow;
@@ -827,7 +830,8 @@ int main(int argc, char **argv)
 	R.col = msc_collector_new(&R.copts, &ops, &R, &R.stacks, &err);
 	if (!R.col) {
 		msc_warn("%s", err.msg);
-		return EXIT_OWN;
+		status = EXIT_OWN;
+		goto fail_writer;
 	}
 
 	/* Signals arrive through a signalfd; the program gets the original
@@ -846,7 +850,8 @@ int main(int argc, char **argv)
 	if (ret < 0) {
 		msc_warn("cannot run '%s': %s", prog, strerror(-ret));
 		msc_collector_free(R.col);
-		return ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		status = ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		goto fail_writer;
 	}
 	R.child = ret;
 	msc_collector_set_child(R.col, R.child);
@@ -897,4 +902,15 @@ int main(int argc, char **argv)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+
+	/* Before the program ran: status is ms-record's own. */
+fail_writer:
+	msc_stacks_release(&R.stacks);
+	msc_writer_release(&R.w);
+	if (fd != 1)
+		close(fd);
+fail:
+	free(prog);
+	free(shim);
+	return status;
 }

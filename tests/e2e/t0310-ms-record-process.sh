@@ -24,7 +24,8 @@ cat >"$OUT/pre.c" <<'C'
 __attribute__((constructor)) static void hello(void) { fputs("preloaded\n", stderr); }
 C
 cc -shared -fPIC -o "$OUT/libpre.so" "$OUT/pre.c"
-LD_PRELOAD="$OUT/libpre.so" ms-record -q -o "$OUT/p.ndjson" /bin/true 2>"$OUT/pre.err"
+# (verify_asan_link_order: ms-record built with SANITIZE runs after libpre.so.)
+ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD="$OUT/libpre.so" ms-record -q -o "$OUT/p.ndjson" /bin/true 2>"$OUT/pre.err"
 check_grep "user's LD_PRELOAD kept" "preloaded" "$OUT/pre.err"
 check_eq "and ours loaded too" "exit" "$(jq -r 'select(.type=="end") | .reason' "$OUT/p.ndjson")"
 
