@@ -44,14 +44,14 @@ QUIET_AR = @echo "  AR      $@";
 QUIET_LINK = @echo "  LINK    $@";
 endif
 
-TOOLS = ms-snap ms-diff ms-record
-LIBMSC_MODS = arena err rec cli proc stream snap hash diff sym agg stacks collect scan record
+TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
+LIBMSC_MODS = arena err rec cli proc stream snap hash diff sym agg stacks collect scan record filter report render
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
-TOOL_LIBS = $(LIBMSC) -ldw -lelf -lstdc++ -lm
+TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
 
 SHIM = shim/libmemscope.so
@@ -68,7 +68,7 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 
 # Debian packages that building and testing need (make deps installs them).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
-            libdw-dev libelf-dev libncurses-dev jq
+            libdw-dev libelf-dev libncurses-dev jq libxml2-utils
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 time
 
 .PHONY: all check demo deps bench-deps install clean unit e2e bench
@@ -109,7 +109,7 @@ examples/bin tests/unit/bin tests/bench/bin:
 	$(Q)mkdir -p $@
 
 tests/unit/bin/%: tests/unit/%.c $(LIBMSC) | tests/unit/bin
-	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -ldw -lelf -lstdc++ -lm
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -ljansson -ldw -lelf -lstdc++ -lm
 
 # test_sym dlopens a C++ library to check demangling and inlined templates.
 tests/unit/bin/test_sym: tests/unit/bin/libsymcxx.so

@@ -7,6 +7,7 @@
 
 #include "msc_cli.h"
 #include "msc_diff.h"
+#include "msc_filter.h"
 #include "msc_hash.h"
 
 /* ----------------------------------------------------------------- load */
@@ -16,13 +17,18 @@ static bool identity_member(enum msc_ent_kind kind, const char *k, size_t n)
 {
 	static const char *const common[] = { "pid", "ppid", "starttime", "uid", "inode",
 					       "offset", "start", "end", "stack", "ts" };
+	/* Sites, leaks and a recording's totals: when, and how it ended. */
+	static const char *const recorded[] = { "size", "size_max", "first_ts", "last_ts",
+						"peak_ts", "status", "signal" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(common); i++)
 		if (strlen(common[i]) == n && memcmp(common[i], k, n) == 0)
 			return true;
-	if (kind == MSC_ENT_SITE && n == 4 && memcmp(k, "size", 4) == 0)
-		return true;
+	if (kind != MSC_ENT_MAPPING)
+		for (i = 0; i < ARRAY_SIZE(recorded); i++)
+			if (strlen(recorded[i]) == n && memcmp(recorded[i], k, n) == 0)
+				return true;
 	return false;
 }
 
@@ -93,9 +99,205 @@ struct procinfo {
 	const char *comm;
 };
 
-static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
-		       struct msc_u64map *procs, struct msc_err *err)
+/* ------------------------------------------------------- recordings */
+
+/* What loading a stream needs besides the snapshot. */
+struct loader {
+	struct msc_u64map procs;	/* pid -> struct procinfo * */
+	struct msc_u64map stacks;	/* stack id -> struct rstack * */
+	struct msc_strmap ids;		/* entity id -> index + 1 (recordings) */
+	const char *prog;		/* the current stream's program */
+	unsigned ends;			/* end records seen */
+};
+
+struct rstack {
+	const char *sig;		/* call path by function name */
+	const char *label;		/* "fn file:line" of the allocating frame */
+	const char *frames;		/* the "frames" JSON */
+	size_t frames_len;
+};
+
+static const char *base_name(const char *path)
 {
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* A stack record: its signature (fn;fn;... with module+offset for frames
+ * without a name) and the frame an allocation is attributed to. */
+static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
+		      struct msc_err *err)
+{
+	const struct msc_field *frames = msc_rec_field(rec, "frames");
+	struct rstack *st;
+	struct msc_jiter it;
+	struct msc_jval v;
+	char *sig = NULL, label[512] = "";
+	size_t len = 0, cap = 0;
+	bool attributed = false;
+	uint64_t id;
+
+	if (msc_rec_u64(rec, "id", &id) || !id)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
+	if (!frames || frames->val.kind != MSC_J_ARR)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	st = msc_arena_zalloc(&s->arena, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	msc_jiter_init(&it, &frames->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		struct msc_jval x;
+		const char *fn = NULL, *file = NULL, *obj = NULL, *off = NULL;
+		uint64_t line = 0;
+		char part[600];
+		size_t pl;
+
+		if (v.kind != MSC_J_OBJ)
+			continue;
+		if (msc_jval_member(&v, "fn", &x) > 0)
+			fn = msc_jval_str(&x, &s->arena, NULL);
+		if (msc_jval_member(&v, "file", &x) > 0)
+			file = msc_jval_str(&x, &s->arena, NULL);
+		if (msc_jval_member(&v, "obj", &x) > 0)
+			obj = msc_jval_str(&x, &s->arena, NULL);
+		if (msc_jval_member(&v, "offset", &x) > 0)
+			off = msc_jval_str(&x, &s->arena, NULL);
+		if (msc_jval_member(&v, "line", &x) > 0)
+			msc_jval_u64(&x, &line);
+		if (fn)
+			pl = (size_t)snprintf(part, sizeof(part), "%s%s", len ? ";" : "", fn);
+		else
+			pl = (size_t)snprintf(part, sizeof(part), "%s%s+%s", len ? ";" : "",
+					      obj ? base_name(obj) : "?", off ? off : "?");
+		if (pl >= sizeof(part))
+			pl = sizeof(part) - 1;
+		if (len + pl + 1 > cap) {
+			size_t ncap = (len + pl + 1) * 2;
+			char *ns = msc_arena_alloc(&s->arena, ncap);
+
+			if (!ns)
+				return -ENOMEM;
+			if (len)
+				memcpy(ns, sig, len);
+			sig = ns;
+			cap = ncap;
+		}
+		memcpy(sig + len, part, pl);
+		len += pl;
+		sig[len] = '\0';
+		if (!attributed && !msc_is_passthrough(fn, NULL, 0)) {
+			attributed = true;
+			if (fn && file && line)
+				snprintf(label, sizeof(label), "%s %s:%" PRIu64, fn, base_name(file), line);
+			else if (fn)
+				snprintf(label, sizeof(label), "%s (%s)", fn, obj ? base_name(obj) : "?");
+			else
+				snprintf(label, sizeof(label), "%s+%s", obj ? base_name(obj) : "?",
+					 off ? off : "?");
+		}
+	}
+	st->sig = sig ? sig : "";
+	st->label = msc_arena_strdup(&s->arena, label);
+	st->frames = msc_arena_strndup(&s->arena, frames->val.p, frames->val.len);
+	st->frames_len = frames->val.len;
+	if (!st->label || !st->frames)
+		return -ENOMEM;
+	return msc_u64map_put(&l->stacks, id, (uint64_t)(uintptr_t)st);
+}
+
+/* Adds rec's figures to e's (the same call path seen twice). */
+static void merge_metrics(struct msc_entity *e, const struct msc_entity *x)
+{
+	unsigned i, k;
+
+	for (i = 0; i < x->nmetrics; i++)
+		for (k = 0; k < e->nmetrics; k++)
+			if (strcmp(e->metrics[k].name, x->metrics[i].name) == 0) {
+				e->metrics[k].value += x->metrics[i].value;
+				break;
+			}
+}
+
+/* The entity of a recorded site, leak or end: one per identity, figures of
+ * records with the same identity added. */
+static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
+			   enum msc_ent_kind kind, struct msc_err *err)
+{
+	const struct rstack *st = NULL;
+	struct msc_entity *e;
+	char head[160];
+	const char *tail = "";
+	char *id;
+	void *seen;
+	uint64_t stack = 0;
+	int ret;
+
+	if (kind != MSC_ENT_PROCESS) {
+		uint64_t *v;
+
+		ret = msc_rec_u64(rec, "stack", &stack);
+		if (ret == -EINVAL || ret == -ERANGE)
+			return msc_rec_err(err, rec, -EINVAL, "\"stack\" must be a stack id");
+		v = stack ? msc_u64map_get(&l->stacks, stack) : NULL;
+		if (stack && !v)
+			return msc_rec_err(err, rec, -EINVAL, "%s record refers to stack %" PRIu64
+					   ", never defined", rec->type, stack);
+		st = v ? (const struct rstack *)(uintptr_t)*v : NULL;
+		tail = st ? st->sig : "";
+		snprintf(head, sizeof(head), "%c/%s/", kind == MSC_ENT_SITE ? 's' : 'l', l->prog);
+	} else {
+		snprintf(head, sizeof(head), "r/%s/%u", l->prog, l->ends++);
+	}
+	id = msc_arena_alloc(&s->arena, strlen(head) + strlen(tail) + 1);
+	if (!id)
+		return -ENOMEM;
+	strcpy(id, head);
+	strcat(id, tail);
+	e = new_entity(s);
+	if (!e)
+		return -ENOMEM;
+	e->kind = kind;
+	e->id = id;
+	e->comm = l->prog;
+	e->name = kind == MSC_ENT_PROCESS ? l->prog : st && st->label[0] ? st->label : "(no stack)";
+	if (st) {
+		e->frames = st->frames;
+		e->frames_len = st->frames_len;
+	}
+	if (kind == MSC_ENT_LEAK) {
+		const char *k = msc_rec_str(rec, "kind", NULL);
+		uint64_t bytes = 0, count = 0;
+
+		/* What is still reachable is not a leak. */
+		if (k && (strcmp(k, "reachable") == 0 || strcmp(k, "possibly") == 0)) {
+			s->n--;
+			return 0;
+		}
+		msc_rec_u64(rec, "bytes", &bytes);
+		msc_rec_u64(rec, "count", &count);
+		e->metrics = msc_arena_alloc(&s->arena, 2 * sizeof(*e->metrics));
+		if (!e->metrics)
+			return -ENOMEM;
+		e->metrics[0] = (struct msc_metric){ "leaked_bytes", (int64_t)bytes };
+		e->metrics[1] = (struct msc_metric){ "leaked_blocks", (int64_t)count };
+		e->nmetrics = 2;
+	} else if ((ret = collect_metrics(s, e, rec))) {
+		return ret;
+	}
+	seen = msc_strmap_get(&l->ids, id);
+	if (seen) {
+		merge_metrics(&s->ents[(uintptr_t)seen - 1], e);
+		s->n--;
+		return 0;
+	}
+	return msc_strmap_put(&l->ids, id, (void *)(uintptr_t)s->n);
+}
+
+static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
+		       struct loader *l, struct msc_err *err)
+{
+	struct msc_u64map *procs = &l->procs;
 	struct msc_entity *e;
 	enum msc_ent_kind kind;
 	int64_t pid = 0;
@@ -106,8 +308,18 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 		kind = MSC_ENT_PROCESS;
 	else if (msc_rec_type_is(rec, "mapping"))
 		kind = MSC_ENT_MAPPING;
+	else if (!s->recording)
+		return 0;	/* other records do not take part */
+	else if (msc_rec_type_is(rec, "stack"))
+		return load_stack(s, l, rec, err);
+	else if (msc_rec_type_is(rec, "site"))
+		return recorded_entity(s, l, rec, MSC_ENT_SITE, err);
+	else if (msc_rec_type_is(rec, "leak"))
+		return recorded_entity(s, l, rec, MSC_ENT_LEAK, err);
+	else if (msc_rec_type_is(rec, "end"))
+		return recorded_entity(s, l, rec, MSC_ENT_PROCESS, err);
 	else
-		return 0;	/* other records do not take part (yet) */
+		return 0;
 	ret = msc_rec_i64(rec, "pid", &pid);
 	if (ret || pid <= 0 || pid >= 0x40000000)
 		return msc_rec_err(err, rec, -EINVAL, "%s record needs an integer \"pid\"", rec->type);
@@ -164,11 +376,28 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	return collect_metrics(s, e, rec);
 }
 
+/* The program a recording's header names, for matching across runs. */
+static const char *header_prog(struct msc_snapshot *s, const struct msc_rec *rec)
+{
+	const char *exe = msc_rec_str(rec, "exe", NULL);
+	const struct msc_field *argv = msc_rec_field(rec, "argv");
+
+	if (!exe && argv && argv->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+
+		msc_jiter_init(&it, &argv->val);
+		if (msc_jiter_next(&it, NULL, &v) > 0)
+			exe = msc_jval_str(&v, &s->arena, NULL);
+	}
+	return msc_arena_strdup(&s->arena, exe ? base_name(exe) : "?");
+}
+
 int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err)
 {
 	struct msc_reader r;
 	struct msc_rec rec;
-	struct msc_u64map procs;
+	struct loader l = { 0 };
 	bool first = true;
 	int ret;
 
@@ -180,23 +409,33 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	ret = msc_reader_open(&r, path, err);
 	if (ret)
 		return ret;
-	if (msc_u64map_init(&procs, 64)) {
+	if (msc_u64map_init(&l.procs, 64) || msc_u64map_init(&l.stacks, 256) ||
+	    msc_strmap_init(&l.ids, 256)) {
+		msc_u64map_release(&l.procs);
+		msc_u64map_release(&l.stacks);
 		msc_reader_release(&r);
-		return -ENOMEM;
+		return msc_err_set(err, -ENOMEM, "out of memory");
 	}
 	while ((ret = msc_reader_next(&r, &rec, err)) > 0) {
 		if (first) {
 			ret = msc_stream_parse_header(&rec, &s->header, err);
 			if (ret)
 				break;
+			s->recording = strcmp(s->header.tool, "ms-record") == 0;
 			first = false;
+		}
+		if (msc_rec_type_is(&rec, "header")) {
+			/* Each process of an ms-record --follow stream. */
+			l.prog = header_prog(s, &rec);
+			if (!l.prog) {
+				ret = msc_err_set(err, -ENOMEM, "%s: out of memory", r.name);
+				break;
+			}
 			continue;
 		}
-		if (msc_rec_type_is(&rec, "end")) {
+		if (msc_rec_type_is(&rec, "end"))
 			s->complete = true;
-			continue;
-		}
-		ret = load_record(s, &rec, &procs, err);
+		ret = load_record(s, &rec, &l, err);
 		if (ret == -ENOMEM)
 			msc_err_set(err, ret, "%s: out of memory", r.name);
 		if (ret)
@@ -204,7 +443,9 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	}
 	if (ret == 0 && first)
 		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", r.name);
-	msc_u64map_release(&procs);
+	msc_u64map_release(&l.procs);
+	msc_u64map_release(&l.stacks);
+	msc_strmap_release(&l.ids);
 	msc_reader_release(&r);
 	return ret;
 }
@@ -232,6 +473,34 @@ bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *va
 /* ----------------------------------------------------------------- diff */
 
 static const char *const default_metrics[] = { "rss", "pss", "swap" };
+/* Recordings: what the heap holds at the end, leaks, the peak and what it
+ * is made of, and how often the program allocates. */
+static const char *const recording_metrics[] = { "live_bytes", "leaked_bytes", "peak", "at_peak",
+						 "allocs" };
+
+bool msc_metric_is_count(const char *name)
+{
+	static const char *const counts[] = { "allocs", "frees", "live", "leaked_blocks", "count",
+					      "temporary", "threads", "lost", "mmaps", "unknown_frees",
+					      "minflt", "majflt", "deltas" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(counts); i++)
+		if (strcmp(counts[i], name) == 0)
+			return true;
+	return false;
+}
+
+const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
+					    unsigned *n)
+{
+	if (a->recording || b->recording) {
+		*n = ARRAY_SIZE(recording_metrics);
+		return recording_metrics;
+	}
+	*n = ARRAY_SIZE(default_metrics);
+	return default_metrics;
+}
 
 static int add_delta(struct msc_diff *d, size_t *cap, const struct msc_entity *before,
 		     const struct msc_entity *after, const char *metric, int64_t vb, int64_t va)
@@ -256,8 +525,12 @@ static int cmp_delta(const void *x, const void *y)
 	const struct msc_entity *eb = b->after ? b->after : b->before;
 	int c;
 
+	/* Processes, mappings, leaks, sites. */
+	static const int rank[] = { [MSC_ENT_PROCESS] = 0, [MSC_ENT_MAPPING] = 1, [MSC_ENT_LEAK] = 2,
+				    [MSC_ENT_SITE] = 3 };
+
 	if (ea->kind != eb->kind)
-		return ea->kind < eb->kind ? -1 : 1;
+		return rank[ea->kind] < rank[eb->kind] ? -1 : 1;
 	if (a->change != b->change)
 		return a->change > b->change ? -1 : 1;
 	if (ea->pid != eb->pid)
@@ -282,8 +555,8 @@ static bool keep(const struct msc_diff_opts *o, int64_t change)
 int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 		     const struct msc_snapshot *b, const struct msc_diff_opts *o)
 {
-	const char *const *metrics = o->metrics ? o->metrics : default_metrics;
-	unsigned nmetrics = o->metrics ? o->nmetrics : ARRAY_SIZE(default_metrics);
+	unsigned nmetrics = o->nmetrics;
+	const char *const *metrics = o->metrics ? o->metrics : msc_diff_default_metrics(a, b, &nmetrics);
 	struct msc_strmap in_b;
 	bool *matched_b = NULL;
 	size_t cap = 0, i;
@@ -374,16 +647,33 @@ static const char *status_of(const struct msc_delta *dl)
 
 void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 {
-	static const char *const kinds[] = { "process", "mapping", "site" };
+	static const char *const kinds[] = { "process", "mapping", "site", "leak" };
+	struct msc_strmap written;	/* frames JSON -> output stack id */
+	uintptr_t next_id = 1;
+	bool have_map = msc_strmap_init(&written, 64) == 0;
 	size_t i;
 
 	for (i = 0; i < d->n; i++) {
 		const struct msc_delta *dl = &d->deltas[i];
 		const struct msc_entity *e = dl->after ? dl->after : dl->before;
+		uintptr_t stack = 0;
 
+		/* Stack ids differ between the two inputs: the output has its
+		 * own, one per distinct stack, written before first use. */
+		if (e->frames && have_map) {
+			stack = (uintptr_t)msc_strmap_get(&written, e->frames);
+			if (!stack && msc_strmap_put(&written, e->frames, (void *)next_id) == 0) {
+				stack = next_id++;
+				msc_w_begin(w, "stack");
+				msc_w_u64(w, "id", stack);
+				msc_w_raw(w, "frames", e->frames, e->frames_len);
+				msc_w_end(w);
+			}
+		}
 		msc_w_begin(w, "delta");
 		msc_w_str(w, "key", kinds[e->kind]);
-		msc_w_i64(w, "pid", e->pid);
+		if (e->pid)
+			msc_w_i64(w, "pid", e->pid);
 		if (e->starttime)
 			msc_w_u64(w, "starttime", e->starttime);
 		msc_w_str(w, "comm", e->comm);
@@ -392,6 +682,10 @@ void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 			msc_w_str(w, "kind", e->group);
 			if (e->start)
 				msc_w_hex(w, "start", e->start);
+		} else if (e->kind != MSC_ENT_PROCESS) {
+			msc_w_str(w, "name", e->name);
+			if (stack)
+				msc_w_u64(w, "stack", stack);
 		}
 		msc_w_str(w, "metric", dl->metric);
 		msc_w_i64(w, "before", dl->vbefore);
@@ -400,6 +694,8 @@ void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 		msc_w_str(w, "status", status_of(dl));
 		msc_w_end(w);
 	}
+	if (have_map)
+		msc_strmap_release(&written);
 }
 
 /* --------------------------------------------------------------- tables */
@@ -440,7 +736,7 @@ int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt
 {
 	bool md = fmt == MSC_DIFF_MD;
 	int64_t growth = d->total_after - d->total_before;
-	char b1[32], b2[32], b3[32], nb[64];
+	char b1[32], b2[32], b3[40], nb[64], tmp[32];
 	double secs = seconds_between(d);
 	int section = -1;
 	size_t i;
@@ -477,41 +773,62 @@ int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt
 		const struct msc_entity *e = dl->after ? dl->after : dl->before;
 		const char *st = !dl->before ? " (new)" : !dl->after ? " (gone)" : "";
 
+		bool counted = msc_metric_is_count(dl->metric);
+
 		if ((int)e->kind != section) {
+			static const char *const what[] = { "process", "mapping", "site", "leaked at" };
+
 			section = (int)e->kind;
-			if (md) {
-				if (e->kind == MSC_ENT_PROCESS)
-					fprintf(out, "\n| pid | process | metric | before | after | change |\n"
-						     "|---:|---|---|---:|---:|---:|\n");
-				else
-					fprintf(out, "\n| pid | mapping | kind | metric | before | after | change |\n"
-						     "|---:|---|---|---|---:|---:|---:|\n");
-			} else {
-				if (e->kind == MSC_ENT_PROCESS)
-					fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
-						"PROCESS", "METRIC", "BEFORE", "AFTER", "CHANGE");
-				else
-					fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
-						"MAPPING", "METRIC", "BEFORE", "AFTER", "CHANGE");
-			}
+			if (md && e->kind == MSC_ENT_MAPPING)
+				fprintf(out, "\n| pid | mapping | kind | metric | before | after | change |\n"
+					     "|---:|---|---|---|---:|---:|---:|\n");
+			else if (md && e->kind == MSC_ENT_PROCESS && !d->a->recording)
+				fprintf(out, "\n| pid | process | metric | before | after | change |\n"
+					     "|---:|---|---|---:|---:|---:|\n");
+			else if (md)
+				fprintf(out, "\n| %s | metric | before | after | change |\n"
+					     "|---|---|---:|---:|---:|\n",
+					e->kind == MSC_ENT_PROCESS ? "program" : what[e->kind]);
+			else if ((e->kind == MSC_ENT_PROCESS && !d->a->recording) || e->kind == MSC_ENT_MAPPING)
+				fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
+					e->kind == MSC_ENT_PROCESS ? "PROCESS" : "MAPPING", "METRIC",
+					"BEFORE", "AFTER", "CHANGE");
+			else
+				fprintf(out, "\n%-30s %-12s %10s %10s %11s\n",
+					e->kind == MSC_ENT_SITE ? "SITE" : e->kind == MSC_ENT_LEAK ?
+					"LEAKED AT" : "PROGRAM", "METRIC", "BEFORE", "AFTER", "CHANGE");
 		}
-		msc_fmt_size(b1, sizeof(b1), dl->vbefore);
-		msc_fmt_size(b2, sizeof(b2), dl->vafter);
-		signed_size(b3, sizeof(b3), dl->change);
+		if (counted) {
+			msc_fmt_count(b1, sizeof(b1), dl->vbefore);
+			msc_fmt_count(b2, sizeof(b2), dl->vafter);
+			msc_fmt_count(tmp, sizeof(tmp), dl->change);
+			snprintf(b3, sizeof(b3), "%s%s", dl->change > 0 ? "+" : "", tmp);
+		} else {
+			msc_fmt_size(b1, sizeof(b1), dl->vbefore);
+			msc_fmt_size(b2, sizeof(b2), dl->vafter);
+			signed_size(b3, sizeof(b3), dl->change);
+		}
 		if (md) {
-			if (e->kind == MSC_ENT_PROCESS)
+			if (e->kind == MSC_ENT_MAPPING)
+				fprintf(out, "| %d | `%s`%s | %s | %s | %s | %s | %s |\n", e->pid,
+					e->name, st, e->group, dl->metric, b1, b2, b3);
+			else if (e->kind == MSC_ENT_PROCESS && !d->a->recording)
 				fprintf(out, "| %d | %s%s | %s | %s | %s | %s |\n", e->pid, e->comm, st,
 					dl->metric, b1, b2, b3);
 			else
-				fprintf(out, "| %d | `%s`%s | %s | %s | %s | %s | %s |\n", e->pid,
-					e->name, st, e->group, dl->metric, b1, b2, b3);
+				fprintf(out, "| `%s`%s | %s | %s | %s | %s |\n", e->name, st, dl->metric,
+					b1, b2, b3);
 		} else {
-			char label[80];
+			char label[600];
 
 			snprintf(label, sizeof(label), "%s%s",
 				 e->kind == MSC_ENT_PROCESS ? e->comm : e->name, st);
-			fprintf(out, "%7d %-24s %-6s %11s %11s %12s\n", e->pid,
-				tail(nb, 24, label), dl->metric, b1, b2, b3);
+			if ((e->kind == MSC_ENT_PROCESS && !d->a->recording) || e->kind == MSC_ENT_MAPPING)
+				fprintf(out, "%7d %-24s %-6s %11s %11s %12s\n", e->pid,
+					tail(nb, 24, label), dl->metric, b1, b2, b3);
+			else
+				fprintf(out, "%-30s %-12s %10s %10s %11s\n", tail(nb, 30, label),
+					dl->metric, b1, b2, b3);
 		}
 	}
 	if (!d->n)

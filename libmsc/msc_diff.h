@@ -9,9 +9,16 @@
  * time agree: a reused pid is a new process.  Mappings match by process and
  * name (and start address with per-mapping snapshots).
  *
+ * Recordings (ms-record) are compared by call path, not by pid: two runs of
+ * a program are different processes.  A site entity is every site of one
+ * call path (its stack as function names, or module+offset where there is no
+ * name: line numbers and addresses move between builds, functions do not),
+ * a leak entity the leaked blocks of one call path, and the end record is
+ * the program's entity (matched by program name and order in the stream).
+ *
  * msc_diff_compute() pairs the entities of two snapshots and produces one
  * delta per (entity, metric) that changed, sorted by kind (processes,
- * mappings, sites) and then by change, largest growth first.  Totals of the
+ * mappings, leaks, sites) and then by change, largest growth first.  Totals of the
  * primary metric (the first one asked for) over processes are kept for
  * --fail-on-growth.  Everything is allocated in the snapshot's or the diff's
  * arena and freed by the matching _release().
@@ -32,6 +39,7 @@ enum msc_ent_kind {
 	MSC_ENT_PROCESS,
 	MSC_ENT_MAPPING,
 	MSC_ENT_SITE,
+	MSC_ENT_LEAK,
 };
 
 struct msc_metric {
@@ -48,6 +56,8 @@ struct msc_entity {
 	const char *group;		/* mapping kind ("heap", "file", ...) */
 	uint64_t start;			/* mapping start address, 0 when grouped */
 	const char *id;			/* identity string used for matching */
+	const char *frames;		/* sites, leaks: the stack's "frames" JSON */
+	size_t frames_len;
 	unsigned nmetrics;
 	struct msc_metric *metrics;
 };
@@ -56,6 +66,7 @@ struct msc_snapshot {
 	char *source;
 	struct msc_header_info header;
 	bool complete;			/* an "end" record was seen */
+	bool recording;			/* from ms-record: sites, leaks, totals */
 	struct msc_arena arena;
 	struct msc_entity *ents;
 	size_t n, cap;
@@ -96,7 +107,15 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 		     const struct msc_snapshot *b, const struct msc_diff_opts *o);
 void msc_diff_release(struct msc_diff *d);
 
-/* Writes header, one "delta" record per delta, and "end" with the totals. */
+/* Is this metric a count (allocs, threads...) rather than bytes? */
+bool msc_metric_is_count(const char *name);
+
+/* The metrics compared when none are asked for. */
+const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
+					    unsigned *n);
+
+/* Writes one "delta" record per delta, each site's and leak's stack record
+ * before its first delta (the caller writes header and end). */
 void msc_diff_write(const struct msc_diff *d, struct msc_writer *w);
 
 enum msc_diff_format { MSC_DIFF_TEXT, MSC_DIFF_MD };

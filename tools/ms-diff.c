@@ -15,11 +15,14 @@
 
 static const char help[] =
 	"Usage: ms-diff [options] BEFORE AFTER\n"
-	"Compare two memscope snapshots and write what changed, largest growth\n"
-	"first, as \"delta\" records (or a table with --text or --md).\n"
+	"Compare two memscope snapshots (ms-snap) or two recordings (ms-record)\n"
+	"and write what changed, largest growth first, as \"delta\" records (or a\n"
+	"table with --text or --md).\n"
 	"\n"
 	"      --metric LIST          figures to compare, comma-separated (default\n"
-	"                             rss,pss,swap; \"all\" for every figure); the\n"
+	"                             rss,pss,swap for snapshots, live_bytes,\n"
+	"                             leaked_bytes,peak,at_peak,allocs for\n"
+	"                             recordings; \"all\" for every figure); the\n"
 	"                             first one is used for the totals\n"
 	"      --min-change SIZE      hide changes smaller than SIZE (K/M/G suffixes)\n"
 	"      --all                  show unchanged figures too\n"
@@ -34,7 +37,8 @@ static const char help[] =
 	"  -V, --version              show the version and exit\n"
 	"\n"
 	"Processes match when their pid and start time agree (a reused pid is a\n"
-	"new process); mappings match by process and name.\n"
+	"new process); mappings match by process and name; the sites and leaks\n"
+	"of recordings by call path (function names), the programs by name.\n"
 	"Exit status: 0 ok, 1 growth above --fail-on-growth, 2 trouble.\n";
 
 enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_ALL, OPT_FAIL, OPT_TEXT, OPT_MD };
@@ -153,6 +157,9 @@ int main(int argc, char **argv)
 		msc_die("%s", err.msg);
 	if (msc_snapshot_load(&b, argv[optind + 1], &err))
 		msc_die("%s", err.msg);
+	if (a.recording != b.recording)
+		msc_die("cannot compare %s (%s) with %s (%s): both must be snapshots or both recordings",
+			a.source, a.header.tool, b.source, b.header.tool);
 	if (!quiet && !a.complete)
 		msc_warn("%s: no end record: the stream was cut short", a.source);
 	if (!quiet && !b.complete)
@@ -209,15 +216,12 @@ int main(int argc, char **argv)
 		msc_w_str(&w, "after", b.source);
 		msc_w_obj(&w, "options");
 		msc_w_arr(&w, "metrics");
-		if (o.metrics) {
-			unsigned m;
+		{
+			unsigned m, n = o.nmetrics;
+			const char *const *names = o.metrics ? o.metrics : msc_diff_default_metrics(&a, &b, &n);
 
-			for (m = 0; m < o.nmetrics; m++)
-				msc_w_str(&w, NULL, o.metrics[m]);
-		} else {
-			msc_w_str(&w, NULL, "rss");
-			msc_w_str(&w, NULL, "pss");
-			msc_w_str(&w, NULL, "swap");
+			for (m = 0; m < n; m++)
+				msc_w_str(&w, NULL, names[m]);
 		}
 		msc_w_arr_end(&w);
 		msc_w_u64(&w, "min_change", o.min_change);

@@ -8,7 +8,8 @@
 #   sh tests/bench/run.sh [SECTION...]      (default: every section)
 #
 # Environment: BENCH_LINES (records in the reader benchmark, 1000000),
-# BENCH_RUNS (runs per command for medians, 10).
+# BENCH_RUNS (runs per command for medians, 10), BENCH_FILTER_RUNS (runs
+# per command in the filter benchmark, 3: each reads 10M records).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
@@ -18,7 +19,7 @@ OUT=$TOP/tests/bench/out
 RESULTS=$OUT/results.md
 LINES=${BENCH_LINES:-1000000}
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot profilers"
+SECTIONS="reader snapshot filter profilers"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -122,6 +123,81 @@ bench_snapshot() {
 }
 
 
+# ms-filter and ms-report on a recorded --events stream of about 10M records
+# (ms-record --events of alloc_storm 1: 5M malloc and 5M free events), and
+# jq -c 'select(.size >= 64)' on the same file.  Target: ours >= 10x jq.
+# The stream (1.1 GB) is recorded once and kept: remove it to record anew.
+bench_filter() {
+	_file=$OUT/events.ndjson
+	_runs=${BENCH_FILTER_RUNS:-3}
+	if [ ! -s "$_file" ]; then
+		if [ ! -x "$BIN/alloc_storm" ]; then
+			note "tests/bench/bin/alloc_storm is not built: run 'make bench'"
+			return 1
+		fi
+		note "filter: recording alloc_storm 1 with --events into $_file"
+		if ! ms-record -q --events -o "$_file.tmp" "$BIN/alloc_storm" 1 >/dev/null; then
+			rm -f "$_file.tmp"
+			return 1
+		fi
+		mv "$_file.tmp" "$_file" || return 1
+	fi
+	cat "$_file" >/dev/null	# page cache: every command reads from memory
+	_recs=$(wc -l <"$_file")
+	_bytes=$(wc -c <"$_file")
+	# Once each, checked: a command that fails would otherwise time fast.
+	rm -f "$OUT/filter.failed"
+	_kept=$({ ms-filter -q --min 64 "$_file" || echo $? >"$OUT/filter.failed"; } | grep -c '"type":"alloc"')
+	if [ -e "$OUT/filter.failed" ]; then
+		note "filter: ms-filter --min 64 failed (exit $(cat "$OUT/filter.failed"))"
+		return 1
+	fi
+	ms-filter -q --ignore libc --transient "$_file" >/dev/null || { note "filter: ms-filter --ignore libc --transient failed"; return 1; }
+	ms-report "$_file" >"$OUT/report.txt" || { note "filter: ms-report failed"; return 1; }
+	ms-report --md "$_file" >"$OUT/report.md" || { note "filter: ms-report --md failed"; return 1; }
+	note "filter: ms-filter (2 filters) and ms-report (text, --md), $_runs runs each"
+	_min=$(median_s "$_runs" ms-filter --min 64 "$_file")
+	_heavy=$(median_s "$_runs" ms-filter --ignore libc --transient "$_file")
+	_text=$(median_s "$_runs" ms-report "$_file")
+	_md=$(median_s "$_runs" ms-report --md "$_file")
+	note "filter: jq -c 'select(.size >= 64)' (one run)"
+	_jq=$(wall_s jq -c 'select(.size >= 64)' "$_file")
+	note "filter: jq, the alloc records of 64 bytes or more (one run)"
+	_jq_kept=$(jq -c 'select(.type == "alloc" and .size >= 64)' "$_file" | wc -l)
+	_jq_rps=$(ratio "$_recs" "$_jq" 0)
+	_min_vs=$(ratio "$_jq" "$_min" 1)
+	_text_vs=$(ratio "$_jq" "$_text" 1)
+	emit "" "### ms-filter and ms-report on an --events stream" "" \
+		"$(thousands "$_recs") records, $(awk -v b="$_bytes" 'BEGIN { printf "%.1f", b / 1048576 }') MiB" \
+		"(ms-record --events of alloc_storm 1: 5M malloc and 5M free events, then" \
+		"sites and stacks), read from the page cache, every output to /dev/null;" \
+		"ours: median of $_runs runs (after one warm-up), jq: one run." "" \
+		"| command | seconds | records/s | vs jq |" \
+		"|---|---:|---:|---:|"
+	for _row in "ms-filter --min 64:$_min" "ms-filter --ignore libc --transient:$_heavy" \
+	    "ms-report (text, re-aggregates every event):$_text" "ms-report --md:$_md"; do
+		_s=${_row##*:}
+		emit "| ${_row%:*} | $(printf '%.3f' "$_s") | $(thousands "$(ratio "$_recs" "$_s" 0)") | $(ratio "$_jq" "$_s" 1)x |"
+	done
+	emit "| jq -c 'select(.size >= 64)' | $(printf '%.3f' "$_jq") | $(thousands "$_jq_rps") | 1.0x |" \
+		"" \
+		"ms-filter --min 64 is ${_min_vs}x jq and ms-report ${_text_vs}x jq" \
+		"(target: at least 10x jq: $(awk -v a="$_min_vs" -v b="$_text_vs" 'BEGIN {
+			if (a >= 10 && b >= 10) print "met"
+			else if (a >= 10) print "met by ms-filter, NOT MET by ms-report"
+			else if (b >= 10) print "met by ms-report, NOT MET by ms-filter"
+			else print "NOT MET" }'))." \
+		"ms-filter --min 64 kept $(thousands "$_kept") alloc records," \
+		"jq -c 'select(.type == \"alloc\" and .size >= 64)' $(thousands "$_jq_kept")."
+	if [ "$_kept" -ne "$_jq_kept" ]; then
+		emit "" "WARNING: ms-filter --min 64 kept $_kept alloc records, jq $_jq_kept"
+	fi
+	if [ "$_recs" -lt 10000000 ]; then
+		emit "" "WARNING: the stream has $_recs records, fewer than 10M"
+	fi
+}
+
+
 # ------------------------------------------------------------ profilers
 
 # The workloads of the profiler comparison (see tests/bench/alloc_storm.c
@@ -152,7 +228,9 @@ run_one() {
 	storm1) set -- "$BIN/alloc_storm" 1 ;;
 	storm2) set -- "$BIN/alloc_storm" 2 ;;
 	sqlite) set -- sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
-	python) set -- env PYTHONMALLOC=malloc python3 "$OUT/py_dict.py" ;;
+	# In the environment, not through env(1): a profiler must see python3
+	# itself, not env (valgrind does not follow exec by default).
+	python) set -- python3 "$OUT/py_dict.py"; export PYTHONMALLOC=malloc ;;
 	esac
 	case $_tool in
 	native) ;;
@@ -242,7 +320,7 @@ cat "$RESULTS"
 status=0
 for s in $SECTIONS; do
 	if ! command -v "bench_$s" >/dev/null 2>&1; then
-		note "no section '$s' (sections: reader snapshot profilers)"
+		note "no section '$s' (sections: reader snapshot filter profilers)"
 		status=2
 		continue
 	fi

@@ -1,0 +1,1052 @@
+/* SPDX-License-Identifier: MIT */
+/* The stream filter of ms-filter: see msc_filter.h. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_agg.h"
+#include "msc_arena.h"
+#include "msc_filter.h"
+#include "msc_hash.h"
+
+/* ------------------------------------------------------------ matching */
+
+/*
+ * Functions that return memory their caller owns: an allocation inside them
+ * is their caller's.  Compared without leading underscores (__strdup).
+ */
+static const char *const passthrough[] = {
+	"strdup", "strndup", "wcsdup", "asprintf", "vasprintf", "vasprintf_internal",
+	"IO_vasprintf", "getline", "getdelim", "realpath", "realpath_stk", "realpath_chk",
+	"canonicalize_file_name", "get_current_dir_name", "getcwd", "tempnam",
+	"open_memstream", "open_wmemstream", "scandir", "scandir64", "scandirat",
+	"backtrace_symbols", "xmalloc", "xcalloc", "xrealloc", "xstrdup", "g_malloc",
+	"g_malloc0", "g_realloc", "g_strdup", "g_new", "g_new0",
+};
+
+static const char *skip_underscores(const char *s)
+{
+	while (*s == '_')
+		s++;
+	return s;
+}
+
+bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextra)
+{
+	const char *bare;
+	size_t i;
+
+	if (!fn)
+		return false;
+	/* Allocator plumbing of C++ containers, often inlined into callers. */
+	if (strncmp(fn, "std::allocator", 14) == 0 || strncmp(fn, "__gnu_cxx::new_allocator", 24) == 0 ||
+	    strncmp(fn, "std::__new_allocator", 20) == 0 ||
+	    strncmp(fn, "std::allocator_traits", 21) == 0 || strncmp(fn, "operator new", 12) == 0)
+		return true;
+	bare = skip_underscores(fn);
+	for (i = 0; i < ARRAY_SIZE(passthrough); i++)
+		if (strcmp(bare, passthrough[i]) == 0)
+			return true;
+	for (i = 0; i < nextra; i++)
+		if (strcmp(fn, extra[i]) == 0 || strcmp(bare, skip_underscores(extra[i])) == 0 ||
+		    fnmatch(extra[i], fn, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool glob_or_equal(const char *pattern, const char *s)
+{
+	return s && fnmatch(pattern, s, 0) == 0;
+}
+
+bool msc_frame_matches(const char *pattern, const char *fn, const char *file, const char *obj)
+{
+	char buf[512];
+	const char *base;
+
+	if (fn) {
+		const char *paren = strchr(fn, '(');
+
+		if (glob_or_equal(pattern, fn))
+			return true;
+		/* "ns::Widget::grow(unsigned long)" also as "ns::Widget::grow" */
+		if (paren && (size_t)(paren - fn) < sizeof(buf)) {
+			memcpy(buf, fn, (size_t)(paren - fn));
+			buf[paren - fn] = '\0';
+			if (glob_or_equal(pattern, buf))
+				return true;
+		}
+	}
+	if (file) {
+		base = strrchr(file, '/');
+		if (glob_or_equal(pattern, file) || (base && glob_or_equal(pattern, base + 1)))
+			return true;
+	}
+	if (obj) {
+		const char *so;
+
+		base = strrchr(obj, '/');
+		base = base ? base + 1 : obj;
+		if (glob_or_equal(pattern, obj) || glob_or_equal(pattern, base))
+			return true;
+		/* "libc" for libc.so.6 */
+		so = strstr(base, ".so");
+		if (so && (size_t)(so - base) < sizeof(buf)) {
+			memcpy(buf, base, (size_t)(so - base));
+			buf[so - base] = '\0';
+			if (glob_or_equal(pattern, buf))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* -------------------------------------------------------- suppressions */
+
+int msc_supp_load(struct msc_supp *s, const char *path, struct msc_err *err)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return msc_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line, *end;
+		struct msc_supp_rule *r, *nr;
+		size_t plen;
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*p || *p == '#')
+			continue;
+		if (strncmp(p, "leak:", 5) != 0) {
+			ret = msc_err_set(err, -EINVAL, "%s:%u: not a suppression: '%.60s' "
+					  "(expected leak:PATTERN)", path, lineno, p);
+			break;
+		}
+		p += 5;
+		if (!*p) {
+			ret = msc_err_set(err, -EINVAL, "%s:%u: empty pattern after 'leak:'", path, lineno);
+			break;
+		}
+		nr = realloc(s->rules, (s->n + 1) * sizeof(*nr));
+		if (!nr) {
+			ret = msc_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		s->rules = nr;
+		r = &s->rules[s->n];
+		memset(r, 0, sizeof(*r));
+		r->line = lineno;
+		r->pattern = strdup(p);
+		/* LSan: a substring unless anchored by ^ or $. */
+		plen = strlen(p);
+		r->glob = malloc(2 * plen + 3);
+		if (!r->pattern || !r->glob) {
+			free(r->pattern);
+			free(r->glob);
+			ret = msc_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		{
+			char *g = r->glob;
+			const char *q = p;
+			size_t qlen = plen;
+
+			if (*q == '^') {
+				q++;
+				qlen--;
+			} else {
+				*g++ = '*';
+			}
+			bool anchored = qlen && q[qlen - 1] == '$';
+
+			if (anchored)
+				qlen--;
+			/* LeakSanitizer knows only '*': '?', '[' and '\\' are
+			 * themselves (operator[], templates). */
+			for (size_t k = 0; k < qlen; k++) {
+				if (q[k] == '?' || q[k] == '[' || q[k] == ']' || q[k] == '\\')
+					*g++ = '\\';
+				*g++ = q[k];
+			}
+			if (!anchored)
+				*g++ = '*';
+			*g = '\0';
+		}
+		s->n++;
+	}
+	if (!ret && ferror(f))
+		ret = msc_err_set(err, -EIO, "%s: read error", path);
+	free(line);
+	fclose(f);
+	if (ret)
+		msc_supp_release(s);
+	return ret;
+}
+
+void msc_supp_release(struct msc_supp *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->rules[i].pattern);
+		free(s->rules[i].glob);
+	}
+	free(s->rules);
+	memset(s, 0, sizeof(*s));
+}
+
+/* -------------------------------------------------------------- stacks */
+
+struct fframe {
+	const char *fn, *file, *obj;
+};
+
+struct fstack {
+	char *line;
+	size_t len;
+	bool written;
+	bool decided;
+	bool ignored, only, ignored_frame;
+	int supp;			/* rule index, -1 none */
+	struct fframe *frames;
+	unsigned n;
+};
+
+struct filter {
+	const struct msc_filter_opts *o;
+	struct msc_writer *w;
+	struct msc_err *err;
+	struct msc_arena arena;		/* stack lines and frames */
+	struct msc_u64map stacks;	/* id -> struct fstack * */
+	int cur_pid;			/* pid of the last header */
+	struct stream *streams;
+	unsigned nstreams;
+	/* --transient on events: a window of records held back */
+	struct held *held;
+	size_t nheld, held_head, held_cap;
+	uint64_t now;
+	struct msc_u64map pending_alloc;	/* hash(ptr, ts) -> held index + 1 */
+	int age_bucket;			/* buckets below it are transient */
+	bool saw_site_ages;		/* --transient used a site's histogram */
+};
+
+struct counts {
+	uint64_t records, blocks, bytes;
+};
+
+enum { C_SITE, C_LEAK, C_ALLOC, C_FREE, C_MMAP, C_OTHER, C_KINDS };
+static const char *const count_names[C_KINDS] = { "site", "leak", "alloc", "free", "mmap", "other" };
+
+struct buffered {
+	char *line;
+	size_t len;
+	uint64_t bytes, blocks;
+	uint32_t stack;
+	bool leak;
+	bool transient;			/* a site --transient trims as it goes out */
+};
+
+struct stream {
+	int pid;
+	bool started, ended;		/* saw its header, its end */
+	struct counts dropped[C_KINDS];
+	struct buffered *top;		/* --top: site and leak records */
+	size_t ntop, top_cap;
+};
+
+struct held {
+	char *line;
+	size_t len;
+	uint64_t ts;
+	uint32_t stack;
+	bool dropped;
+	bool is_alloc;
+	uint64_t key;
+	int pid;
+};
+
+static struct stream *stream_of(struct filter *f, int pid)
+{
+	struct stream *s;
+	unsigned i;
+
+	for (i = 0; i < f->nstreams; i++)
+		if (f->streams[i].pid == pid)
+			return &f->streams[i];
+	s = realloc(f->streams, (f->nstreams + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	f->streams = s;
+	s = &f->streams[f->nstreams++];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	return s;
+}
+
+static const char *jstr(struct msc_arena *a, const struct msc_jval *obj, const char *key)
+{
+	struct msc_jval v;
+
+	if (msc_jval_member(obj, key, &v) <= 0 || v.kind != MSC_J_STR)
+		return NULL;
+	return msc_jval_str(&v, a, NULL);
+}
+
+static int store_stack(struct filter *f, const struct msc_rec *rec)
+{
+	struct fstack *s;
+	uint64_t id;
+	int ret = msc_rec_u64(rec, "id", &id);
+
+	if (ret || id == 0)
+		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
+	if (!msc_rec_field(rec, "frames") || msc_rec_field(rec, "frames")->val.kind != MSC_J_ARR)
+		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	s = msc_arena_zalloc(&f->arena, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->line = msc_arena_strndup(&f->arena, rec->line, rec->len);
+	if (!s->line)
+		return -ENOMEM;
+	s->len = rec->len;
+	s->supp = -1;
+	return msc_u64map_put(&f->stacks, id, (uint64_t)(uintptr_t)s);
+}
+
+/* Parses a stack's frames (first use only). */
+static int parse_frames(struct filter *f, struct fstack *s)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	struct msc_jiter it;
+	struct msc_jval v;
+	const struct msc_field *frames;
+	unsigned n = 0, cap = 0;
+	int ret;
+
+	msc_reader_init_mem(&r, s->line, s->len, "stack");
+	ret = msc_reader_next(&r, &rec, NULL);
+	if (ret <= 0)
+		goto out;
+	frames = msc_rec_field(&rec, "frames");
+	if (!frames || msc_jiter_init(&it, &frames->val))
+		goto out;
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		if (v.kind != MSC_J_OBJ)
+			continue;
+		if (n == cap) {
+			unsigned ncap = cap ? cap * 2 : 16;
+			struct fframe *nf = msc_arena_alloc(&f->arena, ncap * sizeof(*nf));
+
+			if (!nf) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (n)
+				memcpy(nf, s->frames, n * sizeof(*nf));
+			s->frames = nf;
+			cap = ncap;
+		}
+		s->frames[n].fn = jstr(&f->arena, &v, "fn");
+		s->frames[n].file = jstr(&f->arena, &v, "file");
+		s->frames[n].obj = jstr(&f->arena, &v, "obj");
+		n++;
+	}
+	s->n = n;
+	ret = 0;
+out:
+	msc_reader_release(&r);
+	return ret < 0 ? ret : 0;
+}
+
+/* Supppression patterns: substrings of any frame's function, file or module. */
+static bool supp_matches(const char *glob, const struct fframe *fr)
+{
+	return glob_or_equal(glob, fr->fn) || glob_or_equal(glob, fr->file) ||
+	       glob_or_equal(glob, fr->obj);
+}
+
+static int decide(struct filter *f, struct fstack *s)
+{
+	const struct msc_filter_opts *o = f->o;
+	unsigned i, k, attr = 0;
+	int ret;
+
+	if (s->decided)
+		return 0;
+	ret = parse_frames(f, s);
+	if (ret)
+		return ret;
+	s->decided = true;
+	/* The frame an allocation belongs to. */
+	while (attr + 1 < s->n && msc_is_passthrough(s->frames[attr].fn, o->alloc_fns, o->nalloc_fns))
+		attr++;
+	for (k = 0; k < o->nignore && attr < s->n; k++)
+		if (msc_frame_matches(o->ignore[k], s->frames[attr].fn, s->frames[attr].file,
+				      s->frames[attr].obj))
+			s->ignored = true;
+	for (i = 0; i < s->n; i++) {
+		const struct fframe *fr = &s->frames[i];
+
+		for (k = 0; k < o->nignore_frame; k++)
+			if (msc_frame_matches(o->ignore_frame[k], fr->fn, fr->file, fr->obj))
+				s->ignored_frame = true;
+		for (k = 0; k < o->nonly; k++)
+			if (msc_frame_matches(o->only[k], fr->fn, fr->file, fr->obj))
+				s->only = true;
+		for (k = 0; o->supp && s->supp < 0 && k < o->supp->n; k++)
+			if (supp_matches(o->supp->rules[k].glob, fr))
+				s->supp = (int)k;
+	}
+	return 0;
+}
+
+static void write_stack(struct filter *f, uint64_t id)
+{
+	uint64_t *v;
+	struct fstack *s;
+
+	if (!id)
+		return;
+	v = msc_u64map_get(&f->stacks, id);
+	if (!v)
+		return;
+	s = (struct fstack *)(uintptr_t)*v;
+	if (s->written)
+		return;
+	s->written = true;
+	msc_w_line(f->w, s->line, s->len);
+}
+
+/* -------------------------------------------------------- record kinds */
+
+static int kind_of(const struct msc_rec *rec)
+{
+	const char *t = rec->type;
+
+	if (strcmp(t, "site") == 0)
+		return C_SITE;
+	if (strcmp(t, "leak") == 0)
+		return C_LEAK;
+	if (strcmp(t, "alloc") == 0)
+		return C_ALLOC;
+	if (strcmp(t, "free") == 0)
+		return C_FREE;
+	if (strcmp(t, "mmap") == 0 || strcmp(t, "munmap") == 0 || strcmp(t, "mremap") == 0 ||
+	    strcmp(t, "brk") == 0)
+		return C_MMAP;
+	return C_OTHER;
+}
+
+static uint64_t bytes_of(const struct msc_rec *rec, int kind)
+{
+	uint64_t v = 0;
+
+	if (kind == C_SITE || kind == C_LEAK)
+		msc_rec_u64(rec, "bytes", &v);
+	else
+		msc_rec_u64(rec, "size", &v);
+	return v;
+}
+
+static bool type_wanted(const struct msc_filter_opts *o, const char *type)
+{
+	unsigned i;
+
+	if (!o->types)
+		return true;
+	for (i = 0; i < o->ntypes; i++)
+		if (strcmp(o->types[i], type) == 0)
+			return true;
+	return false;
+}
+
+static void count_drop(struct filter *f, int pid, int kind, const struct msc_rec *rec)
+{
+	struct stream *s = stream_of(f, pid);
+	uint64_t blocks = 0;
+
+	if (!s)
+		return;
+	s->dropped[kind].records++;
+	s->dropped[kind].bytes += bytes_of(rec, kind);
+	if (kind == C_LEAK && msc_rec_u64(rec, "count", &blocks) == 0)
+		s->dropped[kind].blocks += blocks;
+}
+
+/* ------------------------------------------------------------- output */
+
+static void emit(struct filter *f, const char *line, size_t len, uint32_t stack)
+{
+	write_stack(f, stack);
+	msc_w_line(f->w, line, len);
+}
+
+/* Events held for --transient leave in order once they can no longer
+ * turn out transient. */
+static void release_held(struct filter *f, bool all)
+{
+	while (f->held_head < f->nheld) {
+		struct held *h = &f->held[f->held_head];
+
+		if (!all && h->ts + f->o->min_age > f->now)
+			break;
+		if (!h->dropped)
+			emit(f, h->line, h->len, h->stack);
+		if (h->is_alloc)
+			msc_u64map_del(&f->pending_alloc, h->key, NULL);
+		free(h->line);
+		f->held_head++;
+	}
+	if (f->held_head == f->nheld)
+		f->held_head = f->nheld = 0;
+}
+
+static int hold(struct filter *f, const struct msc_rec *rec, uint64_t ts, uint32_t stack,
+		bool is_alloc, uint64_t key, int pid)
+{
+	struct held *h;
+
+	if (f->nheld == f->held_cap) {
+		size_t ncap = f->held_cap ? f->held_cap * 2 : 1024;
+
+		if (f->held_head > 0) {
+			memmove(f->held, f->held + f->held_head, (f->nheld - f->held_head) * sizeof(*h));
+			f->nheld -= f->held_head;
+			/* Indexes in pending_alloc moved: rebuild. */
+			msc_u64map_release(&f->pending_alloc);
+			if (msc_u64map_init(&f->pending_alloc, f->nheld))
+				return -ENOMEM;
+			for (size_t i = 0; i < f->nheld; i++)
+				if (f->held[i].is_alloc && !f->held[i].dropped)
+					msc_u64map_put(&f->pending_alloc, f->held[i].key, i + 1);
+			f->held_head = 0;
+		}
+		if (f->nheld == f->held_cap) {
+			struct held *nh = realloc(f->held, ncap * sizeof(*nh));
+
+			if (!nh)
+				return -ENOMEM;
+			f->held = nh;
+			f->held_cap = ncap;
+		}
+	}
+	h = &f->held[f->nheld];
+	h->line = malloc(rec->len);
+	if (!h->line)
+		return -ENOMEM;
+	memcpy(h->line, rec->line, rec->len);
+	h->len = rec->len;
+	h->ts = ts;
+	h->stack = stack;
+	h->dropped = false;
+	h->is_alloc = is_alloc;
+	h->key = key;
+	h->pid = pid;
+	if (is_alloc && msc_u64map_put(&f->pending_alloc, key, f->nheld + 1))
+		return -ENOMEM;
+	f->nheld++;
+	return 0;
+}
+
+static uint64_t alloc_key(uint64_t ptr, uint64_t ts)
+{
+	return msc_hash_u64(ptr ^ msc_hash_u64(ts)) | 1;
+}
+
+/* A record with its members but those in skip, open for more members. */
+static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const char *const *skip,
+			 unsigned nskip)
+{
+	unsigned i, k;
+
+	msc_w_begin(w, rec->type);
+	for (i = 0; i < rec->nfields; i++) {
+		const struct msc_field *fl = &rec->fields[i];
+		bool drop = fl->key_len == 4 && memcmp(fl->key, "type", 4) == 0;
+
+		for (k = 0; !drop && k < nskip; k++)
+			drop = strlen(skip[k]) == fl->key_len && memcmp(skip[k], fl->key, fl->key_len) == 0;
+		if (!drop)
+			msc_w_raw_member(w, fl->key, fl->key_len, fl->val.p, fl->val.len);
+	}
+}
+
+/*
+ * A site record without its transient blocks (aggregated streams): the
+ * lifetime histogram says how many were freed younger than --min-age.
+ * Returns 1 when the site goes entirely, 0 when it stays; writes it (as
+ * it stays) only when write is set; *kept gets the bytes it keeps.
+ */
+static int site_transient(struct filter *f, const struct msc_rec *rec, uint32_t stack, bool write,
+			  uint64_t *kept)
+{
+	static const char *const skip[] = { "allocs", "frees", "bytes", "ages", "temporary" };
+	const struct msc_field *ages = msc_rec_field(rec, "ages");
+	uint64_t counts[MSC_AGE_BUCKETS] = { 0 }, allocs = 0, frees = 0, bytes = 0, size = 0, n = 0;
+	uint64_t size_max = 0, live;
+	struct msc_jiter it;
+	struct msc_jval v;
+	unsigned b = 0;
+
+	msc_rec_u64(rec, "bytes", &bytes);
+	*kept = bytes;
+	f->saw_site_ages = true;
+	if (!ages || msc_jiter_init(&it, &ages->val))
+		goto whole;
+	while (b < MSC_AGE_BUCKETS && msc_jiter_next(&it, NULL, &v) > 0)
+		msc_jval_u64(&v, &counts[b++]);
+	msc_rec_u64(rec, "allocs", &allocs);
+	msc_rec_u64(rec, "frees", &frees);
+	msc_rec_u64(rec, "size", &size);
+	live = allocs - frees;
+	for (b = 0; b < (unsigned)f->age_bucket; b++)
+		n += counts[b];
+	if (!n)
+		goto whole;
+	if (msc_rec_u64(rec, "size_max", &size_max) == 0) {
+		/* A size class: its transient blocks' sizes are not known one
+		 * by one; only a site that was all transient can go. */
+		if (n == allocs && !live)
+			return 1;
+		goto whole;
+	}
+	if (n >= allocs)
+		return 1;
+	*kept = bytes - n * size;
+	if (!write)
+		return 0;
+	write_stack(f, stack);
+	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
+	msc_w_u64(f->w, "allocs", allocs - n);
+	msc_w_u64(f->w, "frees", frees - n);
+	msc_w_u64(f->w, "bytes", bytes - n * size);
+	msc_w_arr(f->w, "ages");
+	for (b = 0; b < MSC_AGE_BUCKETS; b++)
+		msc_w_u64(f->w, NULL, b < (unsigned)f->age_bucket ? 0 : counts[b]);
+	msc_w_arr_end(f->w);
+	msc_w_end(f->w);
+	return 0;
+whole:
+	if (write)
+		emit(f, rec->line, rec->len, stack);
+	return 0;
+}
+
+static int cmp_buffered(const void *x, const void *y)
+{
+	const struct buffered *a = x, *b = y;
+
+	if (a->leak != b->leak)
+		return a->leak ? 1 : -1;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return 0;
+}
+
+static void flush_top(struct filter *f, struct stream *s)
+{
+	size_t i, sites = 0, leaks = 0;
+
+	if (!s->ntop)
+		return;
+	qsort(s->top, s->ntop, sizeof(*s->top), cmp_buffered);
+	for (i = 0; i < s->ntop; i++) {
+		struct buffered *b = &s->top[i];
+		size_t *seen = b->leak ? &leaks : &sites;
+
+		if (*seen < f->o->top && b->transient) {
+			struct msc_reader r;
+			struct msc_rec rec;
+			uint64_t kept;
+
+			msc_reader_init_mem(&r, b->line, b->len, "site");
+			if (msc_reader_next(&r, &rec, NULL) > 0)
+				site_transient(f, &rec, b->stack, true, &kept);
+			msc_reader_release(&r);
+		} else if (*seen < f->o->top) {
+			emit(f, b->line, b->len, b->stack);
+		} else {
+			int kind = b->leak ? C_LEAK : C_SITE;
+
+			s->dropped[kind].records++;
+			s->dropped[kind].blocks += b->blocks;
+			s->dropped[kind].bytes += b->bytes;
+		}
+		(*seen)++;
+		free(b->line);
+	}
+	free(s->top);
+	s->top = NULL;
+	s->ntop = s->top_cap = 0;
+}
+
+/* Holds a site or leak back for --top; bytes: what it weighs. */
+static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint32_t stack, bool leak,
+		      uint64_t bytes, bool transient)
+{
+	struct stream *s = stream_of(f, pid);
+	struct buffered *b;
+
+	if (!s)
+		return -ENOMEM;
+	if (s->ntop == s->top_cap) {
+		size_t ncap = s->top_cap ? s->top_cap * 2 : 256;
+		struct buffered *nb = realloc(s->top, ncap * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		s->top = nb;
+		s->top_cap = ncap;
+	}
+	b = &s->top[s->ntop];
+	b->line = malloc(rec->len);
+	if (!b->line)
+		return -ENOMEM;
+	memcpy(b->line, rec->line, rec->len);
+	b->len = rec->len;
+	b->bytes = bytes;
+	b->blocks = 0;
+	if (leak)
+		msc_rec_u64(rec, "count", &b->blocks);
+	b->stack = stack;
+	b->leak = leak;
+	b->transient = transient;
+	s->ntop++;
+	return 0;
+}
+
+/* The filters applied, as words, for the end record. */
+static void describe(const struct msc_filter_opts *o, struct msc_writer *w)
+{
+	char buf[160];
+	unsigned i;
+
+	if (o->has_min) {
+		snprintf(buf, sizeof(buf), "--min %" PRIu64, o->min_size);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->has_max) {
+		snprintf(buf, sizeof(buf), "--max %" PRIu64, o->max_size);
+		msc_w_str(w, NULL, buf);
+	}
+	for (i = 0; i < o->nignore; i++) {
+		snprintf(buf, sizeof(buf), "--ignore %s", o->ignore[i]);
+		msc_w_str(w, NULL, buf);
+	}
+	for (i = 0; i < o->nignore_frame; i++) {
+		snprintf(buf, sizeof(buf), "--ignore-frame %s", o->ignore_frame[i]);
+		msc_w_str(w, NULL, buf);
+	}
+	for (i = 0; i < o->nonly; i++) {
+		snprintf(buf, sizeof(buf), "--only %s", o->only[i]);
+		msc_w_str(w, NULL, buf);
+	}
+	for (i = 0; i < o->nalloc_fns; i++) {
+		snprintf(buf, sizeof(buf), "--alloc-fn %s", o->alloc_fns[i]);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->supp) {
+		snprintf(buf, sizeof(buf), "--suppressions (%u rule%s)", o->supp->n, o->supp->n == 1 ? "" : "s");
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->transient) {
+		snprintf(buf, sizeof(buf), "--transient --min-age %" PRIu64 "ns", o->min_age);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->types) {
+		size_t n = (size_t)snprintf(buf, sizeof(buf), "--type ");
+
+		for (i = 0; i < o->ntypes && n < sizeof(buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "", o->types[i]);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->pid) {
+		snprintf(buf, sizeof(buf), "--pid %d", o->pid);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->top) {
+		snprintf(buf, sizeof(buf), "--top %u", o->top);
+		msc_w_str(w, NULL, buf);
+	}
+}
+
+/* The end record, with what this filter (and earlier ones) dropped. */
+static void write_end(struct filter *f, const struct msc_rec *rec, struct stream *s)
+{
+	static const char *const skip[] = { "filtered", "filters" };
+	const struct msc_field *prev = msc_rec_field(rec, "filtered");
+	const struct msc_field *prev_list = msc_rec_field(rec, "filters");
+	struct counts total[C_KINDS];
+	unsigned k;
+
+	memcpy(total, s ? s->dropped : (struct counts[C_KINDS]){ { 0 } }, sizeof(total));
+	/* Counts of an ms-filter earlier in the pipeline add up. */
+	if (prev && prev->val.kind == MSC_J_OBJ)
+		for (k = 0; k < C_KINDS; k++) {
+			struct msc_jval c, v;
+			uint64_t x;
+
+			if (msc_jval_member(&prev->val, count_names[k], &c) <= 0)
+				continue;
+			if (msc_jval_member(&c, "records", &v) > 0 && !msc_jval_u64(&v, &x))
+				total[k].records += x;
+			if (msc_jval_member(&c, "blocks", &v) > 0 && !msc_jval_u64(&v, &x))
+				total[k].blocks += x;
+			if (msc_jval_member(&c, "bytes", &v) > 0 && !msc_jval_u64(&v, &x))
+				total[k].bytes += x;
+		}
+	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
+	msc_w_obj(f->w, "filtered");
+	for (k = 0; k < C_KINDS; k++) {
+		if (!total[k].records)
+			continue;
+		msc_w_obj(f->w, count_names[k]);
+		msc_w_u64(f->w, "records", total[k].records);
+		if (k == C_LEAK)
+			msc_w_u64(f->w, "blocks", total[k].blocks);
+		msc_w_u64(f->w, "bytes", total[k].bytes);
+		msc_w_obj_end(f->w);
+	}
+	msc_w_obj_end(f->w);
+	msc_w_arr(f->w, "filters");
+	if (prev_list && prev_list->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+
+		msc_jiter_init(&it, &prev_list->val);
+		while (msc_jiter_next(&it, NULL, &v) > 0)
+			msc_w_raw(f->w, NULL, v.p, v.len);
+	}
+	describe(f->o, f->w);
+	msc_w_arr_end(f->w);
+	msc_w_end(f->w);
+}
+
+/* -------------------------------------------------------------- the run */
+
+static int pid_of(struct filter *f, const struct msc_rec *rec)
+{
+	int64_t pid;
+
+	if (msc_rec_i64(rec, "pid", &pid) == 0 && pid > 0 && pid < 0x40000000)
+		return (int)pid;
+	return f->cur_pid;
+}
+
+static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_filter_stats *st)
+{
+	const struct msc_filter_opts *o = f->o;
+	int kind = kind_of(rec), pid = pid_of(f, rec), ret;
+	uint64_t stack = 0, size = 0, size_max = 0, ts = 0;
+	struct fstack *s = NULL;
+	bool has_size;
+
+	if (msc_rec_type_is(rec, "header")) {
+		int64_t hp = 0;
+		struct stream *str;
+
+		if (o->transient)
+			release_held(f, true);
+		f->cur_pid = msc_rec_i64(rec, "pid", &hp) == 0 ? (int)hp : 0;
+		/* --pid: the other processes' streams go entirely, so that what
+		 * is left is that process's own valid stream. */
+		if (o->pid && f->cur_pid != o->pid)
+			return 0;
+		str = stream_of(f, f->cur_pid);
+		if (!str)
+			return -ENOMEM;
+		str->started = true;
+		str->ended = false;
+		st->streams++;
+		msc_w_line(f->w, rec->line, rec->len);
+		return 0;
+	}
+	if (msc_rec_type_is(rec, "stack"))
+		return store_stack(f, rec);
+	if (msc_rec_type_is(rec, "end")) {
+		struct stream *str;
+
+		if (o->pid && pid != o->pid)
+			return 0;
+		str = stream_of(f, pid);
+		if (!str)
+			return -ENOMEM;
+		if (o->transient)
+			release_held(f, true);
+		flush_top(f, str);
+		str->ended = true;
+		write_end(f, rec, str);
+		return 0;
+	}
+	if (!type_wanted(o, rec->type) || (o->pid && pid != o->pid)) {
+		count_drop(f, pid, kind, rec);
+		return 0;
+	}
+	ret = msc_rec_u64(rec, "stack", &stack);
+	if (ret == -EINVAL || ret == -ERANGE)
+		return msc_rec_err(f->err, rec, -EINVAL, "\"stack\" must be a stack id");
+	if (kind != C_OTHER && stack) {
+		uint64_t *v = msc_u64map_get(&f->stacks, stack);
+
+		if (!v)
+			return msc_rec_err(f->err, rec, -EINVAL,
+					   "%s record refers to stack %" PRIu64 ", never defined",
+					   rec->type, stack);
+		s = (struct fstack *)(uintptr_t)*v;
+		ret = decide(f, s);
+		if (ret)
+			return ret;
+	}
+	if (kind == C_OTHER) {
+		/* Samples, snapshots, deltas, unknown types: in time order. */
+		if (o->transient && f->nheld > f->held_head) {
+			if (msc_rec_u64(rec, "ts", &ts) == 0 && ts > f->now)
+				f->now = ts;
+			ret = hold(f, rec, f->now, (uint32_t)stack, false, 0, pid);
+			release_held(f, false);
+			return ret;
+		}
+		emit(f, rec->line, rec->len, (uint32_t)stack);
+		return 0;
+	}
+	/* An allocation record: size, frames, suppressions, lifetime. */
+	ret = msc_rec_u64(rec, "size", &size);
+	if (ret == -EINVAL || ret == -ERANGE)
+		return msc_rec_err(f->err, rec, -EINVAL, "\"size\" must be a non-negative integer");
+	has_size = ret == 0;
+	if (msc_rec_u64(rec, "size_max", &size_max))
+		size_max = size;
+	if (has_size && ((o->has_min && size_max < o->min_size) || (o->has_max && size > o->max_size)))
+		goto drop;
+	if (s && (s->ignored || s->ignored_frame || (o->nonly && !s->only)))
+		goto drop;
+	if (!s && o->nonly)
+		goto drop;
+	if (kind == C_LEAK && s && s->supp >= 0) {
+		struct msc_supp_rule *r = &o->supp->rules[s->supp];
+		uint64_t count = 0, bytes = 0;
+
+		msc_rec_u64(rec, "count", &count);
+		msc_rec_u64(rec, "bytes", &bytes);
+		r->hits += count;
+		r->bytes += bytes;
+		goto drop;
+	}
+	if (o->transient) {
+		if (kind == C_SITE) {
+			uint64_t kept;
+
+			release_held(f, true);
+			if (site_transient(f, rec, (uint32_t)stack, !o->top, &kept))
+				goto drop;
+			if (o->top)
+				return buffer_top(f, pid, rec, (uint32_t)stack, false, kept, true);
+			return 0;
+		}
+		if (kind != C_LEAK && msc_rec_u64(rec, "ts", &ts) == 0) {
+			uint64_t alloc_ts, ptr;
+
+			if (ts > f->now)
+				f->now = ts;
+			if (kind == C_FREE && msc_rec_u64(rec, "alloc_ts", &alloc_ts) == 0 &&
+			    msc_rec_hex(rec, "ptr", &ptr) == 0 && ts - alloc_ts < o->min_age) {
+				uint64_t *idx = msc_u64map_get(&f->pending_alloc, alloc_key(ptr, alloc_ts));
+
+				if (idx) {
+					struct held *h = &f->held[*idx - 1];
+
+					h->dropped = true;
+					count_drop(f, h->pid, C_ALLOC, rec);
+				}
+				release_held(f, false);
+				goto drop;
+			}
+			if (kind == C_ALLOC && msc_rec_hex(rec, "ptr", &alloc_ts) == 0)
+				ret = hold(f, rec, ts, (uint32_t)stack, true, alloc_key(alloc_ts, ts), pid);
+			else
+				ret = hold(f, rec, ts, (uint32_t)stack, false, 0, pid);
+			release_held(f, false);
+			return ret;
+		}
+	}
+	/* Aggregates come after the events: those held go out first. */
+	if (o->transient && (kind == C_SITE || kind == C_LEAK))
+		release_held(f, true);
+	if (o->top && (kind == C_SITE || kind == C_LEAK))
+		return buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), false);
+	emit(f, rec->line, rec->len, (uint32_t)stack);
+	return 0;
+drop:
+	count_drop(f, pid, kind, rec);
+	return 0;
+}
+
+int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct msc_writer *w,
+		   struct msc_filter_stats *st, struct msc_err *err)
+{
+	struct filter f = { .o = o, .w = w, .err = err };
+	struct msc_rec rec;
+	bool first = true;
+	unsigned b;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	msc_arena_init(&f.arena);
+	if (msc_u64map_init(&f.stacks, 1024) || msc_u64map_init(&f.pending_alloc, 1024))
+		return msc_err_set(err, -ENOMEM, "out of memory");
+	/* Buckets entirely below --min-age (rounded down to a decade). */
+	for (b = 0; b < MSC_AGE_BUCKETS && msc_age_bucket_limit(b) <= o->min_age; b++)
+		;
+	f.age_bucket = (int)b;
+
+	while ((ret = msc_reader_next(r, &rec, err)) > 0) {
+		st->in++;
+		if (first && !msc_rec_type_is(&rec, "header")) {
+			ret = msc_rec_err(err, &rec, -EINVAL, "not a memscope stream: no header record");
+			break;
+		}
+		first = false;
+		ret = one_record(&f, &rec, st);
+		if (ret == -ENOMEM)
+			msc_err_set(err, ret, "%s: out of memory", r->name);
+		if (ret || w->error)
+			break;
+	}
+	if (ret == 0 && first)
+		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", r->name);
+	/* Whatever is held goes out, even on bad input: nothing is lost. */
+	if (o->transient)
+		release_held(&f, true);
+	for (b = 0; b < f.nstreams; b++)
+		flush_top(&f, &f.streams[b]);
+	for (b = 0; b < f.nstreams; b++)
+		if (f.streams[b].started && !f.streams[b].ended)
+			st->truncated = true;
+	st->out = w->records;
+	/* Lifetimes of aggregates are known by decade only. */
+	if (f.saw_site_ages && (f.age_bucket == 0 || msc_age_bucket_limit((unsigned)f.age_bucket - 1) != o->min_age))
+		st->age_rounded = true;
+	for (b = 0; b < f.nstreams; b++)
+		free(f.streams[b].top);
+	free(f.streams);
+	free(f.held);
+	msc_u64map_release(&f.stacks);
+	msc_u64map_release(&f.pending_alloc);
+	msc_arena_release(&f.arena);
+	return ret;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_report: from a memscope stream to answers a person acts on.
+ *
+ * msc_report_load() reads any stream into a model: a recording's header,
+ * stacks, sites, leaks, samples and end totals; a snapshot's processes and
+ * mappings; a diff's deltas.  An --events recording is aggregated again with
+ * msc_agg, the code ms-record itself uses, so its sites are exactly the ones
+ * ms-record wrote; leak kinds come from its leak records (reachability is
+ * not in the events).  The renderers then print the sections asked for as
+ * text (80 columns), GitHub Markdown, one JSON document, flamegraph.pl's
+ * folded stacks, or a self-contained SVG flame graph.
+ *
+ * Everything the model holds lives in its arena; msc_report_release() frees
+ * it.  Loading returns 0 or a negative errno with err set; a stream cut short
+ * (no end record) loads what it has, with r->complete false.
+ */
+#ifndef MSC_REPORT_H
+#define MSC_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "msc_agg.h"
+#include "msc_arena.h"
+#include "msc_err.h"
+#include "msc_hash.h"
+#include "msc_rec.h"
+
+struct msc_rframe {
+	const char *fn, *file, *obj;
+	unsigned line;
+	bool inlined;
+};
+
+struct msc_rstack {
+	uint32_t id;
+	unsigned n;
+	struct msc_rframe *frames;
+	unsigned attr;			/* the frame an allocation is attributed to */
+};
+
+struct msc_rsite {
+	int pid;
+	uint32_t stack;
+	uint64_t size, size_max;	/* size_max == size unless a size class */
+	const char *fn;
+	uint64_t allocs, frees, bytes, live, live_bytes, at_peak, temporary;
+	uint64_t peak_live_bytes;	/* 0 when unknown */
+	uint64_t ages[MSC_AGE_BUCKETS];
+	uint64_t first_ts, last_ts;
+};
+
+struct msc_rleak {
+	int pid;
+	uint32_t stack;
+	uint64_t size, size_max;
+	const char *fn, *kind;
+	uint64_t count, bytes, first_ts, last_ts;
+};
+
+struct msc_rsample {
+	int pid;
+	uint64_t ts, rss, heap;
+};
+
+struct msc_rdelta {
+	const char *key, *comm, *name, *group, *metric, *status;
+	int pid;
+	uint32_t stack;
+	uint64_t size;
+	int64_t before, after, change;
+};
+
+struct msc_rproc {
+	int pid, ppid;
+	const char *comm, *cmdline;
+	uint64_t rss, pss, swap, private_bytes;
+	bool has_pss;
+};
+
+struct msc_rmapping {
+	int pid;
+	const char *name, *kind;
+	uint64_t size, rss, pss, swap;
+};
+
+struct msc_filtered {
+	const char *type;
+	uint64_t records, blocks, bytes;
+};
+
+struct msc_report {
+	const char *source;
+	struct msc_arena arena;
+	/* header */
+	const char *tool, *mode, *argv, *start;
+	int pid;
+	unsigned streams;		/* header records: processes of --follow */
+	const char *before, *after;	/* ms-diff: its inputs */
+	const char *diff_metric;	/* ms-diff: the totals' metric */
+	const char **diff_metrics;	/* ms-diff: the metrics compared, in order */
+	unsigned ndiff_metrics;
+	int64_t diff_before, diff_after;
+	/* end (of the first process's stream) */
+	bool complete;
+	const char *reason;
+	int status, signal;
+	bool has_status;
+	uint64_t duration, peak, peak_ts, lost, leaked_bytes, leaked_blocks;
+	uint64_t end_allocs, end_frees, end_bytes;
+	bool has_end_totals, scanned;
+	struct msc_filtered *filtered;
+	unsigned nfiltered;
+	const char **filters;
+	unsigned nfilters;
+	/* what the stream holds */
+	struct msc_u64map stacks;	/* id -> struct msc_rstack * */
+	struct msc_rsite *sites;
+	size_t nsites, sites_cap;
+	struct msc_rleak *leaks;
+	size_t nleaks, leaks_cap;
+	struct msc_rsample *samples;
+	size_t nsamples, samples_cap;
+	struct msc_rdelta *deltas;
+	size_t ndeltas, deltas_cap;
+	struct msc_rproc *procs;
+	size_t nprocs, procs_cap;
+	struct msc_rmapping *maps;
+	size_t nmaps, maps_cap;
+	/* an --events recording, aggregated again */
+	bool from_events;
+	struct msc_agg agg;
+	bool agg_ready;
+	uint64_t events;
+	unsigned last_fn;		/* the last event's allocation function */
+	char last_fn_name[24];
+	const char *const *alloc_fns;	/* for attribution (ms-filter --alloc-fn) */
+	unsigned nalloc_fns;
+};
+
+int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
+void msc_report_release(struct msc_report *r);
+const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id);
+
+enum msc_report_format {
+	MSC_REPORT_TEXT,
+	MSC_REPORT_MD,
+	MSC_REPORT_JSON,
+	MSC_REPORT_COLLAPSED,
+	MSC_REPORT_SVG,
+};
+
+enum msc_report_cost {
+	MSC_COST_LEAKED,
+	MSC_COST_ALLOCS,
+	MSC_COST_BYTES,
+	MSC_COST_PEAK,
+};
+
+#define MSC_SECTION_SUMMARY 1u
+#define MSC_SECTION_LEAKS 2u
+#define MSC_SECTION_TOP 4u
+#define MSC_SECTION_TEMPORARY 8u
+#define MSC_SECTION_SIZES 16u
+#define MSC_SECTION_TIMELINE 32u
+#define MSC_SECTION_ALL 63u
+
+struct msc_report_opts {
+	enum msc_report_format format;
+	enum msc_report_cost cost;
+	unsigned top;			/* rows per table */
+	unsigned sections;
+	const char *title;		/* SVG title */
+};
+
+/* Parses "summary,leaks,..."; returns 0 or -EINVAL. */
+int msc_report_sections(const char *list, unsigned *out);
+
+/* Renders the report; returns 0 or -errno of the stream. */
+int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+
+#endif

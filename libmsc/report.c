@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/* Reports from memscope streams: loading.  Rendering is in render.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_filter.h"
+#include "msc_proto.h"
+#include "msc_report.h"
+#include "msc_stream.h"
+
+#define GROW(arr, n, cap)                                                        \
+	({                                                                       \
+		int ok_ = 1;                                                     \
+		if ((n) == (cap)) {                                              \
+			size_t ncap_ = (cap) ? (cap) * 2 : 64;                   \
+			void *np_ = realloc((arr), ncap_ * sizeof(*(arr)));      \
+			if (np_) {                                               \
+				(arr) = np_;                                     \
+				(cap) = ncap_;                                   \
+			} else {                                                 \
+				ok_ = 0;                                         \
+			}                                                        \
+		}                                                                \
+		ok_;                                                             \
+	})
+
+static const char *str(struct msc_report *r, const struct msc_rec *rec, const char *key)
+{
+	const char *s = msc_rec_str(rec, key, NULL);
+
+	return s ? msc_arena_strdup(&r->arena, s) : NULL;
+}
+
+static const char *jstr(struct msc_report *r, const struct msc_jval *obj, const char *key)
+{
+	struct msc_jval v;
+	const char *s;
+
+	if (msc_jval_member(obj, key, &v) <= 0 || v.kind != MSC_J_STR)
+		return NULL;
+	s = msc_jval_str(&v, &r->arena, NULL);
+	return s;
+}
+
+static uint64_t u64(const struct msc_rec *rec, const char *key)
+{
+	uint64_t v = 0;
+
+	msc_rec_u64(rec, key, &v);
+	return v;
+}
+
+/* Integers that must be integers: an error names the record. */
+static int need_u64(const struct msc_rec *rec, const char *key, uint64_t *out, struct msc_err *err)
+{
+	int ret = msc_rec_u64(rec, key, out);
+
+	if (ret == -ENOENT) {
+		*out = 0;
+		return 0;
+	}
+	if (ret)
+		return msc_rec_err(err, rec, -EINVAL, "\"%s\" must be a non-negative integer", key);
+	return 0;
+}
+
+static int pid_of(const struct msc_report *r, const struct msc_rec *rec)
+{
+	int64_t pid;
+
+	if (msc_rec_i64(rec, "pid", &pid) == 0 && pid > 0 && pid < 0x40000000)
+		return (int)pid;
+	return r->pid;
+}
+
+static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	const struct msc_field *frames = msc_rec_field(rec, "frames");
+	struct msc_rstack *s;
+	struct msc_jiter it;
+	struct msc_jval v;
+	uint64_t id;
+	unsigned n = 0, cap = 0;
+
+	if (msc_rec_u64(rec, "id", &id) || !id || id > UINT32_MAX)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
+	if (!frames || frames->val.kind != MSC_J_ARR)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	s = msc_arena_zalloc(&r->arena, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->id = (uint32_t)id;
+	msc_jiter_init(&it, &frames->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		struct msc_rframe *f;
+		struct msc_jval x;
+		uint64_t line = 0;
+
+		if (v.kind != MSC_J_OBJ)
+			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects");
+		if (n == cap) {
+			unsigned ncap = cap ? cap * 2 : 16;
+			struct msc_rframe *nf = msc_arena_alloc(&r->arena, ncap * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			if (n)
+				memcpy(nf, s->frames, n * sizeof(*nf));
+			s->frames = nf;
+			cap = ncap;
+		}
+		f = &s->frames[n++];
+		f->fn = jstr(r, &v, "fn");
+		f->file = jstr(r, &v, "file");
+		f->obj = jstr(r, &v, "obj");
+		f->line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
+		f->inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
+	}
+	s->n = n;
+	while (s->attr + 1 < n && msc_is_passthrough(s->frames[s->attr].fn, r->alloc_fns, r->nalloc_fns))
+		s->attr++;
+	return msc_u64map_put(&r->stacks, id, (uint64_t)(uintptr_t)s);
+}
+
+const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id)
+{
+	uint64_t *v = msc_u64map_get(&r->stacks, id);
+
+	return v ? (const struct msc_rstack *)(uintptr_t)*v : NULL;
+}
+
+static int check_stack(struct msc_report *r, const struct msc_rec *rec, uint64_t stack,
+		       struct msc_err *err)
+{
+	if (stack && !msc_report_stack(r, (uint32_t)stack))
+		return msc_rec_err(err, rec, -EINVAL,
+				   "%s record refers to stack %" PRIu64 ", never defined", rec->type, stack);
+	return 0;
+}
+
+static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rsite *s;
+	const struct msc_field *ages;
+	uint64_t stack;
+	int ret;
+
+	if (!GROW(r->sites, r->nsites, r->sites_cap))
+		return -ENOMEM;
+	s = &r->sites[r->nsites];
+	memset(s, 0, sizeof(*s));
+	if ((ret = need_u64(rec, "stack", &stack, err)) || (ret = check_stack(r, rec, stack, err)) ||
+	    (ret = need_u64(rec, "size", &s->size, err)) || (ret = need_u64(rec, "allocs", &s->allocs, err)) ||
+	    (ret = need_u64(rec, "frees", &s->frees, err)) || (ret = need_u64(rec, "bytes", &s->bytes, err)) ||
+	    (ret = need_u64(rec, "live", &s->live, err)) ||
+	    (ret = need_u64(rec, "live_bytes", &s->live_bytes, err)))
+		return ret;
+	s->stack = (uint32_t)stack;
+	s->pid = pid_of(r, rec);
+	if (msc_rec_u64(rec, "size_max", &s->size_max))
+		s->size_max = s->size;
+	s->fn = str(r, rec, "fn");
+	s->at_peak = u64(rec, "at_peak");
+	s->temporary = u64(rec, "temporary");
+	s->peak_live_bytes = u64(rec, "peak_live_bytes");
+	s->first_ts = u64(rec, "first_ts");
+	s->last_ts = u64(rec, "last_ts");
+	ages = msc_rec_field(rec, "ages");
+	if (ages && ages->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+		unsigned b = 0;
+
+		msc_jiter_init(&it, &ages->val);
+		while (b < MSC_AGE_BUCKETS && msc_jiter_next(&it, NULL, &v) > 0)
+			msc_jval_u64(&v, &s->ages[b++]);
+	}
+	r->nsites++;
+	return 0;
+}
+
+static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rleak *l;
+	uint64_t stack;
+	int ret;
+
+	if (!GROW(r->leaks, r->nleaks, r->leaks_cap))
+		return -ENOMEM;
+	l = &r->leaks[r->nleaks];
+	memset(l, 0, sizeof(*l));
+	if ((ret = need_u64(rec, "stack", &stack, err)) || (ret = check_stack(r, rec, stack, err)) ||
+	    (ret = need_u64(rec, "size", &l->size, err)) || (ret = need_u64(rec, "count", &l->count, err)) ||
+	    (ret = need_u64(rec, "bytes", &l->bytes, err)))
+		return ret;
+	l->stack = (uint32_t)stack;
+	l->pid = pid_of(r, rec);
+	if (msc_rec_u64(rec, "size_max", &l->size_max))
+		l->size_max = l->size;
+	l->fn = str(r, rec, "fn");
+	l->kind = str(r, rec, "kind");
+	if (!l->kind)
+		l->kind = "unscanned";
+	l->first_ts = u64(rec, "first_ts");
+	l->last_ts = u64(rec, "last_ts");
+	r->nleaks++;
+	return 0;
+}
+
+static unsigned fn_from_name(const char *name)
+{
+	unsigned i;
+
+	for (i = 1; name && i < MSC_FN_MAX; i++)
+		if (strcmp(msc_fn_name(i), name) == 0)
+			return i;
+	return MSC_FN_NONE;
+}
+
+/* Record types, told apart once per record (events are most of a stream). */
+enum rtype {
+	R_OTHER, R_HEADER, R_STACK, R_SITE, R_LEAK, R_END,
+	R_ALLOC, R_FREE, R_UNFREE, R_MMAP, R_MUNMAP, R_MREMAP, R_BRK,
+};
+
+static enum rtype classify(const char *t)
+{
+	static const struct { const char *name; enum rtype type; } types[] = {
+		{ "alloc", R_ALLOC }, { "free", R_FREE }, { "stack", R_STACK }, { "site", R_SITE },
+		{ "leak", R_LEAK }, { "header", R_HEADER }, { "end", R_END }, { "unfree", R_UNFREE },
+		{ "mmap", R_MMAP }, { "munmap", R_MUNMAP }, { "mremap", R_MREMAP }, { "brk", R_BRK },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(types); i++)
+		if (t[0] == types[i].name[0] && strcmp(t, types[i].name) == 0)
+			return types[i].type;
+	return R_OTHER;
+}
+
+/* The allocation function of an event; the last one is remembered, as
+ * runs of the same function are the rule. */
+static unsigned fn_id(struct msc_report *r, const char *name)
+{
+	if (!name)
+		return MSC_FN_NONE;
+	if (r->last_fn_name[0] && strcmp(name, r->last_fn_name) == 0)
+		return r->last_fn;
+	r->last_fn = fn_from_name(name);
+	snprintf(r->last_fn_name, sizeof(r->last_fn_name), "%s", name);
+	return r->last_fn;
+}
+
+/* --events records, aggregated again with ms-record's own code. */
+static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtype t,
+		      struct msc_err *err)
+{
+	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0;
+	const char *fn = msc_rec_str(rec, "fn", NULL);
+	int ret;
+
+	/* One process per report: the first stream's (others: ms-filter --pid). */
+	if (r->pid && pid_of(r, rec) != r->pid)
+		return 0;
+	if (!r->agg_ready) {
+		if (msc_agg_init(&r->agg))
+			return -ENOMEM;
+		r->agg_ready = true;
+		r->from_events = true;
+	}
+	r->events++;
+	if ((ret = need_u64(rec, "ts", &ts, err)) || (ret = need_u64(rec, "tid", &tid, err)) ||
+	    (ret = need_u64(rec, "stack", &stack, err)) || (ret = need_u64(rec, "size", &size, err)) ||
+	    (ret = check_stack(r, rec, stack, err)))
+		return ret;
+	if (t == R_MREMAP || t == R_BRK)
+		ret = msc_rec_hex(rec, "old", &ptr);
+	else if (t == R_MMAP || t == R_MUNMAP)
+		ret = msc_rec_hex(rec, "addr", &ptr);
+	else
+		ret = msc_rec_hex(rec, "ptr", &ptr);
+	if (ret)
+		return msc_rec_err(err, rec, -EINVAL, "%s record needs an address", rec->type);
+	switch (t) {
+	case R_ALLOC:
+		msc_agg_alloc(&r->agg, ts, (uint32_t)tid, ptr, size, (uint32_t)stack, fn_id(r, fn));
+		break;
+	case R_FREE:
+		msc_agg_free(&r->agg, ts, (uint32_t)tid, ptr, fn_id(r, fn), NULL);
+		break;
+	case R_UNFREE:
+		msc_agg_unfree(&r->agg, ts, (uint32_t)tid, ptr);
+		break;
+	case R_MMAP:
+		msc_agg_mmap(&r->agg, ts, (uint32_t)tid, ptr, size, (uint32_t)stack);
+		break;
+	case R_MUNMAP:
+		msc_agg_munmap(&r->agg, ts, ptr, size);
+		break;
+	case R_MREMAP:
+		if (msc_rec_u64(rec, "old_size", &a2) || msc_rec_hex(rec, "addr", &a3))
+			return msc_rec_err(err, rec, -EINVAL, "mremap record needs old_size and addr");
+		msc_agg_mremap(&r->agg, ts, (uint32_t)tid, ptr, a2, a3, size, (uint32_t)stack);
+		break;
+	case R_BRK:
+		if (msc_rec_hex(rec, "new", &a2))
+			return msc_rec_err(err, rec, -EINVAL, "brk record needs \"new\"");
+		msc_agg_brk(&r->agg, ts, ptr, a2);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int load_end(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *f;
+	int64_t v;
+
+	/* The main process's end describes the program (the first stream's;
+	 * with --follow, the others end before or after it). */
+	if (r->complete || (r->pid && pid_of(r, rec) != r->pid))
+		return 0;
+	r->complete = true;
+	r->reason = str(r, rec, "reason");
+	if (msc_rec_i64(rec, "status", &v) == 0) {
+		r->status = (int)v;
+		r->has_status = true;
+	}
+	if (msc_rec_i64(rec, "signal", &v) == 0)
+		r->signal = (int)v;
+	if (r->mode && !strcmp(r->mode, "diff")) {
+		r->diff_metric = str(r, rec, "metric");
+		msc_rec_i64(rec, "before", &r->diff_before);
+		msc_rec_i64(rec, "after", &r->diff_after);
+	}
+	r->duration = u64(rec, "ts");
+	r->peak = u64(rec, "peak");
+	r->peak_ts = u64(rec, "peak_ts");
+	r->lost = u64(rec, "lost");
+	r->has_end_totals = msc_rec_u64(rec, "allocs", &r->end_allocs) == 0;
+	r->end_frees = u64(rec, "frees");
+	r->end_bytes = u64(rec, "bytes");
+	r->leaked_bytes = u64(rec, "leaked_bytes");
+	r->leaked_blocks = u64(rec, "leaked_blocks");
+	msc_rec_bool(rec, "scanned", &r->scanned);
+	f = msc_rec_field(rec, "filtered");
+	if (f && f->val.kind == MSC_J_OBJ) {
+		struct msc_jiter it;
+		struct msc_field k;
+		struct msc_jval c, x;
+
+		msc_jiter_init(&it, &f->val);
+		while (msc_jiter_next(&it, &k, &c) > 0) {
+			struct msc_filtered *fl;
+			struct msc_filtered *nf = msc_arena_alloc(&r->arena, (r->nfiltered + 1) * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			if (r->nfiltered)
+				memcpy(nf, r->filtered, r->nfiltered * sizeof(*nf));
+			r->filtered = nf;
+			fl = &r->filtered[r->nfiltered++];
+			memset(fl, 0, sizeof(*fl));
+			fl->type = msc_arena_strndup(&r->arena, k.key, k.key_len);
+			if (msc_jval_member(&c, "records", &x) > 0)
+				msc_jval_u64(&x, &fl->records);
+			if (msc_jval_member(&c, "blocks", &x) > 0)
+				msc_jval_u64(&x, &fl->blocks);
+			if (msc_jval_member(&c, "bytes", &x) > 0)
+				msc_jval_u64(&x, &fl->bytes);
+		}
+	}
+	f = msc_rec_field(rec, "filters");
+	if (f && f->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval x;
+
+		msc_jiter_init(&it, &f->val);
+		while (msc_jiter_next(&it, NULL, &x) > 0) {
+			const char **nl = msc_arena_alloc(&r->arena, (r->nfilters + 1) * sizeof(*nl));
+
+			if (!nl)
+				return -ENOMEM;
+			if (r->nfilters)
+				memcpy(nl, r->filters, r->nfilters * sizeof(*nl));
+			r->filters = nl;
+			r->filters[r->nfilters] = msc_jval_str(&x, &r->arena, NULL);
+			if (r->filters[r->nfilters])
+				r->nfilters++;
+		}
+	}
+	return 0;
+}
+
+static int load_header(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *argv = msc_rec_field(rec, "argv"), *opts;
+	struct msc_jval ms;
+	int64_t pid;
+
+	r->streams++;
+	if (r->tool)
+		return 0;	/* the first stream names the report */
+	r->tool = str(r, rec, "tool");
+	r->mode = str(r, rec, "mode");
+	r->before = str(r, rec, "before");
+	r->after = str(r, rec, "after");
+	opts = msc_rec_field(rec, "options");
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "metrics", &ms) > 0 &&
+	    ms.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+
+		msc_jiter_init(&it, &ms);
+		while (msc_jiter_next(&it, NULL, &v) > 0) {
+			const char **nl = msc_arena_alloc(&r->arena, (r->ndiff_metrics + 1) * sizeof(*nl));
+
+			if (!nl)
+				return -ENOMEM;
+			if (r->ndiff_metrics)
+				memcpy(nl, r->diff_metrics, r->ndiff_metrics * sizeof(*nl));
+			r->diff_metrics = nl;
+			nl[r->ndiff_metrics] = msc_jval_str(&v, &r->arena, NULL);
+			if (nl[r->ndiff_metrics])
+				r->ndiff_metrics++;
+		}
+	}
+	r->start = str(r, rec, "start");
+	if (msc_rec_i64(rec, "pid", &pid) == 0)
+		r->pid = (int)pid;
+	if (argv && argv->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+		char buf[1024];
+		size_t n = 0;
+
+		msc_jiter_init(&it, &argv->val);
+		buf[0] = '\0';
+		while (msc_jiter_next(&it, NULL, &v) > 0 && n < sizeof(buf) - 2) {
+			const char *a = msc_jval_str(&v, &r->arena, NULL);
+
+			if (!a)
+				continue;
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "", a);
+		}
+		r->argv = msc_arena_strdup(&r->arena, buf);
+	}
+	return 0;
+}
+
+static int load_other(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	if (msc_rec_type_is(rec, "sample")) {
+		struct msc_rsample *s;
+
+		if (!GROW(r->samples, r->nsamples, r->samples_cap))
+			return -ENOMEM;
+		s = &r->samples[r->nsamples++];
+		s->pid = pid_of(r, rec);
+		s->ts = u64(rec, "ts");
+		s->rss = u64(rec, "rss");
+		s->heap = u64(rec, "heap");
+	} else if (msc_rec_type_is(rec, "delta")) {
+		struct msc_rdelta *d;
+		int64_t v;
+		uint64_t stack = 0;
+
+		if (!GROW(r->deltas, r->ndeltas, r->deltas_cap))
+			return -ENOMEM;
+		d = &r->deltas[r->ndeltas];
+		memset(d, 0, sizeof(*d));
+		d->key = str(r, rec, "key");
+		d->comm = str(r, rec, "comm");
+		d->name = str(r, rec, "name");
+		d->group = str(r, rec, "kind");
+		d->metric = str(r, rec, "metric");
+		d->status = str(r, rec, "status");
+		d->pid = pid_of(r, rec);
+		if (msc_rec_i64(rec, "before", &d->before) || msc_rec_i64(rec, "after", &d->after) ||
+		    msc_rec_i64(rec, "change", &v))
+			return msc_rec_err(err, rec, -EINVAL, "delta needs integer before, after, change");
+		d->change = v;
+		msc_rec_u64(rec, "stack", &stack);
+		if (check_stack(r, rec, stack, err))
+			return -EINVAL;
+		d->stack = (uint32_t)stack;
+		d->size = u64(rec, "size");
+		r->ndeltas++;
+	} else if (msc_rec_type_is(rec, "process")) {
+		struct msc_rproc *p;
+		const struct msc_field *cmd = msc_rec_field(rec, "cmdline");
+
+		if (!GROW(r->procs, r->nprocs, r->procs_cap))
+			return -ENOMEM;
+		p = &r->procs[r->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid_of(r, rec);
+		p->comm = str(r, rec, "comm");
+		p->rss = u64(rec, "rss");
+		p->has_pss = msc_rec_u64(rec, "pss", &p->pss) == 0;
+		p->swap = u64(rec, "swap");
+		p->private_bytes = u64(rec, "private_clean") + u64(rec, "private_dirty");
+		if (cmd && cmd->val.kind == MSC_J_ARR) {
+			struct msc_jiter it;
+			struct msc_jval v;
+
+			msc_jiter_init(&it, &cmd->val);
+			if (msc_jiter_next(&it, NULL, &v) > 0)
+				p->cmdline = msc_jval_str(&v, &r->arena, NULL);
+		}
+	} else if (msc_rec_type_is(rec, "mapping")) {
+		struct msc_rmapping *m;
+
+		if (!GROW(r->maps, r->nmaps, r->maps_cap))
+			return -ENOMEM;
+		m = &r->maps[r->nmaps++];
+		m->pid = pid_of(r, rec);
+		m->name = str(r, rec, "name");
+		m->kind = str(r, rec, "kind");
+		m->size = u64(rec, "size");
+		m->rss = u64(rec, "rss");
+		m->pss = u64(rec, "pss");
+		m->swap = u64(rec, "swap");
+	}
+	return 0;
+}
+
+
+/* The aggregates of an --events recording, as if they had been read. */
+static int sites_from_events(struct msc_report *r)
+{
+	struct msc_agg *a = &r->agg;
+	struct msc_leak *leaks = NULL;
+	/* A scanned recording's leaks are its leak records, even when a
+	 * filter dropped them all. */
+	bool have_leaks = r->nleaks > 0 || r->scanned;
+	long nleaks, i;
+	uint32_t k;
+
+	r->nsites = 0;
+	for (k = 0; k < a->nsites; k++) {
+		const struct msc_site *s = &a->sites[k];
+		struct msc_rsite *o;
+
+		if (s->removed)
+			continue;
+		if (!GROW(r->sites, r->nsites, r->sites_cap))
+			return -ENOMEM;
+		o = &r->sites[r->nsites++];
+		memset(o, 0, sizeof(*o));
+		o->pid = r->pid;
+		o->stack = s->stack;
+		o->size = s->size;
+		o->size_max = s->classed ? s->size_max : s->size;
+		o->fn = msc_fn_name(s->fn);
+		o->allocs = s->allocs;
+		o->frees = s->frees;
+		o->bytes = s->bytes;
+		o->live = s->live;
+		o->live_bytes = s->live_bytes;
+		o->at_peak = msc_agg_peak_contribution(a, s);
+		o->temporary = s->temporary;
+		o->peak_live_bytes = s->peak_inexact ? 0 : s->peak_live_bytes;
+		memcpy(o->ages, s->ages, sizeof(o->ages));
+		o->first_ts = s->first_ts;
+		o->last_ts = s->last_ts;
+	}
+	/* Leak kinds come from the leak records (a scan is not in events);
+	 * without them, what is still live is unscanned. */
+	if (have_leaks)
+		return 0;
+	nleaks = msc_agg_leaks(a, &leaks);
+	if (nleaks < 0)
+		return (int)nleaks;
+	for (i = 0; i < nleaks; i++) {
+		const struct msc_site *s = &a->sites[leaks[i].site];
+		struct msc_rleak *l;
+
+		if (!GROW(r->leaks, r->nleaks, r->leaks_cap)) {
+			free(leaks);
+			return -ENOMEM;
+		}
+		l = &r->leaks[r->nleaks++];
+		memset(l, 0, sizeof(*l));
+		l->pid = r->pid;
+		l->stack = s->stack;
+		l->size = s->size;
+		l->size_max = s->classed ? s->size_max : s->size;
+		l->fn = msc_fn_name(s->fn);
+		l->kind = msc_leak_kind_name(leaks[i].kind);
+		l->count = leaks[i].count;
+		l->bytes = leaks[i].bytes;
+		l->first_ts = leaks[i].first_ts;
+		l->last_ts = leaks[i].last_ts;
+	}
+	free(leaks);
+	return 0;
+}
+
+int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err)
+{
+	const char *const *alloc_fns = r->alloc_fns;
+	unsigned nalloc_fns = r->nalloc_fns;
+	struct msc_rec rec;
+	enum rtype t;
+	bool first = true;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->alloc_fns = alloc_fns;
+	r->nalloc_fns = nalloc_fns;
+	msc_arena_init(&r->arena);
+	r->source = rd->name;
+	if (msc_u64map_init(&r->stacks, 1024))
+		return msc_err_set(err, -ENOMEM, "out of memory");
+	while ((ret = msc_reader_next(rd, &rec, err)) > 0) {
+		if (first) {
+			struct msc_header_info hi;
+
+			ret = msc_stream_parse_header(&rec, &hi, err);
+			if (ret)
+				break;
+			first = false;
+		}
+		t = classify(rec.type);
+		switch (t) {
+		case R_HEADER:
+			ret = load_header(r, &rec);
+			break;
+		case R_STACK:
+			ret = load_stack(r, &rec, err);
+			break;
+		case R_SITE:
+			ret = load_site(r, &rec, err);
+			break;
+		case R_LEAK:
+			ret = load_leak(r, &rec, err);
+			break;
+		case R_END:
+			ret = load_end(r, &rec);
+			break;
+		case R_OTHER:
+			ret = load_other(r, &rec, err);
+			break;
+		default:
+			ret = load_event(r, &rec, t, err);
+			break;
+		}
+		if (ret == -ENOMEM)
+			msc_err_set(err, ret, "%s: out of memory", rd->name);
+		if (ret)
+			break;
+	}
+	if (ret == 0 && first)
+		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", rd->name);
+	/* What was read counts even after bad input: build what can be. */
+	if (r->from_events && sites_from_events(r) && !ret)
+		ret = msc_err_set(err, -ENOMEM, "%s: out of memory", rd->name);
+	return ret;
+}
+
+void msc_report_release(struct msc_report *r)
+{
+	free(r->sites);
+	free(r->leaks);
+	free(r->samples);
+	free(r->deltas);
+	free(r->procs);
+	free(r->maps);
+	if (r->agg_ready)
+		msc_agg_release(&r->agg);
+	msc_u64map_release(&r->stacks);
+	msc_arena_release(&r->arena);
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* ms-filter: keep the records that matter, and the stream valid. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_cli.h"
+#include "msc_filter.h"
+#include "msc_rec.h"
+
+static const char help[] =
+	"Usage: ms-filter [options] [FILE]\n"
+	"Filter a memscope stream (from ms-record, ms-snap, ms-diff or ms-filter),\n"
+	"reading FILE or standard input, writing a valid stream to standard output.\n"
+	"\n"
+	"  -m, --min SIZE         keep allocations of SIZE bytes or more (K/M/G)\n"
+	"  -M, --max SIZE         keep allocations of SIZE bytes or less\n"
+	"  -i, --ignore PAT       drop what PAT allocates for itself: the frame an\n"
+	"                         allocation is attributed to (the innermost one that\n"
+	"                         is not a wrapper such as strdup) matches PAT, a\n"
+	"                         glob on function, source file or module (libc)\n"
+	"      --ignore-frame PAT\n"
+	"                         drop allocations with any frame matching PAT\n"
+	"      --only PAT         keep only allocations with a frame matching PAT\n"
+	"      --alloc-fn NAME    treat NAME as an allocation wrapper too (xmalloc)\n"
+	"  -s, --suppressions FILE\n"
+	"                         drop leaks matching LeakSanitizer leak:PATTERN\n"
+	"                         lines; print what each rule suppressed\n"
+	"  -t, --transient        drop allocations freed within --min-age\n"
+	"      --min-age DURATION\n"
+	"                         the age below which a block is transient\n"
+	"                         (default 1ms; 10us, 1s...)\n"
+	"      --type T[,T...]    keep only records of these types\n"
+	"  -p, --pid PID          keep only the records of process PID\n"
+	"  -n, --top N            keep the N largest sites and leaks (by bytes)\n"
+	"  -o, --output FILE      write to FILE instead of standard output\n"
+	"  -q, --quiet            no warnings, no suppression summary\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"header and end records always pass; the end record lists what was dropped\n"
+	"(\"filtered\") and by which filters.  Exit status: 0 ok, 2 bad input or\n"
+	"error (what was written before the bad record stays written).\n";
+
+enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE };
+
+static const struct option longopts[] = {
+	{ "min", required_argument, NULL, 'm' },
+	{ "max", required_argument, NULL, 'M' },
+	{ "ignore", required_argument, NULL, 'i' },
+	{ "ignore-frame", required_argument, NULL, OPT_IGNORE_FRAME },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
+	{ "suppressions", required_argument, NULL, 's' },
+	{ "transient", no_argument, NULL, 't' },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "type", required_argument, NULL, OPT_TYPE },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct msc_cli cli = { "ms-filter", help, "m:M:i:s:tp:n:o:q", longopts };
+
+/* A growable list of option arguments. */
+struct list {
+	const char **v;
+	unsigned n;
+};
+
+static void add(struct list *l, const char *s)
+{
+	const char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		msc_die("out of memory");
+	l->v = nv;
+	l->v[l->n++] = s;
+}
+
+static void print_suppressions(const struct msc_supp *s)
+{
+	unsigned i;
+	bool any = false;
+
+	for (i = 0; i < s->n; i++)
+		any |= s->rules[i].hits > 0;
+	if (!any)
+		return;
+	/* As LeakSanitizer prints them. */
+	fprintf(stderr, "-----------------------------------------------------\n");
+	fprintf(stderr, "Suppressions used:\n");
+	fprintf(stderr, "  count      bytes template\n");
+	for (i = 0; i < s->n; i++)
+		if (s->rules[i].hits)
+			fprintf(stderr, "%7llu %10llu %s\n", (unsigned long long)s->rules[i].hits,
+				(unsigned long long)s->rules[i].bytes, s->rules[i].pattern);
+	fprintf(stderr, "-----------------------------------------------------\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct msc_filter_opts o = { .min_age = 1000000 };
+	struct list ignore = { 0 }, ignore_frame = { 0 }, only = { 0 }, alloc_fns = { 0 }, types = { 0 };
+	struct msc_supp supp;
+	struct msc_filter_stats st;
+	struct msc_reader r;
+	struct msc_writer w;
+	struct msc_err err;
+	const char *output = NULL, *supp_path = NULL, *input;
+	char *types_copy = NULL;
+	bool quiet = false;
+	uint64_t v;
+	int c, fd = 1, ret, status = 0;
+
+	msc_cli_start("ms-filter");
+	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		switch (c) {
+		case 'm':
+			if (msc_parse_size(optarg, &o.min_size))
+				msc_usage_error("invalid size '%s'", optarg);
+			o.has_min = true;
+			break;
+		case 'M':
+			if (msc_parse_size(optarg, &o.max_size))
+				msc_usage_error("invalid size '%s'", optarg);
+			o.has_max = true;
+			break;
+		case 'i':
+			add(&ignore, optarg);
+			break;
+		case OPT_IGNORE_FRAME:
+			add(&ignore_frame, optarg);
+			break;
+		case OPT_ONLY:
+			add(&only, optarg);
+			break;
+		case OPT_ALLOC_FN:
+			add(&alloc_fns, optarg);
+			break;
+		case 's':
+			supp_path = optarg;
+			break;
+		case 't':
+			o.transient = true;
+			break;
+		case OPT_MIN_AGE:
+			if (msc_parse_duration(optarg, &o.min_age) || !o.min_age)
+				msc_usage_error("invalid duration '%s'", optarg);
+			o.transient = true;
+			break;
+		case OPT_TYPE: {
+			char *tok, *save = NULL;
+
+			free(types_copy);
+			types_copy = strdup(optarg);
+			if (!types_copy)
+				msc_die("out of memory");
+			types.n = 0;
+			for (tok = strtok_r(types_copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				add(&types, tok);
+			if (!types.n)
+				msc_usage_error("--type needs at least one record type");
+			break;
+		}
+		case 'p':
+			if (msc_parse_pid(optarg, &o.pid))
+				msc_usage_error("invalid pid '%s'", optarg);
+			break;
+		case 'n':
+			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000000)
+				msc_usage_error("invalid count '%s'", optarg);
+			o.top = (unsigned)v;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		}
+	}
+	if (argc - optind > 1)
+		msc_usage_error("unexpected argument '%s'", argv[optind + 1]);
+	input = optind < argc ? argv[optind] : "-";
+	o.ignore = ignore.v;
+	o.nignore = ignore.n;
+	o.ignore_frame = ignore_frame.v;
+	o.nignore_frame = ignore_frame.n;
+	o.only = only.v;
+	o.nonly = only.n;
+	o.alloc_fns = alloc_fns.v;
+	o.nalloc_fns = alloc_fns.n;
+	o.types = types.n ? types.v : NULL;
+	o.ntypes = types.n;
+	if (supp_path) {
+		if (msc_supp_load(&supp, supp_path, &err))
+			msc_die("%s", err.msg);
+		o.supp = &supp;
+	}
+	if (msc_reader_open(&r, input, &err))
+		msc_die("%s", err.msg);
+	if (output) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0)
+			msc_die("cannot open '%s': %s", output, strerror(errno));
+	}
+	if (msc_writer_init(&w, fd, 0))
+		msc_die("out of memory");
+	ret = msc_filter_run(&o, &r, &w, &st, &err);
+	/* What passed before any error goes out. */
+	c = msc_writer_release(&w);
+	if (ret) {
+		msc_warn("%s", err.msg);
+		status = MSC_EXIT_TROUBLE;
+	} else if (st.truncated) {
+		/* Passed on as it came, but a script must know. */
+		msc_warn("%s: no end record: the stream was cut short", r.name);
+		status = MSC_EXIT_TROUBLE;
+	}
+	if (!ret && !quiet && st.age_rounded)
+		msc_warn("aggregated sites know lifetimes by decade (1us, 10us, ... 10s): "
+			 "--min-age was rounded down for them");
+	if (msc_cli_check_write(-c, output))
+		status = MSC_EXIT_TROUBLE;
+	if (o.supp && !quiet)
+		print_suppressions(o.supp);
+	if (fd != 1 && close(fd) && !status) {
+		msc_warn("write error on '%s': %s", output, strerror(errno));
+		status = MSC_EXIT_TROUBLE;
+	}
+	if (o.supp)
+		msc_supp_release(&supp);
+	msc_reader_release(&r);
+	free(ignore.v);
+	free(ignore_frame.v);
+	free(only.v);
+	free(alloc_fns.v);
+	free(types.v);
+	free(types_copy);
+	return status;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* ms-report: a memscope stream as a report for people or scripts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_cli.h"
+#include "msc_report.h"
+
+static const char help[] =
+	"Usage: ms-report [options] [FILE]\n"
+	"Turn a memscope stream (from ms-record, ms-filter, ms-snap or ms-diff),\n"
+	"read from FILE or standard input, into a report.\n"
+	"\n"
+	"      --text            plain text for an 80-column terminal (default)\n"
+	"      --md              GitHub-flavoured Markdown (for a pull request)\n"
+	"      --json            one JSON document, for scripts\n"
+	"      --collapsed       folded stacks for flamegraph.pl\n"
+	"      --svg             a self-contained interactive flame graph\n"
+	"  -n, --top N           rows per table (default 10)\n"
+	"      --sections LIST   summary,leaks,top,temporary,sizes,timeline or all\n"
+	"                        (default all)\n"
+	"      --cost WHAT       what --collapsed and --svg weigh: leaked (default),\n"
+	"                        allocs, bytes, peak\n"
+	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
+	"      --title TEXT      the title of the --svg flame graph\n"
+	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n"
+	"\n"
+	"Exit status: 0 ok, 2 bad input or error (the report of what was read\n"
+	"before the bad record is still written).\n";
+
+enum { OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_SECTIONS, OPT_COST, OPT_ALLOC_FN, OPT_TITLE };
+
+static const struct option longopts[] = {
+	{ "text", no_argument, NULL, OPT_TEXT },
+	{ "md", no_argument, NULL, OPT_MD },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
+	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "top", required_argument, NULL, 'n' },
+	{ "sections", required_argument, NULL, OPT_SECTIONS },
+	{ "cost", required_argument, NULL, OPT_COST },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "output", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct msc_cli cli = { "ms-report", help, "n:o:", longopts };
+
+int main(int argc, char **argv)
+{
+	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_LEAKED, 10, MSC_SECTION_ALL, NULL };
+	struct msc_report r = { 0 };
+	struct msc_reader rd;
+	struct msc_err err;
+	const char *output = NULL, *input;
+	const char **alloc_fns = NULL;
+	unsigned nalloc_fns = 0;
+	FILE *out = stdout;
+	uint64_t v;
+	int c, ret, status = 0;
+
+	msc_cli_start("ms-report");
+	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_TEXT:
+			o.format = MSC_REPORT_TEXT;
+			break;
+		case OPT_MD:
+			o.format = MSC_REPORT_MD;
+			break;
+		case OPT_JSON:
+			o.format = MSC_REPORT_JSON;
+			break;
+		case OPT_COLLAPSED:
+			o.format = MSC_REPORT_COLLAPSED;
+			break;
+		case OPT_SVG:
+			o.format = MSC_REPORT_SVG;
+			break;
+		case 'n':
+			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000)
+				msc_usage_error("invalid count '%s'", optarg);
+			o.top = (unsigned)v;
+			break;
+		case OPT_SECTIONS:
+			if (msc_report_sections(optarg, &o.sections))
+				msc_usage_error("invalid sections '%s' (summary, leaks, top, temporary, "
+						"sizes, timeline, all)", optarg);
+			break;
+		case OPT_COST:
+			if (!strcmp(optarg, "leaked"))
+				o.cost = MSC_COST_LEAKED;
+			else if (!strcmp(optarg, "allocs"))
+				o.cost = MSC_COST_ALLOCS;
+			else if (!strcmp(optarg, "bytes"))
+				o.cost = MSC_COST_BYTES;
+			else if (!strcmp(optarg, "peak"))
+				o.cost = MSC_COST_PEAK;
+			else
+				msc_usage_error("invalid cost '%s' (leaked, allocs, bytes, peak)", optarg);
+			break;
+		case OPT_ALLOC_FN: {
+			const char **n = realloc(alloc_fns, (nalloc_fns + 1) * sizeof(*n));
+
+			if (!n)
+				msc_die("out of memory");
+			alloc_fns = n;
+			alloc_fns[nalloc_fns++] = optarg;
+			break;
+		}
+		case OPT_TITLE:
+			o.title = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		}
+	}
+	if (argc - optind > 1)
+		msc_usage_error("unexpected argument '%s'", argv[optind + 1]);
+	input = optind < argc ? argv[optind] : "-";
+	if (msc_reader_open(&rd, input, &err))
+		msc_die("%s", err.msg);
+	r.alloc_fns = alloc_fns;
+	r.nalloc_fns = nalloc_fns;
+	ret = msc_report_load(&r, &rd, &err);
+	/* An empty or foreign input has nothing to report. */
+	if (ret && !r.tool) {
+		msc_report_release(&r);
+		msc_reader_release(&rd);
+		msc_die("%s", err.msg);
+	}
+	if (output) {
+		out = fopen(output, "we");
+		if (!out)
+			msc_die("cannot open '%s': %s", output, strerror(errno));
+	}
+	if (ret) {
+		/* Report what was read, then say what stopped the reading. */
+		r.complete = false;
+		status = MSC_EXIT_TROUBLE;
+	}
+	c = msc_report_render(&r, &o, out);
+	if (out != stdout && fclose(out) && !c)
+		c = -errno;
+	if (c && msc_cli_check_write(-c, output))
+		status = MSC_EXIT_TROUBLE;
+	if (out == stdout && c)
+		clearerr(stdout);
+	if (ret) {
+		msc_warn("%s", err.msg);
+	} else if (!r.complete && (r.nsites || r.nleaks || r.events || r.nsamples)) {
+		/* A recording without its end: reported, and said. */
+		msc_warn("%s: no end record: the stream was cut short; the report covers what it holds",
+			 rd.name);
+		status = MSC_EXIT_TROUBLE;
+	}
+	msc_report_release(&r);
+	msc_reader_release(&rd);
+	free(alloc_fns);
+	return status;
+}
