@@ -64,12 +64,13 @@ SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -fPIC -fvisibil
 	      -O2 -g
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
-BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm
+BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
+             tests/bench/bin/peakmem
 
 # Debian packages that building and testing need (make deps installs them).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils
-BENCH_PKGS = heaptrack valgrind sqlite3 python3 time
+BENCH_PKGS = heaptrack valgrind sqlite3 python3
 
 .PHONY: all check demo deps bench-deps install clean unit e2e bench
 .DEFAULT_GOAL := all
@@ -120,6 +121,9 @@ tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
 # The allocation storm is a workload, not a memscope program: plain -O2 -g.
 tests/bench/bin/alloc_storm: tests/bench/alloc_storm.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lpthread
+
+tests/bench/bin/peakmem: tests/bench/peakmem.c | tests/bench/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 tests/bench/bin/%: tests/bench/%.c $(LIBMSC) | tests/bench/bin
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm

@@ -71,7 +71,13 @@ struct msc_stacks {
 	uint32_t nsf, sf_cap;
 	struct msc_sym_frame *chain;
 	uint32_t nchain, chain_cap;
-	struct msc_u64map sf_by_addr;	/* hash(module, addr) -> location id */
+	struct msc_addr_loc {		/* every address seen: its location */
+		uint64_t addr;
+		uint32_t module;
+		uint32_t loc;
+	} *addrs;
+	uint32_t naddrs, addrs_cap;
+	struct msc_u64map sf_by_addr;	/* hash(module, addr) -> index in addrs */
 	struct msc_u64map sf_by_src;	/* hash(module, chain) -> location id */
 	/* stacks: sequences of location ids */
 	uint32_t *stack_frames;

@@ -44,6 +44,7 @@ void msc_stacks_release(struct msc_stacks *st)
 		free((char *)st->module_index.slots[i].key);
 	free(st->modules);
 	free(st->sf);
+	free(st->addrs);
 	free(st->chain);
 	free(st->stack_frames);
 	free(st->stacks);
@@ -194,12 +195,21 @@ static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
 	uint32_t id;
 	int n = 0;
 
+	/*
+	 * The address cache is checked against the address itself: a location
+	 * that several addresses share (the same source line) belongs to the
+	 * first of them only, and the others must still be found here, not
+	 * symbolized again (and cached again) every time they are seen.
+	 */
 	for (key = hash_addr(f->module, f->addr);; key += 2) {
+		const struct msc_addr_loc *e;
+
 		slot = msc_u64map_get(&st->sf_by_addr, key);
 		if (!slot)
 			break;
-		if (st->sf[*slot].module == f->module && st->sf[*slot].addr == f->addr)
-			return (uint32_t)*slot;
+		e = &st->addrs[*slot];
+		if (e->module == f->module && e->addr == f->addr)
+			return e->loc;
 	}
 	if (m && st->sym) {
 		if (m->sym < 0)
@@ -238,8 +248,19 @@ static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
 		if (!id)
 			return 0;
 	}
-	if (msc_u64map_put(&st->sf_by_addr, key, id))
+	if (st->naddrs == st->addrs_cap) {
+		uint32_t ncap = st->addrs_cap ? st->addrs_cap * 2 : 4096;
+		struct msc_addr_loc *na = realloc(st->addrs, ncap * sizeof(*na));
+
+		if (!na)
+			return 0;
+		st->addrs = na;
+		st->addrs_cap = ncap;
+	}
+	st->addrs[st->naddrs] = (struct msc_addr_loc){ f->addr, f->module, id };
+	if (msc_u64map_put(&st->sf_by_addr, key, st->naddrs))
 		return 0;
+	st->naddrs++;
 	return id;
 }
 

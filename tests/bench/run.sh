@@ -18,6 +18,8 @@ BIN=$TOP/tests/bench/bin
 OUT=$TOP/tests/bench/out
 RESULTS=$OUT/results.md
 LINES=${BENCH_LINES:-1000000}
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
 SECTIONS="reader snapshot filter profilers"
 mkdir -p "$OUT"
@@ -228,9 +230,10 @@ run_one() {
 	storm1) set -- "$BIN/alloc_storm" 1 ;;
 	storm2) set -- "$BIN/alloc_storm" 2 ;;
 	sqlite) set -- sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
-	# In the environment, not through env(1): a profiler must see python3
-	# itself, not env (valgrind does not follow exec by default).
-	python) set -- python3 "$OUT/py_dict.py"; export PYTHONMALLOC=malloc ;;
+	# Debian's python3 itself: not through env(1) or a version manager's
+	# shim script, which valgrind would profile instead (it does not follow
+	# exec by default).
+	python) set -- "$PY" "$OUT/py_dict.py"; export PYTHONMALLOC=malloc ;;
 	esac
 	case $_tool in
 	native) ;;
@@ -238,31 +241,26 @@ run_one() {
 	heaptrack) rm -f "$OUT/ht.$_w.$_tag".*; set -- timeout 120 heaptrack -o "$OUT/ht.$_w.$_tag" "$@" ;;
 	memcheck) set -- valgrind --tool=memcheck --leak-check=full --log-file="$OUT/mc.$_w.$_tag.log" "$@" ;;
 	esac
-	_t0=$(now_ns)
-	/usr/bin/time -f '%M' -o "$OUT/time.$_tag" "$@" >"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
-	_st=$?
-	_t1=$(now_ns)
-	_peak=$(($(tail -n 1 "$OUT/time.$_tag" 2>/dev/null || echo 0) * 1024))
-	if [ "$_tool" = memscope ] && [ -s "$OUT/ms.$_w.$_tag.ndjson" ]; then
-		# The program and the recorder, added: what profiling costs.
-		_peak=$(jq -r 'select(.type=="end" and .hwm != null) | .hwm + .recorder_hwm' "$OUT/ms.$_w.$_tag.ndjson" | head -n 1)
-	fi
-	awk -v a="$_t0" -v b="$_t1" -v p="$_peak" -v s="$_st" 'BEGIN { printf "%.6f %d %d\n", (b - a) / 1e9, p, s }'
+	# peakmem: wall time, and the peak of the resident sizes of the whole
+	# process group added up (profiler and program), the same for all.
+	"$BIN/peakmem" "$OUT/time.$_tag" "$@" >"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
+	cat "$OUT/time.$_tag"
 }
 
 bench_profilers() {
 	_runs=${BENCH_PROFILER_RUNS:-3}
 	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
-	if [ ! -x "$BIN/alloc_storm" ]; then
-		note "tests/bench/bin/alloc_storm is not built: run 'make bench'"
+	if [ ! -x "$BIN/alloc_storm" ] || [ ! -x "$BIN/peakmem" ]; then
+		note "tests/bench/bin/alloc_storm or peakmem is not built: run 'make bench'"
 		return 1
 	fi
 	make_inputs
 	emit "" "### Profilers on the same workloads" "" \
 		"Wall time of the whole command relative to the native run, median over $_runs" \
-		"interleaved native/profiled pairs (memcheck: 1 pair); peak memory of the" \
-		"program and the profiler together (memscope: the program's and ms-record's" \
-		"peak rss added; heaptrack, memcheck: the largest process)." \
+		"interleaved native/profiled pairs (memcheck: 1 pair); peak memory: the" \
+		"largest sum of the resident sizes of every process of the command (the" \
+		"program and the profiler's own processes), sampled every 10 ms by" \
+		"tests/bench/peakmem." \
 		"Workloads: storm = tests/bench/alloc_storm (5M malloc+free per thread, random" \
 		"sizes 16..4096, 512 call paths 5-10 deep), sqlite = sqlite3 inserting 200k" \
 		"rows, python = python3 (PYTHONMALLOC=malloc) building a 1M-entry dict." "" \
