@@ -57,7 +57,7 @@ int msc_agg_init(struct msc_agg *a)
 	a->site_mask = 1023;
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
 	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
-	    msc_u64map_init(&a->pieces, 16)) {
+	    msc_u64map_init(&a->pieces, 16) || msc_u64map_init(&a->big, 16)) {
 		msc_agg_release(a);
 		return -ENOMEM;
 	}
@@ -73,10 +73,48 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->regions);
 	msc_u64map_release(&a->last_alloc);
 	msc_u64map_release(&a->pieces);
+	msc_u64map_release(&a->big);
 	memset(a, 0, sizeof(*a));
 }
 
+uint64_t msc_live_big_size(const struct msc_agg *a, const struct msc_live *l)
+{
+	const uint64_t *v = msc_u64map_get(&a->big, l->ptr);
+
+	return v ? *v : MSC_LIVE_BIG;
+}
+
+/* Fills in a block's time, size and kind (a new block, or one restored). */
+static int live_set(struct msc_agg *a, struct msc_live *b, uint64_t ts, uint64_t size, unsigned kind)
+{
+	uint64_t rel;
+
+	if (!a->ts_based) {
+		a->ts_base = ts;
+		a->ts_based = true;
+	}
+	rel = ts > a->ts_base ? ts - a->ts_base : 0;
+	if (rel > MSC_LIVE_TS_MASK)
+		rel = MSC_LIVE_TS_MASK;
+	b->ts_kind = rel | (uint64_t)kind << 56;
+	if (size < MSC_LIVE_BIG) {
+		b->size = (uint32_t)size;
+		return 0;
+	}
+	b->size = MSC_LIVE_BIG;
+	return msc_u64map_put(&a->big, b->ptr, size);
+}
+
+/* Forgets a block's big size, if it had one (the block is going). */
+static void live_unset(struct msc_agg *a, const struct msc_live *b)
+{
+	if (b->size == MSC_LIVE_BIG)
+		msc_u64map_del(&a->big, b->ptr, NULL);
+}
+
 /* ------------------------------------------------------------ live table */
+
+_Static_assert(sizeof(struct msc_live) == 24, "a live block's entry is 24 bytes");
 
 /* Blocks are 16-byte aligned: a multiplicative (Fibonacci) hash of the
  * address's upper bits spreads them well and costs one multiplication. */
@@ -438,8 +476,10 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 		/* The address is live: its free never reached us.  Count the
 		 * old block as freed here rather than lose the new one. */
 		struct msc_site *old = msc_agg_site(a, b->site);
+		uint64_t born = msc_live_ts(a, b);
 
-		release_block(a, old, b->size, ts - b->ts, false);
+		release_block(a, old, msc_live_size(a, b), ts >= born ? ts - born : 0, false);
+		live_unset(a, b);
 		a->implicit_frees++;
 		a->live_count--;
 	}
@@ -452,11 +492,11 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 	b->ptr = ptr;
 	a->live_count++;
 	s = &a->sites[si];
-	b->ts = ts;
-	b->size = size;
 	b->site = (uint32_t)si;
-	b->kind = MSC_LEAK_UNSCANNED;
-	b->flags = 0;
+	if (live_set(a, b, ts, size, MSC_LEAK_UNSCANNED)) {
+		live_delete(a, b);
+		goto oom;
+	}
 	touch(a, s);
 	s->allocs++;
 	s->bytes += size;
@@ -480,7 +520,7 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 {
 	struct msc_live *b;
 	struct msc_site *s;
-	uint64_t *last;
+	uint64_t *last, size, born;
 	bool temporary = false;
 
 	if (ts > a->last_ts)
@@ -498,17 +538,20 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 		temporary = true;
 		*last = 0;
 	}
+	size = msc_live_size(a, b);
+	born = msc_live_ts(a, b);
 	if (out) {
-		out->size = b->size;
+		out->size = size;
 		out->stack = s->stack;
 		out->fn = s->fn;
-		out->alloc_ts = b->ts;
+		out->alloc_ts = born;
 	}
 	if (fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY) {
-		a->undo[a->undo_next] = *b;
+		a->undo[a->undo_next] = (struct msc_undo){ *b, size };
 		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
 	}
-	release_block(a, s, b->size, ts >= b->ts ? ts - b->ts : 0, temporary);
+	release_block(a, s, size, ts >= born ? ts - born : 0, temporary);
+	live_unset(a, b);
 	live_delete(a, b);
 	return 1;
 }
@@ -519,11 +562,12 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 
 	(void)tid;
 	for (i = 0; i < n; i++) {
-		struct msc_live *u = &a->undo[(a->undo_next + n - 1 - i) % n];
+		struct msc_undo *u = &a->undo[(a->undo_next + n - 1 - i) % n];
 		struct msc_site *s;
 		struct msc_live *b;
+		uint64_t born;
 
-		if (u->ptr != ptr)
+		if (u->live.ptr != ptr)
 			continue;
 		if (live_find(a, ptr))
 			return 0;
@@ -532,18 +576,24 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 			a->dropped++;
 			return -ENOMEM;
 		}
-		*b = *u;
-		u->ptr = 0;
+		*b = u->live;
+		u->live.ptr = 0;
+		if (b->size == MSC_LIVE_BIG && msc_u64map_put(&a->big, ptr, u->size)) {
+			live_delete(a, b);
+			a->dropped++;
+			return -ENOMEM;
+		}
+		born = msc_live_ts(a, b);
 		s = msc_agg_site(a, b->site);
 		/* Undo the free's counts; the block keeps its allocation time. */
 		touch(a, s);
 		s->frees--;
-		s->ages[msc_age_bucket(ts >= b->ts ? ts - b->ts : 0)]--;
+		s->ages[msc_age_bucket(ts >= born ? ts - born : 0)]--;
 		s->live++;
-		s->live_bytes += b->size;
+		s->live_bytes += u->size;
 		a->frees--;
 		a->live_blocks++;
-		a->live_bytes += b->size;
+		a->live_bytes += u->size;
 		after_alloc(a, s, ts);
 		return 1;
 	}
@@ -761,9 +811,9 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			site = a->live[i].site;
 			if (a->sites[site].removed)
 				site = a->sites[site].forward;
-			kind = a->live[i].kind;
-			ts = a->live[i].ts;
-			bytes = a->live[i].size;
+			kind = msc_live_kind(&a->live[i]);
+			ts = msc_live_ts(a, &a->live[i]);
+			bytes = msc_live_size(a, &a->live[i]);
 		} else {
 			const struct msc_region *r = &a->regions[i - a->live_mask - 1];
 

@@ -79,16 +79,22 @@ struct msc_site {
  */
 #define MSC_CUSTOM_KEY (1ull << 63)
 
-/* A live block, as the table keeps it. */
+/*
+ * A live block, as the table keeps it: 24 bytes, as there is one per block
+ * the program holds (a 5M-object Python heap is 5M entries).  Read it with
+ * the accessors below.  The allocation time is kept relative to the first
+ * one the table saw (56 bits of ns: two years), the leak kind in the top
+ * byte; a size of 4 GiB or more is kept in a->big, keyed by ptr.
+ */
 struct msc_live {
 	uint64_t ptr;			/* the address, | MSC_CUSTOM_KEY for custom */
-	uint64_t ts;			/* allocation time */
-	uint64_t size;
+	uint64_t ts_kind;		/* ts - a->ts_base | kind << 56 */
 	uint32_t site;			/* index into a->sites (follow forward) */
-	uint8_t kind;			/* enum msc_leak_kind after a scan */
-	uint8_t flags;
-	uint16_t pad;
+	uint32_t size;			/* MSC_LIVE_BIG: see a->big */
 };
+
+#define MSC_LIVE_BIG UINT32_MAX
+#define MSC_LIVE_TS_MASK ((1ull << 56) - 1)
 
 struct msc_site_slot {
 	uint64_t size;
@@ -140,8 +146,14 @@ struct msc_agg {
 		uint64_t ptr;
 	} last[MSC_AGG_LAST];
 	struct msc_u64map last_alloc;	/* threads that collide in last[] */
+	uint64_t ts_base;		/* live blocks' times are relative to it */
+	bool ts_based;
+	struct msc_u64map big;		/* ptr -> size, for sizes >= 4 GiB */
 	/* blocks freed by recent reallocs, in case the realloc failed */
-	struct msc_live undo[64];
+	struct msc_undo {
+		struct msc_live live;
+		uint64_t size;
+	} undo[64];
 	unsigned undo_next;
 	/* totals */
 	uint64_t allocs, frees, bytes;
@@ -175,6 +187,29 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
 		   uint64_t addr, uint64_t len, uint32_t stack);
 void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end);
+
+/* A live block's allocation time, size and leak kind. */
+static inline uint64_t msc_live_ts(const struct msc_agg *a, const struct msc_live *l)
+{
+	return a->ts_base + (l->ts_kind & MSC_LIVE_TS_MASK);
+}
+
+static inline unsigned msc_live_kind(const struct msc_live *l)
+{
+	return (unsigned)(l->ts_kind >> 56);
+}
+
+static inline void msc_live_set_kind(struct msc_live *l, unsigned kind)
+{
+	l->ts_kind = (l->ts_kind & MSC_LIVE_TS_MASK) | (uint64_t)kind << 56;
+}
+
+uint64_t msc_live_big_size(const struct msc_agg *a, const struct msc_live *l);
+
+static inline uint64_t msc_live_size(const struct msc_agg *a, const struct msc_live *l)
+{
+	return l->size != MSC_LIVE_BIG ? l->size : msc_live_big_size(a, l);
+}
 
 /* The site a block counts in (sites folded into a class forward to it). */
 static inline struct msc_site *msc_agg_site(const struct msc_agg *a, uint32_t i)

@@ -70,8 +70,8 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 		if (i <= a->live_mask) {
 			if (!a->live[i].ptr)
 				continue;
-			kind = a->live[i].kind;
-			size = a->live[i].size;
+			kind = msc_live_kind(&a->live[i]);
+			size = msc_live_size(a, &a->live[i]);
 		} else {
 			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
 

@@ -402,7 +402,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 
 		if (!l->ptr)
 			continue;
-		size = l->size;
+		size = msc_live_size(a, l);
 		s.b[n++] = (struct block){ ptr, ptr + (size ? size : 1), UNREACHED, 0,
 					   (l->ptr & MSC_CUSTOM_KEY) != 0, (uint32_t)i };
 	}
@@ -450,7 +450,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 		if (s.b[i].region)
 			a->regions[s.b[i].ref].kind = kind;
 		else
-			a->live[s.b[i].ref].kind = kind;
+			msc_live_set_kind(&a->live[s.b[i].ref], kind);
 	}
 	st->blocks = n;
 out:
