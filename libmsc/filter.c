@@ -246,6 +246,8 @@ struct filter {
 
 struct counts {
 	uint64_t records, blocks, bytes;
+	/* sites only: transient allocations taken out of sites that stay */
+	uint64_t trimmed, trimmed_bytes;
 };
 
 enum { C_SITE, C_LEAK, C_ALLOC, C_FREE, C_MMAP, C_OTHER, C_KINDS };
@@ -590,10 +592,11 @@ static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const 
  * A site record without its transient blocks (aggregated streams): the
  * lifetime histogram says how many were freed younger than --min-age.
  * Returns 1 when the site goes entirely, 0 when it stays; writes it (as
- * it stays) only when write is set; *kept gets the bytes it keeps.
+ * it stays) only when write is set; *kept gets the bytes it keeps.  What
+ * it takes out of a site that stays is counted in s (if set) as trimmed.
  */
-static int site_transient(struct filter *f, const struct msc_rec *rec, uint32_t stack, bool write,
-			  uint64_t *kept)
+static int site_transient(struct filter *f, struct stream *s, const struct msc_rec *rec,
+			  uint32_t stack, bool write, uint64_t *kept)
 {
 	static const char *const skip[] = { "allocs", "frees", "bytes", "ages", "temporary" };
 	const struct msc_field *ages = msc_rec_field(rec, "ages");
@@ -628,6 +631,10 @@ static int site_transient(struct filter *f, const struct msc_rec *rec, uint32_t 
 	if (n >= allocs)
 		return 1;
 	*kept = bytes - n * size;
+	if (s) {
+		s->dropped[C_SITE].trimmed += n;
+		s->dropped[C_SITE].trimmed_bytes += n * size;
+	}
 	if (!write)
 		return 0;
 	write_stack(f, stack);
@@ -676,13 +683,25 @@ static void flush_top(struct filter *f, struct stream *s)
 
 			msc_reader_init_mem(&r, b->line, b->len, "site");
 			if (msc_reader_next(&r, &rec, NULL) > 0)
-				site_transient(f, &rec, b->stack, true, &kept);
+				site_transient(f, s, &rec, b->stack, true, &kept);
 			msc_reader_release(&r);
 		} else if (*seen < f->o->top) {
 			emit(f, b->line, b->len, b->stack);
 		} else {
 			int kind = b->leak ? C_LEAK : C_SITE;
 
+			if (b->transient) {
+				/* Its transient part goes as trimmed, the rest
+				 * (what it weighed) as a dropped site. */
+				struct msc_reader r;
+				struct msc_rec rec;
+				uint64_t kept;
+
+				msc_reader_init_mem(&r, b->line, b->len, "site");
+				if (msc_reader_next(&r, &rec, NULL) > 0)
+					site_transient(f, s, &rec, b->stack, false, &kept);
+				msc_reader_release(&r);
+			}
 			s->dropped[kind].records++;
 			s->dropped[kind].blocks += b->blocks;
 			s->dropped[kind].bytes += b->bytes;
@@ -809,17 +828,25 @@ static void write_end(struct filter *f, const struct msc_rec *rec, struct stream
 				total[k].blocks += x;
 			if (msc_jval_member(&c, "bytes", &v) > 0 && !msc_jval_u64(&v, &x))
 				total[k].bytes += x;
+			if (msc_jval_member(&c, "trimmed_allocs", &v) > 0 && !msc_jval_u64(&v, &x))
+				total[k].trimmed += x;
+			if (msc_jval_member(&c, "trimmed_bytes", &v) > 0 && !msc_jval_u64(&v, &x))
+				total[k].trimmed_bytes += x;
 		}
 	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
 	msc_w_obj(f->w, "filtered");
 	for (k = 0; k < C_KINDS; k++) {
-		if (!total[k].records)
+		if (!total[k].records && !total[k].trimmed)
 			continue;
 		msc_w_obj(f->w, count_names[k]);
 		msc_w_u64(f->w, "records", total[k].records);
 		if (k == C_LEAK)
 			msc_w_u64(f->w, "blocks", total[k].blocks);
 		msc_w_u64(f->w, "bytes", total[k].bytes);
+		if (total[k].trimmed) {
+			msc_w_u64(f->w, "trimmed_allocs", total[k].trimmed);
+			msc_w_u64(f->w, "trimmed_bytes", total[k].trimmed_bytes);
+		}
 		msc_w_obj_end(f->w);
 	}
 	msc_w_obj_end(f->w);
@@ -952,7 +979,9 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 			uint64_t kept;
 
 			release_held(f, true);
-			if (site_transient(f, rec, (uint32_t)stack, !o->top, &kept))
+			/* With --top, counted when the site leaves (flush_top). */
+			if (site_transient(f, o->top ? NULL : stream_of(f, pid), rec,
+					   (uint32_t)stack, !o->top, &kept))
 				goto drop;
 			if (o->top)
 				return buffer_top(f, pid, rec, (uint32_t)stack, false, kept, true);

@@ -89,6 +89,7 @@ struct msc_rmapping {
 struct msc_filtered {
 	const char *type;
 	uint64_t records, blocks, bytes;
+	uint64_t trimmed_allocs, trimmed_bytes;	/* --transient on sites kept */
 };
 
 struct msc_report {

@@ -420,7 +420,7 @@ static void print_stack(struct ctx *c, uint32_t id, const char *indent)
  */
 static bool filtered_relevant(const struct msc_report *r, const struct msc_filtered *f)
 {
-	if (!f->records)
+	if (!f->records && !(f->trimmed_allocs && !r->from_events))
 		return false;
 	if (r->from_events)
 		return !strcmp(f->type, "alloc") || !strcmp(f->type, "free") || !strcmp(f->type, "mmap") ||
@@ -529,13 +529,24 @@ static void summary(struct ctx *c)
 
 			if (!filtered_relevant(r, f))
 				continue;
-			fprintf(c->out, "%s %s %s record%s (%s", any ? "," : "", cnt(b, sizeof(b), f->records),
-				f->type, f->records == 1 ? "" : "s",
-				!strcmp(f->type, "leak") ? exact(a, sizeof(a), f->bytes) : sz(a, sizeof(a), f->bytes));
-			if (f->blocks)
-				fprintf(c->out, " in %s block%s", cnt(b, sizeof(b), f->blocks), f->blocks == 1 ? "" : "s");
-			fputc(')', c->out);
-			any = true;
+			if (f->records) {
+				fprintf(c->out, "%s %s %s record%s (%s", any ? "," : "",
+					cnt(b, sizeof(b), f->records), f->type, f->records == 1 ? "" : "s",
+					!strcmp(f->type, "leak") ? exact(a, sizeof(a), f->bytes) :
+								   sz(a, sizeof(a), f->bytes));
+				if (f->blocks)
+					fprintf(c->out, " in %s block%s", cnt(b, sizeof(b), f->blocks),
+						f->blocks == 1 ? "" : "s");
+				fputc(')', c->out);
+				any = true;
+			}
+			if (f->trimmed_allocs && !r->from_events) {
+				fprintf(c->out, "%s %s transient allocation%s (%s) taken from the %ss kept",
+					any ? "," : "", cnt(b, sizeof(b), f->trimmed_allocs),
+					f->trimmed_allocs == 1 ? "" : "s", sz(a, sizeof(a), f->trimmed_bytes),
+					f->type);
+				any = true;
+			}
 		}
 		fprintf(c->out, c->md ? " by `" : "\n    by ");
 		for (i = 0; i < r->nfilters; i++)
@@ -1177,6 +1188,12 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 			if (r->filtered[i].blocks)
 				json_object_set_new(f, "blocks", json_integer((json_int_t)r->filtered[i].blocks));
 			json_object_set_new(f, "bytes", json_integer((json_int_t)r->filtered[i].bytes));
+			if (r->filtered[i].trimmed_allocs) {
+				json_object_set_new(f, "trimmed_allocs",
+						    json_integer((json_int_t)r->filtered[i].trimmed_allocs));
+				json_object_set_new(f, "trimmed_bytes",
+						    json_integer((json_int_t)r->filtered[i].trimmed_bytes));
+			}
 			json_object_set_new(t, r->filtered[i].type, f);
 		}
 		json_object_set_new(root, "filtered", t);

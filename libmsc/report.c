@@ -372,6 +372,10 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 				msc_jval_u64(&x, &fl->blocks);
 			if (msc_jval_member(&c, "bytes", &x) > 0)
 				msc_jval_u64(&x, &fl->bytes);
+			if (msc_jval_member(&c, "trimmed_allocs", &x) > 0)
+				msc_jval_u64(&x, &fl->trimmed_allocs);
+			if (msc_jval_member(&c, "trimmed_bytes", &x) > 0)
+				msc_jval_u64(&x, &fl->trimmed_bytes);
 		}
 	}
 	f = msc_rec_field(rec, "filters");

@@ -182,6 +182,21 @@ before=$(jq -r --argjson s "$sid" 'select(.type=="site" and .stack==$s) | "\(.al
 check_eq "--transient on aggregates: the site keeps its long-lived blocks" \
 	"$(echo "$before" | awk '{ print $1 - $2 }')" \
 	"$(ms-filter --transient leaky.ndjson 2>/dev/null | jq -r --argjson s "$sid" 'select(.type=="site" and .stack==$s) | .allocs' | sed 's/^$/0/')"
+# What --transient takes out of the sites it keeps is counted as trimmed, so
+# site bytes kept + dropped + trimmed add up to the recording's, with or
+# without --top (which drops some trimmed sites whole).
+site_bytes=$(jq -s '[.[] | select(.type=="site") | .bytes] | add' leaky.ndjson)
+trim=$(echo "$before" | awk '{ print $2 }')
+for top in "" "--top 1" "--top 3"; do
+	# shellcheck disable=SC2086
+	ms-filter --transient $top leaky.ndjson >trim.ndjson 2>/dev/null
+	check_eq "--transient $top: trimmed allocations counted in the end record" "$trim" \
+		"$(jq 'select(.type=="end") | .filtered.site.trimmed_allocs' trim.ndjson)"
+	check_eq "--transient $top: site bytes kept + dropped + trimmed = recorded" "$site_bytes" \
+		"$(jq -s '([.[] | select(.type=="site") | .bytes] | add) + (.[-1].filtered.site.bytes // 0) + .[-1].filtered.site.trimmed_bytes' trim.ndjson)"
+done
+check_eq "--transient twice: trimmed counted once" "$trim" \
+	"$(ms-filter --transient leaky.ndjson 2>/dev/null | ms-filter --transient 2>/dev/null | jq 'select(.type=="end") | .filtered.site.trimmed_allocs')"
 check_status "--min-age 100us on aggregates warns of the rounding" 0 ms-filter --min-age 100us leaky.ndjson
 check_eq "--min-age 100us: a decade, no warning" "" "$(cat "$OUT/last.err")"
 check_status "--min-age 300us on aggregates" 0 ms-filter --min-age 300us leaky.ndjson

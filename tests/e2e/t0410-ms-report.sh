@@ -52,6 +52,14 @@ check_eq "pipeline: says what was filtered out" \
 	'**Filtered out** 7 site records (4.2 MiB), 4 leak records (48,021 B in 1,003 blocks) by `--min 64 --ignore libc`.' \
 	"$(grep -F '**Filtered out**' pipe.md)"
 check_fgrep "pipeline: and what the recording held" "The recording held 601,025 allocations (51.8 MiB) before filtering." pipe.md
+# --transient on aggregates trims the churn site: the report says by how much.
+L94=$(line_of "$SRC/leaky.c" "q = malloc(16);")
+sid=$(jq -s -r --argjson l "$L94" '.[] | select(.type=="stack" and .frames[0].line == $l) | .id' leaky.ndjson)
+trim=$(jq -r --argjson s "$sid" 'select(.type=="site" and .stack==$s) | .ages[0:4] | add' leaky.ndjson)
+ms-filter --transient leaky.ndjson 2>/dev/null | ms-report --md >trim.md
+check_fgrep "--transient: the report counts what it trimmed from sites" \
+	"$(echo "$trim" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta') transient allocations (" trim.md
+check_fgrep "--transient: and what the recording held" "The recording held 601,025 allocations (51.8 MiB) before filtering." trim.md
 
 # --- an --events stream and the aggregated stream of the same run --------------
 for ex in leaky threads cxx wordfreq; do
