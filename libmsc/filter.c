@@ -665,6 +665,21 @@ static int cmp_buffered(const void *x, const void *y)
 	return 0;
 }
 
+/* A buffered site --transient trims: written trimmed (write) or only
+ * counted, its transient part as trimmed. */
+static void buffered_transient(struct filter *f, struct stream *s, const struct buffered *b,
+			       bool write)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	uint64_t kept;
+
+	msc_reader_init_mem(&r, b->line, b->len, "site");
+	if (msc_reader_next(&r, &rec, NULL) > 0)
+		site_transient(f, s, &rec, b->stack, write, &kept);
+	msc_reader_release(&r);
+}
+
 static void flush_top(struct filter *f, struct stream *s)
 {
 	size_t i, sites = 0, leaks = 0;
@@ -677,31 +692,16 @@ static void flush_top(struct filter *f, struct stream *s)
 		size_t *seen = b->leak ? &leaks : &sites;
 
 		if (*seen < f->o->top && b->transient) {
-			struct msc_reader r;
-			struct msc_rec rec;
-			uint64_t kept;
-
-			msc_reader_init_mem(&r, b->line, b->len, "site");
-			if (msc_reader_next(&r, &rec, NULL) > 0)
-				site_transient(f, s, &rec, b->stack, true, &kept);
-			msc_reader_release(&r);
+			buffered_transient(f, s, b, true);
 		} else if (*seen < f->o->top) {
 			emit(f, b->line, b->len, b->stack);
 		} else {
 			int kind = b->leak ? C_LEAK : C_SITE;
 
-			if (b->transient) {
-				/* Its transient part goes as trimmed, the rest
-				 * (what it weighed) as a dropped site. */
-				struct msc_reader r;
-				struct msc_rec rec;
-				uint64_t kept;
-
-				msc_reader_init_mem(&r, b->line, b->len, "site");
-				if (msc_reader_next(&r, &rec, NULL) > 0)
-					site_transient(f, s, &rec, b->stack, false, &kept);
-				msc_reader_release(&r);
-			}
+			/* A trimmed site's transient part goes as trimmed, the
+			 * rest (what it weighed) as a dropped site. */
+			if (b->transient)
+				buffered_transient(f, s, b, false);
 			s->dropped[kind].records++;
 			s->dropped[kind].blocks += b->blocks;
 			s->dropped[kind].bytes += b->bytes;
