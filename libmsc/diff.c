@@ -93,17 +93,11 @@ static const char *rec_strdup(struct msc_snapshot *s, const struct msc_rec *rec,
 	return msc_arena_strdup(&s->arena, v ? v : "");
 }
 
-/* Process identity per pid, to give mappings their process's start time. */
-struct procinfo {
-	uint64_t starttime;
-	const char *comm;
-};
-
 /* ------------------------------------------------------- recordings */
 
 /* What loading a stream needs besides the snapshot. */
 struct loader {
-	struct msc_u64map procs;	/* pid -> struct procinfo * */
+	struct msc_u64map procs;	/* pid -> index + 1 of its process entity */
 	struct msc_u64map stacks;	/* stack id -> struct rstack * */
 	struct msc_strmap ids;		/* entity id -> index + 1 (recordings) */
 	const char *prog;		/* the current stream's program */
@@ -329,24 +323,19 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	e->kind = kind;
 	e->pid = (int)pid;
 	if (kind == MSC_ENT_PROCESS) {
-		struct procinfo *pi;
-
 		ret = msc_rec_u64(rec, "starttime", &e->starttime);
 		if (ret == -EINVAL || ret == -ERANGE)
 			return msc_rec_err(err, rec, -EINVAL, "\"starttime\" must be an integer");
 		e->comm = rec_strdup(s, rec, "comm");
 		e->name = e->comm;
-		pi = msc_arena_alloc(&s->arena, sizeof(*pi));
-		if (!pi || !e->comm)
+		if (!e->comm)
 			return -ENOMEM;
-		pi->starttime = e->starttime;
-		pi->comm = e->comm;
-		if (msc_u64map_put(procs, (uint64_t)pid, (uint64_t)(uintptr_t)pi))
+		if (msc_u64map_put(procs, (uint64_t)pid, s->n))
 			return -ENOMEM;
 		snprintf(idbuf, sizeof(idbuf), "p/%d/%" PRIu64, e->pid, e->starttime);
 	} else {
 		uint64_t *pi = msc_u64map_get(procs, (uint64_t)pid);
-		const struct procinfo *info = pi ? (const struct procinfo *)(uintptr_t)*pi : NULL;
+		const struct msc_entity *info = pi ? &s->ents[*pi - 1] : NULL;
 
 		e->starttime = info ? info->starttime : 0;
 		e->comm = info ? info->comm : "";
@@ -502,6 +491,62 @@ const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const 
 	return default_metrics;
 }
 
+const char **msc_diff_all_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
+				  unsigned *n)
+{
+	const struct msc_snapshot *s[2] = { a, b };
+	unsigned ndef, count = 0, cap = 16, m;
+	const char **names = malloc(cap * sizeof(*names));
+	struct msc_strmap seen;
+	size_t i, k;
+
+	if (!names || msc_strmap_init(&seen, 64)) {
+		free(names);
+		return NULL;
+	}
+	names[count++] = msc_diff_default_metrics(a, b, &ndef)[0];
+	if (msc_strmap_put(&seen, names[0], (void *)1))
+		goto oom;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s[k]->n; i++)
+			for (m = 0; m < s[k]->ents[i].nmetrics; m++) {
+				const char *name = s[k]->ents[i].metrics[m].name;
+
+				if (msc_strmap_get(&seen, name))
+					continue;
+				if (count == cap) {
+					const char **nn = realloc(names, 2 * cap * sizeof(*names));
+
+					if (!nn)
+						goto oom;
+					names = nn;
+					cap *= 2;
+				}
+				names[count++] = name;
+				if (msc_strmap_put(&seen, name, (void *)1))
+					goto oom;
+			}
+	msc_strmap_release(&seen);
+	*n = count;
+	return names;
+oom:
+	msc_strmap_release(&seen);
+	free(names);
+	return NULL;
+}
+
+bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct)
+{
+	int64_t growth = d->total_after - d->total_before;
+
+	if (growth <= 0)
+		return false;
+	if (pct)
+		return d->total_before <= 0 ||
+		       (double)growth * 100000.0 / (double)d->total_before > (double)limit;
+	return (uint64_t)growth > limit;
+}
+
 static int add_delta(struct msc_diff *d, size_t *cap, const struct msc_entity *before,
 		     const struct msc_entity *after, const char *metric, int64_t vb, int64_t va)
 {
@@ -566,8 +611,9 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 	memset(d, 0, sizeof(*d));
 	d->a = a;
 	d->b = b;
+	d->metrics = metrics;
+	d->nmetrics = nmetrics;
 	d->primary = metrics[0];
-	msc_arena_init(&d->arena);
 	if (msc_strmap_init(&in_b, b->n))
 		return -ENOMEM;
 	matched_b = calloc(b->n + 1, sizeof(*matched_b));
@@ -590,13 +636,12 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 		}
 		for (m = 0; m < nmetrics; m++) {
 			int64_t vb = 0, va = 0;
-			bool hb = msc_entity_metric(ea, metrics[m], &vb);
-			bool ha = eb ? msc_entity_metric(eb, metrics[m], &va) : hb;
 
-			if (!hb || !ha)
-				continue;	/* a figure missing on one side */
-			if (!eb)
-				va = 0;
+			/* A figure missing on one side is not compared; one
+			 * whose entity is gone went to 0. */
+			if (!msc_entity_metric(ea, metrics[m], &vb) ||
+			    (eb && !msc_entity_metric(eb, metrics[m], &va)))
+				continue;
 			if (ea->kind == MSC_ENT_PROCESS && m == 0) {
 				d->total_before += vb;
 				d->total_after += va;
@@ -635,7 +680,6 @@ out:
 void msc_diff_release(struct msc_diff *d)
 {
 	free(d->deltas);
-	msc_arena_release(&d->arena);
 	d->deltas = NULL;
 	d->n = 0;
 }

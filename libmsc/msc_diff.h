@@ -20,8 +20,10 @@
  * delta per (entity, metric) that changed, sorted by kind (processes,
  * mappings, leaks, sites) and then by change, largest growth first.  Totals of the
  * primary metric (the first one asked for) over processes are kept for
- * --fail-on-growth.  Everything is allocated in the snapshot's or the diff's
- * arena and freed by the matching _release().
+ * --fail-on-growth.  A snapshot's entities live in its arena, a diff's
+ * deltas in an array of its own; the matching _release() frees them.  A
+ * diff points into both snapshots and into its metric list: they must
+ * outlive it.
  */
 #ifndef MSC_DIFF_H
 #define MSC_DIFF_H
@@ -95,10 +97,12 @@ struct msc_diff_opts {
 
 struct msc_diff {
 	const struct msc_snapshot *a, *b;
-	struct msc_arena arena;
 	struct msc_delta *deltas;
 	size_t n;
-	const char *primary;		/* metric of the totals */
+	/* The metrics compared: the options' or the defaults (not owned). */
+	const char *const *metrics;
+	unsigned nmetrics;
+	const char *primary;		/* metric of the totals: metrics[0] */
 	int64_t total_before, total_after;
 	unsigned processes_new, processes_gone, processes_matched;
 };
@@ -113,6 +117,14 @@ bool msc_metric_is_count(const char *name);
 /* The metrics compared when none are asked for. */
 const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
 					    unsigned *n);
+/* Every metric either side has, the first default one first (it makes the
+ * totals); a malloc'ed array of names the snapshots own, NULL when out of
+ * memory. */
+const char **msc_diff_all_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
+				  unsigned *n);
+/* Did the total grow by more than limit (bytes), or with pct by more than
+ * limit thousandths of a percent of where it was? */
+bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct);
 
 /* Writes one "delta" record per delta, each site's and leak's stack record
  * before its first delta (the caller writes header and end). */

@@ -9,7 +9,6 @@
 
 #include "msc_cli.h"
 #include "msc_diff.h"
-#include "msc_hash.h"
 #include "msc_rec.h"
 #include "msc_stream.h"
 
@@ -56,48 +55,6 @@ static const struct option longopts[] = {
 };
 
 static const struct msc_cli cli = { "ms-diff", help, "o:q", longopts };
-
-/* Every metric name found in either snapshot, for --metric all. */
-static const char **all_metrics(const struct msc_snapshot *a, const struct msc_snapshot *b,
-				unsigned *n)
-{
-	const struct msc_snapshot *s[2] = { a, b };
-	struct msc_strmap seen;
-	const char **names = NULL;
-	unsigned count = 0, cap = 0;
-	size_t i, k;
-	unsigned m;
-
-	if (msc_strmap_init(&seen, 64))
-		msc_die("out of memory");
-	/* rss first: the totals use the first metric. */
-	names = malloc(16 * sizeof(*names));
-	cap = 16;
-	if (!names)
-		msc_die("out of memory");
-	names[count++] = "rss";
-	msc_strmap_put(&seen, "rss", (void *)1);
-	for (k = 0; k < 2; k++)
-		for (i = 0; i < s[k]->n; i++)
-			for (m = 0; m < s[k]->ents[i].nmetrics; m++) {
-				const char *name = s[k]->ents[i].metrics[m].name;
-
-				if (msc_strmap_get(&seen, name))
-					continue;
-				if (count == cap) {
-					cap *= 2;
-					names = realloc(names, cap * sizeof(*names));
-					if (!names)
-						msc_die("out of memory");
-				}
-				names[count++] = name;
-				if (msc_strmap_put(&seen, name, (void *)1))
-					msc_die("out of memory");
-			}
-	msc_strmap_release(&seen);
-	*n = count;
-	return names;
-}
 
 int main(int argc, char **argv)
 {
@@ -166,7 +123,9 @@ int main(int argc, char **argv)
 		msc_warn("%s: no end record: the stream was cut short", b.source);
 
 	if (metric_arg && strcmp(metric_arg, "all") == 0) {
-		metrics = all_metrics(&a, &b, &o.nmetrics);
+		metrics = msc_diff_all_metrics(&a, &b, &o.nmetrics);
+		if (!metrics)
+			msc_die("out of memory");
 		o.metrics = metrics;
 	} else if (metric_arg) {
 		char *tok, *save = NULL;
@@ -216,13 +175,8 @@ int main(int argc, char **argv)
 		msc_w_str(&w, "after", b.source);
 		msc_w_obj(&w, "options");
 		msc_w_arr(&w, "metrics");
-		{
-			unsigned m, n = o.nmetrics;
-			const char *const *names = o.metrics ? o.metrics : msc_diff_default_metrics(&a, &b, &n);
-
-			for (m = 0; m < n; m++)
-				msc_w_str(&w, NULL, names[m]);
-		}
+		for (unsigned m = 0; m < d.nmetrics; m++)
+			msc_w_str(&w, NULL, d.metrics[m]);
 		msc_w_arr_end(&w);
 		msc_w_u64(&w, "min_change", o.min_change);
 		msc_w_obj_end(&w);
@@ -248,25 +202,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (fail && status == 0) {
-		int64_t growth = d.total_after - d.total_before;
-		bool over;
+	if (fail && status == 0 && msc_diff_grew_past(&d, fail_at, fail_pct)) {
+		char g[32];
 
-		if (fail_pct)
-			over = growth > 0 && (d.total_before <= 0 ||
-					      (double)growth * 100000.0 / (double)d.total_before >
-						      (double)fail_at);
-		else
-			over = growth > 0 && (uint64_t)growth > fail_at;
-		if (over) {
-			char g[32];
-
-			if (!quiet)
-				msc_warn("total %s grew by %s%s", d.primary,
-					 msc_fmt_size(g, sizeof(g), growth),
-					 ", more than --fail-on-growth allows");
-			status = MSC_EXIT_FINDING;
-		}
+		if (!quiet)
+			msc_warn("total %s grew by %s%s", d.primary,
+				 msc_fmt_size(g, sizeof(g), d.total_after - d.total_before),
+				 ", more than --fail-on-growth allows");
+		status = MSC_EXIT_FINDING;
 	}
 	msc_diff_release(&d);
 	msc_snapshot_release(&a);

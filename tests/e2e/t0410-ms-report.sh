@@ -148,6 +148,15 @@ check_status "ms-diff --fail-on-growth 0 on leaks that grew" 1 \
 	ms-diff -q --metric leaked_bytes --fail-on-growth 0 t1.ndjson t2.ndjson
 check_status "ms-diff --fail-on-growth 0 on leaks that shrank" 0 \
 	ms-diff -q --metric leaked_bytes --fail-on-growth 0 t2.ndjson t1.ndjson
+# --metric all on recordings: the totals stay those of the default metric.
+check_eq "ms-diff --metric all on recordings: totals of live_bytes, as by default" \
+	"$(tail -n 1 growth.ndjson | jq -c '[.metric, .before, .after]')" \
+	"$(ms-diff --metric all t1.ndjson t2.ndjson | tail -n 1 | jq -c '[.metric, .before, .after]')"
+grew=$(tail -n 1 growth.ndjson | jq .growth)
+check_status "ms-diff --metric all --fail-on-growth below the growth" 1 \
+	ms-diff -q --metric all --fail-on-growth $((grew - 1)) t1.ndjson t2.ndjson
+check_status "ms-diff --metric all --fail-on-growth at the growth" 0 \
+	ms-diff -q --metric all --fail-on-growth "$grew" t1.ndjson t2.ndjson
 check_status "ms-diff: a snapshot and a recording" 2 ms-diff t1.ndjson snap.json
 check_one_line_error "snapshot vs recording" "$OUT/last.err"
 ms-report --md growth.ndjson >growth.md
