@@ -5,9 +5,10 @@
  *
  * Allocation is a pointer bump inside the current chunk; a request that does
  * not fit starts a new chunk (at least MSC_ARENA_CHUNK bytes, or the request
- * rounded up).  msc_arena_reset() makes every byte reusable at once and keeps
- * the largest chunk, so a loop that resets once per iteration stops calling
- * malloc after its first few iterations.  Memory is 16-byte aligned.
+ * rounded up).  msc_arena_reset() makes every byte reusable at once; when the
+ * last cycle needed several chunks it replaces them by one chunk as large as
+ * all of them together, so a loop that resets once per iteration stops
+ * calling malloc after its first few iterations.  Memory is 16-byte aligned.
  *
  * Ownership: the arena owns every block it hands out; they are invalid after
  * the next reset or release.  Failure: allocation returns NULL (and sets

@@ -32,6 +32,7 @@ struct msc_snapper {
 	struct msc_procfs *fs;
 	struct msc_writer *w;
 	enum msc_snap_maps maps;
+	bool skip_kthreads;		/* write nothing for kernel threads */
 	struct msc_arena arena;		/* per-process scratch */
 	unsigned processes;		/* process records written */
 	unsigned partial;		/* of which some figures were missing */
@@ -45,7 +46,8 @@ void msc_snapper_release(struct msc_snapper *s);
  * Snapshots one process.  Returns 0 when everything was read, 1 when the
  * records were written but some figures were missing (err says which and
  * why: the figures are omitted, never invented), or a negative errno when
- * nothing could be read (-ESRCH gone, -EACCES denied; err says so).
+ * nothing could be read (-ESRCH gone, -EACCES denied; err says so).  A
+ * kernel thread, with skip_kthreads set, is 0 and writes nothing.
  */
 int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err);
 

@@ -57,6 +57,25 @@ static bool pid_exists(struct msc_procfs *fs, int pid)
 	return stat(path, &st) == 0;
 }
 
+/*
+ * smaps_rollup of a kernel thread or a zombie: recent kernels (6.18 here)
+ * fail the open with ESRCH, older ones the read.  Either way the process
+ * exists but has no mm: -ENODATA.
+ */
+static long read_failed(struct msc_procfs *fs, int pid, int e)
+{
+	if (e == ESRCH && pid > 0 && pid_exists(fs, pid))
+		return -ENODATA;
+	return -e;
+}
+
+/* Mapping lines start with a lowercase hex address; smaps counter lines
+ * with a capitalised key. */
+static bool is_map_line(const char *line)
+{
+	return (line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f');
+}
+
 long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 {
 	char path[512];
@@ -69,14 +88,7 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 		e = errno;
 		if (e == ENOENT && pid > 0 && !pid_exists(fs, pid))
 			return -ESRCH;
-		/*
-		 * smaps_rollup of a kernel thread or a zombie: recent kernels
-		 * (6.18 here) fail the open with ESRCH, older ones the read
-		 * (below).  Either way the process exists but has no mm.
-		 */
-		if (e == ESRCH && pid > 0 && pid_exists(fs, pid))
-			return -ENODATA;
-		return -e;
+		return read_failed(fs, pid, e);
 	}
 	for (;;) {
 		ssize_t n;
@@ -98,13 +110,7 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 		if (n < 0) {
 			e = errno;
 			close(fd);
-			/*
-			 * On older kernels smaps_rollup of a kernel thread or
-			 * a zombie fails here, although the process exists.
-			 */
-			if (e == ESRCH && pid > 0 && pid_exists(fs, pid))
-				return -ENODATA;
-			return -e;
+			return read_failed(fs, pid, e);
 		}
 		if (n == 0)
 			break;
@@ -455,14 +461,9 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 		*summed = false;
 	if (len == -ENOENT) {
 		/* Before Linux 4.14: add up smaps (slower, same figures). */
-		int ret;
-
 		if (summed)
 			*summed = true;
-		ret = msc_proc_smaps(fs, pid, sum_mapping, mc, err);
-		if (ret == -ENOENT)
-			return -ENOENT;
-		return ret;
+		return msc_proc_smaps(fs, pid, sum_mapping, mc, err);
 	}
 	if (len < 0)
 		return (int)len;
@@ -470,7 +471,7 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 		return -ENODATA;
 	/* Skip the "start-end ---p ... [rollup]" header line. */
 	body = fs->buf;
-	if ((body[0] >= '0' && body[0] <= '9') || (body[0] >= 'a' && body[0] <= 'f')) {
+	if (is_map_line(body)) {
 		body = strchr(body, '\n');
 		if (!body)
 			return -ENODATA;
@@ -555,9 +556,7 @@ static int walk_maps(struct msc_procfs *fs, int pid, const char *file, bool smap
 
 		if (nl)
 			*nl = '\0';
-		/* Mapping lines start with a lowercase hex address; smaps
-		 * counter lines with a capitalised key. */
-		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
+		if (is_map_line(line)) {
 			struct msc_mapping next;
 
 			if (!parse_map_line(line, &next))

@@ -3,12 +3,11 @@
 #include "msc_proto.h"
 #include "msc_record.h"
 
-void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
-		    int pid)
+/* Begins a site or leak record with what identifies its site. */
+static void begin_site_record(struct msc_writer *w, const char *type, const struct msc_site *s,
+			      int pid)
 {
-	unsigned b;
-
-	msc_w_begin(w, "site");
+	msc_w_begin(w, type);
 	if (pid >= 0)
 		msc_w_i64(w, "pid", pid);
 	msc_w_u64(w, "stack", s->stack);
@@ -16,6 +15,14 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 	if (s->classed)
 		msc_w_u64(w, "size_max", s->size_max);
 	msc_w_str(w, "fn", msc_fn_name(s->fn));
+}
+
+void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
+		    int pid)
+{
+	unsigned b;
+
+	begin_site_record(w, "site", s, pid);
 	msc_w_u64(w, "allocs", s->allocs);
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
@@ -39,14 +46,7 @@ void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct 
 {
 	const struct msc_site *s = &a->sites[l->site];
 
-	msc_w_begin(w, "leak");
-	if (pid >= 0)
-		msc_w_i64(w, "pid", pid);
-	msc_w_u64(w, "stack", s->stack);
-	msc_w_u64(w, "size", s->size);
-	if (s->classed)
-		msc_w_u64(w, "size_max", s->size_max);
-	msc_w_str(w, "fn", msc_fn_name(s->fn));
+	begin_site_record(w, "leak", s, pid);
 	msc_w_str(w, "kind", msc_leak_kind_name(l->kind));
 	msc_w_u64(w, "count", l->count);
 	msc_w_u64(w, "bytes", l->bytes);

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "msc_proc.h"
 #include "msc_scan.h"
 
 enum state { UNREACHED = 0, POSSIBLE, REACHABLE, INDIRECT };
@@ -254,12 +255,6 @@ static void drain(struct scan *s, long leader)
 	}
 }
 
-struct mapping {
-	uint64_t start, end;
-	char perms[5];
-	char path[512];
-};
-
 static bool memscope_own(const char *path)
 {
 	return strstr(path, "memscope") && (strncmp(path, "/memfd:memscope", 15) == 0 ||
@@ -314,43 +309,47 @@ static int cmp_range(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+struct roots {
+	struct scan *s;
+	uint64_t sp;
+};
+
+/* A writable mapping that is not a heap (its blocks are scanned when
+ * reached) nor ours is a root: data, bss, stacks, other memory. */
+static int scan_mapping(const struct msc_mapping *m, void *arg)
+{
+	struct roots *r = arg;
+	struct scan *s = r->s;
+	uint64_t start = m->start;
+
+	if (m->perms[0] != 'r' || m->perms[1] != 'w')
+		return 0;
+	if (strcmp(m->path, "[vvar]") == 0 || strcmp(m->path, "[vsyscall]") == 0 ||
+	    strcmp(m->path, "[vdso]") == 0 || memscope_own(m->path))
+		return 0;
+	if (holds_block(s, m->start, m->end))
+		return 0;
+	if (r->sp && r->sp >= m->start && r->sp < m->end)
+		start = r->sp & ~7ull;	/* below sp is dead stack */
+	scan_root(s, start, m->end);
+	drain(s, -1);
+	return s->error ? 1 : 0;
+}
+
 static void scan_roots(struct scan *s, uint64_t sp)
 {
-	char path[64], line[1024];
-	FILE *f;
+	struct roots r = { s, sp };
+	struct msc_procfs fs;
+	int ret;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", s->pid);
-	f = fopen(path, "re");
-	if (!f) {
-		s->error = errno;
+	if (msc_procfs_init(&fs, NULL)) {
+		s->error = ENAMETOOLONG;
 		return;
 	}
-	while (fgets(line, sizeof(line), f) && !s->error) {
-		struct mapping m = { 0 };
-		unsigned long long lo, hi;
-		int pos = 0;
-
-		if (sscanf(line, "%llx-%llx %4s %*s %*s %*s %n", &lo, &hi, m.perms, &pos) < 3)
-			continue;
-		m.start = lo;
-		m.end = hi;
-		if (pos) {
-			snprintf(m.path, sizeof(m.path), "%s", line + pos);
-			m.path[strcspn(m.path, "\n")] = '\0';
-		}
-		if (m.perms[0] != 'r' || m.perms[1] != 'w')
-			continue;
-		if (strcmp(m.path, "[vvar]") == 0 || strcmp(m.path, "[vsyscall]") == 0 ||
-		    strcmp(m.path, "[vdso]") == 0 || memscope_own(m.path))
-			continue;
-		if (holds_block(s, m.start, m.end))
-			continue;	/* a heap: its blocks are scanned when reached */
-		if (sp && sp >= m.start && sp < m.end)
-			m.start = sp & ~7ull;	/* below sp is dead stack */
-		scan_root(s, m.start, m.end);
-		drain(s, -1);
-	}
-	fclose(f);
+	ret = msc_proc_maps(&fs, s->pid, scan_mapping, &r, NULL);
+	if (ret < 0 && !s->error)
+		s->error = -ret;
+	msc_procfs_release(&fs);
 }
 
 static uint64_t now_ns(void)

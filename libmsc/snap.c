@@ -89,7 +89,6 @@ struct walk {
 	struct group *groups;
 	size_t ngroups, cap;
 	size_t last;
-	int error;
 };
 
 static int add_to_group(const struct msc_mapping *m, void *arg)
@@ -157,13 +156,9 @@ static int write_mapping(const struct msc_mapping *m, void *arg)
 	return 0;
 }
 
-struct argv_ctx {
-	struct msc_writer *w;
-};
-
-static void cmdline_arg(const char *arg, size_t len, void *ctx)
+static void cmdline_arg(const char *arg, size_t len, void *w)
 {
-	msc_w_strn(((struct argv_ctx *)ctx)->w, NULL, arg, len);
+	msc_w_strn(w, NULL, arg, len);
 }
 
 static const char *reason(int code)
@@ -176,13 +171,20 @@ static const char *reason(int code)
 	}
 }
 
+/* Appends "what: why" to the list of figures that could not be read. */
+static void add_missing(char *missing, size_t size, const char *what, int code)
+{
+	size_t len = strlen(missing);
+
+	snprintf(missing + len, size - len, "%s%s: %s", len ? ", " : "", what, reason(code));
+}
+
 int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 {
 	struct msc_writer *w = s->w;
 	struct msc_pstat st;
 	struct msc_pstatus ps;
 	struct msc_memcounts mc;
-	struct argv_ctx actx = { w };
 	struct walk wk = { .s = s, .pid = pid };
 	bool summed = false, have_status, have_rollup, partial = false;
 	char missing[256] = "";
@@ -196,13 +198,15 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 				    ret == -ESRCH ? "no such process" : strerror(-ret));
 		return ret;
 	}
+	if (s->skip_kthreads && (st.flags & MSC_PF_KTHREAD))
+		return 0;
 	ret = msc_proc_status(s->fs, pid, &ps, NULL);
 	have_status = ret == 0;
 	if (!have_status) {
 		if (ret == -ESRCH)
 			return msc_err_set(err, ret, "pid %d: no such process", pid);
 		partial = true;
-		snprintf(missing, sizeof(missing), "status: %s", reason(ret));
+		add_missing(missing, sizeof(missing), "status", ret);
 	}
 	/* smaps_rollup right after status, so that rss and pss agree. */
 	rret = msc_proc_rollup(s->fs, pid, &mc, &summed, NULL);
@@ -211,8 +215,7 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 		if (rret == -ESRCH)
 			return msc_err_set(err, rret, "pid %d: no such process", pid);
 		partial = true;
-		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
-			 "%ssmaps_rollup: %s", missing[0] ? ", " : "", reason(rret));
+		add_missing(missing, sizeof(missing), "smaps_rollup", rret);
 	}
 
 	msc_w_begin(w, "process");
@@ -220,7 +223,7 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 	msc_w_i64(w, "ppid", st.ppid);
 	msc_w_str(w, "comm", st.comm);
 	msc_w_arr(w, "cmdline");
-	msc_proc_cmdline(s->fs, pid, cmdline_arg, &actx);
+	msc_proc_cmdline(s->fs, pid, cmdline_arg, w);
 	msc_w_arr_end(w);
 	msc_w_strn(w, "state", &st.state, 1);
 	msc_w_u64(w, "starttime", st.starttime);
@@ -264,8 +267,7 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 			ret = msc_proc_smaps(s->fs, pid, add_to_group, &wk, NULL);
 		if (ret && ret != -ENODATA && ret != -ESRCH) {
 			partial = true;
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
-				 "%ssmaps: %s", missing[0] ? ", " : "", reason(ret));
+			add_missing(missing, sizeof(missing), "smaps", ret);
 		}
 		for (i = 0; s->maps == MSC_SNAP_MAPS_GROUPED && i < wk.ngroups; i++) {
 			struct group *g = &wk.groups[i];

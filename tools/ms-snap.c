@@ -53,30 +53,19 @@ static const struct msc_cli cli = { "ms-snap", help, "p:ao:q", longopts };
 
 struct all_ctx {
 	struct msc_snapper *snap;
-	bool kthreads;
-	unsigned gone, denied, failed;
-	int denied_code;
+	unsigned partial, failed;
 };
 
 static int snap_one_of_all(int pid, void *arg)
 {
 	struct all_ctx *ctx = arg;
-	struct msc_pstat st;
 	struct msc_err err;
-	int ret;
+	int ret = msc_snap_process(ctx->snap, pid, &err);
 
-	if (!ctx->kthreads) {
-		ret = msc_proc_stat(ctx->snap->fs, pid, &st, NULL);
-		if (ret == 0 && (st.flags & MSC_PF_KTHREAD))
-			return 0;
-	}
-	ret = msc_snap_process(ctx->snap, pid, &err);
-	if (ret == -ESRCH)
-		ctx->gone++;		/* exited while we looked: normal */
-	else if (ret < 0)
+	if (ret < 0 && ret != -ESRCH)	/* exited while we looked: normal */
 		ctx->failed++;
 	else if (ret > 0)
-		ctx->denied++;
+		ctx->partial++;
 	return ctx->snap->w->error ? -ctx->snap->w->error : 0;
 }
 
@@ -171,12 +160,13 @@ int main(int argc, char **argv)
 	msc_w_end(&w);
 
 	if (all) {
-		struct all_ctx ctx = { .snap = &snap, .kthreads = kthreads };
+		struct all_ctx ctx = { .snap = &snap };
 
+		snap.skip_kthreads = !kthreads;
 		msc_proc_foreach_pid(&fs, snap_one_of_all, &ctx);
 		written = snap.processes;
 		failed = ctx.failed;
-		partial = ctx.denied;
+		partial = ctx.partial;
 		if (!quiet && partial)
 			msc_warn("%u processes could not be read fully (run as their owner or "
 				 "root for their pss figures); the missing figures are omitted",
