@@ -759,24 +759,31 @@ static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64
 	return n;
 }
 
-/* Do the words the previous trace read from frame j on still hold? */
-static bool prev_still_valid(const struct unwind_state *us, int j)
+/*
+ * From which frame on do the words the previous trace read still hold?
+ * Looks no lower than frame j (and returns j when they all hold from there):
+ * a capture asks once, at its first candidate, and later candidates lie
+ * further out, so a word that changed is found once per capture, not once
+ * per frame below it.
+ */
+static int prev_valid_from(const struct unwind_state *us, int j)
 {
 	const struct trace_frame *t = us->prev;
+	int k;
 
-	for (; j < us->prev_n; j++) {
-		const struct trace_frame *next = &t[j + 1];
+	for (k = us->prev_n - 1; k >= j; k--) {
+		const struct trace_frame *next = &t[k + 1];
 
-		if (!(t[j].flags & TF_WALKED))
+		if (!(t[k].flags & TF_WALKED))
 			continue;
 		if (*(const uint64_t *)(uintptr_t)(next->rsp - 8) != next->ip)
-			return false;
-		if ((t[j].flags & TF_RBP_SAVED) &&
-		    *(const uint64_t *)(uintptr_t)(next->rsp + (uint64_t)(int64_t)t[j].rbp_off) !=
+			return k + 1;
+		if ((t[k].flags & TF_RBP_SAVED) &&
+		    *(const uint64_t *)(uintptr_t)(next->rsp + (uint64_t)(int64_t)t[k].rbp_off) !=
 			    next->rbp)
-			return false;
+			return k + 1;
 	}
-	return true;
+	return j;
 }
 
 /* Hashes and rbp_needed of frames from..0, given frame from + 1's (or the
@@ -813,7 +820,7 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 {
 	struct trace_frame *cur = us->trace[us->which ^ 1];
 	const struct trace_frame *prev = us->prev;
-	int n = 0, j = 0;
+	int n = 0, j = 0, valid_from = -1;	/* -1: not asked yet */
 	bool complete = false;
 
 	if (unlikely(us->epoch != shim_module_epoch)) {
@@ -824,16 +831,19 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 	while (n < max) {
 		struct trace_frame *f = &cur[n];
 		uint64_t rule, cfa, ra, nrbp;
+		bool candidate;
 
 		/* Reuse the rest of the previous trace when it provably holds. */
 		while (j < us->prev_n && prev[j].rsp < rsp)
 			j++;
 		/* A previous trace cut at the depth limit has no outer end to
 		 * lend unless it fills this one up to the limit as well. */
-		if (j < us->prev_n && prev[j].rsp == rsp && prev[j].ip == ip &&
-		    (us->prev_complete || n + (us->prev_n - j) >= max) &&
-		    (!(prev[j].flags & TF_RBP_NEEDED) || prev[j].rbp == rbp) &&
-		    prev_still_valid(us, j)) {
+		candidate = j < us->prev_n && prev[j].rsp == rsp && prev[j].ip == ip &&
+			    (us->prev_complete || n + (us->prev_n - j) >= max) &&
+			    (!(prev[j].flags & TF_RBP_NEEDED) || prev[j].rbp == rbp);
+		if (candidate && valid_from < 0)
+			valid_from = prev_valid_from(us, j);
+		if (candidate && j >= valid_from) {
 			int split = n, m = us->prev_n - j;
 			bool cut = m > max - n;
 
