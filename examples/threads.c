@@ -2,7 +2,7 @@
 /*
  * threads: allocations in some threads freed in others.
  *
- *   threads [NPAIRS] [ITEMS]     (defaults 4 and 20000)
+ *   threads [NPAIRS] [ITEMS]     (defaults 4 and 20000; NPAIRS up to 256)
  *
  * NPAIRS producer threads each allocate ITEMS blocks (sizes 16 + i % 64,
  * from make_item) and hand them to their consumer thread through a queue;
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		items = (unsigned)atoi(argv[2]);
-	if (pairs < 1 || pairs > 64 || items < 1) {
+	if (pairs < 1 || pairs > 256 || items < 1) {
 		fprintf(stderr, "usage: threads [NPAIRS] [ITEMS]\n");
 		return 2;
 	}

@@ -91,7 +91,13 @@ static __thread struct tstate *t_state TLS_IE;
 static __thread unsigned t_flags TLS_IE;
 #define IN_NEW (1u << 16)
 #define t_guard t_flags
+/* t_state of a thread that records through the shared ring: it exited, or
+ * found no ring (or no memory) of its own and does not try again. */
 #define TSTATE_DEAD ((struct tstate *)1)
+
+/* The top of this thread's stack, for the unwinder: the shared ring's
+ * state serves many threads and takes it from here. */
+static __thread uint64_t t_stack_hi TLS_IE;
 
 /* Threads without a ring of their own: exited ones, or too many. */
 static struct tstate g_shared;
@@ -317,9 +323,16 @@ static inline void ring_commit(struct tstate *t, unsigned words)
 
 static inline void shared_lock(struct tstate *t)
 {
+	unsigned spins = 0;
+
 	if (unlikely(t->shared))
-		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE))
-			__builtin_ia32_pause();
+		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE)) {
+			/* The holder may be preempted, or waiting for room. */
+			if (++spins < 100)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
 }
 
 static inline void shared_unlock(struct tstate *t)
@@ -501,6 +514,11 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 	uint64_t *rec;
 	uint32_t id, j;
 
+	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
+		/* Another thread's stack: its bound, and nothing to reuse. */
+		t->uw.stack_hi = t_stack_hi;
+		t->uw.prev_n = -1;
+	}
 	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
 	if (c.n <= 0)
 		return 0;
@@ -647,23 +665,27 @@ static struct tstate *shared_state(void)
 static struct tstate *thread_init(void)
 {
 	struct tstate *t;
+	struct msc_ring *r = NULL;
 	unsigned i, n = g_ctl->nrings;
 	int saved = errno;
 
-	t = map_anon(sizeof(*t));
-	if (!t)
-		goto shared;
+	/* A ring first: without one, the thread maps nothing. */
 	for (i = 1; i < n; i++) {
 		uint32_t expect = MSC_RING_FREE;
-		struct msc_ring *r = msc_ring_at(g_region, g_ctl, i);
 
+		r = msc_ring_at(g_region, g_ctl, i);
 		if (r->state == MSC_RING_FREE &&
 		    __atomic_compare_exchange_n(&r->state, &expect, MSC_RING_OWNED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			break;
 	}
-	if (i >= n || !tstate_setup(t, i)) {
-		unmap(t, sizeof(*t));
+	if (i >= n)
+		goto shared;
+	t = map_anon(sizeof(*t));
+	if (!t || !tstate_setup(t, i)) {
+		if (t)
+			unmap(t, sizeof(*t));
+		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
 		goto shared;
 	}
 	{
@@ -676,7 +698,7 @@ static struct tstate *thread_init(void)
 	}
 	t->tid = raw_gettid();
 	t->ring->tid = (uint32_t)t->tid;
-	t->uw.stack_hi = stack_top(&t->stack_lo);
+	t->uw.stack_hi = t_stack_hi = stack_top(&t->stack_lo);
 	t_state = t;
 	if (g_key_ok)
 		pthread_setspecific(g_key, t);
@@ -684,6 +706,14 @@ static struct tstate *thread_init(void)
 	errno = saved;
 	return t;
 shared:
+	/* Once is enough: looking again at every event would cost a scan of
+	 * the rings (and a mapping) per allocation. */
+	t_state = TSTATE_DEAD;
+	if (!t_stack_hi) {
+		uint64_t lo;
+
+		t_stack_hi = stack_top(&lo);
+	}
 	errno = saved;
 	return shared_state();
 }

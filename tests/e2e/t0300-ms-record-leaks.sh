@@ -62,6 +62,20 @@ check_eq "threads: lost as Valgrind says" "definitely 4 64|indirectly 156 4736" 
 check_eq "threads: no phantom leaks" "4800 160" \
 	"$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks)"' "$R")"
 
+# --- more threads than rings: the extra ones share ring 0 ------------------
+# 150 pairs = 300 threads, 256 rings: make_item 300,000 times, each pair
+# keeps items 0 and 1000 (16 + 56 B) and their two 16-byte list nodes.
+check_status "threads 150 2000 runs" 0 ms-record -q -o "$OUT/threads300.ndjson" "$EX/threads" 150 2000
+R="$OUT/threads300.ndjson"
+check_eq "300 threads: make_item allocated 300000, freed 299700" "300000 299700 300" \
+	"$(jq -s -r '(map(select(.type=="stack" and .frames[0].fn=="make_item")) | map(.id)) as $ids
+		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$R")"
+check_eq "300 threads: leaks exact" "15600 600 0" \
+	"$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks) \(.lost)"' "$R")"
+check_eq "300 threads: whole stacks on the shared ring too" "make_item producer start_thread" \
+	"$(jq -r 'select(.type=="stack" and .frames[0].fn=="make_item") | [.frames[].fn] | .[0:3] | join(" ")' "$R" | sort -u)"
+
 # --- cxx: operator new/delete, containers, exceptions ---------------------
 check_status "cxx runs" 0 ms-record -q -o "$OUT/cxx.ndjson" "$EX/cxx"
 R="$OUT/cxx.ndjson"
