@@ -368,7 +368,9 @@ static long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned 
 		if (sl->index1)
 			return (long)sl->index1 - 1;
 		if (a->exact_sizes[stack] < MSC_AGG_EXACT_SIZES || fn == MSC_FN_MMAP) {
-			a->exact_sizes[stack]++;
+			/* UINT16_MAX means folded: mmap sizes stop counting short. */
+			if (a->exact_sizes[stack] < UINT16_MAX - 1)
+				a->exact_sizes[stack]++;
 			return site_new(a, stack, size, size, size, fn, ts);
 		}
 		if (fold_stack(a, stack))
@@ -547,7 +549,9 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 		out->alloc_ts = born;
 	}
 	if (fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY) {
-		a->undo[a->undo_next] = (struct msc_undo){ *b, size };
+		a->undo[a->undo_next] = (struct msc_undo){
+			*b, size, (uint8_t)msc_age_bucket(ts >= born ? ts - born : 0), temporary
+		};
 		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
 	}
 	release_block(a, s, size, ts >= born ? ts - born : 0, temporary);
@@ -565,7 +569,6 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 		struct msc_undo *u = &a->undo[(a->undo_next + n - 1 - i) % n];
 		struct msc_site *s;
 		struct msc_live *b;
-		uint64_t born;
 
 		if (u->live.ptr != ptr)
 			continue;
@@ -583,12 +586,16 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 			a->dropped++;
 			return -ENOMEM;
 		}
-		born = msc_live_ts(a, b);
 		s = msc_agg_site(a, b->site);
-		/* Undo the free's counts; the block keeps its allocation time. */
+		/* Undo exactly what the free counted; the block keeps its
+		 * allocation time. */
 		touch(a, s);
 		s->frees--;
-		s->ages[msc_age_bucket(ts >= born ? ts - born : 0)]--;
+		s->ages[u->bucket]--;
+		if (u->temporary) {
+			s->temporary--;
+			a->temporary--;
+		}
 		s->live++;
 		s->live_bytes += u->size;
 		a->frees--;
@@ -818,6 +825,8 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			const struct msc_region *r = &a->regions[i - a->live_mask - 1];
 
 			site = r->site;
+			if (a->sites[site].removed)
+				site = a->sites[site].forward;
 			kind = r->kind;
 			ts = r->ts;
 			bytes = r->end - r->start;

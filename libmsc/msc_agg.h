@@ -153,6 +153,8 @@ struct msc_agg {
 	struct msc_undo {
 		struct msc_live live;
 		uint64_t size;
+		uint8_t bucket;		/* the age bucket the free counted */
+		bool temporary;		/* the free counted it temporary */
 	} undo[64];
 	unsigned undo_next;
 	/* totals */

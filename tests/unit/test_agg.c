@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,11 +112,71 @@ static void test_many_blocks(void **state)
 	msc_agg_release(&a);
 }
 
+/*
+ * A realloc's free undone after a while: the age bucket and the temporary
+ * count the free made are taken back, not ones worked out at the undo.
+ */
+static void test_unfree_undoes_the_free(void **state)
+{
+	struct msc_agg a;
+	unsigned b;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x10000, 100, 1, MSC_FN_MALLOC), 0);
+	/* Freed 500 ns later by the thread that made it: temporary, bucket 0. */
+	assert_int_equal(msc_agg_free(&a, T0 + 500, 1, 0x10000, MSC_FN_REALLOC, NULL), 1);
+	assert_int_equal(a.sites[0].ages[0], 1);
+	assert_int_equal(a.sites[0].temporary, 1);
+	/* The realloc failed, noticed 5 ms later. */
+	assert_int_equal(msc_agg_unfree(&a, T0 + 5000000, 1, 0x10000), 1);
+	for (b = 0; b < MSC_AGE_BUCKETS; b++)
+		assert_int_equal(a.sites[0].ages[b], 0);
+	assert_int_equal(a.sites[0].temporary, 0);
+	assert_int_equal(a.temporary, 0);
+	assert_int_equal(a.sites[0].frees, 0);
+	assert_int_equal(a.live_bytes, 100);
+	msc_agg_release(&a);
+}
+
+/*
+ * A stack that maps memory and then mallocs more sizes than are kept
+ * exact: its sites fold into size classes, and the leak of the mapping
+ * names the class site it went to, not the removed one.
+ */
+static void test_folded_mapping_leak(void **state)
+{
+	struct msc_agg a;
+	struct msc_leak *leaks;
+	long n, i;
+	uint64_t size;
+	bool found = false;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_mmap(&a, T0, 1, 0x7f0000000000ull, 1 << 20, 7), 0);
+	for (size = 1; size <= MSC_AGG_EXACT_SIZES + 1; size++)
+		assert_int_equal(msc_agg_alloc(&a, T0 + size, 1, 0x1000 * size, size, 7,
+					       MSC_FN_MALLOC), 0);
+	n = msc_agg_leaks(&a, &leaks);
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		assert_false(a.sites[leaks[i].site].removed);
+		if (leaks[i].bytes == 1 << 20)
+			found = true;
+	}
+	assert_true(found);
+	free(leaks);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_big_sizes_and_times),
 		cmocka_unit_test(test_many_blocks),
+		cmocka_unit_test(test_unfree_undoes_the_free),
+		cmocka_unit_test(test_folded_mapping_leak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
