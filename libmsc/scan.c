@@ -87,8 +87,12 @@ static int push(struct scan *s, size_t i)
 		size_t ncap = s->capwork ? s->capwork * 2 : 1024;
 		size_t *nw = realloc(s->work, ncap * sizeof(*nw));
 
-		if (!nw)
+		if (!nw) {
+			/* A block marked but never scanned would make what
+			 * only it points to look lost: fail the scan. */
+			s->error = ENOMEM;
 			return -ENOMEM;
+		}
 		s->work = nw;
 		s->capwork = ncap;
 	}
