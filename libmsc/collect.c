@@ -68,7 +68,7 @@ struct msc_collector_private {
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
 	uint64_t w;			/* last watermark computed */
-	bool exited, ended, sock_eof, corrupt;
+	bool ended, corrupt;
 	int exit_call_status;		/* from an exit() call, -1 unknown */
 	struct msc_collector_private *next;
 	/* /proc/PID/maps fallback for addresses no module map covers */
@@ -98,6 +98,10 @@ struct msc_collector {
 	bool child_done;
 	struct rusage child_usage;
 	long page_size;
+	/* msc_collector_poll's descriptors: 3 + one per session */
+	struct pollfd *pfd;
+	struct msc_collector_private **owner;
+	size_t pfd_cap;
 };
 
 static uint64_t mono_ns(void)
@@ -1054,9 +1058,8 @@ static void take_samples(struct msc_collector *c)
 
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 {
-	enum { MAXFD = 3 + 256 };
-	struct pollfd pfd[MAXFD];
-	struct msc_collector_private *p, *owner[MAXFD];
+	struct pollfd *pfd;
+	struct msc_collector_private *p, *next, **owner;
 	unsigned n = 0, i, first_proc, delivered = 0;
 	int ret = 0, extra_at = -1, child_at = -1;
 
@@ -1066,6 +1069,24 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	take_samples(c);
 	if (delivered)
 		timeout_ms = 0;
+	if (c->pfd_cap < 3 + (size_t)c->nprocs) {
+		size_t cap = 2 * (3 + (size_t)c->nprocs);
+		struct pollfd *np = realloc(c->pfd, cap * sizeof(*np));
+		struct msc_collector_private **no;
+
+		if (np)
+			c->pfd = np;
+		no = np ? realloc(c->owner, cap * sizeof(*no)) : NULL;
+		if (!no) {
+			/* Out of memory: wait as asked, try again next time. */
+			poll(NULL, 0, timeout_ms);
+			return 0;
+		}
+		c->owner = no;
+		c->pfd_cap = cap;
+	}
+	pfd = c->pfd;
+	owner = c->owner;
 	pfd[n++] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
 	if (extra_fd >= 0) {
 		extra_at = (int)n;
@@ -1076,9 +1097,16 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		pfd[n++] = (struct pollfd){ c->child_pidfd, POLLIN, 0 };
 	}
 	first_proc = n;
-	for (p = c->procs; p && n < MAXFD; p = p->next) {
-		if (p->pidfd < 0 || p->pub.pid == c->child_pid)
+	for (p = c->procs; p; p = next) {
+		next = p->next;
+		if (p->pub.pid == c->child_pid)
 			continue;
+		if (p->pidfd < 0) {
+			/* No pidfd (an old kernel): look whether it is gone. */
+			if (kill(p->pub.pid, 0) < 0 && errno == ESRCH)
+				end_session(c, p, "exit", 0, false);
+			continue;
+		}
 		owner[n] = p;
 		pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
 	}
@@ -1136,5 +1164,7 @@ void msc_collector_free(struct msc_collector *c)
 		unlink(c->sock_path);
 	if (c->dir[0])
 		rmdir(c->dir);
+	free(c->pfd);
+	free(c->owner);
 	free(c);
 }

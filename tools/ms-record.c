@@ -872,7 +872,7 @@ int main(int argc, char **argv)
 				 * from the terminal reached the program already. */
 				if ((si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE) &&
 				    !msc_collector_child_done(R.col, NULL))
-					kill(R.child, sig == SIGHUP || sig == SIGQUIT ? sig : sig);
+					kill(R.child, sig);
 				if (msc_collector_child_done(R.col, NULL)) {
 					/* The program is gone; a signal now ends the
 					 * children we are still following. */
