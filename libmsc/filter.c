@@ -918,6 +918,8 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		flush_top(f, str);
 		str->ended = true;
 		write_end(f, rec, str);
+		/* A pid's next stream (after exec) counts its own drops. */
+		memset(str->dropped, 0, sizeof(str->dropped));
 		return 0;
 	}
 	if (!type_wanted(o, rec->type) || (o->pid && pid != o->pid)) {
@@ -939,8 +941,13 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		if (ret)
 			return ret;
 	}
-	if (kind == C_OTHER) {
-		/* Samples, snapshots, deltas, unknown types: in time order. */
+	/*
+	 * Samples, snapshots, deltas, unknown types pass, in time order.  So
+	 * does a munmap: it releases, like a free, but carries no stack of its
+	 * own; the rules of size and frames judged the mapping it ends (an
+	 * unmap of a range nothing kept tracks is ignored downstream).
+	 */
+	if (kind == C_OTHER || (kind == C_MMAP && strcmp(rec->type, "munmap") == 0)) {
 		if (o->transient && f->nheld > f->held_head) {
 			if (msc_rec_u64(rec, "ts", &ts) == 0 && ts > f->now)
 				f->now = ts;

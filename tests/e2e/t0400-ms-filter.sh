@@ -214,6 +214,26 @@ check_eq "--pid: a valid stream" "" "$(valid_stream child.ndjson)"
 # The child forked (a stream that ends in exec), then ran leaky: two streams.
 check_eq "--pid: the child's two streams, each with its end" "2 2" \
 	"$(jq -s -r '"\([.[] | select(.type=="header")] | length) \([.[] | select(.type=="end")] | length)"' child.ndjson)"
+# Each end record counts the drops of its own stream, also for a pid that
+# exec'ed (two streams): kept + dropped sites add up to those recorded.
+ms-filter --min 1M follow.ndjson >follow-min.ndjson
+check_eq "--min 1M on --follow: every end counts its own stream's drops" \
+	"$(jq -s '[.[] | select(.type=="site")] | length' follow.ndjson)" \
+	"$(jq -s '([.[] | select(.type=="site")] | length) + ([.[] | select(.type=="end") | .filtered.site.records // 0] | add)' follow-min.ndjson)"
+# A munmap has no stack: it passes, and the mapping it ends is not left live.
+cat >mm.ndjson <<'EOF'
+{"type":"header","format":"memscope","version":1,"tool":"ms-record","mode":"launch","pid":42,"argv":["mm"]}
+{"type":"stack","id":1,"frames":[{"fn":"map_it","file":"mm.c","line":5,"obj":"mm","off":"0x1100"},{"fn":"main","file":"mm.c","line":9,"obj":"mm","off":"0x1040"}]}
+{"type":"mmap","ts":1000,"tid":42,"addr":"0x7f0000000000","size":1048576,"stack":1}
+{"type":"munmap","ts":2000,"tid":42,"addr":"0x7f0000000000","size":1048576}
+{"type":"end","pid":42,"reason":"exit","status":0,"ts":3000}
+EOF
+for args in "--only main" "--max 4096" "--transient --only main"; do
+	# shellcheck disable=SC2086
+	check_eq "$args: the munmap passes" 1 "$(ms-filter $args mm.ndjson | jq -s '[.[] | select(.type=="munmap")] | length')"
+	# shellcheck disable=SC2086
+	check_eq "$args: nothing left leaked" 0 "$(ms-filter $args mm.ndjson | ms-report --json | jq .summary.leaked_bytes)"
+done
 check_eq "--top 2: the two largest sites by bytes" \
 	"$(jq -r 'select(.type=="site") | .bytes' leaky.ndjson | sort -rn | head -2 | tr '\n' ' ')" \
 	"$(ms-filter --top 2 leaky.ndjson | jq -r 'select(.type=="site") | .bytes' | tr '\n' ' ')"
