@@ -259,7 +259,8 @@ struct buffered {
 	uint64_t bytes, blocks;
 	uint32_t stack;
 	bool leak;
-	bool transient;			/* a site --transient trims as it goes out */
+	/* a site --transient trims as it goes out: what it takes out */
+	uint64_t trimmed, trimmed_bytes;
 };
 
 struct stream {
@@ -593,9 +594,9 @@ static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const 
  * lifetime histogram says how many were freed younger than --min-age.
  * Returns 1 when the site goes entirely, 0 when it stays; writes it (as
  * it stays) only when write is set; *kept gets the bytes it keeps.  What
- * it takes out of a site that stays is counted in s (if set) as trimmed.
+ * it takes out of a site that stays is added to trim (if set).
  */
-static int site_transient(struct filter *f, struct stream *s, const struct msc_rec *rec,
+static int site_transient(struct filter *f, struct counts *trim, const struct msc_rec *rec,
 			  uint32_t stack, bool write, uint64_t *kept)
 {
 	static const char *const skip[] = { "allocs", "frees", "bytes", "ages", "temporary" };
@@ -631,9 +632,9 @@ static int site_transient(struct filter *f, struct stream *s, const struct msc_r
 	if (n >= allocs)
 		return 1;
 	*kept = bytes - n * size;
-	if (s) {
-		s->dropped[C_SITE].trimmed += n;
-		s->dropped[C_SITE].trimmed_bytes += n * size;
+	if (trim) {
+		trim->trimmed += n;
+		trim->trimmed_bytes += n * size;
 	}
 	if (!write)
 		return 0;
@@ -665,21 +666,6 @@ static int cmp_buffered(const void *x, const void *y)
 	return 0;
 }
 
-/* A buffered site --transient trims: written trimmed (write) or only
- * counted, its transient part as trimmed. */
-static void buffered_transient(struct filter *f, struct stream *s, const struct buffered *b,
-			       bool write)
-{
-	struct msc_reader r;
-	struct msc_rec rec;
-	uint64_t kept;
-
-	msc_reader_init_mem(&r, b->line, b->len, "site");
-	if (msc_reader_next(&r, &rec, NULL) > 0)
-		site_transient(f, s, &rec, b->stack, write, &kept);
-	msc_reader_release(&r);
-}
-
 static void flush_top(struct filter *f, struct stream *s)
 {
 	size_t i, sites = 0, leaks = 0;
@@ -691,17 +677,24 @@ static void flush_top(struct filter *f, struct stream *s)
 		struct buffered *b = &s->top[i];
 		size_t *seen = b->leak ? &leaks : &sites;
 
-		if (*seen < f->o->top && b->transient) {
-			buffered_transient(f, s, b, true);
+		/* Kept or dropped, a site's transient part goes as trimmed
+		 * (dropped, the rest of it as a dropped site). */
+		s->dropped[C_SITE].trimmed += b->trimmed;
+		s->dropped[C_SITE].trimmed_bytes += b->trimmed_bytes;
+		if (*seen < f->o->top && b->trimmed) {
+			struct msc_reader r;
+			struct msc_rec rec;
+			uint64_t kept;
+
+			msc_reader_init_mem(&r, b->line, b->len, "site");
+			if (msc_reader_next(&r, &rec, NULL) > 0)
+				site_transient(f, NULL, &rec, b->stack, true, &kept);
+			msc_reader_release(&r);
 		} else if (*seen < f->o->top) {
 			emit(f, b->line, b->len, b->stack);
 		} else {
 			int kind = b->leak ? C_LEAK : C_SITE;
 
-			/* A trimmed site's transient part goes as trimmed, the
-			 * rest (what it weighed) as a dropped site. */
-			if (b->transient)
-				buffered_transient(f, s, b, false);
 			s->dropped[kind].records++;
 			s->dropped[kind].blocks += b->blocks;
 			s->dropped[kind].bytes += b->bytes;
@@ -716,7 +709,7 @@ static void flush_top(struct filter *f, struct stream *s)
 
 /* Holds a site or leak back for --top; bytes: what it weighs. */
 static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint32_t stack, bool leak,
-		      uint64_t bytes, bool transient)
+		      uint64_t bytes, const struct counts *trim)
 {
 	struct stream *s = stream_of(f, pid);
 	struct buffered *b;
@@ -744,7 +737,8 @@ static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint
 		msc_rec_u64(rec, "count", &b->blocks);
 	b->stack = stack;
 	b->leak = leak;
-	b->transient = transient;
+	b->trimmed = trim ? trim->trimmed : 0;
+	b->trimmed_bytes = trim ? trim->trimmed_bytes : 0;
 	s->ntop++;
 	return 0;
 }
@@ -983,15 +977,17 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	}
 	if (o->transient) {
 		if (kind == C_SITE) {
+			struct stream *str = stream_of(f, pid);
+			struct counts trim = { 0 };
 			uint64_t kept;
 
 			release_held(f, true);
 			/* With --top, counted when the site leaves (flush_top). */
-			if (site_transient(f, o->top ? NULL : stream_of(f, pid), rec,
+			if (site_transient(f, o->top ? &trim : str ? &str->dropped[C_SITE] : NULL, rec,
 					   (uint32_t)stack, !o->top, &kept))
 				goto drop;
 			if (o->top)
-				return buffer_top(f, pid, rec, (uint32_t)stack, false, kept, true);
+				return buffer_top(f, pid, rec, (uint32_t)stack, false, kept, &trim);
 			return 0;
 		}
 		if (kind != C_LEAK && msc_rec_u64(rec, "ts", &ts) == 0) {
@@ -1024,7 +1020,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	if (o->transient && (kind == C_SITE || kind == C_LEAK))
 		release_held(f, true);
 	if (o->top && (kind == C_SITE || kind == C_LEAK))
-		return buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), false);
+		return buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), NULL);
 	emit(f, rec->line, rec->len, (uint32_t)stack);
 	return 0;
 drop:
