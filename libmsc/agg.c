@@ -671,7 +671,6 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 	s->last_ts = ts;
 	a->mmaps++;
 	a->mmap_bytes += len;
-	a->mmap_live_bytes += len;
 	a->allocs++;
 	a->bytes += len;
 	a->live_blocks++;
@@ -687,7 +686,6 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	a->munmaps++;
 	/* Regions are sorted and disjoint: skip those ending before addr. */
 	while (i < a->nregions && a->regions[i].end <= addr)
 		i++;
@@ -701,7 +699,6 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 		touch(a, s);
 		s->live_bytes -= cut;
 		a->live_bytes -= cut;
-		a->mmap_live_bytes -= cut;
 		total += cut;
 		if (cut_lo == r->start && cut_hi == r->end) {
 			uint64_t *left = msc_u64map_get(&a->pieces, r->block);
@@ -777,9 +774,11 @@ int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, u
 
 void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end)
 {
+	/* Only the time: brk memory is malloc's own, counted through it. */
+	(void)old_end;
+	(void)new_end;
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	a->brk_bytes += new_end - old_end;	/* wraps negative when shrinking */
 }
 
 /* ---------------------------------------------------------------- leaks */

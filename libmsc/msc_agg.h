@@ -162,8 +162,7 @@ struct msc_agg {
 	uint64_t live_blocks, live_bytes;
 	uint64_t peak_live_bytes, peak_ts;
 	uint64_t temporary;
-	uint64_t mmaps, munmaps, mmap_bytes, mmap_live_bytes;
-	uint64_t brk_bytes;		/* program break moved by the program */
+	uint64_t mmaps, mmap_bytes;
 	uint64_t unknown_frees;		/* frees of blocks never seen allocated */
 	uint64_t implicit_frees;	/* allocations of an address still live */
 	uint64_t dropped;		/* events lost to out-of-memory */
