@@ -1222,10 +1222,11 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 	}
 	t = json_array();
 	for (i = 0; i < r->nsamples; i++) {
-		json_t *s = json_object();
+		json_t *s;
 
 		if (!main_pid_only(r, r->samples[i].pid))
 			continue;
+		s = json_object();
 		json_object_set_new(s, "ts", json_integer((json_int_t)r->samples[i].ts));
 		json_object_set_new(s, "rss", json_integer((json_int_t)r->samples[i].rss));
 		json_object_set_new(s, "heap", json_integer((json_int_t)r->samples[i].heap));
@@ -1306,6 +1307,19 @@ struct folded {
 	uint64_t cost;
 };
 
+/* The entry of stack in f (a new one at *n), or NULL when out of memory. */
+static struct folded *folded_of(struct msc_u64map *idx, struct folded *f, size_t *n, uint32_t stack)
+{
+	uint64_t *s = msc_u64map_get(idx, (uint64_t)stack + 1);
+
+	if (s)
+		return &f[*s];
+	if (msc_u64map_put(idx, (uint64_t)stack + 1, *n))
+		return NULL;
+	f[*n].stack = stack;
+	return &f[(*n)++];
+}
+
 static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost, struct folded **out)
 {
 	struct msc_u64map idx;
@@ -1319,39 +1333,35 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 	if (cost == MSC_COST_LEAKED) {
 		for (i = 0; i < r->nleaks; i++) {
 			const struct msc_rleak *l = &r->leaks[i];
-			uint64_t *s;
+			struct folded *e;
 
 			if (!main_pid_only(r, l->pid) || !leaked_kind(l->kind))
 				continue;
-			s = msc_u64map_get(&idx, (uint64_t)l->stack + 1);
-			if (!s) {
-				msc_u64map_put(&idx, (uint64_t)l->stack + 1, n);
-				f[n].stack = l->stack;
-				s = msc_u64map_get(&idx, (uint64_t)l->stack + 1);
-				n++;
-			}
-			f[*s].cost += l->bytes;
+			e = folded_of(&idx, f, &n, l->stack);
+			if (!e)
+				goto oom;
+			e->cost += l->bytes;
 		}
 	} else {
 		for (i = 0; i < r->nsites; i++) {
 			const struct msc_rsite *x = &r->sites[i];
-			uint64_t *s, v;
+			struct folded *e;
 
 			if (!main_pid_only(r, x->pid))
 				continue;
-			v = cost == MSC_COST_ALLOCS ? x->allocs : cost == MSC_COST_BYTES ? x->bytes : x->at_peak;
-			s = msc_u64map_get(&idx, (uint64_t)x->stack + 1);
-			if (!s) {
-				msc_u64map_put(&idx, (uint64_t)x->stack + 1, n);
-				f[n].stack = x->stack;
-				s = msc_u64map_get(&idx, (uint64_t)x->stack + 1);
-				n++;
-			}
-			f[*s].cost += v;
+			e = folded_of(&idx, f, &n, x->stack);
+			if (!e)
+				goto oom;
+			e->cost += cost == MSC_COST_ALLOCS ? x->allocs :
+				   cost == MSC_COST_BYTES  ? x->bytes :
+							     x->at_peak;
 		}
 	}
 	msc_u64map_release(&idx);
 	return n;
+oom:
+	msc_u64map_release(&idx);
+	return 0;
 }
 
 /* A frame's name in a folded stack: no ';' (the separator). */
