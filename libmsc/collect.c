@@ -20,6 +20,7 @@
 #include <x86intrin.h>
 
 #include "msc_collect.h"
+#include "msc_stream.h"
 
 #define DEFAULT_RING_SIZE (512u * 1024)
 #define DEFAULT_NRINGS 257u
@@ -104,17 +105,9 @@ struct msc_collector {
 	size_t pfd_cap;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t raw_now(const struct msc_collector *c)
 {
-	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : mono_ns();
+	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : msc_now_monotonic();
 }
 
 static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
@@ -173,14 +166,14 @@ static void calibrate(struct msc_collector *c)
 	c->ts_kind = tsc_usable() ? MSC_TS_TSC : MSC_TS_MONOTONIC;
 	if (c->ts_kind == MSC_TS_MONOTONIC) {
 		c->ns_per_raw = 1.0;
-		c->raw0 = mono_ns();
+		c->raw0 = msc_now_monotonic();
 		c->slack_raw = 50000;
 		return;
 	}
-	m0 = mono_ns();
+	m0 = msc_now_monotonic();
 	t0 = __rdtsc();
 	do {
-		m1 = mono_ns();
+		m1 = msc_now_monotonic();
 		t1 = __rdtsc();
 	} while (m1 - m0 < 5000000);	/* 5 ms: error ~1e-5 */
 	c->ns_per_raw = (double)(m1 - m0) / (double)(t1 - t0);
@@ -366,7 +359,6 @@ static void accept_one(struct msc_collector *c)
 	socklen_t cl = sizeof(cred);
 	char path[64];
 	int s, fd = -1;
-	uint32_t i;
 
 	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (s < 0)
@@ -434,8 +426,6 @@ static void accept_one(struct msc_collector *c)
 	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
 	if (!p->cur || !p->cand || !p->stack_map)
 		goto fail;
-	for (i = 0; i < c->o.nrings; i++)
-		p->cur[i].pos = 0;
 	p->pidfd = pidfd_open_(h.pid);
 	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
 	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -494,7 +484,7 @@ static const struct modseg *procmaps_lookup(struct msc_collector *c,
 					    struct msc_collector_private *p, uint64_t ip)
 {
 	const struct modseg *s = find_seg(p->procmaps, ip);
-	uint64_t now = mono_ns();
+	uint64_t now = msc_now_monotonic();
 	char path[64], line[4096 + 128];
 	FILE *f;
 	struct modmap *m;

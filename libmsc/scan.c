@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "msc_proc.h"
 #include "msc_scan.h"
+#include "msc_stream.h"
 
 enum state { UNREACHED = 0, POSSIBLE, REACHABLE, INDIRECT };
 
@@ -356,14 +356,6 @@ static void scan_roots(struct scan *s, uint64_t sp)
 	msc_procfs_release(&fs);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
 		     size_t nexclude, const uint64_t *roots, size_t nroots,
 		     struct msc_scan_stats *st, struct msc_err *err)
@@ -371,7 +363,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 	struct msc_range *ex = NULL;
 	struct msc_scan_stats dummy;
 	struct scan s = { 0 };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = msc_now_monotonic();
 	size_t i, n = 0;
 	int ret = 0;
 
@@ -457,7 +449,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 	}
 	st->blocks = n;
 out:
-	st->ns = now_ns() - t0;
+	st->ns = msc_now_monotonic() - t0;
 	free(s.b);
 	free(s.buf);
 	free(s.work);

@@ -106,7 +106,6 @@ struct recorder {
 	uint64_t interval_ms;
 	int exit_status;		/* of the main child, wait status */
 	bool output_gone;		/* EPIPE: keep draining, stop writing */
-	struct msc_agg *main_agg_summary;
 	/* summary of the main process, kept after its session ends */
 	bool have_summary;
 	uint64_t s_allocs, s_frees, s_bytes, s_peak, s_leaked, s_leaked_blocks;
