@@ -98,13 +98,15 @@ struct msc_report {
 	/* header */
 	const char *tool, *mode, *argv, *start;
 	int pid;
-	unsigned streams;		/* header records: processes of --follow */
+	unsigned streams;		/* processes (pids) the stream holds */
+	struct msc_u64map pids;		/* pids seen in headers */
 	const char *before, *after;	/* ms-diff: its inputs */
 	const char *diff_metric;	/* ms-diff: the totals' metric */
 	const char **diff_metrics;	/* ms-diff: the metrics compared, in order */
 	unsigned ndiff_metrics;
 	int64_t diff_before, diff_after;
-	/* end (of the first process's stream) */
+	/* end (of the first process's last image: after an exec, the
+	 * program it ran is what the report describes) */
 	bool complete;
 	const char *reason;
 	int status, signal;

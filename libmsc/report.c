@@ -400,15 +400,60 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 	return 0;
 }
 
+/*
+ * The main process exec'ed: its next header starts a new image, which the
+ * report describes.  What the old image's stream held goes (ms-record
+ * aggregates image by image, its memory went with it); samples stay.
+ */
+static int new_image(struct msc_report *r)
+{
+	size_t i, n;
+
+	for (i = n = 0; i < r->nsites; i++)
+		if (r->sites[i].pid != r->pid)
+			r->sites[n++] = r->sites[i];
+	r->nsites = n;
+	for (i = n = 0; i < r->nleaks; i++)
+		if (r->leaks[i].pid != r->pid)
+			r->leaks[n++] = r->leaks[i];
+	r->nleaks = n;
+	if (r->agg_ready) {
+		msc_agg_release(&r->agg);
+		r->agg_ready = false;
+		if (msc_agg_init(&r->agg))
+			return -ENOMEM;
+		r->agg_ready = true;
+	}
+	r->complete = false;
+	r->reason = NULL;
+	r->has_status = false;
+	r->nfiltered = 0;
+	r->nfilters = 0;
+	return 0;
+}
+
 static int load_header(struct msc_report *r, const struct msc_rec *rec)
 {
 	const struct msc_field *argv = msc_rec_field(rec, "argv"), *opts;
 	struct msc_jval ms;
 	int64_t pid;
+	int p = pid_of(r, rec);
 
-	r->streams++;
-	if (r->tool)
-		return 0;	/* the first stream names the report */
+	if (!msc_u64map_get(&r->pids, (uint64_t)p)) {
+		if (msc_u64map_put(&r->pids, (uint64_t)p, 1))
+			return -ENOMEM;
+		r->streams++;
+	}
+	if (r->tool) {
+		/* The first stream names the report, unless its process
+		 * exec'ed: then the program it became does. */
+		if (p != r->pid || !r->complete || !r->reason || strcmp(r->reason, "exec") != 0)
+			return 0;
+		if (new_image(r))
+			return -ENOMEM;
+		r->start = str(r, rec, "start");
+		goto argv;
+	}
 	r->tool = str(r, rec, "tool");
 	r->mode = str(r, rec, "mode");
 	r->before = str(r, rec, "before");
@@ -436,6 +481,7 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	r->start = str(r, rec, "start");
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
+argv:
 	if (argv && argv->val.kind == MSC_J_ARR) {
 		struct msc_jiter it;
 		struct msc_jval v;
@@ -619,7 +665,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->nalloc_fns = nalloc_fns;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
-	if (msc_u64map_init(&r->stacks, 1024))
+	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16))
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	while ((ret = msc_reader_next(rd, &rec, err)) > 0) {
 		if (first) {
@@ -678,5 +724,6 @@ void msc_report_release(struct msc_report *r)
 	if (r->agg_ready)
 		msc_agg_release(&r->agg);
 	msc_u64map_release(&r->stacks);
+	msc_u64map_release(&r->pids);
 	msc_arena_release(&r->arena);
 }

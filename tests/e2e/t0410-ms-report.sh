@@ -132,6 +132,17 @@ for f in leaky.txt threads.txt cxx.txt; do
 	check_range "text: $f fits 80 columns" 40 80 "$(LC_ALL=C.UTF-8 wc -L <"$f")"
 done
 
+# --- a program that execs: the report describes the program it became ------
+ms-record -q -o exec.ndjson /bin/sh -c "exec '$EX/leaky'" >/dev/null 2>&1
+ms-record -q --events -o exec-ev.ndjson /bin/sh -c "exec '$EX/leaky'" >/dev/null 2>&1
+check_eq "exec: the report is leaky's: program, end, leaks, allocations" \
+	"$EX/leaky exit 89609 1020 601025" \
+	"$(ms-report --json exec.ndjson | jq -r '"\(.program) \(.summary.reason) \(.summary.leaked_bytes) \(.summary.leaked_blocks) \(.summary.allocs)"')"
+check_eq "exec, from events: leaky's allocations only" "601025 600005" \
+	"$(ms-report --json exec-ev.ndjson | jq -r '"\(.summary.allocs) \(.summary.frees)"')"
+ms-report --md exec.ndjson >exec.md
+check_nogrep "exec: one process, not 'more processes'" "more process" exec.md
+
 # --- ms-diff deltas: a growth report --------------------------------------------
 ms-snap -p $$ >snap.json 2>/dev/null
 ms-record -q -o t1.ndjson "$EX/threads" 4 5000 >/dev/null 2>&1
