@@ -22,6 +22,11 @@
  * "custom") whose stack starts at the function containing the macro,
  * MEMSCOPE_FREE its end.  Custom blocks may lie inside memory the pool got
  * from malloc or mmap; that memory is counted too, as the pool's own.
+ *
+ * Build the calling code as PIE or PIC (Debian's default): in code compiled
+ * with -fno-pie and linked with -no-pie, the link resolves a weak undefined
+ * function to 0 for good, and the macros never call memscope, even under
+ * ms-record (linking with -z dynamic-undefined-weak avoids that too).
  */
 #ifndef MEMSCOPE_H
 #define MEMSCOPE_H

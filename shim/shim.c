@@ -902,9 +902,9 @@ static bool session_start(bool forked)
 	hello.pid = getpid();
 	hello.ppid = getppid();
 	hello.flags = forked ? MSC_HELLO_FORKED : 0;
-	n = readlink("/proc/self/exe", hello.exe, sizeof(hello.exe) - 1);
-	if (n > 0)
-		hello.exe[n] = '\0';
+	/* Read once per image, at init (a fork child runs the same one). */
+	n = (ssize_t)strnlen(g_exe, sizeof(hello.exe) - 1);
+	memcpy(hello.exe, g_exe, (size_t)n);
 	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
 		goto fail;
 	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0)
