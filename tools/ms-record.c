@@ -22,6 +22,7 @@
 #include "msc_agg.h"
 #include "msc_cli.h"
 #include "msc_collect.h"
+#include "msc_proc.h"
 #include "msc_record.h"
 #include "msc_scan.h"
 #include "msc_stacks.h"
@@ -141,28 +142,26 @@ static void warn_cb(void *ctx, const char *fmt, ...)
 	msc_warn("%s", msg);
 }
 
+static void argv_arg(const char *arg, size_t len, void *w)
+{
+	msc_w_strn(w, NULL, arg, len);
+}
+
 static void write_argv_of(int pid, char **argv)
 {
-	char path[64], buf[65536];
-	ssize_t n;
-	int fd, i;
+	int i;
 
 	msc_w_arr(&R.w, "argv");
 	if (argv) {
 		for (i = 0; argv[i]; i++)
 			msc_w_str(&R.w, NULL, argv[i]);
 	} else {
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-		if (fd >= 0)
-			close(fd);
-		for (i = 0; n > 0 && i < n;) {
-			size_t l = strnlen(buf + i, (size_t)(n - i));
+		struct msc_procfs fs;
 
-			msc_w_strn(&R.w, NULL, buf + i, l);
-			i += (int)l + 1;
-		}
+		/* A followed process: what it runs, from /proc (it may be gone). */
+		if (msc_procfs_init(&fs, NULL) == 0)
+			msc_proc_cmdline(&fs, pid, argv_arg, &R.w);
+		msc_procfs_release(&fs);
 	}
 	msc_w_arr_end(&R.w);
 }
