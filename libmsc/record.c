@@ -55,6 +55,81 @@ void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_end(w);
 }
 
+void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
+		     const struct msc_freed *fr)
+{
+	static const char *const names[] = {
+		[MSC_CEV_ALLOC] = "alloc",   [MSC_CEV_FREE] = "free",	   [MSC_CEV_UNFREE] = "unfree",
+		[MSC_CEV_MMAP] = "mmap",     [MSC_CEV_MUNMAP] = "munmap", [MSC_CEV_MREMAP] = "mremap",
+		[MSC_CEV_BRK] = "brk",	     [MSC_CEV_THREAD] = "thread",
+	};
+
+	if (ev->type >= sizeof(names) / sizeof(names[0]) || !names[ev->type])
+		return;
+	msc_w_begin(w, names[ev->type]);
+	if (pid >= 0)
+		msc_w_i64(w, "pid", pid);
+	msc_w_u64(w, "ts", ev->ts);
+	msc_w_u64(w, "tid", ev->tid);
+	switch (ev->type) {
+	case MSC_CEV_ALLOC:
+		msc_w_hex(w, "ptr", ev->v[0]);
+		msc_w_u64(w, "size", ev->v[1]);
+		msc_w_str(w, "fn", msc_fn_name(ev->fn));
+		msc_w_u64(w, "stack", ev->stack);
+		break;
+	case MSC_CEV_FREE:
+		msc_w_hex(w, "ptr", ev->v[0]);
+		msc_w_str(w, "fn", msc_fn_name(ev->fn));
+		if (fr) {
+			msc_w_u64(w, "size", fr->size);
+			msc_w_u64(w, "stack", fr->stack);
+			msc_w_u64(w, "alloc_ts", fr->alloc_ts);
+		}
+		break;
+	case MSC_CEV_UNFREE:
+		msc_w_hex(w, "ptr", ev->v[0]);
+		break;
+	case MSC_CEV_MMAP:
+		msc_w_hex(w, "addr", ev->v[0]);
+		msc_w_u64(w, "size", ev->v[1]);
+		msc_w_u64(w, "stack", ev->stack);
+		break;
+	case MSC_CEV_MUNMAP:
+		msc_w_hex(w, "addr", ev->v[0]);
+		msc_w_u64(w, "size", ev->v[1]);
+		break;
+	case MSC_CEV_MREMAP:
+		msc_w_hex(w, "old", ev->v[0]);
+		msc_w_u64(w, "old_size", ev->v[1]);
+		msc_w_hex(w, "addr", ev->v[2]);
+		msc_w_u64(w, "size", ev->v[3]);
+		msc_w_u64(w, "stack", ev->stack);
+		break;
+	case MSC_CEV_BRK:
+		msc_w_hex(w, "old", ev->v[0]);
+		msc_w_hex(w, "new", ev->v[1]);
+		msc_w_u64(w, "stack", ev->stack);
+		break;
+	default:
+		break;
+	}
+	msc_w_end(w);
+}
+
+void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
+		      uint64_t rss)
+{
+	msc_w_begin(w, "sample");
+	msc_w_i64(w, "pid", pid);
+	msc_w_u64(w, "ts", ts);
+	msc_w_u64(w, "rss", rss);
+	msc_w_u64(w, "heap", a->live_bytes);
+	msc_w_u64(w, "allocs", a->allocs);
+	msc_w_u64(w, "bytes", a->bytes);
+	msc_w_end(w);
+}
+
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
 {

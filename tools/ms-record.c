@@ -266,128 +266,56 @@ static void thread_gone(struct proc *pr, uint32_t tid)
 		}
 }
 
-static void write_event_common(const char *type, const struct msc_cevent *ev, int pid)
-{
-	msc_w_begin(&R.w, type);
-	if (R.follow)
-		msc_w_i64(&R.w, "pid", pid);
-	msc_w_u64(&R.w, "ts", ev->ts);
-	msc_w_u64(&R.w, "tid", ev->tid);
-}
-
 static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev)
 {
 	struct proc *pr = p->user;
 	struct msc_agg *a = &pr->agg;
 	struct msc_freed fr;
-	int found;
+	int found = 0;
 
 	(void)ctx;
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
 		msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
-		if (R.events && !R.output_gone) {
-			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-			write_event_common("alloc", ev, p->pid);
-			msc_w_hex(&R.w, "ptr", ev->v[0]);
-			msc_w_u64(&R.w, "size", ev->v[1]);
-			msc_w_str(&R.w, "fn", msc_fn_name(ev->fn));
-			msc_w_u64(&R.w, "stack", ev->stack);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_FREE:
 		found = msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, &fr);
-		if (R.events && !R.output_gone) {
-			write_event_common("free", ev, p->pid);
-			msc_w_hex(&R.w, "ptr", ev->v[0]);
-			msc_w_str(&R.w, "fn", msc_fn_name(ev->fn));
-			if (found) {
-				msc_w_u64(&R.w, "size", fr.size);
-				msc_w_u64(&R.w, "stack", fr.stack);
-				msc_w_u64(&R.w, "alloc_ts", fr.alloc_ts);
-			}
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_UNFREE:
 		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
-		if (R.events && !R.output_gone) {
-			write_event_common("unfree", ev, p->pid);
-			msc_w_hex(&R.w, "ptr", ev->v[0]);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_MMAP:
 		msc_agg_mmap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
-		if (R.events && !R.output_gone) {
-			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-			write_event_common("mmap", ev, p->pid);
-			msc_w_hex(&R.w, "addr", ev->v[0]);
-			msc_w_u64(&R.w, "size", ev->v[1]);
-			msc_w_u64(&R.w, "stack", ev->stack);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_MUNMAP:
 		msc_agg_munmap(a, ev->ts, ev->v[0], ev->v[1]);
-		if (R.events && !R.output_gone) {
-			write_event_common("munmap", ev, p->pid);
-			msc_w_hex(&R.w, "addr", ev->v[0]);
-			msc_w_u64(&R.w, "size", ev->v[1]);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_MREMAP:
 		msc_agg_mremap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->v[2], ev->v[3], ev->stack);
-		if (R.events && !R.output_gone) {
-			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-			write_event_common("mremap", ev, p->pid);
-			msc_w_hex(&R.w, "old", ev->v[0]);
-			msc_w_u64(&R.w, "old_size", ev->v[1]);
-			msc_w_hex(&R.w, "addr", ev->v[2]);
-			msc_w_u64(&R.w, "size", ev->v[3]);
-			msc_w_u64(&R.w, "stack", ev->stack);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_BRK:
 		msc_agg_brk(a, ev->ts, ev->v[0], ev->v[1]);
-		if (R.events && !R.output_gone) {
-			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-			write_event_common("brk", ev, p->pid);
-			msc_w_hex(&R.w, "old", ev->v[0]);
-			msc_w_hex(&R.w, "new", ev->v[1]);
-			msc_w_u64(&R.w, "stack", ev->stack);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_THREAD_EXIT:
 		thread_gone(pr, ev->tid);
-		break;
+		return;
 	case MSC_CEV_THREAD:
 		own_range(pr, ev->v[0], ev->v[2]);
 		thread_seen(pr, ev);
-		if (R.events && !R.output_gone) {
-			write_event_common("thread", ev, p->pid);
-			msc_w_end(&R.w);
-		}
 		break;
 	case MSC_CEV_SAMPLE:
 		if (!R.output_gone) {
-			msc_w_begin(&R.w, "sample");
-			msc_w_i64(&R.w, "pid", p->pid);
-			msc_w_u64(&R.w, "ts", ev->ts);
-			msc_w_u64(&R.w, "rss", ev->v[0]);
-			msc_w_u64(&R.w, "heap", a->live_bytes);
-			msc_w_u64(&R.w, "allocs", a->allocs);
-			msc_w_u64(&R.w, "bytes", a->bytes);
-			msc_w_end(&R.w);
+			msc_write_sample(&R.w, a, p->pid, ev->ts, ev->v[0]);
 			flush_output();
 		}
-		break;
+		return;
 	default:
-		break;
+		return;
+	}
+	if (R.events && !R.output_gone) {
+		if (ev->stack)
+			msc_stacks_write(&R.stacks, &R.w, ev->stack);
+		msc_write_event(&R.w, ev, R.follow ? p->pid : -1, found ? &fr : NULL);
 	}
 }
 
