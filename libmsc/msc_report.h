@@ -118,7 +118,8 @@ struct msc_report {
 	unsigned nfiltered;
 	const char **filters;
 	unsigned nfilters;
-	/* what the stream holds */
+	/* what the stream holds: stacks of every process, sites, leaks and
+	 * samples of the main one (the first header's pid) */
 	struct msc_u64map stacks;	/* id -> struct msc_rstack * */
 	struct msc_rsite *sites;
 	size_t nsites, sites_cap;

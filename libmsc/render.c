@@ -112,11 +112,6 @@ struct group {
 	uint64_t size_lo, size_hi;
 };
 
-static int main_pid_only(const struct msc_report *r, int pid)
-{
-	return !r->pid || pid == r->pid;
-}
-
 /* Sites grouped by stack (all sizes of one call path together). */
 static struct group *site_groups(const struct msc_report *r, size_t *n)
 {
@@ -135,8 +130,6 @@ static struct group *site_groups(const struct msc_report *r, size_t *n)
 		struct group *x;
 		unsigned b;
 
-		if (!main_pid_only(r, s->pid))
-			continue;
 		slot = msc_u64map_get(&idx, (uint64_t)s->stack + 1);
 		if (slot) {
 			x = &g[*slot];
@@ -201,8 +194,6 @@ static struct group *leak_groups(const struct msc_report *r, size_t *n)
 		uint64_t *slot;
 		struct group *x;
 
-		if (!main_pid_only(r, l->pid))
-			continue;
 		slot = msc_u64map_get(&idx, key);
 		if (slot) {
 			x = &g[*slot];
@@ -290,8 +281,6 @@ static void totals_of(const struct msc_report *r, struct totals *t)
 	for (i = 0; i < r->nsites; i++) {
 		const struct msc_rsite *s = &r->sites[i];
 
-		if (!main_pid_only(r, s->pid))
-			continue;
 		t->allocs += s->allocs;
 		t->frees += s->frees;
 		t->bytes += s->bytes;
@@ -303,8 +292,6 @@ static void totals_of(const struct msc_report *r, struct totals *t)
 	for (i = 0; i < r->nleaks; i++) {
 		const struct msc_rleak *l = &r->leaks[i];
 
-		if (!main_pid_only(r, l->pid))
-			continue;
 		if (leaked_kind(l->kind)) {
 			t->leaked += l->bytes;
 			t->leaked_blocks += l->count;
@@ -715,8 +702,6 @@ static void sizes(struct ctx *c)
 	for (i = 0; i < c->r->nsites; i++) {
 		const struct msc_rsite *s = &c->r->sites[i];
 
-		if (!main_pid_only(c->r, s->pid))
-			continue;
 		k = s->size ? 64 - (unsigned)__builtin_clzll(s->size) : 0;
 		hist[k] += s->allocs;
 		bytes[k] += s->bytes;
@@ -771,8 +756,6 @@ static void timeline(struct ctx *c)
 	if (!rss || !heap)
 		goto out;
 	for (i = 0; i < r->nsamples; i++) {
-		if (!main_pid_only(r, r->samples[i].pid))
-			continue;
 		rss[n] = r->samples[i].rss;
 		heap[n] = r->samples[i].heap;
 		last_ts = r->samples[i].ts;
@@ -1224,8 +1207,6 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 	for (i = 0; i < r->nsamples; i++) {
 		json_t *s;
 
-		if (!main_pid_only(r, r->samples[i].pid))
-			continue;
 		s = json_object();
 		json_object_set_new(s, "ts", json_integer((json_int_t)r->samples[i].ts));
 		json_object_set_new(s, "rss", json_integer((json_int_t)r->samples[i].rss));
@@ -1335,7 +1316,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 			const struct msc_rleak *l = &r->leaks[i];
 			struct folded *e;
 
-			if (!main_pid_only(r, l->pid) || !leaked_kind(l->kind))
+			if (!leaked_kind(l->kind))
 				continue;
 			e = folded_of(&idx, f, &n, l->stack);
 			if (!e)
@@ -1347,8 +1328,6 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 			const struct msc_rsite *x = &r->sites[i];
 			struct folded *e;
 
-			if (!main_pid_only(r, x->pid))
-				continue;
 			e = folded_of(&idx, f, &n, x->stack);
 			if (!e)
 				goto oom;

@@ -159,6 +159,10 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return ret;
 	s->stack = (uint32_t)stack;
 	s->pid = pid_of(r, rec);
+	/* One process per report (see load_event); an --events stream's
+	 * sites are built again from its events. */
+	if ((r->pid && s->pid != r->pid) || r->from_events)
+		return 0;
 	if (msc_rec_u64(rec, "size_max", &s->size_max))
 		s->size_max = s->size;
 	s->fn = str(r, rec, "fn");
@@ -197,6 +201,8 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return ret;
 	l->stack = (uint32_t)stack;
 	l->pid = pid_of(r, rec);
+	if (r->pid && l->pid != r->pid)
+		return 0;
 	if (msc_rec_u64(rec, "size_max", &l->size_max))
 		l->size_max = l->size;
 	l->fn = str(r, rec, "fn");
@@ -407,16 +413,8 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
  */
 static int new_image(struct msc_report *r)
 {
-	size_t i, n;
-
-	for (i = n = 0; i < r->nsites; i++)
-		if (r->sites[i].pid != r->pid)
-			r->sites[n++] = r->sites[i];
-	r->nsites = n;
-	for (i = n = 0; i < r->nleaks; i++)
-		if (r->leaks[i].pid != r->pid)
-			r->leaks[n++] = r->leaks[i];
-	r->nleaks = n;
+	r->nsites = 0;
+	r->nleaks = 0;
 	if (r->agg_ready) {
 		msc_agg_release(&r->agg);
 		r->agg_ready = false;
@@ -507,6 +505,8 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 	if (msc_rec_type_is(rec, "sample")) {
 		struct msc_rsample *s;
 
+		if (r->pid && pid_of(r, rec) != r->pid)
+			return 0;
 		if (!GROW(r->samples, r->nsamples, r->samples_cap))
 			return -ENOMEM;
 		s = &r->samples[r->nsamples++];
