@@ -244,11 +244,6 @@ struct filter {
 	bool saw_site_ages;		/* --transient used a site's histogram */
 };
 
-struct counts {
-	uint64_t records, blocks, bytes;
-	/* sites only: transient allocations taken out of sites that stay */
-	uint64_t trimmed, trimmed_bytes;
-};
 
 enum { C_SITE, C_LEAK, C_ALLOC, C_FREE, C_MMAP, C_OTHER, C_KINDS };
 static const char *const count_names[C_KINDS] = { "site", "leak", "alloc", "free", "mmap", "other" };
@@ -266,7 +261,7 @@ struct buffered {
 struct stream {
 	int pid;
 	bool started, ended;		/* saw its header, its end */
-	struct counts dropped[C_KINDS];
+	struct msc_filtered dropped[C_KINDS];
 	struct buffered *top;		/* --top: site and leak records */
 	size_t ntop, top_cap;
 };
@@ -596,7 +591,7 @@ static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const 
  * it stays) only when write is set; *kept gets the bytes it keeps.  What
  * it takes out of a site that stays is added to trim (if set).
  */
-static int site_transient(struct filter *f, struct counts *trim, const struct msc_rec *rec,
+static int site_transient(struct filter *f, struct msc_filtered *trim, const struct msc_rec *rec,
 			  uint32_t stack, bool write, uint64_t *kept)
 {
 	static const char *const skip[] = { "allocs", "frees", "bytes", "ages", "temporary" };
@@ -633,7 +628,7 @@ static int site_transient(struct filter *f, struct counts *trim, const struct ms
 		return 1;
 	*kept = bytes - n * size;
 	if (trim) {
-		trim->trimmed += n;
+		trim->trimmed_allocs += n;
 		trim->trimmed_bytes += n * size;
 	}
 	if (!write)
@@ -679,7 +674,7 @@ static void flush_top(struct filter *f, struct stream *s)
 
 		/* Kept or dropped, a site's transient part goes as trimmed
 		 * (dropped, the rest of it as a dropped site). */
-		s->dropped[C_SITE].trimmed += b->trimmed;
+		s->dropped[C_SITE].trimmed_allocs += b->trimmed;
 		s->dropped[C_SITE].trimmed_bytes += b->trimmed_bytes;
 		if (*seen < f->o->top && b->trimmed) {
 			struct msc_reader r;
@@ -709,7 +704,7 @@ static void flush_top(struct filter *f, struct stream *s)
 
 /* Holds a site or leak back for --top; bytes: what it weighs. */
 static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint32_t stack, bool leak,
-		      uint64_t bytes, const struct counts *trim)
+		      uint64_t bytes, const struct msc_filtered *trim)
 {
 	struct stream *s = stream_of(f, pid);
 	struct buffered *b;
@@ -737,7 +732,7 @@ static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint
 		msc_rec_u64(rec, "count", &b->blocks);
 	b->stack = stack;
 	b->leak = leak;
-	b->trimmed = trim ? trim->trimmed : 0;
+	b->trimmed = trim ? trim->trimmed_allocs : 0;
 	b->trimmed_bytes = trim ? trim->trimmed_bytes : 0;
 	s->ntop++;
 	return 0;
@@ -798,47 +793,54 @@ static void describe(const struct msc_filter_opts *o, struct msc_writer *w)
 	}
 }
 
+static void add_member(const struct msc_jval *v, const char *key, uint64_t *to)
+{
+	struct msc_jval m;
+	uint64_t x;
+
+	if (msc_jval_member(v, key, &m) > 0 && !msc_jval_u64(&m, &x))
+		*to += x;
+}
+
+void msc_filtered_add(const struct msc_jval *v, struct msc_filtered *to)
+{
+	add_member(v, "records", &to->records);
+	add_member(v, "blocks", &to->blocks);
+	add_member(v, "bytes", &to->bytes);
+	add_member(v, "trimmed_allocs", &to->trimmed_allocs);
+	add_member(v, "trimmed_bytes", &to->trimmed_bytes);
+}
+
 /* The end record, with what this filter (and earlier ones) dropped. */
 static void write_end(struct filter *f, const struct msc_rec *rec, struct stream *s)
 {
 	static const char *const skip[] = { "filtered", "filters" };
 	const struct msc_field *prev = msc_rec_field(rec, "filtered");
 	const struct msc_field *prev_list = msc_rec_field(rec, "filters");
-	struct counts total[C_KINDS];
+	struct msc_filtered total[C_KINDS];
 	unsigned k;
 
-	memcpy(total, s ? s->dropped : (struct counts[C_KINDS]){ { 0 } }, sizeof(total));
+	memcpy(total, s ? s->dropped : (struct msc_filtered[C_KINDS]){ { 0 } }, sizeof(total));
 	/* Counts of an ms-filter earlier in the pipeline add up. */
 	if (prev && prev->val.kind == MSC_J_OBJ)
 		for (k = 0; k < C_KINDS; k++) {
-			struct msc_jval c, v;
-			uint64_t x;
+			struct msc_jval c;
 
-			if (msc_jval_member(&prev->val, count_names[k], &c) <= 0)
-				continue;
-			if (msc_jval_member(&c, "records", &v) > 0 && !msc_jval_u64(&v, &x))
-				total[k].records += x;
-			if (msc_jval_member(&c, "blocks", &v) > 0 && !msc_jval_u64(&v, &x))
-				total[k].blocks += x;
-			if (msc_jval_member(&c, "bytes", &v) > 0 && !msc_jval_u64(&v, &x))
-				total[k].bytes += x;
-			if (msc_jval_member(&c, "trimmed_allocs", &v) > 0 && !msc_jval_u64(&v, &x))
-				total[k].trimmed += x;
-			if (msc_jval_member(&c, "trimmed_bytes", &v) > 0 && !msc_jval_u64(&v, &x))
-				total[k].trimmed_bytes += x;
+			if (msc_jval_member(&prev->val, count_names[k], &c) > 0)
+				msc_filtered_add(&c, &total[k]);
 		}
 	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
 	msc_w_obj(f->w, "filtered");
 	for (k = 0; k < C_KINDS; k++) {
-		if (!total[k].records && !total[k].trimmed)
+		if (!total[k].records && !total[k].trimmed_allocs)
 			continue;
 		msc_w_obj(f->w, count_names[k]);
 		msc_w_u64(f->w, "records", total[k].records);
 		if (k == C_LEAK)
 			msc_w_u64(f->w, "blocks", total[k].blocks);
 		msc_w_u64(f->w, "bytes", total[k].bytes);
-		if (total[k].trimmed) {
-			msc_w_u64(f->w, "trimmed_allocs", total[k].trimmed);
+		if (total[k].trimmed_allocs) {
+			msc_w_u64(f->w, "trimmed_allocs", total[k].trimmed_allocs);
 			msc_w_u64(f->w, "trimmed_bytes", total[k].trimmed_bytes);
 		}
 		msc_w_obj_end(f->w);
@@ -860,19 +862,10 @@ static void write_end(struct filter *f, const struct msc_rec *rec, struct stream
 
 /* -------------------------------------------------------------- the run */
 
-static int pid_of(struct filter *f, const struct msc_rec *rec)
-{
-	int64_t pid;
-
-	if (msc_rec_i64(rec, "pid", &pid) == 0 && pid > 0 && pid < 0x40000000)
-		return (int)pid;
-	return f->cur_pid;
-}
-
 static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_filter_stats *st)
 {
 	const struct msc_filter_opts *o = f->o;
-	int kind = kind_of(rec), pid = pid_of(f, rec), ret;
+	int kind = kind_of(rec), pid = msc_rec_pid(rec, f->cur_pid), ret;
 	uint64_t stack = 0, size = 0, size_max = 0, ts = 0;
 	struct fstack *s = NULL;
 	bool has_size;
@@ -978,7 +971,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	if (o->transient) {
 		if (kind == C_SITE) {
 			struct stream *str = stream_of(f, pid);
-			struct counts trim = { 0 };
+			struct msc_filtered trim = { 0 };
 			uint64_t kept;
 
 			release_held(f, true);

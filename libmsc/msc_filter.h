@@ -35,6 +35,17 @@
 #include "msc_err.h"
 #include "msc_rec.h"
 
+/* What an end record's "filtered" says of one kind of record (see
+ * memscope-format(5)): dropped records, their blocks and bytes, and the
+ * transient allocations --transient took out of sites it kept. */
+struct msc_filtered {
+	const char *type;
+	uint64_t records, blocks, bytes;
+	uint64_t trimmed_allocs, trimmed_bytes;
+};
+/* Adds the counts of one kind's "filtered" member (an object) to *to. */
+void msc_filtered_add(const struct msc_jval *v, struct msc_filtered *to);
+
 struct msc_supp_rule {
 	char *pattern;		/* as written */
 	char *glob;		/* as matched */

@@ -192,6 +192,8 @@ int msc_rec_i64(const struct msc_rec *rec, const char *key, int64_t *out);
 int msc_rec_u64(const struct msc_rec *rec, const char *key, uint64_t *out);
 int msc_rec_hex(const struct msc_rec *rec, const char *key, uint64_t *out);
 int msc_rec_bool(const struct msc_rec *rec, const char *key, bool *out);
+/* The record's "pid" when it is one (1 .. 2^30 - 1), else fallback. */
+int msc_rec_pid(const struct msc_rec *rec, int fallback);
 /* Unescaped, NUL-terminated string in the record's scratch arena (valid until
  * the next record), or NULL with errno ENOENT / EINVAL / ENOMEM. */
 const char *msc_rec_str(const struct msc_rec *rec, const char *key, size_t *len);

@@ -25,6 +25,7 @@
 #include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_err.h"
+#include "msc_filter.h"
 #include "msc_hash.h"
 #include "msc_rec.h"
 
@@ -86,11 +87,6 @@ struct msc_rmapping {
 	uint64_t size, rss, pss, swap;
 };
 
-struct msc_filtered {
-	const char *type;
-	uint64_t records, blocks, bytes;
-	uint64_t trimmed_allocs, trimmed_bytes;	/* --transient on sites kept */
-};
 
 struct msc_report {
 	const char *source;

@@ -1147,6 +1147,15 @@ int msc_rec_i64(const struct msc_rec *rec, const char *key, int64_t *out)
 	return f ? msc_jval_i64(&f->val, out) : -ENOENT;
 }
 
+int msc_rec_pid(const struct msc_rec *rec, int fallback)
+{
+	int64_t pid = 0;
+
+	if (msc_rec_i64(rec, "pid", &pid) == 0 && pid > 0 && pid < 0x40000000)
+		return (int)pid;
+	return fallback;
+}
+
 int msc_rec_u64(const struct msc_rec *rec, const char *key, uint64_t *out)
 {
 	const struct msc_field *f = msc_rec_field(rec, key);

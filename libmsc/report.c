@@ -66,15 +66,6 @@ static int need_u64(const struct msc_rec *rec, const char *key, uint64_t *out, s
 	return 0;
 }
 
-static int pid_of(const struct msc_report *r, const struct msc_rec *rec)
-{
-	int64_t pid;
-
-	if (msc_rec_i64(rec, "pid", &pid) == 0 && pid > 0 && pid < 0x40000000)
-		return (int)pid;
-	return r->pid;
-}
-
 static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
 {
 	const struct msc_field *frames = msc_rec_field(rec, "frames");
@@ -158,7 +149,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	    (ret = need_u64(rec, "live_bytes", &s->live_bytes, err)))
 		return ret;
 	s->stack = (uint32_t)stack;
-	s->pid = pid_of(r, rec);
+	s->pid = msc_rec_pid(rec, r->pid);
 	/* One process per report (see load_event); an --events stream's
 	 * sites are built again from its events. */
 	if ((r->pid && s->pid != r->pid) || r->from_events)
@@ -200,7 +191,7 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 	    (ret = need_u64(rec, "bytes", &l->bytes, err)))
 		return ret;
 	l->stack = (uint32_t)stack;
-	l->pid = pid_of(r, rec);
+	l->pid = msc_rec_pid(rec, r->pid);
 	if (r->pid && l->pid != r->pid)
 		return 0;
 	if (msc_rec_u64(rec, "size_max", &l->size_max))
@@ -268,7 +259,7 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 	int ret;
 
 	/* One process per report: the first stream's (others: ms-filter --pid). */
-	if (r->pid && pid_of(r, rec) != r->pid)
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
 		return 0;
 	if (!r->agg_ready) {
 		if (msc_agg_init(&r->agg))
@@ -328,7 +319,7 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 
 	/* The main process's end describes the program (the first stream's;
 	 * with --follow, the others end before or after it). */
-	if (r->complete || (r->pid && pid_of(r, rec) != r->pid))
+	if (r->complete || (r->pid && msc_rec_pid(rec, r->pid) != r->pid))
 		return 0;
 	r->complete = true;
 	r->reason = str(r, rec, "reason");
@@ -357,7 +348,7 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 	if (f && f->val.kind == MSC_J_OBJ) {
 		struct msc_jiter it;
 		struct msc_field k;
-		struct msc_jval c, x;
+		struct msc_jval c;
 
 		msc_jiter_init(&it, &f->val);
 		while (msc_jiter_next(&it, &k, &c) > 0) {
@@ -372,16 +363,7 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 			fl = &r->filtered[r->nfiltered++];
 			memset(fl, 0, sizeof(*fl));
 			fl->type = msc_arena_strndup(&r->arena, k.key, k.key_len);
-			if (msc_jval_member(&c, "records", &x) > 0)
-				msc_jval_u64(&x, &fl->records);
-			if (msc_jval_member(&c, "blocks", &x) > 0)
-				msc_jval_u64(&x, &fl->blocks);
-			if (msc_jval_member(&c, "bytes", &x) > 0)
-				msc_jval_u64(&x, &fl->bytes);
-			if (msc_jval_member(&c, "trimmed_allocs", &x) > 0)
-				msc_jval_u64(&x, &fl->trimmed_allocs);
-			if (msc_jval_member(&c, "trimmed_bytes", &x) > 0)
-				msc_jval_u64(&x, &fl->trimmed_bytes);
+			msc_filtered_add(&c, fl);
 		}
 	}
 	f = msc_rec_field(rec, "filters");
@@ -435,7 +417,7 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	const struct msc_field *argv = msc_rec_field(rec, "argv"), *opts;
 	struct msc_jval ms;
 	int64_t pid;
-	int p = pid_of(r, rec);
+	int p = msc_rec_pid(rec, r->pid);
 
 	if (!msc_u64map_get(&r->pids, (uint64_t)p)) {
 		if (msc_u64map_put(&r->pids, (uint64_t)p, 1))
@@ -505,12 +487,12 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 	if (msc_rec_type_is(rec, "sample")) {
 		struct msc_rsample *s;
 
-		if (r->pid && pid_of(r, rec) != r->pid)
+		if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
 			return 0;
 		if (!GROW(r->samples, r->nsamples, r->samples_cap))
 			return -ENOMEM;
 		s = &r->samples[r->nsamples++];
-		s->pid = pid_of(r, rec);
+		s->pid = msc_rec_pid(rec, r->pid);
 		s->ts = u64(rec, "ts");
 		s->rss = u64(rec, "rss");
 		s->heap = u64(rec, "heap");
@@ -529,7 +511,7 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 		d->group = str(r, rec, "kind");
 		d->metric = str(r, rec, "metric");
 		d->status = str(r, rec, "status");
-		d->pid = pid_of(r, rec);
+		d->pid = msc_rec_pid(rec, r->pid);
 		if (msc_rec_i64(rec, "before", &d->before) || msc_rec_i64(rec, "after", &d->after) ||
 		    msc_rec_i64(rec, "change", &v))
 			return msc_rec_err(err, rec, -EINVAL, "delta needs integer before, after, change");
@@ -548,7 +530,7 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 			return -ENOMEM;
 		p = &r->procs[r->nprocs++];
 		memset(p, 0, sizeof(*p));
-		p->pid = pid_of(r, rec);
+		p->pid = msc_rec_pid(rec, r->pid);
 		p->comm = str(r, rec, "comm");
 		p->rss = u64(rec, "rss");
 		p->has_pss = msc_rec_u64(rec, "pss", &p->pss) == 0;
@@ -568,7 +550,7 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 		if (!GROW(r->maps, r->nmaps, r->maps_cap))
 			return -ENOMEM;
 		m = &r->maps[r->nmaps++];
-		m->pid = pid_of(r, rec);
+		m->pid = msc_rec_pid(rec, r->pid);
 		m->name = str(r, rec, "name");
 		m->kind = str(r, rec, "kind");
 		m->size = u64(rec, "size");

@@ -96,8 +96,7 @@ int msc_stream_parse_header(const struct msc_rec *rec, struct msc_header_info *h
 	hi->version = (int)v;
 	copy_str(rec, "tool", hi->tool, sizeof(hi->tool));
 	copy_str(rec, "mode", hi->mode, sizeof(hi->mode));
-	if (msc_rec_i64(rec, "pid", &v) == 0 && v > 0 && v < 0x40000000)
-		hi->pid = (int)v;
+	hi->pid = msc_rec_pid(rec, 0);
 	msc_rec_u64(rec, "start_epoch", &hi->start_epoch);
 	msc_rec_u64(rec, "uptime", &hi->uptime);
 	return 0;
