@@ -341,6 +341,32 @@ static inline void shared_unlock(struct tstate *t)
 		__atomic_store_n(&t->ring->lock, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * Appends one event: its header (aux: a stack id or a tid), a timestamp and
+ * nv values.  The ring is marked busy from before the timestamp is taken to
+ * after the commit, so that the collector's watermark waits for it.  False
+ * when there was no room (lossy, or stopping).
+ */
+static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			const uint64_t *v, unsigned nv)
+{
+	uint64_t *rec = ring_begin(t, 2 + nv);
+	unsigned i;
+
+	if (!rec)
+		return false;
+	t->ring->busy = 1;
+	__asm__ volatile("" ::: "memory");
+	rec[0] = msc_ev_hdr(type, fn, 2 + nv, aux);
+	rec[1] = now();
+	for (i = 0; i < nv; i++)
+		rec[2 + i] = v[i];
+	t->ring->last_ts = rec[1];
+	ring_commit(t, 2 + nv);
+	t->ring->busy = 0;
+	return true;
+}
+
 /* --------------------------------------------------------- module maps */
 
 struct mod_walk {
@@ -637,24 +663,16 @@ static bool tstate_setup(struct tstate *t, unsigned ring_index)
 
 static void emit_thread(struct tstate *t)
 {
-	uint64_t *rec = ring_begin(t, 7);
+	const uint64_t v[5] = {
+		/* Our own memory: the leak scan must not take it for a root. */
+		(uint64_t)(uintptr_t)t, t->uw.stack_hi, sizeof(*t),
+		/* The stack (dead memory once the thread exits, though glibc
+		 * keeps it mapped for reuse) and the thread pointer (its TCB
+		 * holds the DTV). */
+		t->stack_lo, (uint64_t)pthread_self(),
+	};
 
-	if (!rec)
-		return;
-	t->ring->busy = 1;
-	rec[0] = msc_ev_hdr(MSC_EV_THREAD, 0, 7, (uint32_t)t->tid);
-	rec[1] = now();
-	/* Our own memory: the leak scan must not take it for a root. */
-	rec[2] = (uint64_t)(uintptr_t)t;
-	rec[3] = t->uw.stack_hi;
-	rec[4] = sizeof(*t);
-	/* The stack (dead memory once the thread exits, though glibc keeps it
-	 * mapped for reuse) and the thread pointer (its TCB holds the DTV). */
-	rec[5] = t->stack_lo;
-	rec[6] = (uint64_t)pthread_self();
-	t->ring->last_ts = rec[1];
-	ring_commit(t, 7);
-	t->ring->busy = 0;
+	emit(t, MSC_EV_THREAD, 0, (uint32_t)t->tid, v, 5);
 }
 
 static struct tstate *shared_state(void)
@@ -725,18 +743,7 @@ static void thread_exit(void *arg)
 	if (!t || t == TSTATE_DEAD || t->shared)
 		return;
 	t_guard++;
-	{
-		uint64_t *rec = ring_begin(t, 2);
-
-		if (rec) {
-			t->ring->busy = 1;
-			rec[0] = msc_ev_hdr(MSC_EV_THREAD_EXIT, 0, 2, (uint32_t)t->tid);
-			rec[1] = now();
-			t->ring->last_ts = rec[1];
-			ring_commit(t, 2);
-			t->ring->busy = 0;
-		}
-	}
+	emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
 	t_state = TSTATE_DEAD;
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
@@ -763,50 +770,25 @@ static inline struct tstate *get_tstate(void)
 static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	struct tstate *t = get_tstate();
-	uint64_t *rec;
-	uint32_t id;
+	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
 
 	if (!t)
 		return;
 	shared_lock(t);
-	id = stack_id(t, frame);
-	rec = ring_begin(t, 4);
-	if (rec) {
-		t->ring->busy = 1;
-		__asm__ volatile("" ::: "memory");
-		rec[0] = msc_ev_hdr(MSC_EV_ALLOC, fn, 4, id);
-		rec[1] = now();
-		rec[2] = (uint64_t)(uintptr_t)p;
-		rec[3] = size;
-		t->ring->last_ts = rec[1];
-		ring_commit(t, 4);
-		t->ring->busy = 0;
-	}
+	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
 	shared_unlock(t);
 }
 
-/* FREE, UNFREE, MUNMAP: events without a stack. */
+/* FREE, UNFREE, EXIT (one value), MUNMAP (two): events without a stack. */
 static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
 {
 	struct tstate *t = get_tstate();
-	uint64_t *rec;
+	const uint64_t v[2] = { a, b };
 
 	if (!t)
 		return;
 	shared_lock(t);
-	rec = ring_begin(t, words);
-	if (rec) {
-		t->ring->busy = 1;
-		__asm__ volatile("" ::: "memory");
-		rec[0] = msc_ev_hdr(type, fn, words, 0);
-		rec[1] = now();
-		rec[2] = a;
-		if (words > 3)
-			rec[3] = b;
-		t->ring->last_ts = rec[1];
-		ring_commit(t, words);
-		t->ring->busy = 0;
-	}
+	emit(t, type, fn, 0, v, words - 2);
 	shared_unlock(t);
 }
 
@@ -814,26 +796,11 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
 static void record_region(void *frame, unsigned type, const uint64_t *v, unsigned nv)
 {
 	struct tstate *t = get_tstate();
-	uint64_t *rec;
-	uint32_t id;
-	unsigned i;
 
 	if (!t)
 		return;
 	shared_lock(t);
-	id = stack_id(t, frame);
-	rec = ring_begin(t, 2 + nv);
-	if (rec) {
-		t->ring->busy = 1;
-		__asm__ volatile("" ::: "memory");
-		rec[0] = msc_ev_hdr(type, 0, 2 + nv, id);
-		rec[1] = now();
-		for (i = 0; i < nv; i++)
-			rec[2 + i] = v[i];
-		t->ring->last_ts = rec[1];
-		ring_commit(t, 2 + nv);
-		t->ring->busy = 0;
-	}
+	emit(t, type, 0, stack_id(t, frame), v, nv);
 	shared_unlock(t);
 }
 
@@ -1089,7 +1056,7 @@ static void request_scan(void)
 {
 	static int done;
 	struct tstate *t;
-	uint64_t *rec = NULL;
+	bool sent = false;
 	char c;
 
 	if (g_state != ST_ACTIVE || !g_scan || g_sock < 0 || getpid() != g_pid ||
@@ -1098,20 +1065,13 @@ static void request_scan(void)
 	t_guard++;
 	t = get_tstate();
 	if (t && collector_alive() && g_sock >= 0) {
+		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+
 		shared_lock(t);
-		rec = ring_begin(t, 3);
-		if (rec) {
-			t->ring->busy = 1;
-			rec[0] = msc_ev_hdr(MSC_EV_SCAN, 0, 3, (uint32_t)raw_gettid());
-			rec[1] = now();
-			rec[2] = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-			t->ring->last_ts = rec[1];
-			ring_commit(t, 3);
-			t->ring->busy = 0;
-		}
+		sent = emit(t, MSC_EV_SCAN, 0, (uint32_t)raw_gettid(), &sp, 1);
 		shared_unlock(t);
 		/* The reply, or EOF if the collector goes away. */
-		while (rec && read(g_sock, &c, 1) < 0 && errno == EINTR)
+		while (sent && read(g_sock, &c, 1) < 0 && errno == EINTR)
 			;
 	}
 	t_guard--;
