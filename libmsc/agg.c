@@ -609,10 +609,29 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 
 /* ------------------------------------------------------------- mappings */
 
+/*
+ * The first region that ends after addr (regions are sorted and disjoint,
+ * so their ends are sorted too); with by_start, the first that starts at
+ * or after addr.
+ */
+static size_t region_search(const struct msc_agg *a, uint64_t addr, bool by_start)
+{
+	size_t lo = 0, hi = a->nregions;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (by_start ? a->regions[mid].start < addr : a->regions[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int region_add(struct msc_agg *a, const struct msc_region *r)
 {
-	uint64_t start = r->start;
-	size_t lo = 0, hi = a->nregions;
+	size_t lo;
 
 	if (a->nregions == a->regions_cap) {
 		size_t ncap = a->regions_cap ? a->regions_cap * 2 : 64;
@@ -623,14 +642,7 @@ static int region_add(struct msc_agg *a, const struct msc_region *r)
 		a->regions = nr;
 		a->regions_cap = ncap;
 	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (a->regions[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = region_search(a, r->start, true);
 	memmove(&a->regions[lo + 1], &a->regions[lo], (a->nregions - lo) * sizeof(*a->regions));
 	a->regions[lo] = *r;
 	a->nregions++;
@@ -682,13 +694,11 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len, total = 0;
-	size_t i = 0;
+	size_t i;
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	/* Regions are sorted and disjoint: skip those ending before addr. */
-	while (i < a->nregions && a->regions[i].end <= addr)
-		i++;
+	i = region_search(a, addr, false);
 	while (i < a->nregions && a->regions[i].start < end) {
 		struct msc_region *r = &a->regions[i];
 		struct msc_site *s = msc_agg_site(a, r->site);
@@ -759,14 +769,11 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
 		   uint64_t addr, uint64_t len, uint32_t stack)
 {
-	size_t i;
+	size_t i = region_search(a, old, true);
 
 	/* Only mappings we track move; the rest (file maps, malloc's own
 	 * mmap'ed chunks) are not ours to count. */
-	for (i = 0; i < a->nregions; i++)
-		if (a->regions[i].start == old)
-			break;
-	if (i == a->nregions)
+	if (i == a->nregions || a->regions[i].start != old)
 		return 0;
 	msc_agg_munmap(a, ts, old, old_len);
 	return msc_agg_mmap(a, ts, tid, addr, len, stack);

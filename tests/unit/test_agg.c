@@ -170,6 +170,47 @@ static void test_folded_mapping_leak(void **state)
 	msc_agg_release(&a);
 }
 
+/*
+ * Mapped regions: an unmap across several, a hole that splits one in two,
+ * the pieces unmapped one by one (the block is freed with its last piece),
+ * and mremap of a tracked mapping (moved) and of an untracked one (ignored).
+ */
+static void test_regions(void **state)
+{
+	struct msc_agg a;
+	const uint64_t M = 1 << 20, base = 0x7f0000000000ull;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	/* Five 1 MiB mappings with 1 MiB gaps between them. */
+	for (uint64_t k = 0; k < 5; k++)
+		assert_int_equal(msc_agg_mmap(&a, T0 + k, 1, base + 2 * k * M, M, 3), 0);
+	assert_int_equal(a.live_bytes, 5 * M);
+	assert_int_equal(a.live_blocks, 5);
+	/* From the middle of the first to the middle of the third. */
+	assert_int_equal(msc_agg_munmap(&a, T0 + 10, base + M / 2, 4 * M), 2 * M);
+	assert_int_equal(a.live_bytes, 3 * M);
+	assert_int_equal(a.live_blocks, 4);	/* the second is gone */
+	/* A hole in the fourth: two pieces, still one block. */
+	assert_int_equal(msc_agg_munmap(&a, T0 + 11, base + 6 * M + M / 4, M / 2), M / 2);
+	assert_int_equal(a.live_blocks, 4);
+	assert_int_equal(msc_agg_munmap(&a, T0 + 12, base + 6 * M, M / 4), M / 4);
+	assert_int_equal(a.live_blocks, 4);
+	assert_int_equal(msc_agg_munmap(&a, T0 + 13, base + 6 * M + 3 * M / 4, M / 4), M / 4);
+	assert_int_equal(a.live_blocks, 3);
+	assert_int_equal(a.live_bytes, 2 * M);	/* halves of 1 and 3, all of 5 */
+	/* Nothing there: nothing changes. */
+	assert_int_equal(msc_agg_munmap(&a, T0 + 14, base + 20 * M, M), 0);
+	/* The fifth moves and grows; an untracked mapping's move is ignored. */
+	assert_int_equal(msc_agg_mremap(&a, T0 + 15, 1, base + 8 * M, M, base + 30 * M, 2 * M, 3), 0);
+	assert_int_equal(a.live_bytes, 3 * M);
+	assert_int_equal(msc_agg_mremap(&a, T0 + 16, 1, base + 40 * M, M, base + 50 * M, M, 3), 0);
+	assert_int_equal(a.live_bytes, 3 * M);
+	assert_int_equal(msc_agg_munmap(&a, T0 + 17, base + 30 * M, 2 * M), 2 * M);
+	assert_int_equal(a.live_bytes, M);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_many_blocks),
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
+		cmocka_unit_test(test_regions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
