@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Process snapshots as records: see msc_snap.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "msc_hash.h"
 #include "msc_snap.h"
 
 void msc_snapper_init(struct msc_snapper *s, struct msc_procfs *fs, struct msc_writer *w,
@@ -88,24 +90,16 @@ struct walk {
 	int pid;
 	struct group *groups;
 	size_t ngroups, cap;
-	size_t last;
+	struct msc_strmap index;	/* group name -> index + 1 */
 };
 
 static int add_to_group(const struct msc_mapping *m, void *arg)
 {
 	struct walk *wk = arg;
 	const char *kind, *name = msc_mapping_group(m, &kind);
-	struct group *g = NULL;
-	size_t i;
+	uintptr_t at = (uintptr_t)msc_strmap_get(&wk->index, name);
+	struct group *g = at ? &wk->groups[at - 1] : NULL;
 
-	/* Mappings of one file are adjacent: try the last group first. */
-	if (wk->ngroups && strcmp(wk->groups[wk->last].name, name) == 0)
-		g = &wk->groups[wk->last];
-	for (i = 0; !g && i < wk->ngroups; i++)
-		if (strcmp(wk->groups[i].name, name) == 0) {
-			g = &wk->groups[i];
-			wk->last = i;
-		}
 	if (!g) {
 		if (wk->ngroups == wk->cap) {
 			size_t ncap = wk->cap ? wk->cap * 2 : 64;
@@ -124,7 +118,8 @@ static int add_to_group(const struct msc_mapping *m, void *arg)
 		if (!g->name)
 			return -ENOMEM;
 		g->kind = kind;
-		wk->last = wk->ngroups++;
+		if (msc_strmap_put(&wk->index, g->name, (void *)(uintptr_t)++wk->ngroups))
+			return -ENOMEM;
 	}
 	g->count++;
 	msc_memcounts_add(&g->mem, &m->mem);
@@ -261,10 +256,14 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 	if (s->maps != MSC_SNAP_MAPS_NONE && (!have_status || ps.has_mem)) {
 		size_t i;
 
-		if (s->maps == MSC_SNAP_MAPS_ALL)
+		if (s->maps == MSC_SNAP_MAPS_ALL) {
 			ret = msc_proc_smaps(s->fs, pid, write_mapping, &wk, NULL);
-		else
+		} else if (msc_strmap_init(&wk.index, 64)) {
+			ret = -ENOMEM;
+		} else {
 			ret = msc_proc_smaps(s->fs, pid, add_to_group, &wk, NULL);
+			msc_strmap_release(&wk.index);
+		}
 		if (ret && ret != -ENODATA && ret != -ESRCH) {
 			partial = true;
 			add_missing(missing, sizeof(missing), "smaps", ret);
