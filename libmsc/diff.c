@@ -149,14 +149,10 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 
 		if (v.kind != MSC_J_OBJ)
 			continue;
-		if (msc_jval_member(&v, "fn", &x) > 0)
-			fn = msc_jval_str(&x, &s->arena, NULL);
-		if (msc_jval_member(&v, "file", &x) > 0)
-			file = msc_jval_str(&x, &s->arena, NULL);
-		if (msc_jval_member(&v, "obj", &x) > 0)
-			obj = msc_jval_str(&x, &s->arena, NULL);
-		if (msc_jval_member(&v, "offset", &x) > 0)
-			off = msc_jval_str(&x, &s->arena, NULL);
+		fn = msc_jval_member_str(&v, "fn", &s->arena);
+		file = msc_jval_member_str(&v, "file", &s->arena);
+		obj = msc_jval_member_str(&v, "obj", &s->arena);
+		off = msc_jval_member_str(&v, "offset", &s->arena);
 		if (msc_jval_member(&v, "line", &x) > 0)
 			msc_jval_u64(&x, &line);
 		if (fn)

@@ -295,15 +295,6 @@ static struct stream *stream_of(struct filter *f, int pid)
 	return s;
 }
 
-static const char *jstr(struct msc_arena *a, const struct msc_jval *obj, const char *key)
-{
-	struct msc_jval v;
-
-	if (msc_jval_member(obj, key, &v) <= 0 || v.kind != MSC_J_STR)
-		return NULL;
-	return msc_jval_str(&v, a, NULL);
-}
-
 static int store_stack(struct filter *f, const struct msc_rec *rec)
 {
 	struct fstack *s;
@@ -359,9 +350,9 @@ static int parse_frames(struct filter *f, struct fstack *s)
 			s->frames = nf;
 			cap = ncap;
 		}
-		s->frames[n].fn = jstr(&f->arena, &v, "fn");
-		s->frames[n].file = jstr(&f->arena, &v, "file");
-		s->frames[n].obj = jstr(&f->arena, &v, "obj");
+		s->frames[n].fn = msc_jval_member_str(&v, "fn", &f->arena);
+		s->frames[n].file = msc_jval_member_str(&v, "file", &f->arena);
+		s->frames[n].obj = msc_jval_member_str(&v, "obj", &f->arena);
 		n++;
 	}
 	s->n = n;
@@ -386,10 +377,13 @@ static int decide(struct filter *f, struct fstack *s)
 
 	if (s->decided)
 		return 0;
+	s->decided = true;
+	/* Without rules on frames, the frames need not be read. */
+	if (!o->nignore && !o->nignore_frame && !o->nonly && !o->supp)
+		return 0;
 	ret = parse_frames(f, s);
 	if (ret)
 		return ret;
-	s->decided = true;
 	/* The frame an allocation belongs to. */
 	while (attr + 1 < s->n && msc_is_passthrough(s->frames[attr].fn, o->alloc_fns, o->nalloc_fns))
 		attr++;

@@ -223,6 +223,8 @@ int msc_jiter_next(struct msc_jiter *it, struct msc_field *key, struct msc_jval 
 
 /* Finds a member of an object value by key; 1 found, 0 absent, <0 not an object. */
 int msc_jval_member(const struct msc_jval *obj, const char *key, struct msc_jval *out);
+/* A string member, unescaped into the arena; NULL when absent or not a string. */
+const char *msc_jval_member_str(const struct msc_jval *obj, const char *key, struct msc_arena *a);
 
 /* Formats "SOURCE:LINE: " + message into err; returns code. */
 int msc_rec_err(struct msc_err *err, const struct msc_rec *rec, int code,

@@ -1234,6 +1234,15 @@ int msc_jiter_next(struct msc_jiter *it, struct msc_field *key, struct msc_jval 
 	return 1;
 }
 
+const char *msc_jval_member_str(const struct msc_jval *obj, const char *key, struct msc_arena *a)
+{
+	struct msc_jval v;
+
+	if (msc_jval_member(obj, key, &v) <= 0 || v.kind != MSC_J_STR)
+		return NULL;
+	return msc_jval_str(&v, a, NULL);
+}
+
 int msc_jval_member(const struct msc_jval *obj, const char *key, struct msc_jval *out)
 {
 	struct msc_jiter it;

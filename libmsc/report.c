@@ -33,17 +33,6 @@ static const char *str(struct msc_report *r, const struct msc_rec *rec, const ch
 	return s ? msc_arena_strdup(&r->arena, s) : NULL;
 }
 
-static const char *jstr(struct msc_report *r, const struct msc_jval *obj, const char *key)
-{
-	struct msc_jval v;
-	const char *s;
-
-	if (msc_jval_member(obj, key, &v) <= 0 || v.kind != MSC_J_STR)
-		return NULL;
-	s = msc_jval_str(&v, &r->arena, NULL);
-	return s;
-}
-
 static uint64_t u64(const struct msc_rec *rec, const char *key)
 {
 	uint64_t v = 0;
@@ -103,9 +92,9 @@ static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct ms
 			cap = ncap;
 		}
 		f = &s->frames[n++];
-		f->fn = jstr(r, &v, "fn");
-		f->file = jstr(r, &v, "file");
-		f->obj = jstr(r, &v, "obj");
+		f->fn = msc_jval_member_str(&v, "fn", &r->arena);
+		f->file = msc_jval_member_str(&v, "file", &r->arena);
+		f->obj = msc_jval_member_str(&v, "obj", &r->arena);
 		f->line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
 		f->inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
 	}
