@@ -26,6 +26,11 @@ int msc_leak_kind_parse(const char *name)
 	return -EINVAL;
 }
 
+bool msc_leak_kind_leaked(unsigned kind)
+{
+	return kind == MSC_LEAK_DEFINITELY || kind == MSC_LEAK_INDIRECTLY || kind == MSC_LEAK_UNSCANNED;
+}
+
 unsigned msc_age_bucket(uint64_t ns)
 {
 	uint64_t limit = 1000;		/* 1 us */

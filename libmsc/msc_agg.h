@@ -52,6 +52,9 @@ enum msc_leak_kind {
 };
 const char *msc_leak_kind_name(unsigned kind);
 int msc_leak_kind_parse(const char *name);
+/* Is a block of this kind counted as leaked?  Definitely and indirectly
+ * lost, and unscanned ones (no scan said otherwise). */
+bool msc_leak_kind_leaked(unsigned kind);
 
 struct msc_site {
 	uint32_t stack;

@@ -156,13 +156,12 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 		}
 		if (kind != MSC_LEAK_UNSCANNED && kind != MSC_LEAK_UNKNOWN)
 			any_scanned = true;
-		switch (kind) {
-		case MSC_LEAK_DEFINITELY:
-		case MSC_LEAK_INDIRECTLY:
-		case MSC_LEAK_UNSCANNED:
+		if (msc_leak_kind_leaked(kind)) {
 			b += size;
 			n += primary;
-			break;
+			continue;
+		}
+		switch (kind) {
 		case MSC_LEAK_POSSIBLY:
 			p += size;
 			break;

@@ -112,6 +112,9 @@ struct group {
 	uint64_t size_lo, size_hi;
 };
 
+/* Short-lived: freed within 1 ms, the buckets below msc_age_bucket(1 ms). */
+#define SHORT_LIVED_BUCKETS msc_age_bucket(1000000)
+
 /* Sites grouped by stack (all sizes of one call path together). */
 static struct group *site_groups(const struct msc_report *r, size_t *n)
 {
@@ -146,7 +149,7 @@ static struct group *site_groups(const struct msc_report *r, size_t *n)
 		x->live_bytes += s->live_bytes;
 		x->at_peak += s->at_peak;
 		x->temporary += s->temporary;
-		for (b = 0; b < 4; b++)	/* freed before 1 ms */
+		for (b = 0; b < SHORT_LIVED_BUCKETS; b++)
 			x->short_lived += s->ages[b];
 		if (s->size < x->size_lo)
 			x->size_lo = s->size;
@@ -160,8 +163,9 @@ static struct group *site_groups(const struct msc_report *r, size_t *n)
 
 static bool leaked_kind(const char *kind)
 {
-	return !strcmp(kind, "definitely") || !strcmp(kind, "indirectly") || !strcmp(kind, "unscanned") ||
-	       !strcmp(kind, "unknown");
+	int k = msc_leak_kind_parse(kind);
+
+	return k >= 0 && msc_leak_kind_leaked((unsigned)k);
 }
 
 static int kind_rank(const char *k)
@@ -286,7 +290,7 @@ static void totals_of(const struct msc_report *r, struct totals *t)
 		t->bytes += s->bytes;
 		t->live_bytes += s->live_bytes;
 		t->temporary += s->temporary;
-		for (b = 0; b < 4; b++)
+		for (b = 0; b < SHORT_LIVED_BUCKETS; b++)
 			t->short_lived += s->ages[b];
 	}
 	for (i = 0; i < r->nleaks; i++) {
