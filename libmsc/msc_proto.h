@@ -59,13 +59,15 @@ enum msc_ev {
 	MSC_EV_BRK,		/* [hdr(aux=stack), ts, old_end, new_end] */
 	MSC_EV_THREAD,		/* [hdr(aux=tid), ts, shim_state, stack_hi, state_size,
 				 *  stack_lo, thread pointer] */
-	MSC_EV_MODULES,		/* [hdr(aux=epoch), ts]: a new module map follows */
-	MSC_EV_MODULE,		/* [hdr, base, ids, nseg, seg..., build-id, path] */
-	MSC_EV_MODULES_END,	/* [hdr(aux=epoch)] */
+	MSC_EV_MODULES,		/* [hdr, ts (unused)]: a new module map follows */
+	MSC_EV_MODULE,		/* [hdr, base, ids, nseg, seg..., build-id, path];
+				 * the collector ignores one of over 64 segments */
+	MSC_EV_MODULES_END,	/* [hdr] */
 	MSC_EV_EXIT,		/* [hdr, ts, status]: exit() was called */
 	MSC_EV_SCAN,		/* [hdr(aux=tid), ts, sp]: scan for leaks, then reply */
-	MSC_EV_LOST,		/* [hdr, count]: lossy mode dropped count records */
-	MSC_EV_FORK,		/* [hdr, ts, child_pid] */
+	MSC_EV_LOST,		/* reserved, never sent: lossy mode counts drops
+				 * in msc_ctl.lost instead */
+	MSC_EV_FORK,		/* reserved, never sent: a fork child connects */
 	MSC_EV_THREAD_EXIT,	/* [hdr(aux=tid), ts]: its stack is dead memory now */
 	MSC_EV_MAX,
 };
