@@ -1071,6 +1071,65 @@ static void text_or_md(struct ctx *c)
 
 /* ---------------------------------------------------------------- json */
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ?
+			       4 :
+			       0;
+	}
+	return 0;
+}
+
+/*
+ * A JSON string for s.  jansson takes UTF-8 only (jstring() of anything
+ * else is NULL, and the member silently goes): names and paths with other
+ * bytes (memscope-format(5) carries them escaped) get U+FFFD for each.
+ */
+static json_t *jstring(const char *s)
+{
+	json_t *j = json_string(s);
+	const unsigned char *p;
+	char *copy, *q;
+
+	if (j || !s)
+		return j;
+	copy = malloc(strlen(s) * 3 + 1);
+	if (!copy)
+		return NULL;
+	for (p = (const unsigned char *)s, q = copy; *p;) {
+		size_t n = utf8_len(p);
+
+		if (n) {
+			memcpy(q, p, n);
+			q += n;
+			p += n;
+		} else {
+			memcpy(q, "\xef\xbf\xbd", 3);
+			q += 3;
+			p++;
+		}
+	}
+	*q = '\0';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
 static json_t *jstack(const struct msc_report *r, uint32_t id)
 {
 	const struct msc_rstack *s = msc_report_stack(r, id);
@@ -1082,13 +1141,13 @@ static json_t *jstack(const struct msc_report *r, uint32_t id)
 		json_t *o = json_object();
 
 		if (f->fn)
-			json_object_set_new(o, "fn", json_string(f->fn));
+			json_object_set_new(o, "fn", jstring(f->fn));
 		if (f->file)
-			json_object_set_new(o, "file", json_string(f->file));
+			json_object_set_new(o, "file", jstring(f->file));
 		if (f->line)
 			json_object_set_new(o, "line", json_integer(f->line));
 		if (f->obj)
-			json_object_set_new(o, "obj", json_string(f->obj));
+			json_object_set_new(o, "obj", jstring(f->obj));
 		if (f->inlined)
 			json_object_set_new(o, "inline", json_true());
 		json_array_append_new(a, o);
@@ -1106,7 +1165,7 @@ static json_t *jgroups(const struct msc_report *r, struct group *g, size_t n, un
 
 		json_object_set_new(o, "bytes", json_integer((json_int_t)g[i].bytes));
 		if (leak) {
-			json_object_set_new(o, "kind", json_string(g[i].kind));
+			json_object_set_new(o, "kind", jstring(g[i].kind));
 			json_object_set_new(o, "count", json_integer((json_int_t)g[i].count));
 		} else {
 			json_object_set_new(o, "allocs", json_integer((json_int_t)g[i].allocs));
@@ -1119,7 +1178,7 @@ static json_t *jgroups(const struct msc_report *r, struct group *g, size_t n, un
 		json_object_set_new(o, "size_min", json_integer((json_int_t)g[i].size_lo));
 		json_object_set_new(o, "size_max", json_integer((json_int_t)g[i].size_hi));
 		if (g[i].fn)
-			json_object_set_new(o, "fn", json_string(g[i].fn));
+			json_object_set_new(o, "fn", jstring(g[i].fn));
 		json_object_set_new(o, "stack", jstack(r, g[i].stack));
 		json_array_append_new(a, o);
 	}
@@ -1138,7 +1197,7 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 	json_object_set_new(root, "format", json_string("memscope-report"));
 	json_object_set_new(root, "version", json_integer(1));
 	if (r->argv)
-		json_object_set_new(root, "program", json_string(r->argv));
+		json_object_set_new(root, "program", jstring(r->argv));
 	if (r->pid)
 		json_object_set_new(root, "pid", json_integer(r->pid));
 	json_object_set_new(root, "complete", json_boolean(r->complete));
@@ -1158,7 +1217,7 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)r->peak_ts));
 		json_object_set_new(sum, "lost", json_integer((json_int_t)r->lost));
 		if (r->reason)
-			json_object_set_new(sum, "reason", json_string(r->reason));
+			json_object_set_new(sum, "reason", jstring(r->reason));
 		if (r->has_status)
 			json_object_set_new(sum, "status", json_integer(r->status));
 	}
@@ -1186,7 +1245,7 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 		json_object_set_new(root, "filtered", t);
 		t = json_array();
 		for (i = 0; i < r->nfilters; i++)
-			json_array_append_new(t, json_string(r->filters[i]));
+			json_array_append_new(t, jstring(r->filters[i]));
 		json_object_set_new(root, "filters", t);
 	}
 	g = leak_groups(r, &n);
@@ -1226,12 +1285,12 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 			const struct msc_rdelta *x = &r->deltas[i];
 
 			if (x->key)
-				json_object_set_new(d, "key", json_string(x->key));
+				json_object_set_new(d, "key", jstring(x->key));
 			if (x->metric)
-				json_object_set_new(d, "metric", json_string(x->metric));
+				json_object_set_new(d, "metric", jstring(x->metric));
 			json_object_set_new(d, "pid", json_integer(x->pid));
 			if (x->name)
-				json_object_set_new(d, "name", json_string(x->name));
+				json_object_set_new(d, "name", jstring(x->name));
 			json_object_set_new(d, "before", json_integer(x->before));
 			json_object_set_new(d, "after", json_integer(x->after));
 			json_object_set_new(d, "change", json_integer(x->change));
@@ -1249,9 +1308,9 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 
 			json_object_set_new(o2, "pid", json_integer(p->pid));
 			if (p->comm)
-				json_object_set_new(o2, "comm", json_string(p->comm));
+				json_object_set_new(o2, "comm", jstring(p->comm));
 			if (p->cmdline)
-				json_object_set_new(o2, "cmdline", json_string(p->cmdline));
+				json_object_set_new(o2, "cmdline", jstring(p->cmdline));
 			json_object_set_new(o2, "rss", json_integer((json_int_t)p->rss));
 			if (p->has_pss)
 				json_object_set_new(o2, "pss", json_integer((json_int_t)p->pss));
@@ -1268,9 +1327,9 @@ static int render_json(struct msc_report *r, const struct msc_report_opts *o, FI
 
 			json_object_set_new(o2, "pid", json_integer(m->pid));
 			if (m->name)
-				json_object_set_new(o2, "name", json_string(m->name));
+				json_object_set_new(o2, "name", jstring(m->name));
 			if (m->kind)
-				json_object_set_new(o2, "kind", json_string(m->kind));
+				json_object_set_new(o2, "kind", jstring(m->kind));
 			json_object_set_new(o2, "size", json_integer((json_int_t)m->size));
 			json_object_set_new(o2, "rss", json_integer((json_int_t)m->rss));
 			json_object_set_new(o2, "pss", json_integer((json_int_t)m->pss));

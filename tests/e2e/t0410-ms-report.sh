@@ -143,6 +143,17 @@ check_eq "exec, from events: leaky's allocations only" "601025 600005" \
 ms-report --md exec.ndjson >exec.md
 check_nogrep "exec: one process, not 'more processes'" "more process" exec.md
 
+# --- names that are not UTF-8 (escaped in the stream) stay in --json -------
+cat >bad8.ndjson <<'EOF'
+{"type":"header","format":"memscope","version":1,"tool":"ms-record","mode":"launch","pid":42,"argv":["pr\udcffog"]}
+{"type":"stack","id":1,"frames":[{"fn":"f\udcffoo","file":"/tmp/d\udce9j\u00e0.c","line":5,"obj":"mm","off":"0x1100"}]}
+{"type":"leak","pid":42,"stack":1,"size":16,"fn":"malloc","kind":"definitely","count":1,"bytes":16}
+{"type":"end","pid":42,"reason":"exit","status":0,"ts":3000,"leaked_bytes":16,"leaked_blocks":1}
+EOF
+check_eq "--json: bytes that are not UTF-8 become U+FFFD, the members stay" \
+	'{"program":"pr\ufffdog","fn":"f\ufffdoo","file":"/tmp/d\ufffdj\u00e0.c"}' \
+	"$(ms-report --json bad8.ndjson | jq -c '{program, fn: .leaks[0].stack[0].fn, file: .leaks[0].stack[0].file}' | jq -c --ascii-output .)"
+
 # --- ms-diff deltas: a growth report --------------------------------------------
 ms-snap -p $$ >snap.json 2>/dev/null
 ms-record -q -o t1.ndjson "$EX/threads" 4 5000 >/dev/null 2>&1
