@@ -1470,16 +1470,27 @@ static struct node *child_of(struct msc_arena *a, struct node *parent, const cha
 	return c;
 }
 
+/* Text for XML: escaped, and well-formed whatever the bytes (a byte that
+ * is not UTF-8, or a control character XML forbids, becomes U+FFFD). */
 static void xml(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		switch (*p) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
+		default:
+			if (!n || (*p < 0x20 && *p != '\t' && *p != '\n'))
+				fputs("\xef\xbf\xbd", out);
+			else
+				fwrite(p, 1, n, out);
 		}
+		p += n ? n : 1;
 	}
 }
 

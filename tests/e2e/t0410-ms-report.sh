@@ -153,6 +153,8 @@ EOF
 check_eq "--json: bytes that are not UTF-8 become U+FFFD, the members stay" \
 	'{"program":"pr\ufffdog","fn":"f\ufffdoo","file":"/tmp/d\ufffdj\u00e0.c"}' \
 	"$(ms-report --json bad8.ndjson | jq -c '{program, fn: .leaks[0].stack[0].fn, file: .leaks[0].stack[0].file}' | jq -c --ascii-output .)"
+ms-report --svg bad8.ndjson >bad8.svg
+check_status "--svg: well-formed XML whatever the bytes of names" 0 xmllint --noout bad8.svg
 
 # --- ms-diff deltas: a growth report --------------------------------------------
 ms-snap -p $$ >snap.json 2>/dev/null
