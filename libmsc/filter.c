@@ -211,10 +211,6 @@ void msc_supp_release(struct msc_supp *s)
 
 /* -------------------------------------------------------------- stacks */
 
-struct fframe {
-	const char *fn, *file, *obj;
-};
-
 struct fstack {
 	char *line;
 	size_t len;
@@ -222,8 +218,8 @@ struct fstack {
 	bool decided;
 	bool ignored, only, ignored_frame;
 	int supp;			/* rule index, -1 none */
-	struct fframe *frames;
-	unsigned n;
+	struct msc_rframe *frames;
+	unsigned n, attr;
 };
 
 struct filter {
@@ -301,7 +297,7 @@ static int store_stack(struct filter *f, const struct msc_rec *rec)
 	uint64_t id;
 	int ret = msc_rec_u64(rec, "id", &id);
 
-	if (ret || id == 0)
+	if (ret || id == 0 || id > UINT32_MAX)
 		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
 	if (!msc_rec_field(rec, "frames") || msc_rec_field(rec, "frames")->val.kind != MSC_J_ARR)
 		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a \"frames\" array");
@@ -316,54 +312,69 @@ static int store_stack(struct filter *f, const struct msc_rec *rec)
 	return msc_u64map_put(&f->stacks, id, (uint64_t)(uintptr_t)s);
 }
 
+int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char *const *extra,
+		     unsigned nextra, struct msc_rframe **frames, unsigned *n, unsigned *attr,
+		     struct msc_err *err)
+{
+	const struct msc_field *field = msc_rec_field(rec, "frames");
+	struct msc_rframe *fr = NULL;
+	struct msc_jiter it;
+	struct msc_jval v;
+	unsigned cap = 0, k = 0, at = 0;
+
+	if (!field || field->val.kind != MSC_J_ARR)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	msc_jiter_init(&it, &field->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		struct msc_jval x;
+		uint64_t line = 0;
+
+		if (v.kind != MSC_J_OBJ)
+			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects");
+		if (k == cap) {
+			unsigned ncap = cap ? cap * 2 : 16;
+			struct msc_rframe *nf = msc_arena_alloc(a, ncap * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			if (k)
+				memcpy(nf, fr, k * sizeof(*nf));
+			fr = nf;
+			cap = ncap;
+		}
+		fr[k].fn = msc_jval_member_str(&v, "fn", a);
+		fr[k].file = msc_jval_member_str(&v, "file", a);
+		fr[k].obj = msc_jval_member_str(&v, "obj", a);
+		fr[k].line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
+		fr[k].inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
+		k++;
+	}
+	while (at + 1 < k && msc_is_passthrough(fr[at].fn, extra, nextra))
+		at++;
+	*frames = fr;
+	*n = k;
+	*attr = at;
+	return 0;
+}
+
 /* Parses a stack's frames (first use only). */
 static int parse_frames(struct filter *f, struct fstack *s)
 {
 	struct msc_reader r;
 	struct msc_rec rec;
-	struct msc_jiter it;
-	struct msc_jval v;
-	const struct msc_field *frames;
-	unsigned n = 0, cap = 0;
 	int ret;
 
 	msc_reader_init_mem(&r, s->line, s->len, "stack");
-	ret = msc_reader_next(&r, &rec, NULL);
-	if (ret <= 0)
-		goto out;
-	frames = msc_rec_field(&rec, "frames");
-	if (!frames || msc_jiter_init(&it, &frames->val))
-		goto out;
-	while (msc_jiter_next(&it, NULL, &v) > 0) {
-		if (v.kind != MSC_J_OBJ)
-			continue;
-		if (n == cap) {
-			unsigned ncap = cap ? cap * 2 : 16;
-			struct fframe *nf = msc_arena_alloc(&f->arena, ncap * sizeof(*nf));
-
-			if (!nf) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			if (n)
-				memcpy(nf, s->frames, n * sizeof(*nf));
-			s->frames = nf;
-			cap = ncap;
-		}
-		s->frames[n].fn = msc_jval_member_str(&v, "fn", &f->arena);
-		s->frames[n].file = msc_jval_member_str(&v, "file", &f->arena);
-		s->frames[n].obj = msc_jval_member_str(&v, "obj", &f->arena);
-		n++;
-	}
-	s->n = n;
-	ret = 0;
-out:
+	ret = msc_reader_next(&r, &rec, f->err);
+	if (ret > 0)
+		ret = msc_stack_frames(&rec, &f->arena, f->o->alloc_fns, f->o->nalloc_fns, &s->frames,
+				       &s->n, &s->attr, f->err);
 	msc_reader_release(&r);
 	return ret < 0 ? ret : 0;
 }
 
 /* Supppression patterns: substrings of any frame's function, file or module. */
-static bool supp_matches(const char *glob, const struct fframe *fr)
+static bool supp_matches(const char *glob, const struct msc_rframe *fr)
 {
 	return glob_or_equal(glob, fr->fn) || glob_or_equal(glob, fr->file) ||
 	       glob_or_equal(glob, fr->obj);
@@ -372,7 +383,7 @@ static bool supp_matches(const char *glob, const struct fframe *fr)
 static int decide(struct filter *f, struct fstack *s)
 {
 	const struct msc_filter_opts *o = f->o;
-	unsigned i, k, attr = 0;
+	unsigned i, k, attr;
 	int ret;
 
 	if (s->decided)
@@ -384,15 +395,13 @@ static int decide(struct filter *f, struct fstack *s)
 	ret = parse_frames(f, s);
 	if (ret)
 		return ret;
-	/* The frame an allocation belongs to. */
-	while (attr + 1 < s->n && msc_is_passthrough(s->frames[attr].fn, o->alloc_fns, o->nalloc_fns))
-		attr++;
+	attr = s->attr;
 	for (k = 0; k < o->nignore && attr < s->n; k++)
 		if (msc_frame_matches(o->ignore[k], s->frames[attr].fn, s->frames[attr].file,
 				      s->frames[attr].obj))
 			s->ignored = true;
 	for (i = 0; i < s->n; i++) {
-		const struct fframe *fr = &s->frames[i];
+		const struct msc_rframe *fr = &s->frames[i];
 
 		for (k = 0; k < o->nignore_frame; k++)
 			if (msc_frame_matches(o->ignore_frame[k], fr->fn, fr->file, fr->obj))

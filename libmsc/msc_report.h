@@ -29,12 +29,6 @@
 #include "msc_hash.h"
 #include "msc_rec.h"
 
-struct msc_rframe {
-	const char *fn, *file, *obj;
-	unsigned line;
-	bool inlined;
-};
-
 struct msc_rstack {
 	uint32_t id;
 	unsigned n;

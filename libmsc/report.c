@@ -57,50 +57,20 @@ static int need_u64(const struct msc_rec *rec, const char *key, uint64_t *out, s
 
 static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
 {
-	const struct msc_field *frames = msc_rec_field(rec, "frames");
 	struct msc_rstack *s;
-	struct msc_jiter it;
-	struct msc_jval v;
 	uint64_t id;
-	unsigned n = 0, cap = 0;
+	int ret;
 
 	if (msc_rec_u64(rec, "id", &id) || !id || id > UINT32_MAX)
 		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	if (!frames || frames->val.kind != MSC_J_ARR)
-		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
 	s = msc_arena_zalloc(&r->arena, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->id = (uint32_t)id;
-	msc_jiter_init(&it, &frames->val);
-	while (msc_jiter_next(&it, NULL, &v) > 0) {
-		struct msc_rframe *f;
-		struct msc_jval x;
-		uint64_t line = 0;
-
-		if (v.kind != MSC_J_OBJ)
-			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects");
-		if (n == cap) {
-			unsigned ncap = cap ? cap * 2 : 16;
-			struct msc_rframe *nf = msc_arena_alloc(&r->arena, ncap * sizeof(*nf));
-
-			if (!nf)
-				return -ENOMEM;
-			if (n)
-				memcpy(nf, s->frames, n * sizeof(*nf));
-			s->frames = nf;
-			cap = ncap;
-		}
-		f = &s->frames[n++];
-		f->fn = msc_jval_member_str(&v, "fn", &r->arena);
-		f->file = msc_jval_member_str(&v, "file", &r->arena);
-		f->obj = msc_jval_member_str(&v, "obj", &r->arena);
-		f->line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
-		f->inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
-	}
-	s->n = n;
-	while (s->attr + 1 < n && msc_is_passthrough(s->frames[s->attr].fn, r->alloc_fns, r->nalloc_fns))
-		s->attr++;
+	ret = msc_stack_frames(rec, &r->arena, r->alloc_fns, r->nalloc_fns, &s->frames, &s->n,
+			       &s->attr, err);
+	if (ret)
+		return ret;
 	return msc_u64map_put(&r->stacks, id, (uint64_t)(uintptr_t)s);
 }
 

@@ -228,6 +228,10 @@ cat >mm.ndjson <<'EOF'
 {"type":"munmap","ts":2000,"tid":42,"addr":"0x7f0000000000","size":1048576}
 {"type":"end","pid":42,"reason":"exit","status":0,"ts":3000}
 EOF
+# A stack id past 32 bits is bad input (records name stacks by 32-bit ids).
+sed 's/"id":1,/"id":4294967297,/; s/"stack":1}/"stack":4294967297}/' mm.ndjson >bigid.ndjson
+check_status "a stack id past 32 bits" 2 ms-filter --only main bigid.ndjson
+check_one_line_error "a stack id past 32 bits" "$OUT/last.err"
 for args in "--only main" "--max 4096" "--transient --only main"; do
 	# shellcheck disable=SC2086
 	check_eq "$args: the munmap passes" 1 "$(ms-filter $args mm.ndjson | jq -s '[.[] | select(.type=="munmap")] | length')"
