@@ -124,42 +124,32 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 		      struct msc_err *err)
 {
 	const struct msc_field *frames = msc_rec_field(rec, "frames");
+	struct msc_rframe *fr;
 	struct rstack *st;
-	struct msc_jiter it;
-	struct msc_jval v;
 	char *sig = NULL, label[512] = "";
 	size_t len = 0, cap = 0;
-	bool attributed = false;
+	unsigned n, attr, k;
 	uint64_t id;
+	int ret;
 
-	if (msc_rec_u64(rec, "id", &id) || !id)
+	if (msc_rec_u64(rec, "id", &id) || !id || id > UINT32_MAX)
 		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	if (!frames || frames->val.kind != MSC_J_ARR)
-		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	ret = msc_stack_frames(rec, &s->arena, NULL, 0, &fr, &n, &attr, err);
+	if (ret)
+		return ret;
 	st = msc_arena_zalloc(&s->arena, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	msc_jiter_init(&it, &frames->val);
-	while (msc_jiter_next(&it, NULL, &v) > 0) {
-		struct msc_jval x;
-		const char *fn = NULL, *file = NULL, *obj = NULL, *off = NULL;
-		uint64_t line = 0;
+	for (k = 0; k < n; k++) {
+		const char *obj = fr[k].obj ? base_name(fr[k].obj) : "?", *off = fr[k].offset;
 		char part[600];
 		size_t pl;
 
-		if (v.kind != MSC_J_OBJ)
-			continue;
-		fn = msc_jval_member_str(&v, "fn", &s->arena);
-		file = msc_jval_member_str(&v, "file", &s->arena);
-		obj = msc_jval_member_str(&v, "obj", &s->arena);
-		off = msc_jval_member_str(&v, "offset", &s->arena);
-		if (msc_jval_member(&v, "line", &x) > 0)
-			msc_jval_u64(&x, &line);
-		if (fn)
-			pl = (size_t)snprintf(part, sizeof(part), "%s%s", len ? ";" : "", fn);
+		if (fr[k].fn)
+			pl = (size_t)snprintf(part, sizeof(part), "%s%s", len ? ";" : "", fr[k].fn);
 		else
-			pl = (size_t)snprintf(part, sizeof(part), "%s%s+%s", len ? ";" : "",
-					      obj ? base_name(obj) : "?", off ? off : "?");
+			pl = (size_t)snprintf(part, sizeof(part), "%s%s+%s", len ? ";" : "", obj,
+					      off ? off : "?");
 		if (pl >= sizeof(part))
 			pl = sizeof(part) - 1;
 		if (len + pl + 1 > cap) {
@@ -176,16 +166,17 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 		memcpy(sig + len, part, pl);
 		len += pl;
 		sig[len] = '\0';
-		if (!attributed && !msc_is_passthrough(fn, NULL, 0)) {
-			attributed = true;
-			if (fn && file && line)
-				snprintf(label, sizeof(label), "%s %s:%" PRIu64, fn, base_name(file), line);
-			else if (fn)
-				snprintf(label, sizeof(label), "%s (%s)", fn, obj ? base_name(obj) : "?");
-			else
-				snprintf(label, sizeof(label), "%s+%s", obj ? base_name(obj) : "?",
-					 off ? off : "?");
-		}
+	}
+	if (n) {
+		const struct msc_rframe *f = &fr[attr];
+		const char *obj = f->obj ? base_name(f->obj) : "?";
+
+		if (f->fn && f->file && f->line)
+			snprintf(label, sizeof(label), "%s %s:%u", f->fn, base_name(f->file), f->line);
+		else if (f->fn)
+			snprintf(label, sizeof(label), "%s (%s)", f->fn, obj);
+		else
+			snprintf(label, sizeof(label), "%s+%s", obj, f->offset ? f->offset : "?");
 	}
 	st->sig = sig ? sig : "";
 	st->label = msc_arena_strdup(&s->arena, label);
