@@ -50,12 +50,17 @@ check_eq "churn site: 200000 mallocs of 32..287 B, all temporary" "$(printf '200
 		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.temporary)|add)"' "$R")"
 
 # --- threads: cross-thread frees, 8 threads --------------------------------
+# fn_sites FN FILE: allocations, frees and live blocks of the sites whose
+# stacks start in FN.
+fn_sites() {
+	jq -s -r --arg fn "$1" '(map(select(.type=="stack" and .frames[0].fn==$fn)) | map(.id)) as $ids
+		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$2"
+}
 check_status "threads runs" 0 ms-record -q -o "$OUT/threads.ndjson" "$EX/threads" 4 20000
 R="$OUT/threads.ndjson"
 check_eq "make_item: allocated 80000, freed 79920" "80000 79920 80" \
-	"$(jq -s -r '(map(select(.type=="stack" and .frames[0].fn=="make_item")) | map(.id)) as $ids
-		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
-		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$R")"
+	"$(fn_sites make_item "$R")"
 check_eq "threads: lost as Valgrind says" "definitely 4 64|indirectly 156 4736" \
 	"$(jq -s -r '[.[] | select(.type=="leak" and (.kind=="definitely" or .kind=="indirectly"))]
 		| group_by(.kind) | map("\(.[0].kind) \(map(.count)|add) \(map(.bytes)|add)") | join("|")' "$R")"
@@ -68,9 +73,7 @@ check_eq "threads: no phantom leaks" "4800 160" \
 check_status "threads 150 2000 runs" 0 ms-record -q -o "$OUT/threads300.ndjson" "$EX/threads" 150 2000
 R="$OUT/threads300.ndjson"
 check_eq "300 threads: make_item allocated 300000, freed 299700" "300000 299700 300" \
-	"$(jq -s -r '(map(select(.type=="stack" and .frames[0].fn=="make_item")) | map(.id)) as $ids
-		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
-		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$R")"
+	"$(fn_sites make_item "$R")"
 check_eq "300 threads: leaks exact" "15600 600 0" \
 	"$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks) \(.lost)"' "$R")"
 check_eq "300 threads: whole stacks on the shared ring too" "make_item producer start_thread" \
