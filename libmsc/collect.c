@@ -20,6 +20,7 @@
 #include <x86intrin.h>
 
 #include "msc_collect.h"
+#include "msc_proc.h"
 #include "msc_stream.h"
 
 #define DEFAULT_RING_SIZE (512u * 1024)
@@ -478,6 +479,37 @@ static int cmp_seg(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+struct procmaps_walk {
+	struct msc_collector *c;
+	struct modmap *m;
+	size_t cap;
+};
+
+/* A file mapping becomes a segment of its module (by path: no build-id). */
+static int procmaps_seg(const struct msc_mapping *mp, void *arg)
+{
+	struct procmaps_walk *pw = arg;
+	struct modmap *m = pw->m;
+	long mod;
+
+	if (mp->path[0] != '/')
+		return 0;
+	mod = msc_stacks_module(pw->c->stacks, mp->path, NULL, 0);
+	if (mod < 0)
+		return 0;
+	if (m->n == pw->cap) {
+		size_t ncap = pw->cap ? pw->cap * 2 : 64;
+		struct modseg *ns = realloc(m->segs, ncap * sizeof(*ns));
+
+		if (!ns)
+			return 1;
+		m->segs = ns;
+		pw->cap = ncap;
+	}
+	m->segs[m->n++] = (struct modseg){ mp->start, mp->end, mp->start - mp->offset, (uint32_t)mod };
+	return 0;
+}
+
 /* Reads /proc/PID/maps for an address no module map knows (a race with
  * dlopen, or code the loader does not know). */
 static const struct modseg *procmaps_lookup(struct msc_collector *c,
@@ -485,59 +517,32 @@ static const struct modseg *procmaps_lookup(struct msc_collector *c,
 {
 	const struct modseg *s = find_seg(p->procmaps, ip);
 	uint64_t now = msc_now_monotonic();
-	char path[64], line[4096 + 128];
-	FILE *f;
-	struct modmap *m;
-	size_t cap = 0;
+	struct procmaps_walk pw = { c, NULL, 0 };
+	struct msc_procfs fs;
 
 	if (s || now - p->procmaps_at < 100000000ull)	/* at most 10 reads a second */
 		return s;
 	p->procmaps_at = now;
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pub.pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		fclose(f);
+	pw.m = calloc(1, sizeof(*pw.m));
+	if (!pw.m || msc_procfs_init(&fs, NULL)) {
+		free(pw.m);
 		return NULL;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		int pathpos = 0;
-		char perms[8];
-		long mod;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &lo, &hi, perms, &off, &pathpos) < 4 ||
-		    !pathpos || line[pathpos] != '/')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (strlen(line + pathpos) > 10 &&
-		    strcmp(line + strlen(line) - 10, " (deleted)") == 0)
-			line[strlen(line) - 10] = '\0';
-		mod = msc_stacks_module(c->stacks, line + pathpos, NULL, 0);
-		if (mod < 0)
-			continue;
-		if (m->n == cap) {
-			struct modseg *ns;
-
-			cap = cap ? cap * 2 : 64;
-			ns = realloc(m->segs, cap * sizeof(*ns));
-			if (!ns)
-				break;
-			m->segs = ns;
-		}
-		m->segs[m->n++] = (struct modseg){ lo, hi, lo - off, (uint32_t)mod };
+	if (msc_proc_maps(&fs, p->pub.pid, procmaps_seg, &pw, NULL) < 0) {
+		msc_procfs_release(&fs);
+		free(pw.m->segs);
+		free(pw.m);
+		return NULL;
 	}
-	fclose(f);
+	msc_procfs_release(&fs);
 	if (p->procmaps) {
 		free(p->procmaps->segs);
 		free(p->procmaps);
 	}
-	p->procmaps = m;
-	if (m->n)
-		qsort(m->segs, m->n, sizeof(*m->segs), cmp_seg);
-	return find_seg(m, ip);
+	p->procmaps = pw.m;
+	if (pw.m->n)
+		qsort(pw.m->segs, pw.m->n, sizeof(*pw.m->segs), cmp_seg);
+	return find_seg(pw.m, ip);
 }
 
 static void handle_stack(struct msc_collector *c, struct msc_collector_private *p,
