@@ -293,14 +293,24 @@ static struct stream *stream_of(struct filter *f, int pid)
 
 static int store_stack(struct filter *f, const struct msc_rec *rec)
 {
+	const struct msc_field *frames;
+	struct msc_jiter it;
+	struct msc_jval v;
 	struct fstack *s;
 	uint64_t id;
 	int ret = msc_rec_u64(rec, "id", &id);
 
 	if (ret || id == 0 || id > UINT32_MAX)
 		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	if (!msc_rec_field(rec, "frames") || msc_rec_field(rec, "frames")->val.kind != MSC_J_ARR)
+	frames = msc_rec_field(rec, "frames");
+	if (!frames || frames->val.kind != MSC_J_ARR)
 		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	/* Checked here, where an error can name this line: the frames are
+	 * read later, if a rule needs them (msc_stack_frames). */
+	msc_jiter_init(&it, &frames->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0)
+		if (v.kind != MSC_J_OBJ)
+			return msc_rec_err(f->err, rec, -EINVAL, "stack frames must be objects");
 	s = msc_arena_zalloc(&f->arena, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
