@@ -92,7 +92,8 @@ long msc_stacks_module(struct msc_stacks *st, const char *path, const unsigned c
 	m->path = strdup(path);
 	if (!m->path)
 		goto oom;
-	memcpy(m->build_id, build_id, build_id_len);
+	if (build_id_len)	/* build_id may be NULL then */
+		memcpy(m->build_id, build_id, build_id_len);
 	m->build_id_len = build_id_len;
 	m->sym = -1;
 	if (msc_strmap_put(&st->module_index, key, (void *)(uintptr_t)(st->nmodules + 1))) {
