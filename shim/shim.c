@@ -543,9 +543,11 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
 		/* Another thread's stack: its bound, and nothing to reuse. */
 		t->uw.stack_hi = t_stack_hi;
-		t->uw.prev_n = -1;
+		unwind_forget(&t->uw);
 	}
 	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	if (c.id)
+		return c.id;
 	if (c.n <= 0)
 		return 0;
 	j = (uint32_t)c.h1 & t->tab_mask;
@@ -553,8 +555,10 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 		s = &t->tab[j];
 		if (!s->id)
 			break;
-		if (s->h1 == c.h1 && s->h2 == c.h2)
+		if (s->h1 == c.h1 && s->h2 == c.h2) {
+			unwind_file(&t->uw, s->id);
 			return s->id;
+		}
 		j = (j + 1) & t->tab_mask;
 	}
 	/* A new stack: send the module map first if it changed, then it. */
@@ -580,6 +584,7 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 	s->h2 = c.h2;
 	s->id = id;
 	t->tab_count++;
+	unwind_file(&t->uw, id);
 	return id;
 }
 
@@ -777,6 +782,20 @@ static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 	shared_lock(t);
 	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
 	shared_unlock(t);
+}
+
+/*
+ * Called before the real allocator runs, with the guard held: starts the
+ * capture's trace cache lookup, whose cache line then arrives while the
+ * allocator works.  Only for a thread with a ring of its own (the shared
+ * ring's state is not ours until its lock is held).
+ */
+static inline void prepare_alloc(void *frame)
+{
+	struct tstate *t = t_state;
+
+	if (likely(t && t != TSTATE_DEAD) && !t->shared && g_unwind == MSC_UNWIND_DWARF)
+		unwind_prepare(&t->uw, frame, (int)g_depth);
 }
 
 /* FREE, UNFREE, EXIT (one value), MUNMAP (two): events without a stack. */
@@ -1126,6 +1145,7 @@ SHIM_EXPORT void *malloc(size_t size)
 		return real_malloc(size);
 	}
 	t_guard++;
+	prepare_alloc(__builtin_frame_address(0));
 	p = real_malloc(size);
 	if (p)
 		record_alloc(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
@@ -1173,6 +1193,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 		return real_calloc(n, size);
 	}
 	t_guard++;
+	prepare_alloc(__builtin_frame_address(0));
 	p = real_calloc(n, size);
 	if (p)
 		record_alloc(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
@@ -1195,6 +1216,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	t_guard++;
 	if (ptr)
 		record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	prepare_alloc(frame);
 	p = real_realloc(ptr, size);
 	if (p)
 		record_alloc(frame, p, size, fn);
@@ -1314,6 +1336,9 @@ static void *new_fallback(size_t size)
 			return new_fallback(size);                                      \
 		if (!ACTIVE())                                                          \
 			return realfn callargs;                                         \
+		t_guard++;                                                              \
+		prepare_alloc(__builtin_frame_address(0));                              \
+		t_guard--;                                                              \
 		t_flags |= IN_NEW;                                                      \
 		p = realfn callargs;                                                    \
 		t_flags &= ~IN_NEW;                                                     \

@@ -50,6 +50,33 @@ struct trace_frame {
 	uint8_t flags;
 };
 
+/*
+ * The trace cache (see unwind.c): recent traces of this thread with their
+ * stack ids, found by hashing the stack words they read, which sit at the
+ * same positions for traces that start at the same (ip, rsp) and have the
+ * same frame layout.
+ */
+#define TC_WORDS 16			/* words read by a trace it can hold */
+#define TC_LAYOUTS 256
+#define TC_SETS 1024			/* of two traces, most recent first */
+
+struct tc_layout {
+	uint64_t ip, rsp;		/* where its traces start */
+	uint32_t gen;			/* == unwind_state.tc_gen, else empty */
+	uint16_t nword;
+	uint16_t pad;
+	uint32_t off[TC_WORDS];		/* positions of the words, above rsp */
+};
+
+struct tc_trace {
+	uint64_t key, check;		/* two hashes of the start and the words */
+	uint64_t h1, h2;		/* the trace's intern hash */
+	uint32_t id;			/* its stack id */
+	uint32_t gen;
+	int16_t n, max;			/* frames, and the depth limit then */
+	bool rbp_needed;		/* check covers rbp at the start */
+} __attribute__((aligned(64)));
+
 struct unwind_state {
 	uint64_t stack_hi;		/* highest address of this thread's stack */
 	uint32_t epoch;			/* module epoch the rule cache belongs to */
@@ -57,14 +84,28 @@ struct unwind_state {
 	bool prev_complete;		/* prev reached the outermost frame */
 	struct trace_frame *prev;	/* = trace[which], the last trace */
 	unsigned which;
+	/* The trace cache.  After a hit, prev is an older trace: the frames
+	 * of this one are walked only if asked for. */
+	uint32_t tc_gen;		/* bumped to empty it */
+	bool tc_hit;			/* the last capture came from it */
+	bool tc_fileable;		/* the last capture was walked: file it */
+	int tc_max;
+	uint64_t tc_ip, tc_rsp, tc_rbp;	/* where the last capture started */
 	struct trace_frame trace[2][TRACE_MAX + 1];
 	struct rule_slot rules[RULE_SETS][RULE_WAYS] __attribute__((aligned(64)));
+	/* A lookup prepared by unwind_prepare() for the coming capture. */
+	bool pre_valid;
+	int pre_max;
+	uint64_t pre_ip, pre_rsp, pre_key, pre_check;
+	struct tc_layout tc_layouts[TC_LAYOUTS];
+	struct tc_trace tc_traces[TC_SETS][2];
 };
 
 /* The result of a capture: the frame count and the stack's intern hash. */
 struct capture {
 	int n;
 	uint64_t h1, h2;
+	uint32_t id;			/* from the trace cache: its stack id, or 0 */
 	bool have_ips;			/* ips[] was filled; else unwind_fill_ips */
 };
 
@@ -84,6 +125,13 @@ void unwind_load_libunwind(void);
 /* Captures per thread and mismatches found by MEMSCOPE_UNWIND_CHECK=1. */
 void unwind_report(void);
 void unwind_thread_init(struct unwind_state *us);
+/* The stack or the loaded code changed: nothing cached may be reused. */
+void unwind_forget(struct unwind_state *us);
+/* Starts the trace cache lookup of a capture to come from `frame`, so that
+ * the allocator's own work hides the wait for the cache line. */
+void unwind_prepare(struct unwind_state *us, void *frame, int max);
+/* The stack id of the last capture, for the trace cache to keep. */
+void unwind_file(struct unwind_state *us, uint32_t id);
 /*
  * Captures the stack of the code that called the hook whose frame pointer is
  * `frame` (the hooks are built with frame pointers).  ips[0] is the return
@@ -93,7 +141,7 @@ void unwind_thread_init(struct unwind_state *us);
  */
 void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max,
 		    struct capture *c);
-void unwind_fill_ips(const struct unwind_state *us, uint64_t *ips);
+void unwind_fill_ips(struct unwind_state *us, uint64_t *ips);
 
 /* Bumped by our dlclose: rule caches from before are stale. */
 extern volatile uint32_t shim_module_epoch;

@@ -674,7 +674,7 @@ static int libunwind_capture(uint64_t *ips, int max)
 /* ------------------------------------------------------------- capture */
 
 static bool check_mode;
-static uint64_t check_total, check_bad;
+static uint64_t check_total, check_bad, check_cached;
 
 void unwind_report(void)
 {
@@ -683,8 +683,10 @@ void unwind_report(void)
 
 	if (!check_mode)
 		return;
-	len = snprintf(line, sizeof(line), "memscope: unwind check: %llu captures, %llu mismatches\n",
-		       (unsigned long long)check_total, (unsigned long long)check_bad);
+	len = snprintf(line, sizeof(line),
+		       "memscope: unwind check: %llu captures, %llu mismatches (%llu from the trace cache)\n",
+		       (unsigned long long)check_total, (unsigned long long)check_bad,
+		       (unsigned long long)check_cached);
 	if (write(2, line, (size_t)len) < 0)
 		return;
 }
@@ -736,6 +738,16 @@ void unwind_thread_init(struct unwind_state *us)
 	us->prev = us->trace[0];
 	us->prev_n = -1;
 	us->epoch = shim_module_epoch;
+	us->tc_gen = 1;
+}
+
+void unwind_forget(struct unwind_state *us)
+{
+	us->prev_n = -1;
+	us->tc_hit = us->tc_fileable = us->pre_valid = false;
+	/* Entries keep the generation they were made in; 0 is none. */
+	if (++us->tc_gen == 0)
+		us->tc_gen = 1;
 }
 
 static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64_t rsp,
@@ -815,19 +827,226 @@ static void finish_frames(struct trace_frame *cur, int from, int n)
 	}
 }
 
+/*
+ * The trace cache.  Reusing the previous trace saves the walk when a program
+ * allocates from one place again and again.  When it allocates from many call
+ * paths in turn, each capture still walks every frame below the part it
+ * shares with the previous trace, and a frame is a chain of dependent loads:
+ * its rule, then the return address the rule locates, then that address's
+ * rule.  The cache finds whole traces, and their stack ids, without walking:
+ *
+ *  - a layout, per starting (ip, rsp), lists the positions of the words that
+ *    the first trace walked from there read (return addresses, saved rbp);
+ *  - traces that read exactly those positions are filed under a hash of
+ *    (ip, rsp) and their words.  Frames of the same depth usually sit at the
+ *    same positions, so a lookup reads a dozen words at once instead of
+ *    walking from one to the next, and one cache line gives the stack id;
+ *  - an entry is used when a second, independent hash of the words (and of
+ *    rbp, if the trace depends on it) matches too.  The walk is a function
+ *    of the starting registers and of the words it reads (the argument that
+ *    lets the previous trace be reused), so equal words give the same
+ *    trace; a wrong match needs two 64-bit hashes to collide at once, as
+ *    unlikely as two stacks sharing the 128-bit intern hash.  Rules change
+ *    only with the module epoch and bounds only with the stack top: either
+ *    empties the cache.
+ *
+ * A hit gives the count and the hash, not the frames: those are walked
+ * again only when needed (MEMSCOPE_UNWIND_CHECK).
+ */
+static inline unsigned tc_layout_index(uint64_t ip, uint64_t rsp)
+{
+	return (unsigned)(((ip ^ (rsp >> 3)) * 0x9e3779b97f4a7c15ull) >> 32) & (TC_LAYOUTS - 1);
+}
+
+/* The terms of the two hashes for word i: sums of them need no word to wait
+ * for the one before. */
+static inline uint64_t tc_term1(uint64_t w, unsigned i)
+{
+	uint64_t x = (w + i * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+
+	return x ^ (x >> 32);
+}
+
+static inline uint64_t tc_term2(uint64_t w, unsigned i)
+{
+	uint64_t x = (w ^ (i * 0xd6e8feb86659fd93ull)) * 0xc4ceb9fe1a85ec53ull;
+
+	x ^= x >> 29;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint64_t *w, unsigned nw,
+			   uint64_t *key, uint64_t *check)
+{
+	uint64_t k = tc_term1(ip ^ (uint64_t)max << 48, 62) + tc_term1(rsp, 63);
+	uint64_t c = tc_term2(ip ^ (uint64_t)max << 48, 62) + tc_term2(rsp, 63);
+	unsigned i;
+
+	for (i = 0; i < nw; i++) {
+		k += tc_term1(w[i], i);
+		c += tc_term2(w[i], i);
+	}
+	k *= 0x9e3779b97f4a7c15ull;
+	*key = k ^ (k >> 32);
+	*check = c;
+}
+
+/* The hashes of the words now at the layout of (ip, rsp); false: none. */
+static bool tc_read(struct unwind_state *us, uint64_t ip, uint64_t rsp, int max, uint64_t *key,
+		    uint64_t *check)
+{
+	const struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
+	uint64_t w[TC_WORDS];
+	unsigned i, nw;
+
+	if (l->gen != us->tc_gen || l->ip != ip || l->rsp != rsp)
+		return false;
+	/* Readable: a walk from this rsp under this stack top read them. */
+	nw = l->nword;
+	for (i = 0; i < nw; i++)
+		w[i] = *(const uint64_t *)(uintptr_t)(rsp + l->off[i]);
+	tc_hash(ip, rsp, max, w, nw, key, check);
+	return true;
+}
+
+void unwind_prepare(struct unwind_state *us, void *frame, int max)
+{
+	uint64_t ip = ((const uint64_t *)frame)[1], rsp = (uint64_t)(uintptr_t)frame + 16;
+
+	us->pre_valid = false;
+	if (us->epoch != shim_module_epoch || (us->prev_n > 0 && us->prev[0].ip == ip &&
+					       us->prev[0].rsp == rsp))
+		return;
+	if (!tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check))
+		return;
+	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][0]);
+	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][1]);
+	us->pre_ip = ip;
+	us->pre_rsp = rsp;
+	us->pre_max = max;
+	us->pre_valid = true;
+}
+
+/* A cached trace from (ip, rsp, rbp)?  Fills c and returns true if so. */
+static bool tc_lookup(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp, int max,
+		      struct capture *c)
+{
+	const struct tc_trace *set, *t;
+	uint64_t key, check;
+
+	if (us->pre_valid && us->pre_ip == ip && us->pre_rsp == rsp && us->pre_max == max) {
+		key = us->pre_key;
+		check = us->pre_check;
+	} else if (!tc_read(us, ip, rsp, max, &key, &check)) {
+		return false;
+	}
+	set = us->tc_traces[key & (TC_SETS - 1)];
+	t = set[0].key == key ? &set[0] : &set[1];
+	if (t->gen != us->tc_gen || t->key != key || t->max != max)
+		return false;
+	if (t->rbp_needed)
+		check += tc_term2(rbp, TC_WORDS);
+	if (t->check != check)
+		return false;
+	c->n = t->n;
+	c->h1 = t->h1;
+	c->h2 = t->h2;
+	c->id = t->id;
+	c->have_ips = false;
+	us->tc_hit = true;
+	return true;
+}
+
+void unwind_file(struct unwind_state *us, uint32_t id)
+{
+	const struct trace_frame *cur = us->prev;
+	uint64_t ip = cur[0].ip, rsp = cur[0].rsp, w[TC_WORDS], key, check;
+	uint32_t off[TC_WORDS];
+	struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
+	struct tc_trace *t;
+	unsigned nw = 0;
+	int k, n = us->prev_n;
+
+	if (!us->tc_fileable || !id)
+		return;
+	us->tc_fileable = false;
+	/* The words it read, where and what: frame k read frame k + 1's
+	 * return address and maybe its rbp (see struct trace_frame). */
+	for (k = 0; k < n; k++) {
+		const struct trace_frame *next = &cur[k + 1];
+		uint64_t at;
+
+		if (!(cur[k].flags & TF_WALKED))
+			continue;
+		if (nw + 2 > TC_WORDS)
+			return;
+		at = next->rsp - 8 - rsp;
+		if (at > UINT32_MAX)
+			return;
+		off[nw] = (uint32_t)at;
+		w[nw++] = next->ip;
+		if (cur[k].flags & TF_RBP_SAVED) {
+			at = next->rsp + (uint64_t)(int64_t)cur[k].rbp_off - rsp;
+			if (at > UINT32_MAX)
+				return;
+			off[nw] = (uint32_t)at;
+			w[nw++] = next->rbp;
+		}
+	}
+	if (l->gen != us->tc_gen || l->ip != ip || l->rsp != rsp) {
+		l->ip = ip;
+		l->rsp = rsp;
+		l->nword = (uint16_t)nw;
+		memcpy(l->off, off, nw * sizeof(off[0]));
+		l->gen = us->tc_gen;
+	} else if (l->nword != nw || memcmp(l->off, off, nw * sizeof(off[0]))) {
+		return;		/* another layout: a lookup would not read these */
+	}
+	tc_hash(ip, rsp, us->tc_max, w, nw, &key, &check);
+	t = us->tc_traces[key & (TC_SETS - 1)];
+	if (t[0].key != key || t[0].gen != us->tc_gen)
+		t[1] = t[0];	/* the older one makes room */
+	t->key = key;
+	t->rbp_needed = (cur[0].flags & TF_RBP_NEEDED) != 0;
+	t->check = check + (t->rbp_needed ? tc_term2(cur[0].rbp, TC_WORDS) : 0);
+	t->h1 = cur[0].h1;
+	t->h2 = cur[0].h2;
+	t->id = id;
+	t->n = (int16_t)n;
+	t->max = (int16_t)us->tc_max;
+	t->gen = us->tc_gen;
+}
+
 static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp,
-			  uint64_t *ips, int max, struct capture *c)
+			  uint64_t *ips, int max, struct capture *c, bool use_cache)
 {
 	struct trace_frame *cur = us->trace[us->which ^ 1];
 	const struct trace_frame *prev = us->prev;
 	int n = 0, j = 0, valid_from = -1;	/* -1: not asked yet */
+	int walked = 0;				/* frames stepped by the walk itself */
 	bool complete = false;
 
 	if (unlikely(us->epoch != shim_module_epoch)) {
 		memset(us->rules, 0, sizeof(us->rules));
-		us->prev_n = -1;
+		unwind_forget(us);
 		us->epoch = shim_module_epoch;
 	}
+	us->tc_hit = us->tc_fileable = false;
+	if (!use_cache)
+		us->pre_valid = false;
+	us->tc_ip = ip;
+	us->tc_rsp = rsp;
+	us->tc_rbp = rbp;
+	us->tc_max = max;
+	/* The previous trace is tried first when it starts here (it is in
+	 * L1 and usually holds); else the cache may know the whole trace. */
+	if (use_cache && !(us->prev_n > 0 && prev[0].ip == ip && prev[0].rsp == rsp) &&
+	    tc_lookup(us, ip, rsp, rbp, max, c)) {
+		us->pre_valid = false;
+		return;
+	}
+	us->pre_valid = false;
 	while (n < max) {
 		struct trace_frame *f = &cur[n];
 		uint64_t rule, cfa, ra, nrbp;
@@ -904,6 +1123,7 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 		}
 		f->flags |= TF_WALKED;
 		n++;
+		walked++;
 		/* The state this frame leads to: the next frame, or the entry
 		 * after the last one (which validation reads). */
 		cur[n] = (struct trace_frame){ .ip = ra, .rsp = cfa, .rbp = nrbp };
@@ -917,6 +1137,8 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 	}
 	finish_frames(cur, n - 1, n);
 save:
+	/* Worth filing when walking it cost more than a lookup does. */
+	us->tc_fileable = walked >= 2;
 	us->which ^= 1;
 	us->prev = cur;
 	us->prev_n = n;
@@ -927,9 +1149,18 @@ save:
 	c->have_ips = false;
 }
 
-void unwind_fill_ips(const struct unwind_state *us, uint64_t *ips)
+void unwind_fill_ips(struct unwind_state *us, uint64_t *ips)
 {
 	int k;
+
+	if (us->tc_hit) {
+		/* The stack is as it was: walking it again gives this trace. */
+		struct capture c;
+
+		dwarf_capture(us, us->tc_ip, us->tc_rsp, us->tc_rbp, ips, us->tc_max, &c, false);
+		if (c.have_ips)
+			return;
+	}
 
 	for (k = 0; k < us->prev_n; k++)
 		ips[k] = us->prev[k].ip;
@@ -979,6 +1210,7 @@ void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_
 	uint64_t rsp = fp + 16;
 
 	c->n = 0;
+	c->id = 0;
 	if (max <= 0) {
 		hash_ips(ips, c);
 		return;
@@ -1004,7 +1236,7 @@ void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_
 	default:
 		break;
 	}
-	dwarf_capture(us, ip, rsp, rbp, ips, max, c);
+	dwarf_capture(us, ip, rsp, rbp, ips, max, c, true);
 	if (c->have_ips)
 		hash_ips(ips, c);
 	if (unlikely(check_mode) && unw_backtrace_fn) {
@@ -1012,8 +1244,17 @@ void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_
 		int m = libunwind_capture(ref, max), i;
 		bool same = m == c->n;
 
-		if (!c->have_ips)
+		if (!c->have_ips) {
+			/* A cached capture gave only (n, hash): check those. */
+			struct capture walked = *c;
+			bool hit = us->tc_hit;
+
 			unwind_fill_ips(us, ips);
+			hash_ips(ips, &walked);
+			same = same && walked.h1 == c->h1 && walked.h2 == c->h2;
+			if (hit)
+				__atomic_add_fetch(&check_cached, 1, __ATOMIC_RELAXED);
+		}
 		for (i = 0; same && i < c->n; i++)
 			same = ref[i] == ips[i];
 		__atomic_add_fetch(&check_total, 1, __ATOMIC_RELAXED);
