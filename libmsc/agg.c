@@ -272,11 +272,15 @@ static long site_new(struct msc_agg *a, uint32_t stack, uint64_t key, uint64_t s
 	struct msc_site *s;
 
 	if (a->nsites == a->sites_cap) {
+		/* Aligned, so that a site's hot part is one cache line. */
 		uint32_t ncap = a->sites_cap ? a->sites_cap * 2 : 256;
-		struct msc_site *ns = realloc(a->sites, ncap * sizeof(*ns));
+		struct msc_site *ns = aligned_alloc(64, ncap * sizeof(*ns));
 
 		if (!ns)
 			return -1;
+		if (a->nsites)
+			memcpy(ns, a->sites, a->nsites * sizeof(*ns));
+		free(a->sites);
 		a->sites = ns;
 		a->sites_cap = ncap;
 	}
@@ -331,7 +335,6 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 		c->allocs += s->allocs;
 		c->frees += s->frees;
 		c->bytes += s->bytes;
-		c->live += s->live;
 		c->live_bytes += s->live_bytes;
 		c->temporary += s->temporary;
 		for (b = 0; b < MSC_AGE_BUCKETS; b++)
@@ -430,7 +433,6 @@ static void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, 
 {
 	touch(a, s);
 	s->frees++;
-	s->live--;
 	s->live_bytes -= size;
 	s->ages[msc_age_bucket(age)]++;
 	if (temporary) {
@@ -507,7 +509,6 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 	touch(a, s);
 	s->allocs++;
 	s->bytes += size;
-	s->live++;
 	s->live_bytes += size;
 	s->last_ts = ts;
 	a->allocs++;
@@ -601,8 +602,7 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 			s->temporary--;
 			a->temporary--;
 		}
-		s->live++;
-		s->live_bytes += u->size;
+			s->live_bytes += u->size;
 		a->frees--;
 		a->live_blocks++;
 		a->live_bytes += u->size;
@@ -683,7 +683,6 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 	touch(a, s);
 	s->allocs++;
 	s->bytes += len;
-	s->live++;
 	s->live_bytes += len;
 	s->last_ts = ts;
 	a->mmaps++;
@@ -737,8 +736,7 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 			if (left)
 				msc_u64map_del(&a->pieces, r->block, NULL);
 			/* Gone entirely: that is its free. */
-			s->live--;
-			s->frees++;
+					s->frees++;
 			s->ages[msc_age_bucket(ts >= r->ts ? ts - r->ts : 0)]++;
 			a->frees++;
 			a->live_blocks--;

@@ -57,23 +57,34 @@ int msc_leak_kind_parse(const char *name);
 bool msc_leak_kind_leaked(unsigned kind);
 
 struct msc_site {
+	/* What an allocation touches, and a free first: one cache line. */
 	uint32_t stack;
 	uint8_t fn;			/* enum msc_fn of the first allocation */
 	bool classed;			/* a size class [size, size_max] */
 	bool removed;			/* folded into the class site `forward` */
 	bool peak_inexact;		/* peak_live_bytes unknown (folded) */
+	uint32_t peak_epoch;
 	uint32_t forward;
-	uint64_t size, size_max;
-	uint64_t allocs, frees;
+	uint64_t allocs;
 	uint64_t bytes;			/* allocated in total */
-	uint64_t live, live_bytes;
+	uint64_t live_bytes;
 	uint64_t peak_live_bytes;	/* this site's own maximum */
 	uint64_t peak_saved;		/* live bytes at the global peak, see above */
-	uint32_t peak_epoch;
+	uint64_t last_ts;		/* of its allocations */
+	/* What a free touches besides. */
+	uint64_t frees;
 	uint64_t temporary;
 	uint64_t ages[MSC_AGE_BUCKETS];
-	uint64_t first_ts, last_ts;	/* of its allocations */
-};
+	/* The rest. */
+	uint64_t size, size_max;
+	uint64_t first_ts;		/* of its allocations */
+} __attribute__((aligned(64)));
+
+/* Blocks of the site still live. */
+static inline uint64_t msc_site_live(const struct msc_site *s)
+{
+	return s->allocs - s->frees;
+}
 
 /*
  * Blocks of a custom allocator (memscope.h) often lie inside a block of
@@ -191,6 +202,7 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
 		   uint64_t addr, uint64_t len, uint32_t stack);
 void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end);
+
 
 /* A live block's allocation time, size and leak kind. */
 static inline uint64_t msc_live_ts(const struct msc_agg *a, const struct msc_live *l)

@@ -26,7 +26,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_u64(w, "allocs", s->allocs);
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
-	msc_w_u64(w, "live", s->live);
+	msc_w_u64(w, "live", msc_site_live(s));
 	msc_w_u64(w, "live_bytes", s->live_bytes);
 	if (!s->peak_inexact)
 		msc_w_u64(w, "peak_live_bytes", s->peak_live_bytes);

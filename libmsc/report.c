@@ -551,7 +551,7 @@ static int sites_from_events(struct msc_report *r)
 		o->allocs = s->allocs;
 		o->frees = s->frees;
 		o->bytes = s->bytes;
-		o->live = s->live;
+		o->live = msc_site_live(s);
 		o->live_bytes = s->live_bytes;
 		o->at_peak = msc_agg_peak_contribution(a, s);
 		o->temporary = s->temporary;
