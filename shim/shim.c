@@ -77,7 +77,7 @@ struct tstate {
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
 	uint64_t ips[TRACE_MAX];
-	struct unwind_state uw;
+	struct unwind_state uw;		/* last: its trace cache comes last */
 };
 
 static __thread struct tstate *t_state TLS_IE;
@@ -921,7 +921,10 @@ static bool session_start(bool forked)
 		g_sock_ino = st.st_ino;
 		g_sock_dev = st.st_dev;
 	}
-	memset(&g_shared, 0, sizeof(g_shared));
+	/* Not the trace cache (most of it): its entries from an earlier
+	 * session are dead by their generation, and pages untouched here
+	 * stay out of the program's rss. */
+	memset(&g_shared, 0, offsetof(struct tstate, uw) + offsetof(struct unwind_state, tc_layouts));
 	g_shared_ready = tstate_setup(&g_shared, 0);
 	g_shared.tid = 0;
 	return true;

@@ -732,13 +732,19 @@ void unwind_load_libunwind(void)
 		unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 }
 
+static uint32_t tc_gen_next;
+
 void unwind_thread_init(struct unwind_state *us)
 {
 	us->which = 0;
 	us->prev = us->trace[0];
 	us->prev_n = -1;
 	us->epoch = shim_module_epoch;
-	us->tc_gen = 1;
+	/* A generation no state has used: a state set up again (the shared
+	 * ring's, in a fork child) may still hold entries of an older one. */
+	do
+		us->tc_gen = __atomic_add_fetch(&tc_gen_next, 1, __ATOMIC_RELAXED);
+	while (us->tc_gen == 0);
 }
 
 void unwind_forget(struct unwind_state *us)
@@ -746,8 +752,9 @@ void unwind_forget(struct unwind_state *us)
 	us->prev_n = -1;
 	us->tc_hit = us->tc_fileable = us->pre_valid = false;
 	/* Entries keep the generation they were made in; 0 is none. */
-	if (++us->tc_gen == 0)
-		us->tc_gen = 1;
+	do
+		us->tc_gen = __atomic_add_fetch(&tc_gen_next, 1, __ATOMIC_RELAXED);
+	while (us->tc_gen == 0);
 }
 
 static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64_t rsp,
