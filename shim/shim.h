@@ -89,14 +89,15 @@ struct unwind_state {
 	uint32_t tc_gen;		/* bumped to empty it */
 	bool tc_hit;			/* the last capture came from it */
 	bool tc_fileable;		/* the last capture was walked: file it */
-	int tc_max;
-	uint64_t tc_ip, tc_rsp, tc_rbp;	/* where the last capture started */
+	/* Where the last capture started (rbp: when it was taken), or where
+	 * the one unwind_prepare() looked up for will start. */
+	int start_max;
+	uint64_t start_ip, start_rsp, start_rbp;
 	struct trace_frame trace[2][TRACE_MAX + 1];
 	struct rule_slot rules[RULE_SETS][RULE_WAYS] __attribute__((aligned(64)));
-	/* A lookup prepared by unwind_prepare() for the coming capture. */
+	/* The hashes unwind_prepare() found for the coming capture. */
 	bool pre_valid;
-	int pre_max;
-	uint64_t pre_ip, pre_rsp, pre_key, pre_check;
+	uint64_t pre_key, pre_check;
 	struct tc_layout tc_layouts[TC_LAYOUTS];
 	struct tc_trace tc_traces[TC_SETS][2];
 };

@@ -738,23 +738,27 @@ void unwind_thread_init(struct unwind_state *us)
 {
 	us->which = 0;
 	us->prev = us->trace[0];
-	us->prev_n = -1;
 	us->epoch = shim_module_epoch;
-	/* A generation no state has used: a state set up again (the shared
-	 * ring's, in a fork child) may still hold entries of an older one. */
-	do
-		us->tc_gen = __atomic_add_fetch(&tc_gen_next, 1, __ATOMIC_RELAXED);
-	while (us->tc_gen == 0);
+	unwind_forget(us);
 }
 
 void unwind_forget(struct unwind_state *us)
 {
 	us->prev_n = -1;
 	us->tc_hit = us->tc_fileable = us->pre_valid = false;
-	/* Entries keep the generation they were made in; 0 is none. */
+	/* Trace cache entries keep the generation they were made in (0 is
+	 * none).  One that no state has used: a state set up again (the
+	 * shared ring's, in a fork child) may still hold older entries. */
 	do
 		us->tc_gen = __atomic_add_fetch(&tc_gen_next, 1, __ATOMIC_RELAXED);
 	while (us->tc_gen == 0);
+}
+
+/* Does the previous trace start at (ip, rsp)?  Then it is tried first: it
+ * is in L1 and usually holds. */
+static inline bool prev_starts_at(const struct unwind_state *us, uint64_t ip, uint64_t rsp)
+{
+	return us->prev_n > 0 && us->prev[0].ip == ip && us->prev[0].rsp == rsp;
 }
 
 static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64_t rsp,
@@ -785,6 +789,18 @@ static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64
  * further out, so a word that changed is found once per capture, not once
  * per frame below it.
  */
+/* Where frame f (walked) read the state of `next`, the frame after it: its
+ * return address, and its rbp if f saved rbp (see struct trace_frame). */
+static inline uint64_t ra_slot(const struct trace_frame *next)
+{
+	return next->rsp - 8;
+}
+
+static inline uint64_t rbp_slot(const struct trace_frame *f, const struct trace_frame *next)
+{
+	return next->rsp + (uint64_t)(int64_t)f->rbp_off;
+}
+
 static int prev_valid_from(const struct unwind_state *us, int j)
 {
 	const struct trace_frame *t = us->prev;
@@ -795,11 +811,10 @@ static int prev_valid_from(const struct unwind_state *us, int j)
 
 		if (!(t[k].flags & TF_WALKED))
 			continue;
-		if (*(const uint64_t *)(uintptr_t)(next->rsp - 8) != next->ip)
+		if (*(const uint64_t *)(uintptr_t)ra_slot(next) != next->ip)
 			return k + 1;
 		if ((t[k].flags & TF_RBP_SAVED) &&
-		    *(const uint64_t *)(uintptr_t)(next->rsp + (uint64_t)(int64_t)t[k].rbp_off) !=
-			    next->rbp)
+		    *(const uint64_t *)(uintptr_t)rbp_slot(&t[k], next) != next->rbp)
 			return k + 1;
 	}
 	return j;
@@ -921,39 +936,36 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 {
 	uint64_t ip = ((const uint64_t *)frame)[1], rsp = (uint64_t)(uintptr_t)frame + 16;
 
-	us->pre_valid = false;
-	if (us->epoch != shim_module_epoch || (us->prev_n > 0 && us->prev[0].ip == ip &&
-					       us->prev[0].rsp == rsp))
-		return;
-	if (!tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check))
+	us->pre_valid = us->epoch == shim_module_epoch && !prev_starts_at(us, ip, rsp) &&
+			tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check);
+	if (!us->pre_valid)
 		return;
 	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][0]);
 	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][1]);
-	us->pre_ip = ip;
-	us->pre_rsp = rsp;
-	us->pre_max = max;
-	us->pre_valid = true;
+	us->start_ip = ip;
+	us->start_rsp = rsp;
+	us->start_max = max;
 }
 
-/* A cached trace from (ip, rsp, rbp)?  Fills c and returns true if so. */
-static bool tc_lookup(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp, int max,
-		      struct capture *c)
+/* A cached trace for the capture starting at us->start_*?  Fills c and
+ * returns true if so; `prepared`: unwind_prepare() hashed its words. */
+static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 {
 	const struct tc_trace *set, *t;
 	uint64_t key, check;
 
-	if (us->pre_valid && us->pre_ip == ip && us->pre_rsp == rsp && us->pre_max == max) {
+	if (prepared) {
 		key = us->pre_key;
 		check = us->pre_check;
-	} else if (!tc_read(us, ip, rsp, max, &key, &check)) {
+	} else if (!tc_read(us, us->start_ip, us->start_rsp, us->start_max, &key, &check)) {
 		return false;
 	}
 	set = us->tc_traces[key & (TC_SETS - 1)];
 	t = set[0].key == key ? &set[0] : &set[1];
-	if (t->gen != us->tc_gen || t->key != key || t->max != max)
+	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
 		return false;
 	if (t->rbp_needed)
-		check += tc_term2(rbp, TC_WORDS);
+		check += tc_term2(us->start_rbp, TC_WORDS);
 	if (t->check != check)
 		return false;
 	c->n = t->n;
@@ -978,8 +990,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	if (!us->tc_fileable || !id)
 		return;
 	us->tc_fileable = false;
-	/* The words it read, where and what: frame k read frame k + 1's
-	 * return address and maybe its rbp (see struct trace_frame). */
+	/* The words it read, where and what. */
 	for (k = 0; k < n; k++) {
 		const struct trace_frame *next = &cur[k + 1];
 		uint64_t at;
@@ -988,13 +999,13 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 			continue;
 		if (nw + 2 > TC_WORDS)
 			return;
-		at = next->rsp - 8 - rsp;
+		at = ra_slot(next) - rsp;
 		if (at > UINT32_MAX)
 			return;
 		off[nw] = (uint32_t)at;
 		w[nw++] = next->ip;
 		if (cur[k].flags & TF_RBP_SAVED) {
-			at = next->rsp + (uint64_t)(int64_t)cur[k].rbp_off - rsp;
+			at = rbp_slot(&cur[k], next) - rsp;
 			if (at > UINT32_MAX)
 				return;
 			off[nw] = (uint32_t)at;
@@ -1010,7 +1021,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	} else if (l->nword != nw || memcmp(l->off, off, nw * sizeof(off[0]))) {
 		return;		/* another layout: a lookup would not read these */
 	}
-	tc_hash(ip, rsp, us->tc_max, w, nw, &key, &check);
+	tc_hash(ip, rsp, us->start_max, w, nw, &key, &check);
 	t = us->tc_traces[key & (TC_SETS - 1)];
 	if (t[0].key != key || t[0].gen != us->tc_gen)
 		t[1] = t[0];	/* the older one makes room */
@@ -1021,7 +1032,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	t->h2 = cur[0].h2;
 	t->id = id;
 	t->n = (int16_t)n;
-	t->max = (int16_t)us->tc_max;
+	t->max = (int16_t)us->start_max;
 	t->gen = us->tc_gen;
 }
 
@@ -1032,28 +1043,22 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 	const struct trace_frame *prev = us->prev;
 	int n = 0, j = 0, valid_from = -1;	/* -1: not asked yet */
 	int walked = 0;				/* frames stepped by the walk itself */
-	bool complete = false;
+	bool complete = false, prepared;
 
 	if (unlikely(us->epoch != shim_module_epoch)) {
 		memset(us->rules, 0, sizeof(us->rules));
 		unwind_forget(us);
 		us->epoch = shim_module_epoch;
 	}
-	us->tc_hit = us->tc_fileable = false;
-	if (!use_cache)
-		us->pre_valid = false;
-	us->tc_ip = ip;
-	us->tc_rsp = rsp;
-	us->tc_rbp = rbp;
-	us->tc_max = max;
-	/* The previous trace is tried first when it starts here (it is in
-	 * L1 and usually holds); else the cache may know the whole trace. */
-	if (use_cache && !(us->prev_n > 0 && prev[0].ip == ip && prev[0].rsp == rsp) &&
-	    tc_lookup(us, ip, rsp, rbp, max, c)) {
-		us->pre_valid = false;
+	prepared = us->pre_valid && us->start_ip == ip && us->start_rsp == rsp &&
+		   us->start_max == max;
+	us->pre_valid = us->tc_hit = us->tc_fileable = false;
+	us->start_ip = ip;
+	us->start_rsp = rsp;
+	us->start_rbp = rbp;
+	us->start_max = max;
+	if (use_cache && !prev_starts_at(us, ip, rsp) && tc_lookup(us, prepared, c))
 		return;
-	}
-	us->pre_valid = false;
 	while (n < max) {
 		struct trace_frame *f = &cur[n];
 		uint64_t rule, cfa, ra, nrbp;
@@ -1164,7 +1169,8 @@ void unwind_fill_ips(struct unwind_state *us, uint64_t *ips)
 		/* The stack is as it was: walking it again gives this trace. */
 		struct capture c;
 
-		dwarf_capture(us, us->tc_ip, us->tc_rsp, us->tc_rbp, ips, us->tc_max, &c, false);
+		dwarf_capture(us, us->start_ip, us->start_rsp, us->start_rbp, ips, us->start_max, &c,
+			      false);
 		if (c.have_ips)
 			return;
 	}
