@@ -2,6 +2,7 @@
 /* Collector side of the shim protocol: see msc_collect.h and msc_proto.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 
 #define DEFAULT_RING_SIZE (512u * 1024)
 #define DEFAULT_NRINGS 257u
+#define RELEASE_EVERY (64u * 1024)	/* bytes read before the tail moves */
 
 /* Module segments of one view of a process's address space. */
 struct modseg {
@@ -39,8 +41,12 @@ struct modmap {
 };
 
 struct ring_cur {
+	struct msc_ring *ring;
+	uint8_t *data;			/* the ring's data */
+	const uint64_t *rec;		/* the timestamped event at pos, when have */
 	uint64_t pos;			/* next byte to read, absolute */
 	uint64_t head;			/* last head read: reread only at it */
+	uint64_t released;		/* tail last stored */
 	uint32_t tid;
 	bool have;			/* a timestamped event waits at pos */
 	bool broken;			/* held garbage: ignored from then on */
@@ -69,7 +75,6 @@ struct msc_collector_private {
 	struct modmap *maps;
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
-	uint64_t w;			/* last watermark computed */
 	bool ended, corrupt;
 	int exit_call_status;		/* from an exit() call, -1 unknown */
 	struct msc_collector_private *next;
@@ -92,8 +97,10 @@ struct msc_collector {
 	unsigned ts_kind;
 	uint64_t raw0;			/* raw clock at start */
 	double ns_per_raw;
+	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
 	uint64_t slack_raw;		/* watermark slack, raw units */
 	uint64_t next_sample_raw;
+	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
 	uint64_t sample_every_raw;
 	/* child */
 	int child_pid, child_pidfd, child_status;
@@ -111,13 +118,12 @@ static uint64_t raw_now(const struct msc_collector *c)
 	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : msc_now_monotonic();
 }
 
+/* ns = raw ticks * ns_mult / 2^32: one multiplication per event. */
 static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
 {
 	if (raw <= c->raw0)
 		return 0;
-	if (c->ts_kind == MSC_TS_TSC)
-		return (uint64_t)((double)(raw - c->raw0) * c->ns_per_raw);
-	return raw - c->raw0;
+	return (uint64_t)(((unsigned __int128)(raw - c->raw0) * c->ns_mult) >> 32);
 }
 
 uint64_t msc_collector_now(const struct msc_collector *c)
@@ -167,6 +173,7 @@ static void calibrate(struct msc_collector *c)
 	c->ts_kind = tsc_usable() ? MSC_TS_TSC : MSC_TS_MONOTONIC;
 	if (c->ts_kind == MSC_TS_MONOTONIC) {
 		c->ns_per_raw = 1.0;
+		c->ns_mult = 1ull << 32;
 		c->raw0 = msc_now_monotonic();
 		c->slack_raw = 50000;
 		return;
@@ -178,6 +185,7 @@ static void calibrate(struct msc_collector *c)
 		t1 = __rdtsc();
 	} while (m1 - m0 < 5000000);	/* 5 ms: error ~1e-5 */
 	c->ns_per_raw = (double)(m1 - m0) / (double)(t1 - t0);
+	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
 	c->raw0 = t0;
 	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
 }
@@ -427,6 +435,10 @@ static void accept_one(struct msc_collector *c)
 	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
 	if (!p->cur || !p->cand || !p->stack_map)
 		goto fail;
+	for (unsigned i = 0; i < c->o.nrings; i++) {
+		p->cur[i].ring = msc_ring_at(p->region, ctl, i);
+		p->cur[i].data = msc_ring_data(p->cur[i].ring);
+	}
 	p->pidfd = pidfd_open_(h.pid);
 	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
 	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -446,11 +458,6 @@ fail:
 }
 
 /* --------------------------------------------------------------- rings */
-
-static struct msc_ring *ring(struct msc_collector_private *p, unsigned i)
-{
-	return msc_ring_at(p->region, p->ctl, i);
-}
 
 static const struct modseg *find_seg(const struct modmap *m, uint64_t ip)
 {
@@ -654,15 +661,14 @@ static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, unsigned ri)
 {
 	struct ring_cur *cur = &p->cur[ri];
-	struct msc_ring *r = ring(p, ri);
 	uint64_t head = cur->head;
 	uint64_t size = p->ctl->ring_size, mask = size - 1;
-	uint8_t *data = msc_ring_data(r);
+	uint8_t *data = cur->data;
 
 	/* The producer's cache line is read once per batch, not per event:
 	 * every read would pull it away from the writing thread. */
 	if (cur->pos >= head)
-		head = cur->head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		head = cur->head = __atomic_load_n(&cur->ring->head, __ATOMIC_ACQUIRE);
 
 	while (!cur->have && !cur->broken && cur->pos < head) {
 		uint64_t off = cur->pos & mask;
@@ -713,6 +719,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 				break;
 			}
 			cur->have = true;
+			cur->rec = rec;
 			cur->ts = rec[1];
 			continue;	/* do not advance: delivered by the merge */
 		}
@@ -730,11 +737,10 @@ static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
 	return shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
 }
 
-static void deliver(struct msc_collector *c, struct msc_collector_private *p, unsigned ri)
+/* Hands the event waiting at cur over. */
+static void deliver(struct msc_collector *c, struct msc_collector_private *p, struct ring_cur *cur)
 {
-	struct ring_cur *cur = &p->cur[ri];
-	struct msc_ring *r = ring(p, ri);
-	const uint64_t *rec = (const uint64_t *)(msc_ring_data(r) + (cur->pos & (p->ctl->ring_size - 1)));
+	const uint64_t *rec = cur->rec;
 	uint64_t hdr = rec[0];
 	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 	struct msc_cevent ev;
@@ -832,7 +838,7 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 	if (used > p->ctl->nrings)
 		used = p->ctl->nrings;
 	for (i = 0; i < used; i++) {
-		struct msc_ring *r = ring(p, i);
+		struct msc_ring *r = p->cur[i].ring;
 
 		/* A thread inside a hook may still commit an event as old as
 		 * its last committed one (it took its timestamp after). */
@@ -859,13 +865,33 @@ static void deliver_sample(struct msc_collector *c, struct msc_collector_private
 		p->samples_head = p->nsamples = 0;
 }
 
-/* Delivers every event older than the watermark, in time order. */
+/* Gives the ring's read bytes back to its producer, waking it if it sleeps
+ * for space (msc_proto.h). */
+static void release_space(struct ring_cur *cur)
+{
+	struct msc_ring *r = cur->ring;
+
+	__atomic_store_n(&r->tail, cur->pos, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->waiting, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &r->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+	cur->released = cur->pos;
+}
+
+/*
+ * Delivers every event older than the watermark, in time order.  The
+ * watermark comes first and the rings' heads are read after it: an event
+ * older than the watermark is then either committed, and so seen, or its
+ * thread is inside a hook and the watermark is no later than that thread's
+ * last event (see watermark()).  Heads read before the watermark could miss
+ * an event committed in between, and an older one would follow a newer.
+ */
 static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
-	/* The watermark reads every producer's hot cache line: it is
-	 * recomputed only when an event waits behind the last one. */
-	uint64_t w = final ? UINT64_MAX : p->w;
-	bool fresh = final;
+	uint64_t w = watermark(c, p, final);
 	uint32_t used, i, ncand = 0;
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
@@ -877,6 +903,7 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
 
+		cur->head = __atomic_load_n(&cur->ring->head, __ATOMIC_ACQUIRE);
 		if (!cur->have)
 			ring_peek(c, p, i);
 		if (cur->have)
@@ -885,41 +912,54 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 	for (;;) {
 		uint32_t k, best_k = 0;
 		int best = -1;
-		uint64_t best_ts = w;
+		uint64_t best_ts = w, next_ts = w;
+		struct ring_cur *cur;
 
 		for (k = 0; k < ncand; k++) {
-			struct ring_cur *cur = &p->cur[cand[k]];
+			uint64_t ts = p->cur[cand[k]].ts;
 
-			if (cur->ts < best_ts) {
-				best_ts = cur->ts;
+			if (ts < best_ts) {
+				next_ts = best_ts;
+				best_ts = ts;
 				best = (int)cand[k];
 				best_k = k;
+			} else if (ts < next_ts) {
+				next_ts = ts;
 			}
 		}
-		if (p->samples_head < p->nsamples && p->samples[p->samples_head].ts <= best_ts &&
-		    p->samples[p->samples_head].ts < w) {
-			deliver_sample(c, p);
-			continue;
+		if (p->samples_head < p->nsamples) {
+			uint64_t sts = p->samples[p->samples_head].ts;
+
+			if (sts <= best_ts && sts < w) {
+				deliver_sample(c, p);
+				continue;
+			}
+			if (sts < next_ts)
+				next_ts = sts;
 		}
-		if (best < 0) {
-			if (fresh || (!ncand && p->samples_head == p->nsamples))
-				break;
-			w = p->w = watermark(c, p, false);
-			fresh = true;
-			continue;
-		}
-		deliver(c, p, (unsigned)best);
-		delivered++;
-		ring_peek(c, p, (unsigned)best);
-		if (!p->cur[best].have)
+		if (best < 0)
+			break;
+		/* This ring's events up to the next one of another ring (or
+		 * the next sample) need no comparing. */
+		cur = &p->cur[best];
+		do {
+			deliver(c, p, cur);
+			delivered++;
+			/* A long round gives space back as it goes: the
+			 * producer may be waiting for it. */
+			if (cur->pos - cur->released >= RELEASE_EVERY)
+				release_space(cur);
+			ring_peek(c, p, (unsigned)best);
+		} while (cur->have && cur->ts < next_ts);
+		if (!cur->have)
 			cand[best_k] = cand[--ncand];
 	}
 	for (i = 0; i < used; i++) {
-		struct msc_ring *r = ring(p, i);
 		struct ring_cur *cur = &p->cur[i];
+		struct msc_ring *r = cur->ring;
 
-		if (cur->pos != r->tail)
-			__atomic_store_n(&r->tail, cur->pos, __ATOMIC_RELEASE);
+		if (cur->pos != cur->released)
+			release_space(cur);
 		/* An exited thread's ring, fully read: give it to a new one. */
 		if (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == MSC_RING_CLOSED &&
 		    !cur->have && cur->pos == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
@@ -1051,19 +1091,40 @@ static void take_samples(struct msc_collector *c)
 	}
 }
 
+/*
+ * The collector's pace.  Each round drains the rings up to the watermark.
+ * A round that found much means the program allocates fast: the next one
+ * starts at once, and the descriptors (a syscall) are looked at only once
+ * a millisecond.  A round that found little naps briefly, so that the next
+ * one finds a batch: per-round costs (the poll, the watermark, reading every
+ * ring's head) are then spread over many events, and the CPU goes to the
+ * program meanwhile.  The rings hold milliseconds of events at full speed.
+ */
+#define ROUND_BUSY_EVENTS 4096
+#define ROUND_NAP_NS 200000ull
+#define ROUND_CHECK_NS 1000000ull
+
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 {
 	struct pollfd *pfd;
 	struct msc_collector_private *p, *next, **owner;
 	unsigned n = 0, i, first_proc, delivered = 0;
 	int ret = 0, extra_at = -1, child_at = -1;
+	uint64_t wait_ns = timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull, now;
+	struct timespec to;
 
-	/* Drain first: when there was work, do not sleep. */
 	for (p = c->procs; p; p = p->next)
 		delivered += pump(c, p, false);
 	take_samples(c);
-	if (delivered)
-		timeout_ms = 0;
+	now = msc_now_monotonic();
+	if (delivered >= ROUND_BUSY_EVENTS) {
+		if (now < c->next_check_ns)
+			return 0;
+		wait_ns = 0;
+	} else if (delivered && wait_ns > ROUND_NAP_NS) {
+		wait_ns = ROUND_NAP_NS;
+	}
+	c->next_check_ns = now + ROUND_CHECK_NS;
 	if (c->pfd_cap < 3 + (size_t)c->nprocs) {
 		size_t cap = 2 * (3 + (size_t)c->nprocs);
 		struct pollfd *np = realloc(c->pfd, cap * sizeof(*np));
@@ -1105,7 +1166,9 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		owner[n] = p;
 		pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
 	}
-	if (poll(pfd, n, timeout_ms) <= 0) {
+	to.tv_sec = (time_t)(wait_ns / 1000000000ull);
+	to.tv_nsec = (long)(wait_ns % 1000000000ull);
+	if (ppoll(pfd, n, wait_ns == UINT64_MAX ? NULL : &to, NULL) <= 0) {
 		/* Without a child pidfd (old kernels), reap by polling. */
 		if (c->child_pidfd < 0)
 			reap_child(c);

@@ -18,8 +18,13 @@
  *
  * Lossless by default: a full ring makes its thread wait for the collector,
  * checking now and then that the collector is still alive (if it is not,
- * recording stops and the target runs on untouched).  Lossy mode drops and
- * counts.
+ * recording stops and the target runs on untouched).  After a short spin the
+ * thread sets `waiting` and sleeps on the futex word `wake` (shared, not
+ * private: the two are different processes), so that the collector gets the
+ * CPU; the collector, having moved `tail`, clears `waiting`, bumps `wake`
+ * and wakes it.  Both sides store first and then load the other's word with
+ * a full fence between, so one of them always sees the other.  Lossy mode
+ * drops and counts.
  *
  * Ordering.  Every event carries a timestamp (TSC ticks, or CLOCK_MONOTONIC
  * ns when the TSC is not trustworthy; the control page says which), taken
@@ -136,7 +141,10 @@ struct msc_ring {
 	uint8_t pad0[64 - 32];
 	/* Collector's cache line. */
 	volatile uint64_t tail;		/* bytes consumed, ever */
-	uint8_t pad1[64 - 8];
+	volatile uint32_t wake;		/* futex word: bumped when space was freed
+					 * for a producer that said it waits */
+	volatile uint32_t waiting;	/* the producer sleeps on `wake` */
+	uint8_t pad1[64 - 16];
 	uint8_t pad2[MSC_PROTO_RING_HDR - 128];
 	/* followed by ring_size bytes of data */
 };

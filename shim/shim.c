@@ -21,6 +21,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -255,42 +256,57 @@ static bool collector_alive(void)
 	return true;
 }
 
-/* Waits until `need` bytes past t->head are free.  False: give up. */
+static inline bool have_space(struct tstate *t, uint64_t need)
+{
+	uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+
+	t->tail_cache = tail;
+	return t->head + need - tail <= t->size;
+}
+
+/*
+ * Waits until `need` bytes past t->head are free.  False: give up.  A short
+ * spin first (the collector may be about to move the tail), then sleeps on
+ * the ring's futex word until the collector frees space (msc_proto.h), and
+ * looks now and then whether the collector is still alive.
+ */
 static bool wait_space(struct tstate *t, uint64_t need)
 {
-	unsigned spins = 0;
+	struct msc_ring *r = t->ring;
+	unsigned spins = 0, naps = 0;
 	int saved = errno;
 
-	for (;;) {
-		uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+	while (!have_space(t, need)) {
+		uint32_t seq;
 
-		t->tail_cache = tail;
-		if (t->head + need - tail <= t->size)
-			break;
 		if (g_lossy || g_state != ST_ACTIVE) {
 			if (g_lossy)
 				__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
 			errno = saved;
 			return false;
 		}
-		if (spins == 0)
+		if (spins++ == 0)
 			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
-		spins++;
-		if (spins < 200) {
+		if (spins < 64) {
 			__builtin_ia32_pause();
-		} else if (spins < 400) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 50000 };
+			continue;
+		}
+		seq = __atomic_load_n(&r->wake, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!have_space(t, need)) {
+			/* At most 10 ms: the collector may be gone. */
+			struct timespec ts = { 0, 10000000 };
 
-			nanosleep(&ts, NULL);
-			if ((spins & 127) == 0 && !collector_alive()) {
+			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, &ts, NULL, 0);
+			if ((++naps & 3) == 0 && !collector_alive()) {
 				g_ctl->dead = 1;
 				stop_recording();
 				errno = saved;
 				return false;
 			}
 		}
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
 	}
 	errno = saved;
 	return true;
