@@ -51,7 +51,7 @@ LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
 
 SHIM = shim/libmemscope.so

@@ -144,13 +144,14 @@ static void warn(struct msc_collector *c, const char *fmt, ...)
 	c->ops->warn(c->ctx, "%s", msg);
 }
 
-/* An invariant TSC is the cheapest clock that all CPUs agree on. */
+/* An invariant TSC is the cheapest clock that all CPUs agree on; the shim
+ * reads it with RDTSCP, which orders it after the loads before it. */
 static bool tsc_usable(void)
 {
 	char buf[8192];
 	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
 	ssize_t n;
-	bool constant, nonstop;
+	bool constant, nonstop, rdtscp;
 
 	if (getenv("MEMSCOPE_NO_TSC"))
 		return false;
@@ -163,7 +164,8 @@ static bool tsc_usable(void)
 	buf[n] = '\0';
 	constant = strstr(buf, " constant_tsc") != NULL;
 	nonstop = strstr(buf, " nonstop_tsc") != NULL;
-	return constant && nonstop;
+	rdtscp = strstr(buf, " rdtscp") != NULL;
+	return constant && nonstop && rdtscp;
 }
 
 static void calibrate(struct msc_collector *c)

@@ -223,12 +223,20 @@ static void resolve_cxx(void)
 
 /* ----------------------------------------------------------------- time */
 
+/*
+ * An event's timestamp must follow everything the thread saw before it: a
+ * free of a block another thread allocated and handed over must be stamped
+ * after that allocation.  RDTSC may execute ahead of earlier loads (out of
+ * order, past the load that fetched the block's address), by a microsecond
+ * and more here; RDTSCP waits for them.
+ */
 static inline uint64_t now(void)
 {
 	struct timespec ts;
+	unsigned aux;
 
 	if (likely(g_tsc))
-		return __rdtsc();
+		return __rdtscp(&aux);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
