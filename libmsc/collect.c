@@ -789,9 +789,10 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		memcpy(ev.v, rec + 2, 4 * sizeof(uint64_t));
 		break;
 	case MSC_EV_THREAD:
-		cur->tid = MSC_EV_AUX(hdr);
+		if (!(MSC_EV_FLAGS(hdr) & MSC_THREAD_SHARED))
+			cur->tid = MSC_EV_AUX(hdr);
 		ev.type = MSC_CEV_THREAD;
-		ev.tid = cur->tid;
+		ev.tid = MSC_EV_AUX(hdr);
 		ev.v[0] = words >= 5 ? rec[2] : 0;		/* shim state */
 		ev.v[1] = words >= 4 ? rec[3] : 0;		/* stack top */
 		ev.v[2] = words >= 5 ? rec[4] : 0;		/* shim state size */

@@ -63,7 +63,10 @@ enum msc_ev {
 	MSC_EV_MREMAP,		/* [hdr(aux=stack), ts, old, old_len, new, new_len] */
 	MSC_EV_BRK,		/* [hdr(aux=stack), ts, old_end, new_end] */
 	MSC_EV_THREAD,		/* [hdr(aux=tid), ts, shim_state, stack_hi, state_size,
-				 *  stack_lo, thread pointer] */
+				 *  stack_lo, thread pointer]: the ring's thread from
+				 *  here on, or with flags MSC_THREAD_SHARED, a thread
+				 *  of the shared ring (its events keep the ring's tid);
+				 *  tid 0: the shared ring's state, no thread */
 	MSC_EV_MODULES,		/* [hdr, ts (unused)]: a new module map follows */
 	MSC_EV_MODULE,		/* [hdr, base, ids, nseg, seg..., build-id, path];
 				 * the collector ignores one of over 64 segments */
@@ -76,6 +79,9 @@ enum msc_ev {
 	MSC_EV_THREAD_EXIT,	/* [hdr(aux=tid), ts]: its stack is dead memory now */
 	MSC_EV_MAX,
 };
+
+/* THREAD flags. */
+#define MSC_THREAD_SHARED 1u
 
 /* Allocation functions, in ALLOC and FREE flags. */
 enum msc_fn {

@@ -95,6 +95,9 @@ static __thread unsigned t_flags TLS_IE;
 /* t_state of a thread that records through the shared ring: it exited, or
  * found no ring (or no memory) of its own and does not try again. */
 #define TSTATE_DEAD ((struct tstate *)1)
+/* The thread-specific value of a thread that records on the shared ring:
+ * its exit is announced too (thread_exit). */
+#define TSTATE_SHARED_MARK ((void *)2)
 
 /* The top of this thread's stack, for the unwinder: the shared ring's
  * state serves many threads and takes it from here. */
@@ -709,6 +712,32 @@ static struct tstate *shared_state(void)
 	return g_shared_ready ? &g_shared : NULL;
 }
 
+/*
+ * A thread that records on the shared ring still says where its stack is,
+ * and when it exits: the leak scan must know its stack, and that it is dead
+ * memory afterwards (glibc keeps exited threads' stacks mapped, stale
+ * pointers and all).  MSC_THREAD_SHARED: its events on the ring keep tid 0.
+ */
+static void shared_announce(void)
+{
+	struct tstate *t = shared_state();
+	uint64_t lo = 0, v[5];
+
+	t_stack_hi = stack_top(&lo);
+	if (!t)
+		return;
+	v[0] = 0;
+	v[1] = t_stack_hi;
+	v[2] = 0;
+	v[3] = lo;
+	v[4] = (uint64_t)pthread_self();
+	shared_lock(t);
+	emit(t, MSC_EV_THREAD, MSC_THREAD_SHARED, (uint32_t)raw_gettid(), v, 5);
+	shared_unlock(t);
+	if (g_key_ok)
+		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
+}
+
 static struct tstate *thread_init(void)
 {
 	struct tstate *t;
@@ -756,11 +785,7 @@ shared:
 	/* Once is enough: looking again at every event would cost a scan of
 	 * the rings (and a mapping) per allocation. */
 	t_state = TSTATE_DEAD;
-	if (!t_stack_hi) {
-		uint64_t lo;
-
-		t_stack_hi = stack_top(&lo);
-	}
+	shared_announce();
 	errno = saved;
 	return shared_state();
 }
@@ -769,6 +794,17 @@ static void thread_exit(void *arg)
 {
 	struct tstate *t = arg;
 
+	if (arg == TSTATE_SHARED_MARK) {
+		t = shared_state();
+		if (t) {
+			t_guard++;
+			shared_lock(t);
+			emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)raw_gettid(), NULL, 0);
+			shared_unlock(t);
+			t_guard--;
+		}
+		return;
+	}
 	if (!t || t == TSTATE_DEAD || t->shared)
 		return;
 	t_guard++;
@@ -951,6 +987,15 @@ static bool session_start(bool forked)
 	memset(&g_shared, 0, offsetof(struct tstate, uw) + offsetof(struct unwind_state, tc_layouts));
 	g_shared_ready = tstate_setup(&g_shared, 0);
 	g_shared.tid = 0;
+	if (g_shared_ready) {
+		/* Announced like a thread's (tid 0: no thread), so that the
+		 * leak scan does not take what it holds (register values
+		 * among them) for roots: it lives in our .bss, which the
+		 * kernel maps without a name. */
+		shared_lock(&g_shared);
+		emit_thread(&g_shared);
+		shared_unlock(&g_shared);
+	}
 	return true;
 fail:
 	if (fd >= 0)

@@ -301,7 +301,9 @@ static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev
 		return;
 	case MSC_CEV_THREAD:
 		own_range(pr, ev->v[0], ev->v[2]);
-		thread_seen(pr, ev);
+		/* tid 0: the shared ring's state, not a thread. */
+		if (ev->tid)
+			thread_seen(pr, ev);
 		break;
 	case MSC_CEV_SAMPLE:
 		if (!R.output_gone) {
