@@ -74,7 +74,8 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->live);
 	free(a->sites);
 	free(a->site_index);
-	free(a->exact_sizes);
+	free(a->stack_sites);
+	free(a->class_slots);
 	free(a->regions);
 	msc_u64map_release(&a->last_alloc);
 	msc_u64map_release(&a->pieces);
@@ -243,32 +244,59 @@ static int site_index_grow(struct msc_agg *a)
 	return 0;
 }
 
-#define CLASS_KEY (1ull << 63)
-
-static inline uint64_t class_lo(uint64_t size)
+/* The index slot of an exact site, or the empty slot where it would go. */
+static struct msc_site_slot *site_slot(struct msc_agg *a, uint32_t stack, uint64_t size)
 {
-	return size ? 1ull << (63 - __builtin_clzll(size)) : 0;
-}
-
-/* Finds the index slot of key, or the empty slot where it would go. */
-static struct msc_site_slot *site_slot(struct msc_agg *a, uint32_t stack, uint64_t key)
-{
-	size_t i = site_home(stack, key, a->site_mask);
+	size_t i = site_home(stack, size, a->site_mask);
 
 	while (a->site_index[i].index1) {
 		struct msc_site_slot *sl = &a->site_index[i];
 
-		if (sl->stack == stack && sl->size == key)
+		if (sl->stack == stack && sl->size == size)
 			return sl;
 		i = (i + 1) & a->site_mask;
 	}
 	return &a->site_index[i];
 }
 
-static long site_new(struct msc_agg *a, uint32_t stack, uint64_t key, uint64_t size,
-		     uint64_t size_max, unsigned fn, uint64_t ts)
+/* Removes an index slot (backward-shift deletion keeps probes short). */
+static void site_slot_delete(struct msc_agg *a, struct msc_site_slot *slot)
 {
-	struct msc_site_slot *sl;
+	size_t i = (size_t)(slot - a->site_index), j = i;
+
+	for (;;) {
+		const struct msc_site_slot *n;
+		size_t home;
+
+		j = (j + 1) & a->site_mask;
+		n = &a->site_index[j];
+		if (!n->index1)
+			break;
+		home = site_home(n->stack, n->size, a->site_mask);
+		if (((j - home) & a->site_mask) >= ((j - i) & a->site_mask)) {
+			a->site_index[i] = *n;
+			i = j;
+		}
+	}
+	a->site_index[i].index1 = 0;
+	a->site_count--;
+}
+
+/* Bit length of a size: its class's slot in a folded stack's block. */
+static inline unsigned class_of(uint64_t size)
+{
+	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+static inline uint64_t class_lo(uint64_t size)
+{
+	return size ? 1ull << (63 - __builtin_clzll(size)) : 0;
+}
+
+/* A new site, not yet findable; returns its index or -1. */
+static long site_new(struct msc_agg *a, uint32_t stack, uint64_t size, uint64_t size_max,
+		     bool classed, unsigned fn, uint64_t ts)
+{
 	struct msc_site *s;
 
 	if (a->nsites == a->sites_cap) {
@@ -284,20 +312,33 @@ static long site_new(struct msc_agg *a, uint32_t stack, uint64_t key, uint64_t s
 		a->sites = ns;
 		a->sites_cap = ncap;
 	}
-	if ((a->nsites + 1) * 4 > (a->site_mask + 1) * 3 && site_index_grow(a))
-		return -1;
-	sl = site_slot(a, stack, key);
-	*sl = (struct msc_site_slot){ key, stack, a->nsites + 1 };
 	s = &a->sites[a->nsites];
 	memset(s, 0, sizeof(*s));
 	s->stack = stack;
 	s->size = size;
 	s->size_max = size_max;
-	s->classed = (key & CLASS_KEY) != 0;
+	s->classed = classed;
 	s->fn = (uint8_t)fn;
 	s->first_ts = ts;
 	s->peak_epoch = a->epoch;
 	return (long)a->nsites++;
+}
+
+/* The class site of a folded stack for size, made if need be; -1: no memory. */
+static long class_site(struct msc_agg *a, const struct msc_stack_sites *ss, uint32_t stack,
+		       uint64_t size, unsigned fn, uint64_t ts)
+{
+	uint32_t *slot = &a->class_slots[(size_t)(ss->classes - 1) * MSC_AGG_CLASSES + class_of(size)];
+	uint64_t lo;
+	long si;
+
+	if (*slot)
+		return (long)*slot - 1;
+	lo = class_lo(size);
+	si = site_new(a, stack, lo, lo ? 2 * lo - 1 : 0, true, fn, ts);
+	if (si >= 0)
+		*slot = (uint32_t)si + 1;
+	return si;
 }
 
 /* The live bytes a site had at the last peak (see msc_agg.h). */
@@ -309,22 +350,31 @@ static uint64_t at_peak(const struct msc_agg *a, const struct msc_site *s)
 /* The stack has too many sizes: fold its exact sites into size classes. */
 static int fold_stack(struct msc_agg *a, uint32_t stack)
 {
+	struct msc_stack_sites *ss = &a->stack_sites[stack];
 	uint32_t i, n = a->nsites;
 
+	if (a->nclass_blocks == a->class_blocks_cap) {
+		uint32_t ncap = a->class_blocks_cap ? a->class_blocks_cap * 2 : 16;
+		uint32_t *nc = realloc(a->class_slots, (size_t)ncap * MSC_AGG_CLASSES * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		a->class_slots = nc;
+		a->class_blocks_cap = ncap;
+	}
+	memset(&a->class_slots[(size_t)a->nclass_blocks * MSC_AGG_CLASSES], 0,
+	       MSC_AGG_CLASSES * sizeof(*a->class_slots));
+	ss->classes = ++a->nclass_blocks;
+	ss->last = 0;
 	for (i = 0; i < n; i++) {
 		struct msc_site *s = &a->sites[i], *c;
 		struct msc_site_slot *sl;
-		uint64_t lo;
 		long ci;
 		unsigned b;
 
 		if (s->stack != stack || s->classed || s->removed)
 			continue;
-		lo = class_lo(s->size);
-		sl = site_slot(a, stack, lo | CLASS_KEY);
-		ci = sl->index1 ? (long)sl->index1 - 1 :
-				  site_new(a, stack, lo | CLASS_KEY, lo, lo ? 2 * lo - 1 : 0, s->fn,
-					   s->first_ts);
+		ci = class_site(a, ss, stack, s->size, s->fn, s->first_ts);
 		if (ci < 0)
 			return -ENOMEM;
 		s = &a->sites[i];	/* sites may have moved */
@@ -348,6 +398,11 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 		c->peak_inexact = true;
 		s->removed = true;
 		s->forward = (uint32_t)ci;
+		/* Never looked up again: the index stays as small as the
+		 * exact sites in use. */
+		sl = site_slot(a, stack, s->size);
+		if (sl->index1 == i + 1)
+			site_slot_delete(a, sl);
 	}
 	return 0;
 }
@@ -355,41 +410,53 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 /* Finds or creates the site of (stack, size); returns its index or -1. */
 static long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn, uint64_t ts)
 {
+	struct msc_stack_sites *ss;
 	struct msc_site_slot *sl;
-	uint64_t lo;
+	long si;
 
-	if (stack >= a->exact_cap) {
-		uint32_t ncap = a->exact_cap ? a->exact_cap : 1024;
-		uint16_t *ne;
+	if (stack >= a->stack_sites_cap) {
+		uint32_t ncap = a->stack_sites_cap ? a->stack_sites_cap : 1024;
+		struct msc_stack_sites *ns;
 
 		while (ncap <= stack)
 			ncap *= 2;
-		ne = realloc(a->exact_sizes, ncap * sizeof(*ne));
-		if (!ne)
+		ns = realloc(a->stack_sites, ncap * sizeof(*ns));
+		if (!ns)
 			return -1;
-		memset(ne + a->exact_cap, 0, (ncap - a->exact_cap) * sizeof(*ne));
-		a->exact_sizes = ne;
-		a->exact_cap = ncap;
+		memset(ns + a->stack_sites_cap, 0, (ncap - a->stack_sites_cap) * sizeof(*ns));
+		a->stack_sites = ns;
+		a->stack_sites_cap = ncap;
 	}
-	if (a->exact_sizes[stack] != UINT16_MAX) {
-		sl = site_slot(a, stack, size);
-		if (sl->index1)
-			return (long)sl->index1 - 1;
-		if (a->exact_sizes[stack] < MSC_AGG_EXACT_SIZES || fn == MSC_FN_MMAP) {
-			/* UINT16_MAX means folded: mmap sizes stop counting short. */
-			if (a->exact_sizes[stack] < UINT16_MAX - 1)
-				a->exact_sizes[stack]++;
-			return site_new(a, stack, size, size, size, fn, ts);
+	ss = &a->stack_sites[stack];
+	if (ss->classes)
+		return class_site(a, ss, stack, size, fn, ts);
+	if (ss->last && ss->last_size == size)
+		return (long)ss->last - 1;
+	sl = site_slot(a, stack, size);
+	if (sl->index1) {
+		si = (long)sl->index1 - 1;
+	} else if (ss->nexact < MSC_AGG_EXACT_SIZES || fn == MSC_FN_MMAP) {
+		/* Mappings' sizes never fold a stack; they count on. */
+		if ((a->site_count + 1) * 4 > (a->site_mask + 1) * 3) {
+			if (site_index_grow(a))
+				return -1;
+			sl = site_slot(a, stack, size);
 		}
+		si = site_new(a, stack, size, size, false, fn, ts);
+		if (si < 0)
+			return -1;
+		*sl = (struct msc_site_slot){ size, stack, (uint32_t)si + 1 };
+		a->site_count++;
+		if (ss->nexact < UINT16_MAX)
+			ss->nexact++;
+	} else {
 		if (fold_stack(a, stack))
 			return -1;
-		a->exact_sizes[stack] = UINT16_MAX;
+		return class_site(a, ss, stack, size, fn, ts);
 	}
-	lo = class_lo(size);
-	sl = site_slot(a, stack, lo | CLASS_KEY);
-	if (sl->index1)
-		return (long)sl->index1 - 1;
-	return site_new(a, stack, lo | CLASS_KEY, lo, lo ? 2 * lo - 1 : 0, fn, ts);
+	ss->last_size = size;
+	ss->last = (uint32_t)si + 1;
+	return si;
 }
 
 /*

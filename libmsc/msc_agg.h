@@ -117,6 +117,21 @@ struct msc_site_slot {
 };
 
 /*
+ * How a stack's sites are found, per stack id.  Exact sites are in the
+ * (stack, size) hash index, the one used last also here (most stacks
+ * allocate one size); a folded stack's class sites are in a block of
+ * MSC_AGG_CLASSES slots of a->class_slots, one per bit length of the size.
+ */
+#define MSC_AGG_CLASSES 65
+
+struct msc_stack_sites {
+	uint64_t last_size;
+	uint32_t last;			/* exact site of last_size: index + 1, 0 = none */
+	uint32_t classes;		/* folded: block number + 1, 0 = not folded */
+	uint16_t nexact;		/* exact sites made (saturates) */
+};
+
+/*
  * A live anonymous mapping, or a piece of one: munmap can punch holes, and
  * the pieces of one mapping share a block id; the block is freed when its
  * last piece goes.  One piece per block is "primary" and counts it.
@@ -145,10 +160,12 @@ struct msc_agg {
 	/* sites */
 	struct msc_site *sites;
 	uint32_t nsites, sites_cap;
-	struct msc_site_slot *site_index;	/* (stack, size) -> index */
-	size_t site_mask;
-	uint16_t *exact_sizes;		/* per stack id: exact sites, or UINT16_MAX if classed */
-	uint32_t exact_cap;
+	struct msc_site_slot *site_index;	/* (stack, size) -> exact site */
+	size_t site_mask, site_count;
+	struct msc_stack_sites *stack_sites;	/* per stack id */
+	uint32_t stack_sites_cap;
+	uint32_t *class_slots;		/* folded stacks' class sites: index + 1 */
+	uint32_t nclass_blocks, class_blocks_cap;
 	/* mappings */
 	struct msc_region *regions;
 	size_t nregions, regions_cap;
