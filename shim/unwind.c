@@ -880,38 +880,58 @@ static inline unsigned tc_layout_index(uint64_t ip, uint64_t rsp)
 	return (unsigned)(((ip ^ (rsp >> 3)) * 0x9e3779b97f4a7c15ull) >> 32) & (TC_LAYOUTS - 1);
 }
 
-/* The terms of the two hashes for word i: sums of them need no word to wait
- * for the one before. */
-static inline uint64_t tc_term1(uint64_t w, unsigned i)
-{
-	uint64_t x = (w + i * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+/* Keys of the trace hash: random 64-bit numbers, one per message word. */
+static const uint64_t tc_keys[TC_WORDS + 4] = {
+	0x9362da5cc13da58bull, 0xf6fadfa7e5c15b63ull, 0x7e6ddce7a7ace733ull, 0x2c63888f28f00481ull,
+	0x8f7b7676d015b0ddull, 0x8a119b9e16bc1733ull, 0x609e467ada679f81ull, 0xbc67ba94637d6efbull,
+	0x0787c0de2f960063ull, 0xfab36728a78beb7full, 0x19d5269512e74f7bull, 0xa712755f6cace4d5ull,
+	0xba2dde83458bfed1ull, 0xac8efe121c5989f1ull, 0x0d9782bfcdc83011ull, 0x5796a670482c590full,
+	0xa93258ef7777682dull, 0x0b80a25553a12945ull, 0x0f8a7abff2e91ac7ull, 0x45ac16b9c20dbc21ull,
+};
 
-	return x ^ (x >> 32);
+static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, unsigned i)
+{
+	return (unsigned __int128)(a + tc_keys[i]) * (b + tc_keys[i + 1]);
 }
 
-static inline uint64_t tc_term2(uint64_t w, unsigned i)
+/*
+ * The hash of a trace's start and of the words it read: NH, the hash of UMAC
+ * (Black et al., 1999), over the message (ip, rsp, max and the word count,
+ * the words, a zero to make the count even): the sum of the 128-bit products
+ * (m[2i] + k[2i]) * (m[2i+1] + k[2i+1]).  Two different messages of the
+ * same length collide with probability at most 2^-64 over the keys, and the
+ * length is in the message.  One multiplication per two words, the products
+ * independent of each other.  The check is the upper half, the key the
+ * lower one mixed with it (a bijection for a given check, so that key and
+ * check together still compare all 128 bits) for its low bits to index.
+ */
+static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint64_t *w, unsigned nw,
+			   uint64_t *key, uint64_t *check)
 {
-	uint64_t x = (w ^ (i * 0xd6e8feb86659fd93ull)) * 0xc4ceb9fe1a85ec53ull;
+	unsigned __int128 acc = nh_pair(ip, rsp, 0);
+	uint64_t k, hi;
+	unsigned i;
+
+	/* (max, nw) and w[0], then pairs of words. */
+	acc += nh_pair((uint64_t)(unsigned)max | (uint64_t)nw << 32, nw ? w[0] : 0, 2);
+	for (i = 1; i + 1 < nw; i += 2)
+		acc += nh_pair(w[i], w[i + 1], i + 3);
+	if (i < nw)
+		acc += nh_pair(w[i], 0, i + 3);
+	hi = (uint64_t)(acc >> 64);
+	k = ((uint64_t)acc ^ (hi >> 17)) * 0x9e3779b97f4a7c15ull;
+	*key = k ^ (k >> 32);
+	*check = hi;
+}
+
+/* A term that folds rbp into a check (traces that depend on it). */
+static inline uint64_t tc_rbp_term(uint64_t rbp)
+{
+	uint64_t x = (rbp ^ 0xd6e8feb86659fd93ull) * 0xc4ceb9fe1a85ec53ull;
 
 	x ^= x >> 29;
 	x *= 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
-}
-
-static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint64_t *w, unsigned nw,
-			   uint64_t *key, uint64_t *check)
-{
-	uint64_t k = tc_term1(ip ^ (uint64_t)max << 48, 62) + tc_term1(rsp, 63);
-	uint64_t c = tc_term2(ip ^ (uint64_t)max << 48, 62) + tc_term2(rsp, 63);
-	unsigned i;
-
-	for (i = 0; i < nw; i++) {
-		k += tc_term1(w[i], i);
-		c += tc_term2(w[i], i);
-	}
-	k *= 0x9e3779b97f4a7c15ull;
-	*key = k ^ (k >> 32);
-	*check = c;
 }
 
 /* The hashes of the words now at the layout of (ip, rsp); false: none. */
@@ -936,7 +956,7 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 {
 	uint64_t ip = ((const uint64_t *)frame)[1], rsp = (uint64_t)(uintptr_t)frame + 16;
 
-	us->pre_valid = us->epoch == shim_module_epoch && !prev_starts_at(us, ip, rsp) &&
+	us->pre_valid = us->epoch == shim_module_epoch &&
 			tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check);
 	if (!us->pre_valid)
 		return;
@@ -965,7 +985,7 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
 		return false;
 	if (t->rbp_needed)
-		check += tc_term2(us->start_rbp, TC_WORDS);
+		check += tc_rbp_term(us->start_rbp);
 	if (t->check != check)
 		return false;
 	c->n = t->n;
@@ -1027,7 +1047,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 		t[1] = t[0];	/* the older one makes room */
 	t->key = key;
 	t->rbp_needed = (cur[0].flags & TF_RBP_NEEDED) != 0;
-	t->check = check + (t->rbp_needed ? tc_term2(cur[0].rbp, TC_WORDS) : 0);
+	t->check = check + (t->rbp_needed ? tc_rbp_term(cur[0].rbp) : 0);
 	t->h1 = cur[0].h1;
 	t->h2 = cur[0].h2;
 	t->id = id;
@@ -1057,7 +1077,7 @@ static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, ui
 	us->start_rsp = rsp;
 	us->start_rbp = rbp;
 	us->start_max = max;
-	if (use_cache && !prev_starts_at(us, ip, rsp) && tc_lookup(us, prepared, c))
+	if (use_cache && tc_lookup(us, prepared, c))
 		return;
 	while (n < max) {
 		struct trace_frame *f = &cur[n];
