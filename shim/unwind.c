@@ -754,13 +754,6 @@ void unwind_forget(struct unwind_state *us)
 	while (us->tc_gen == 0);
 }
 
-/* Does the previous trace start at (ip, rsp)?  Then it is tried first: it
- * is in L1 and usually holds. */
-static inline bool prev_starts_at(const struct unwind_state *us, uint64_t ip, uint64_t rsp)
-{
-	return us->prev_n > 0 && us->prev[0].ip == ip && us->prev[0].rsp == rsp;
-}
-
 static int fp_capture(struct unwind_state *us, uint64_t rbp, uint64_t ip, uint64_t rsp,
 		      uint64_t *ips, int max)
 {
