@@ -70,12 +70,11 @@ struct tc_layout {
 
 struct tc_trace {
 	uint64_t key, check;		/* two hashes of the start and the words */
-	uint64_t h1, h2;		/* the trace's intern hash */
 	uint32_t id;			/* its stack id */
 	uint32_t gen;
 	int16_t n, max;			/* frames, and the depth limit then */
 	bool rbp_needed;		/* check covers rbp at the start */
-} __attribute__((aligned(64)));
+} __attribute__((aligned(32)));	/* a set of two is one cache line */
 
 struct unwind_state {
 	uint64_t stack_hi;		/* highest address of this thread's stack */
@@ -99,7 +98,10 @@ struct unwind_state {
 	bool pre_valid;
 	uint64_t pre_key, pre_check;
 	struct tc_layout tc_layouts[TC_LAYOUTS];
-	struct tc_trace tc_traces[TC_SETS][2];
+	struct tc_trace tc_traces[TC_SETS][2] __attribute__((aligned(64)));
+	/* The intern hash of each cached trace, for MEMSCOPE_UNWIND_CHECK
+	 * only (a capture from the cache gives the stack id). */
+	uint64_t tc_check_hash[TC_SETS][2][2];
 };
 
 /* The result of a capture: the frame count and the stack's intern hash. */

@@ -953,8 +953,7 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 			tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check);
 	if (!us->pre_valid)
 		return;
-	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][0]);
-	__builtin_prefetch(&us->tc_traces[us->pre_key & (TC_SETS - 1)][1]);
+	__builtin_prefetch(us->tc_traces[us->pre_key & (TC_SETS - 1)]);
 	us->start_ip = ip;
 	us->start_rsp = rsp;
 	us->start_max = max;
@@ -966,6 +965,7 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 {
 	const struct tc_trace *set, *t;
 	uint64_t key, check;
+	unsigned way;
 
 	if (prepared) {
 		key = us->pre_key;
@@ -974,7 +974,8 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 		return false;
 	}
 	set = us->tc_traces[key & (TC_SETS - 1)];
-	t = set[0].key == key ? &set[0] : &set[1];
+	way = set[0].key == key ? 0 : 1;
+	t = &set[way];
 	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
 		return false;
 	if (t->rbp_needed)
@@ -982,8 +983,11 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 	if (t->check != check)
 		return false;
 	c->n = t->n;
-	c->h1 = t->h1;
-	c->h2 = t->h2;
+	c->h1 = c->h2 = 0;
+	if (unlikely(check_mode)) {
+		c->h1 = us->tc_check_hash[key & (TC_SETS - 1)][way][0];
+		c->h2 = us->tc_check_hash[key & (TC_SETS - 1)][way][1];
+	}
 	c->id = t->id;
 	c->have_ips = false;
 	us->tc_hit = true;
@@ -1036,13 +1040,19 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	}
 	tc_hash(ip, rsp, us->start_max, w, nw, &key, &check);
 	t = us->tc_traces[key & (TC_SETS - 1)];
-	if (t[0].key != key || t[0].gen != us->tc_gen)
+	if (t[0].key != key || t[0].gen != us->tc_gen) {
 		t[1] = t[0];	/* the older one makes room */
+		if (unlikely(check_mode))
+			memcpy(us->tc_check_hash[key & (TC_SETS - 1)][1],
+			       us->tc_check_hash[key & (TC_SETS - 1)][0], 16);
+	}
+	if (unlikely(check_mode)) {
+		us->tc_check_hash[key & (TC_SETS - 1)][0][0] = cur[0].h1;
+		us->tc_check_hash[key & (TC_SETS - 1)][0][1] = cur[0].h2;
+	}
 	t->key = key;
 	t->rbp_needed = (cur[0].flags & TF_RBP_NEEDED) != 0;
 	t->check = check + (t->rbp_needed ? tc_rbp_term(cur[0].rbp) : 0);
-	t->h1 = cur[0].h1;
-	t->h2 = cur[0].h2;
 	t->id = id;
 	t->n = (int16_t)n;
 	t->max = (int16_t)us->start_max;
