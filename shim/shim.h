@@ -58,7 +58,7 @@ struct trace_frame {
  */
 #define TC_WORDS 16			/* words read by a trace it can hold */
 #define TC_LAYOUTS 256
-#define TC_SETS 1024			/* of two traces, most recent first */
+#define TC_SETS 2048			/* of two traces, most recent first */
 
 struct tc_layout {
 	uint64_t ip, rsp;		/* where its traces start */

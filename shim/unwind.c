@@ -898,19 +898,25 @@ static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, unsigned i)
  * lower one mixed with it (a bijection for a given check, so that key and
  * check together still compare all 128 bits) for its low bits to index.
  */
-static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint64_t *w, unsigned nw,
-			   uint64_t *key, uint64_t *check)
+/* Word i of a trace: read from the stack at rsp + off[i], or given in w[]. */
+static inline uint64_t tc_word(uint64_t rsp, const uint32_t *off, const uint64_t *w, unsigned i)
+{
+	return off ? *(const uint64_t *)(uintptr_t)(rsp + off[i]) : w[i];
+}
+
+static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint32_t *off,
+			   const uint64_t *w, unsigned nw, uint64_t *key, uint64_t *check)
 {
 	unsigned __int128 acc = nh_pair(ip, rsp, 0);
 	uint64_t k, hi;
 	unsigned i;
 
-	/* (max, nw) and w[0], then pairs of words. */
-	acc += nh_pair((uint64_t)(unsigned)max | (uint64_t)nw << 32, nw ? w[0] : 0, 2);
+	/* (max, nw) and word 0, then pairs of words. */
+	acc += nh_pair((uint64_t)(unsigned)max | (uint64_t)nw << 32, nw ? tc_word(rsp, off, w, 0) : 0, 2);
 	for (i = 1; i + 1 < nw; i += 2)
-		acc += nh_pair(w[i], w[i + 1], i + 3);
+		acc += nh_pair(tc_word(rsp, off, w, i), tc_word(rsp, off, w, i + 1), i + 3);
 	if (i < nw)
-		acc += nh_pair(w[i], 0, i + 3);
+		acc += nh_pair(tc_word(rsp, off, w, i), 0, i + 3);
 	hi = (uint64_t)(acc >> 64);
 	k = ((uint64_t)acc ^ (hi >> 17)) * 0x9e3779b97f4a7c15ull;
 	*key = k ^ (k >> 32);
@@ -932,16 +938,11 @@ static bool tc_read(struct unwind_state *us, uint64_t ip, uint64_t rsp, int max,
 		    uint64_t *check)
 {
 	const struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
-	uint64_t w[TC_WORDS];
-	unsigned i, nw;
 
 	if (l->gen != us->tc_gen || l->ip != ip || l->rsp != rsp)
 		return false;
 	/* Readable: a walk from this rsp under this stack top read them. */
-	nw = l->nword;
-	for (i = 0; i < nw; i++)
-		w[i] = *(const uint64_t *)(uintptr_t)(rsp + l->off[i]);
-	tc_hash(ip, rsp, max, w, nw, key, check);
+	tc_hash(ip, rsp, max, l->off, NULL, l->nword, key, check);
 	return true;
 }
 
@@ -1038,7 +1039,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	} else if (l->nword != nw || memcmp(l->off, off, nw * sizeof(off[0]))) {
 		return;		/* another layout: a lookup would not read these */
 	}
-	tc_hash(ip, rsp, us->start_max, w, nw, &key, &check);
+	tc_hash(ip, rsp, us->start_max, NULL, w, nw, &key, &check);
 	t = us->tc_traces[key & (TC_SETS - 1)];
 	if (t[0].key != key || t[0].gen != us->tc_gen) {
 		t[1] = t[0];	/* the older one makes room */
