@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "msc_agg.h"
+#include "msc_err.h"
 #include "msc_proto.h"
 
 static const char *const kind_names[MSC_LEAK_KINDS] = {
@@ -31,16 +32,31 @@ bool msc_leak_kind_leaked(unsigned kind)
 	return kind == MSC_LEAK_DEFINITELY || kind == MSC_LEAK_INDIRECTLY || kind == MSC_LEAK_UNSCANNED;
 }
 
+/* The bucket of the least value of each bit length, and where each
+ * bucket ends: a bit length spans less than a decade, so a value is in its
+ * length's bucket or the next.  Branch-free: it runs for every free. */
+static const uint8_t bucket_of_bits[65] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* < 1024 */
+	1, 1, 1, 1,				/* < 16384 */
+	2, 2, 2,				/* < 131072 */
+	3, 3, 3,				/* < 1048576 */
+	4, 4, 4, 4,				/* < 16777216 */
+	5, 5, 5,				/* < 134217728 */
+	6, 6, 6,				/* < 1073741824 */
+	7, 7, 7, 7,				/* < 17179869184 */
+	8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+};
+static const uint64_t bucket_end[MSC_AGE_BUCKETS] = {
+	1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+	10000000000ull, UINT64_MAX,
+};
+
 unsigned msc_age_bucket(uint64_t ns)
 {
-	uint64_t limit = 1000;		/* 1 us */
-	unsigned b = 0;
+	unsigned b = bucket_of_bits[64 - __builtin_clzll(ns | 1)];
 
-	while (b < MSC_AGE_BUCKETS - 1 && ns >= limit) {
-		limit *= 10;
-		b++;
-	}
-	return b;
+	b += ns >= bucket_end[b];
+	return b < MSC_AGE_BUCKETS ? b : MSC_AGE_BUCKETS - 1;	/* ns == UINT64_MAX */
 }
 
 uint64_t msc_age_bucket_limit(unsigned b)
@@ -58,6 +74,7 @@ int msc_agg_init(struct msc_agg *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->live_mask = 4095;
+	a->live_limit = (a->live_mask + 1) / 4 * 3;
 	a->live = calloc(a->live_mask + 1, sizeof(*a->live));
 	a->site_mask = 1023;
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
@@ -154,6 +171,7 @@ static int live_grow(struct msc_agg *a)
 	free(a->live);
 	a->live = nl;
 	a->live_mask = ncap - 1;
+	a->live_limit = ncap / 4 * 3;
 	return 0;
 }
 
@@ -203,7 +221,7 @@ static struct msc_live *live_insert(struct msc_agg *a, uint64_t ptr)
 {
 	size_t i;
 
-	if ((a->live_count + 1) * 4 > (a->live_mask + 1) * 3 && live_grow(a))
+	if (a->live_count >= a->live_limit && live_grow(a))
 		return NULL;
 	i = live_home(a, ptr);
 	while (a->live[i].ptr)
@@ -407,8 +425,9 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 	return 0;
 }
 
-/* Finds or creates the site of (stack, size); returns its index or -1. */
-static long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn, uint64_t ts)
+/* site_get() for all but the sites found at once. */
+static long site_get_slow(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn,
+			  uint64_t ts)
 {
 	struct msc_stack_sites *ss;
 	struct msc_site_slot *sl;
@@ -459,6 +478,26 @@ static long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned 
 	return si;
 }
 
+/* Finds or creates the site of (stack, size); returns its index or -1. */
+static inline long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn,
+			    uint64_t ts)
+{
+	if (msc_likely(stack < a->stack_sites_cap)) {
+		const struct msc_stack_sites *ss = &a->stack_sites[stack];
+
+		if (ss->classes) {
+			uint32_t i1 = a->class_slots[(size_t)(ss->classes - 1) * MSC_AGG_CLASSES +
+						     class_of(size)];
+
+			if (i1)
+				return (long)i1 - 1;
+		} else if (ss->last && ss->last_size == size) {
+			return (long)ss->last - 1;
+		}
+	}
+	return site_get_slow(a, stack, size, fn, ts);
+}
+
 /*
  * Called before a site's live bytes change: opens a new epoch after a
  * peak, and saves the site's value at the peak the first time it changes
@@ -495,7 +534,7 @@ uint64_t msc_agg_peak_contribution(const struct msc_agg *a, const struct msc_sit
 
 /* --------------------------------------------------------------- events */
 
-static void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, uint64_t age,
+static inline void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, uint64_t age,
 			  bool temporary)
 {
 	touch(a, s);
@@ -545,7 +584,7 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 		a->last_ts = ts;
 	if (fn == MSC_FN_CUSTOM)
 		ptr |= MSC_CUSTOM_KEY;
-	if ((a->live_count + 1) * 4 > (a->live_mask + 1) * 3 && live_grow(a))
+	if (a->live_count >= a->live_limit && live_grow(a))
 		goto oom;
 	b = live_probe(a, ptr);
 	if (b->ptr) {

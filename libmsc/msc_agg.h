@@ -157,6 +157,7 @@ struct msc_agg {
 	/* live blocks: open addressing keyed by ptr, backward-shift delete */
 	struct msc_live *live;
 	size_t live_mask, live_count;
+	size_t live_limit;		/* it grows at this count (3/4 full) */
 	/* sites */
 	struct msc_site *sites;
 	uint32_t nsites, sites_cap;

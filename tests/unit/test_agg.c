@@ -112,6 +112,47 @@ static void test_many_blocks(void **state)
 	msc_agg_release(&a);
 }
 
+/* Lifetime buckets: decades from 1 us, checked at and around every decade
+ * and power of two against their definition. */
+static unsigned bucket_by_definition(uint64_t ns)
+{
+	uint64_t limit = 1000;
+	unsigned b = 0;
+
+	while (b < MSC_AGE_BUCKETS - 1 && ns >= limit) {
+		limit *= 10;
+		b++;
+	}
+	return b;
+}
+
+static void test_age_buckets(void **state)
+{
+	uint64_t v = 1;
+	unsigned k;
+
+	(void)state;
+	for (k = 0; k < 64; k++) {
+		uint64_t p2 = 1ull << k, vs[6] = { p2 - 1, p2, p2 + 1, v - 1, v, v + 1 };
+		unsigned i;
+
+		for (i = 0; i < 6; i++)
+			assert_int_equal(msc_age_bucket(vs[i]), bucket_by_definition(vs[i]));
+		if (k < 19)
+			v *= 10;
+	}
+	assert_int_equal(msc_age_bucket(0), 0);
+	assert_int_equal(msc_age_bucket(999), 0);
+	assert_int_equal(msc_age_bucket(1000), 1);
+	assert_int_equal(msc_age_bucket(999999), 3);
+	assert_int_equal(msc_age_bucket(1000000), 4);
+	assert_int_equal(msc_age_bucket(9999999999ull), 7);
+	assert_int_equal(msc_age_bucket(10000000000ull), 8);
+	assert_int_equal(msc_age_bucket(UINT64_MAX), 8);
+	for (k = 0; k < MSC_AGE_BUCKETS - 1; k++)
+		assert_int_equal(msc_age_bucket(msc_age_bucket_limit(k)), k + 1);
+}
+
 /*
  * A realloc's free undone after a while: the age bucket and the temporary
  * count the free made are taken back, not ones worked out at the undo.
@@ -214,6 +255,7 @@ static void test_regions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_age_buckets),
 		cmocka_unit_test(test_big_sizes_and_times),
 		cmocka_unit_test(test_many_blocks),
 		cmocka_unit_test(test_unfree_undoes_the_free),
