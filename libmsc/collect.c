@@ -24,7 +24,7 @@
 #include "msc_proc.h"
 #include "msc_stream.h"
 
-#define DEFAULT_RING_SIZE (512u * 1024)
+#define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u
 #define RELEASE_EVERY (64u * 1024)	/* bytes read before the tail moves */
 

@@ -323,11 +323,32 @@ static bool wait_space(struct tstate *t, uint64_t need)
 	return true;
 }
 
-/* Reserves `words` words; returns where to write them, or NULL. */
+/*
+ * Reserves `words` words; returns where to write them, or NULL.
+ *
+ * A record that would cross into the next 64 KiB of the ring first looks
+ * whether the collector has read everything; if so, the ring starts over
+ * at its beginning (a PAD fills the rest).  A thread the collector keeps up
+ * with then cycles through its first 64 KiB, in memory and cache, and the
+ * rest of the ring is touched only when the collector falls behind: the
+ * ring can be large without costing memory until it is needed.
+ */
+#define RING_REWIND (64u * 1024)
+
 static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
 {
 	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
 
+	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
+		t->tail_cache = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+		if (t->tail_cache == t->head) {
+			uint64_t pad = t->size - off;
+
+			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+			t->head += pad;
+			off = 0;
+		}
+	}
 	if (unlikely(off + bytes > t->size)) {
 		uint64_t pad = t->size - off;
 
