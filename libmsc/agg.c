@@ -140,7 +140,8 @@ static void live_unset(struct msc_agg *a, const struct msc_live *b)
 _Static_assert(sizeof(struct msc_live) == 24, "a live block's entry is 24 bytes");
 
 /* Blocks are 16-byte aligned: a multiplicative (Fibonacci) hash of the
- * address's upper bits spreads them well and costs one multiplication. */
+ * address's upper bits spreads them well and costs one multiplication.
+ * (msc_agg_prefetch() in msc_agg.h computes the same.) */
 static inline size_t live_hash(uint64_t ptr, size_t mask)
 {
 	return (size_t)(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;

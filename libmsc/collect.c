@@ -75,6 +75,8 @@ struct msc_collector_private {
 	struct modmap *maps;
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
+	struct msc_cevent batch[MSC_CEV_BATCH];	/* delivered, not yet handed over */
+	unsigned nbatch;
 	bool ended, corrupt;
 	int exit_call_status;		/* from an exit() call, -1 unknown */
 	struct msc_collector_private *next;
@@ -739,78 +741,96 @@ static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
 	return shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
 }
 
-/* Hands the event waiting at cur over. */
+/* Hands the delivered events over, in order. */
+static void flush_batch(struct msc_collector *c, struct msc_collector_private *p)
+{
+	if (p->nbatch)
+		c->ops->events(c->ctx, &p->pub, p->batch, p->nbatch);
+	p->nbatch = 0;
+}
+
+/* The next slot of the batch, flushing it if full. */
+static struct msc_cevent *batch_slot(struct msc_collector *c, struct msc_collector_private *p)
+{
+	if (p->nbatch == MSC_CEV_BATCH)
+		flush_batch(c, p);
+	return &p->batch[p->nbatch];
+}
+
+/* Hands the event waiting at cur over (to the batch). */
 static void deliver(struct msc_collector *c, struct msc_collector_private *p, struct ring_cur *cur)
 {
 	const uint64_t *rec = cur->rec;
 	uint64_t hdr = rec[0];
 	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
-	struct msc_cevent ev;
+	struct msc_cevent *e = batch_slot(c, p);
 
 	/* Only what each type uses is set: this runs for every event. */
-	ev.stack = 0;
+	e->stack = 0;
 	cur->have = false;
 	cur->pos += (uint64_t)words * 8;
-	ev.ts = to_ns(c, rec[1]);
-	ev.tid = cur->tid;
-	ev.fn = MSC_EV_FLAGS(hdr);
+	e->ts = to_ns(c, rec[1]);
+	e->tid = cur->tid;
+	e->fn = MSC_EV_FLAGS(hdr);
 	switch (type) {
 	case MSC_EV_ALLOC:
 		if (words < 4)
 			return;
-		ev.type = MSC_CEV_ALLOC;
-		ev.stack = map_stack(p, MSC_EV_AUX(hdr));
-		ev.v[0] = rec[2];
-		ev.v[1] = rec[3];
+		e->type = MSC_CEV_ALLOC;
+		e->stack = map_stack(p, MSC_EV_AUX(hdr));
+		e->v[0] = rec[2];
+		e->v[1] = rec[3];
 		break;
 	case MSC_EV_FREE:
 	case MSC_EV_UNFREE:
 		if (words < 3)
 			return;
-		ev.type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
-		ev.v[0] = rec[2];
+		e->type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
+		e->v[0] = rec[2];
 		break;
 	case MSC_EV_MMAP:
 	case MSC_EV_MUNMAP:
 	case MSC_EV_BRK:
 		if (words < 4)
 			return;
-		ev.type = type == MSC_EV_MMAP ? MSC_CEV_MMAP :
+		e->type = type == MSC_EV_MMAP ? MSC_CEV_MMAP :
 			  type == MSC_EV_MUNMAP ? MSC_CEV_MUNMAP : MSC_CEV_BRK;
-		ev.stack = type == MSC_EV_MUNMAP ? 0 : map_stack(p, MSC_EV_AUX(hdr));
-		ev.v[0] = rec[2];
-		ev.v[1] = rec[3];
+		e->stack = type == MSC_EV_MUNMAP ? 0 : map_stack(p, MSC_EV_AUX(hdr));
+		e->v[0] = rec[2];
+		e->v[1] = rec[3];
 		break;
 	case MSC_EV_MREMAP:
 		if (words < 6)
 			return;
-		ev.type = MSC_CEV_MREMAP;
-		ev.stack = map_stack(p, MSC_EV_AUX(hdr));
-		memcpy(ev.v, rec + 2, 4 * sizeof(uint64_t));
+		e->type = MSC_CEV_MREMAP;
+		e->stack = map_stack(p, MSC_EV_AUX(hdr));
+		memcpy(e->v, rec + 2, 4 * sizeof(uint64_t));
 		break;
 	case MSC_EV_THREAD:
 		if (!(MSC_EV_FLAGS(hdr) & MSC_THREAD_SHARED))
 			cur->tid = MSC_EV_AUX(hdr);
-		ev.type = MSC_CEV_THREAD;
-		ev.tid = MSC_EV_AUX(hdr);
-		ev.v[0] = words >= 5 ? rec[2] : 0;		/* shim state */
-		ev.v[1] = words >= 4 ? rec[3] : 0;		/* stack top */
-		ev.v[2] = words >= 5 ? rec[4] : 0;		/* shim state size */
-		ev.v[3] = words >= 7 ? rec[5] : 0;		/* stack bottom */
-		ev.v[4] = words >= 7 ? rec[6] : 0;		/* thread pointer */
+		e->type = MSC_CEV_THREAD;
+		e->tid = MSC_EV_AUX(hdr);
+		e->v[0] = words >= 5 ? rec[2] : 0;		/* shim state */
+		e->v[1] = words >= 4 ? rec[3] : 0;		/* stack top */
+		e->v[2] = words >= 5 ? rec[4] : 0;		/* shim state size */
+		e->v[3] = words >= 7 ? rec[5] : 0;		/* stack bottom */
+		e->v[4] = words >= 7 ? rec[6] : 0;		/* thread pointer */
 		break;
 	case MSC_EV_THREAD_EXIT:
-		ev.type = MSC_CEV_THREAD_EXIT;
-		ev.tid = MSC_EV_AUX(hdr);
+		e->type = MSC_CEV_THREAD_EXIT;
+		e->tid = MSC_EV_AUX(hdr);
 		break;
 	case MSC_EV_EXIT:
 		if (words < 3)
 			return;
 		p->exit_call_status = (int)rec[2];
-		ev.type = MSC_CEV_EXIT;
-		ev.v[0] = rec[2];
+		e->type = MSC_CEV_EXIT;
+		e->v[0] = rec[2];
 		break;
 	case MSC_EV_SCAN:
+		/* The scan looks at what every earlier event made. */
+		flush_batch(c, p);
 		if (words >= 3 && c->ops->scan)
 			c->ops->scan(c->ctx, &p->pub, rec[2], MSC_EV_AUX(hdr));
 		/* Let it go on exiting, whatever the scan found. */
@@ -825,7 +845,7 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	default:
 		return;
 	}
-	c->ops->event(c->ctx, &p->pub, &ev);
+	p->nbatch++;
 }
 
 static uint64_t watermark(struct msc_collector *c, struct msc_collector_private *p, bool final)
@@ -858,12 +878,13 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 static void deliver_sample(struct msc_collector *c, struct msc_collector_private *p)
 {
 	struct sample *s = &p->samples[p->samples_head++];
-	struct msc_cevent ev = { 0 };
+	struct msc_cevent *ev = batch_slot(c, p);
 
-	ev.type = MSC_CEV_SAMPLE;
-	ev.ts = to_ns(c, s->ts);
-	ev.v[0] = s->rss;
-	c->ops->event(c->ctx, &p->pub, &ev);
+	memset(ev, 0, sizeof(*ev));
+	ev->type = MSC_CEV_SAMPLE;
+	ev->ts = to_ns(c, s->ts);
+	ev->v[0] = s->rss;
+	p->nbatch++;
 	if (p->samples_head == p->nsamples)
 		p->samples_head = p->nsamples = 0;
 }
@@ -957,6 +978,7 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 		if (!cur->have)
 			cand[best_k] = cand[--ncand];
 	}
+	flush_batch(c, p);
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
 		struct msc_ring *r = cur->ring;

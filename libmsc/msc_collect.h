@@ -8,7 +8,7 @@
  * record it (ops->attach), creates its shared-memory region and hands it
  * over.  msc_collector_poll() then drains every region's rings, turns
  * instruction addresses into canonical stacks (msc_stacks), and delivers
- * the events of each process in timestamp order (ops->event), together with
+ * the events of each process in timestamp order (ops->events), together with
  * periodic "sample" pseudo-events (rss from /proc/PID/statm).
  *
  * Ordering: events of different threads are merged by timestamp up to a
@@ -70,6 +70,8 @@ struct msc_cevent {
 	uint64_t v[6];
 };
 
+#define MSC_CEV_BATCH 64
+
 struct msc_cend {
 	const char *reason;		/* "exit", "signal", "exec", "interrupted" */
 	int status;			/* exit status, -1 when unknown */
@@ -92,7 +94,11 @@ struct msc_cproc {
 struct msc_collect_ops {
 	/* A process connected: record it?  (Set p->user here.) */
 	bool (*attach)(void *ctx, struct msc_cproc *p);
-	void (*event)(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev);
+	/* Events of one process in order, a batch at a time (at most
+	 * MSC_CEV_BATCH): the owner can ask for the memory the coming events
+	 * will touch before it handles the first, so that their cache misses
+	 * overlap. */
+	void (*events)(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev, size_t n);
 	/* The process waits at exit; sp is the exiting thread's stack pointer. */
 	void (*scan)(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid);
 	void (*detach)(void *ctx, struct msc_cproc *p, const struct msc_cend *end);

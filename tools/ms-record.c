@@ -321,6 +321,18 @@ static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev
 	}
 }
 
+static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev, size_t n)
+{
+	struct proc *pr = p->user;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].type == MSC_CEV_ALLOC || ev[i].type == MSC_CEV_FREE)
+			msc_agg_prefetch(&pr->agg, ev[i].v[0]);
+	for (i = 0; i < n; i++)
+		on_event(ctx, p, &ev[i]);
+}
+
 static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 {
 	struct proc *pr = p->user;
@@ -467,7 +479,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 }
 
 static const struct msc_collect_ops ops = {
-	on_attach, on_event, on_scan, on_detach, warn_cb,
+	on_attach, on_events, on_scan, on_detach, warn_cb,
 };
 
 /* ------------------------------------------------------------ launching */
