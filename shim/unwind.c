@@ -887,6 +887,12 @@ static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, unsigned i)
 	return (unsigned __int128)(a + tc_keys[i]) * (b + tc_keys[i + 1]);
 }
 
+/* Word i of a trace: read from the stack at rsp + off[i], or given in w[]. */
+static inline uint64_t tc_word(uint64_t rsp, const uint32_t *off, const uint64_t *w, unsigned i)
+{
+	return off ? *(const uint64_t *)(uintptr_t)(rsp + off[i]) : w[i];
+}
+
 /*
  * The hash of a trace's start and of the words it read: NH, the hash of UMAC
  * (Black et al., 1999), over the message (ip, rsp, max and the word count,
@@ -898,12 +904,6 @@ static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, unsigned i)
  * lower one mixed with it (a bijection for a given check, so that key and
  * check together still compare all 128 bits) for its low bits to index.
  */
-/* Word i of a trace: read from the stack at rsp + off[i], or given in w[]. */
-static inline uint64_t tc_word(uint64_t rsp, const uint32_t *off, const uint64_t *w, unsigned i)
-{
-	return off ? *(const uint64_t *)(uintptr_t)(rsp + off[i]) : w[i];
-}
-
 static inline void tc_hash(uint64_t ip, uint64_t rsp, int max, const uint32_t *off,
 			   const uint64_t *w, unsigned nw, uint64_t *key, uint64_t *check)
 {
