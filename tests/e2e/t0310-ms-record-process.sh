@@ -81,6 +81,27 @@ check_eq "parent in --follow" "333" \
 check_eq "--follow: events tagged with pid" "" \
 	"$(jq -r 'select(.type=="site" or .type=="leak") | select(.pid == null) | .type' "$R")"
 
+# --- the collector stops a while: the program waits, nothing is lost ------
+# Stopped, ms-record reads nothing: churn fills its ring, sleeps on the
+# ring's futex (waking every 10 ms to see that ms-record is still there)
+# and goes on when ms-record, continued, makes room and wakes it.
+ms-record -q -o "$OUT/stopped.ndjson" "$EX/churn" 1 >"$OUT/stopped.log" 2>&1 &
+rec=$!
+wait_for_line "$OUT/stopped.log" "churn: started"
+kill -STOP $rec
+sleep 0.5
+kill -CONT $rec
+wait $rec
+check_eq "stopped collector: ms-record and churn exit 0" 0 $?
+check_grep "stopped collector: churn ran to its end" "churn: done" "$OUT/stopped.log"
+R="$OUT/stopped.ndjson"
+check_eq "stopped collector: churn waited for ring space" 1 \
+	"$(jq -r 'select(.type=="end") | if .waits > 0 then 1 else 0 end' "$R")"
+check_eq "stopped collector: nothing lost, every free paired" "0 0 0 0" \
+	"$(jq -r 'select(.type=="end") | "\(.lost) \(.unknown_frees) \(.allocs - .frees - .live) \(.leaked_blocks)"' "$R")"
+check_eq "stopped collector: keep_one's block, still pointed to" "1 256 reachable 256" \
+	"$(leaks_in "$R" keep_one)"
+
 # --- the collector dies: the program runs on -------------------------------
 ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
 rec=$!
