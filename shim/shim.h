@@ -56,7 +56,7 @@ struct trace_frame {
  * same positions for traces that start at the same (ip, rsp) and have the
  * same frame layout.
  */
-#define TC_WORDS 16			/* words read by a trace it can hold */
+#define TC_WORDS 64			/* words read by a trace it can hold */
 #define TC_LAYOUTS 256
 #define TC_SETS 2048			/* of two traces, most recent first */
 

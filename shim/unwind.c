@@ -880,6 +880,18 @@ static const uint64_t tc_keys[TC_WORDS + 4] = {
 	0x0787c0de2f960063ull, 0xfab36728a78beb7full, 0x19d5269512e74f7bull, 0xa712755f6cace4d5ull,
 	0xba2dde83458bfed1ull, 0xac8efe121c5989f1ull, 0x0d9782bfcdc83011ull, 0x5796a670482c590full,
 	0xa93258ef7777682dull, 0x0b80a25553a12945ull, 0x0f8a7abff2e91ac7ull, 0x45ac16b9c20dbc21ull,
+	0x789c1af40ce8fcc9ull, 0xdd2ee150d2840277ull, 0x90b401a6c1cc0affull, 0x3c3ae353fb14628full,
+	0xd419c7723226db95ull, 0xb9c8b9ffe46ed627ull, 0x96f0da847a2a3b87ull, 0xbbeeb6361d33bc6dull,
+	0x525a56c9a30f4301ull, 0x68e58909ccb2b417ull, 0x84c4b877678537a3ull, 0xff53a46f5ead703bull,
+	0x9514b7dde2ad0479ull, 0xe179f773a6e0f3c1ull, 0x64b936976b4b76b1ull, 0x0c28cec1b94722afull,
+	0x8322905089933837ull, 0xa398d022d4351df5ull, 0x4372a2a784a67245ull, 0x4c8b1eb44f1eaccfull,
+	0x0e3a655f20731ab3ull, 0xac9130f4547c17d3ull, 0x7e9bf77c6519a9d5ull, 0xca3ab343ac333b69ull,
+	0x38d889d2b47a5c1dull, 0x03c472ca4495f8b5ull, 0x6c2386e5cc86ba65ull, 0x77dde229df88ae4dull,
+	0xec925f09a227f039ull, 0xc3dd75f6808578e7ull, 0xaa0336d98b8c82f1ull, 0xbb262a934ce15c61ull,
+	0x307a6fc42fd7b23bull, 0xb183256ea16ec121ull, 0x7891da33e83a9d41ull, 0x8f39aaa5729ad53dull,
+	0xadf438f7b27c1c75ull, 0xe5a9f6b1a29709bfull, 0xd27cb2382bedda17ull, 0xf1a38d3268340c65ull,
+	0x08c1d781b972e777ull, 0xd00f7b11205fe2f7ull, 0xacb70dd842762335ull, 0xb21b1c2e1f61a1bdull,
+	0x6d9336c0f9c4b931ull, 0x3ceb08318744ee93ull, 0x29ca4bb956e78ec7ull, 0xb338afd6b776a569ull,
 };
 
 static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, unsigned i)
@@ -1008,6 +1020,10 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	if (!us->tc_fileable || !id)
 		return;
 	us->tc_fileable = false;
+	/* Every frame but the last read at least one word: too deep for an
+	 * entry, as the loop below would find out word by word. */
+	if (n + 1 > TC_WORDS)
+		return;
 	/* The words it read, where and what. */
 	for (k = 0; k < n; k++) {
 		const struct trace_frame *next = &cur[k + 1];
