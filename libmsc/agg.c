@@ -139,17 +139,9 @@ static void live_unset(struct msc_agg *a, const struct msc_live *b)
 
 _Static_assert(sizeof(struct msc_live) == 24, "a live block's entry is 24 bytes");
 
-/* Blocks are 16-byte aligned: a multiplicative (Fibonacci) hash of the
- * address's upper bits spreads them well and costs one multiplication.
- * (msc_agg_prefetch() in msc_agg.h computes the same.) */
-static inline size_t live_hash(uint64_t ptr, size_t mask)
-{
-	return (size_t)(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
 static inline size_t live_home(const struct msc_agg *a, uint64_t ptr)
 {
-	return live_hash(ptr, a->live_mask);
+	return msc_live_hash(ptr, a->live_mask);
 }
 
 static int live_grow(struct msc_agg *a)
@@ -164,7 +156,7 @@ static int live_grow(struct msc_agg *a)
 
 		if (!a->live[i].ptr)
 			continue;
-		j = live_hash(a->live[i].ptr, ncap - 1);
+		j = msc_live_hash(a->live[i].ptr, ncap - 1);
 		while (nl[j].ptr)
 			j = (j + 1) & (ncap - 1);
 		nl[j] = a->live[i];
@@ -343,11 +335,18 @@ static long site_new(struct msc_agg *a, uint32_t stack, uint64_t size, uint64_t 
 	return (long)a->nsites++;
 }
 
+/* A folded stack's slot for the class of size: its site's index + 1, or 0. */
+static inline uint32_t *class_slot(const struct msc_agg *a, const struct msc_stack_sites *ss,
+				   uint64_t size)
+{
+	return &a->class_slots[(size_t)(ss->classes - 1) * MSC_AGG_CLASSES + class_of(size)];
+}
+
 /* The class site of a folded stack for size, made if need be; -1: no memory. */
 static long class_site(struct msc_agg *a, const struct msc_stack_sites *ss, uint32_t stack,
 		       uint64_t size, unsigned fn, uint64_t ts)
 {
-	uint32_t *slot = &a->class_slots[(size_t)(ss->classes - 1) * MSC_AGG_CLASSES + class_of(size)];
+	uint32_t *slot = class_slot(a, ss, size);
 	uint64_t lo;
 	long si;
 
@@ -426,7 +425,8 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 	return 0;
 }
 
-/* site_get() for all but the sites found at once. */
+/* site_get() for the sites it does not find at once: a stack id beyond the
+ * table, an empty class slot, or an exact size other than the last one. */
 static long site_get_slow(struct msc_agg *a, uint32_t stack, uint64_t size, unsigned fn,
 			  uint64_t ts)
 {
@@ -450,8 +450,6 @@ static long site_get_slow(struct msc_agg *a, uint32_t stack, uint64_t size, unsi
 	ss = &a->stack_sites[stack];
 	if (ss->classes)
 		return class_site(a, ss, stack, size, fn, ts);
-	if (ss->last && ss->last_size == size)
-		return (long)ss->last - 1;
 	sl = site_slot(a, stack, size);
 	if (sl->index1) {
 		si = (long)sl->index1 - 1;
@@ -487,8 +485,7 @@ static inline long site_get(struct msc_agg *a, uint32_t stack, uint64_t size, un
 		const struct msc_stack_sites *ss = &a->stack_sites[stack];
 
 		if (ss->classes) {
-			uint32_t i1 = a->class_slots[(size_t)(ss->classes - 1) * MSC_AGG_CLASSES +
-						     class_of(size)];
+			uint32_t i1 = *class_slot(a, ss, size);
 
 			if (i1)
 				return (long)i1 - 1;

@@ -32,6 +32,7 @@
 #define MSC_AGG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "msc_hash.h"
@@ -106,6 +107,14 @@ struct msc_live {
 	uint32_t site;			/* index into a->sites (follow forward) */
 	uint32_t size;			/* MSC_LIVE_BIG: see a->big */
 };
+
+/* Where a block's entry is looked for first: blocks are 16-byte aligned,
+ * and a multiplicative (Fibonacci) hash of the address's upper bits spreads
+ * them well for one multiplication. */
+static inline size_t msc_live_hash(uint64_t ptr, size_t mask)
+{
+	return (size_t)(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
 
 #define MSC_LIVE_BIG UINT32_MAX
 #define MSC_LIVE_TS_MASK ((1ull << 56) - 1)
@@ -219,7 +228,7 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
  */
 static inline void msc_agg_prefetch(const struct msc_agg *a, uint64_t ptr)
 {
-	__builtin_prefetch(&a->live[(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & a->live_mask], 1);
+	__builtin_prefetch(&a->live[msc_live_hash(ptr, a->live_mask)], 1);
 }
 
 /* A realloc failed after its FREE was recorded: the block lives on. */
