@@ -340,8 +340,8 @@ static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
 	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
 
 	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
-		t->tail_cache = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
-		if (t->tail_cache == t->head) {
+		/* All of the ring free: the collector has read everything. */
+		if (have_space(t, t->size)) {
 			uint64_t pad = t->size - off;
 
 			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
@@ -714,18 +714,21 @@ static bool tstate_setup(struct tstate *t, unsigned ring_index)
 	return intern_grow(t);
 }
 
-static void emit_thread(struct tstate *t)
+/*
+ * A THREAD record on t's ring (msc_proto.h): `own`, the recording state
+ * the thread uses, if it is its own (our memory: the leak scan must not
+ * take it for a root); the stack [lo, hi) (dead memory once the thread
+ * exits, though glibc keeps it mapped for reuse); the thread pointer (its
+ * TCB holds the DTV).
+ */
+static void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
+			uint64_t hi, uint64_t lo)
 {
 	const uint64_t v[5] = {
-		/* Our own memory: the leak scan must not take it for a root. */
-		(uint64_t)(uintptr_t)t, t->uw.stack_hi, sizeof(*t),
-		/* The stack (dead memory once the thread exits, though glibc
-		 * keeps it mapped for reuse) and the thread pointer (its TCB
-		 * holds the DTV). */
-		t->stack_lo, (uint64_t)pthread_self(),
+		(uint64_t)(uintptr_t)own, hi, own ? sizeof(*own) : 0, lo, (uint64_t)pthread_self(),
 	};
 
-	emit(t, MSC_EV_THREAD, 0, (uint32_t)t->tid, v, 5);
+	emit(t, MSC_EV_THREAD, flags, tid, v, 5);
 }
 
 static struct tstate *shared_state(void)
@@ -742,18 +745,13 @@ static struct tstate *shared_state(void)
 static void shared_announce(void)
 {
 	struct tstate *t = shared_state();
-	uint64_t lo = 0, v[5];
+	uint64_t lo = 0;
 
 	t_stack_hi = stack_top(&lo);
 	if (!t)
 		return;
-	v[0] = 0;
-	v[1] = t_stack_hi;
-	v[2] = 0;
-	v[3] = lo;
-	v[4] = (uint64_t)pthread_self();
 	shared_lock(t);
-	emit(t, MSC_EV_THREAD, MSC_THREAD_SHARED, (uint32_t)raw_gettid(), v, 5);
+	emit_thread(t, MSC_THREAD_SHARED, (uint32_t)raw_gettid(), NULL, t_stack_hi, lo);
 	shared_unlock(t);
 	if (g_key_ok)
 		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
@@ -799,7 +797,7 @@ static struct tstate *thread_init(void)
 	t_state = t;
 	if (g_key_ok)
 		pthread_setspecific(g_key, t);
-	emit_thread(t);
+	emit_thread(t, 0, (uint32_t)t->tid, t, t->uw.stack_hi, t->stack_lo);
 	errno = saved;
 	return t;
 shared:
@@ -1014,7 +1012,7 @@ static bool session_start(bool forked)
 		 * among them) for roots: it lives in our .bss, which the
 		 * kernel maps without a name. */
 		shared_lock(&g_shared);
-		emit_thread(&g_shared);
+		emit_thread(&g_shared, 0, 0, &g_shared, 0, 0);
 		shared_unlock(&g_shared);
 	}
 	return true;
