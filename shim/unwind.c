@@ -945,6 +945,12 @@ static inline uint64_t tc_rbp_term(uint64_t rbp)
 	return x ^ (x >> 31);
 }
 
+/* The set of the trace cache a key files into. */
+static inline unsigned tc_set(uint64_t key)
+{
+	return (unsigned)(key & (TC_SETS - 1));
+}
+
 /* The hashes of the words now at the layout of (ip, rsp); false: none. */
 static bool tc_read(struct unwind_state *us, uint64_t ip, uint64_t rsp, int max, uint64_t *key,
 		    uint64_t *check)
@@ -966,7 +972,7 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 			tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check);
 	if (!us->pre_valid)
 		return;
-	__builtin_prefetch(us->tc_traces[us->pre_key & (TC_SETS - 1)]);
+	__builtin_prefetch(us->tc_traces[tc_set(us->pre_key)]);
 	us->start_ip = ip;
 	us->start_rsp = rsp;
 	us->start_max = max;
@@ -986,7 +992,7 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 	} else if (!tc_read(us, us->start_ip, us->start_rsp, us->start_max, &key, &check)) {
 		return false;
 	}
-	set = us->tc_traces[key & (TC_SETS - 1)];
+	set = us->tc_traces[tc_set(key)];
 	way = set[0].key == key ? 0 : 1;
 	t = &set[way];
 	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
@@ -998,8 +1004,8 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 	c->n = t->n;
 	c->h1 = c->h2 = 0;
 	if (unlikely(check_mode)) {
-		c->h1 = us->tc_check_hash[key & (TC_SETS - 1)][way][0];
-		c->h2 = us->tc_check_hash[key & (TC_SETS - 1)][way][1];
+		c->h1 = us->tc_check_hash[tc_set(key)][way][0];
+		c->h2 = us->tc_check_hash[tc_set(key)][way][1];
 	}
 	c->id = t->id;
 	c->have_ips = false;
@@ -1014,6 +1020,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	uint32_t off[TC_WORDS];
 	struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
 	struct tc_trace *t;
+	uint64_t (*hash)[2];
 	unsigned nw = 0;
 	int k, n = us->prev_n;
 
@@ -1056,16 +1063,16 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 		return;		/* another layout: a lookup would not read these */
 	}
 	tc_hash(ip, rsp, us->start_max, NULL, w, nw, &key, &check);
-	t = us->tc_traces[key & (TC_SETS - 1)];
+	t = us->tc_traces[tc_set(key)];
+	hash = us->tc_check_hash[tc_set(key)];
 	if (t[0].key != key || t[0].gen != us->tc_gen) {
 		t[1] = t[0];	/* the older one makes room */
 		if (unlikely(check_mode))
-			memcpy(us->tc_check_hash[key & (TC_SETS - 1)][1],
-			       us->tc_check_hash[key & (TC_SETS - 1)][0], 16);
+			memcpy(hash[1], hash[0], sizeof(hash[0]));
 	}
 	if (unlikely(check_mode)) {
-		us->tc_check_hash[key & (TC_SETS - 1)][0][0] = cur[0].h1;
-		us->tc_check_hash[key & (TC_SETS - 1)][0][1] = cur[0].h2;
+		hash[0][0] = cur[0].h1;
+		hash[0][1] = cur[0].h2;
 	}
 	t->key = key;
 	t->rbp_needed = (cur[0].flags & TF_RBP_NEEDED) != 0;
