@@ -51,8 +51,10 @@ LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff
-EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES))
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites
+# Distribution binaries come without line information, often stripped.
+EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
+	       examples/bin/twosites-stripped
 
 SHIM = shim/libmemscope.so
 SHIM_OBJS = shim/shim.o shim/unwind.o shim/dlclose.o
@@ -102,6 +104,12 @@ tools/ms-%: tools/ms-%.o $(LIBMSC)
 # Examples are the programs under test: plain -O2 -g, no sanitizers.
 examples/bin/%: examples/%.c | examples/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $< -lpthread
+
+examples/bin/%-nodebug: examples/%.c | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN) -o $@ $< -lpthread
+
+examples/bin/%-stripped: examples/%.c | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -rdynamic $(WARN) -o $@ $< -lpthread && strip --strip-all $@
 
 examples/bin/%: examples/%.cpp | examples/bin
 	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<

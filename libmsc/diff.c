@@ -173,6 +173,8 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 
 		if (f->fn && f->file && f->line)
 			snprintf(label, sizeof(label), "%s %s:%u", f->fn, base_name(f->file), f->line);
+		else if (f->fn && f->fn_offset)
+			snprintf(label, sizeof(label), "%s+%s (%s)", f->fn, f->fn_offset, obj);
 		else if (f->fn)
 			snprintf(label, sizeof(label), "%s (%s)", f->fn, obj);
 		else

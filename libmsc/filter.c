@@ -356,6 +356,7 @@ int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char 
 		fr[k].file = msc_jval_member_str(&v, "file", a);
 		fr[k].obj = msc_jval_member_str(&v, "obj", a);
 		fr[k].offset = msc_jval_member_str(&v, "offset", a);
+		fr[k].fn_offset = msc_jval_member_str(&v, "fn_offset", a);
 		fr[k].line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
 		fr[k].inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
 		k++;

@@ -105,6 +105,7 @@ bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextr
 /* A frame of a stack record, its strings in an arena. */
 struct msc_rframe {
 	const char *fn, *file, *obj, *offset;
+	const char *fn_offset;		/* hex, frames without a line */
 	unsigned line;
 	bool inlined;
 };

@@ -7,9 +7,13 @@
  * symbolized at once with msc_sym: function, file:line, and one entry per
  * level of inlining.  Two stacks are the same stack when their frames are the
  * same source locations, so one line of code is one stack even when the
- * compiler made several call instructions of it (an unrolled loop); a frame
- * nothing is known about is identified by its module and address.  Without a
- * symbolizer, frames are (module, address).
+ * compiler made several call instructions of it (an unrolled loop).  Only a
+ * place whose every inline level has a file and line is a source location:
+ * any other frame (a binary without debug information, a stripped library)
+ * is identified by its module and address, and written with its offset in
+ * the function a symbol names ("fn_offset"), so that two calls in one
+ * function stay two stacks.  Without a symbolizer, frames are (module,
+ * address).
  *
  * Ids are dense from 1 and unique in one output stream.  Stacks are written
  * as "stack" records lazily, the first time a record refers to them, so an
@@ -52,6 +56,8 @@ struct msc_symframe {
 	uint64_t addr, ip;
 	uint32_t chain;			/* first entry in chain[] */
 	uint16_t nchain;		/* 0: not symbolized */
+	uint32_t fn_offset;		/* of addr in its function, when the place
+					 * has no line; 0: none or not known */
 };
 
 struct msc_stack {

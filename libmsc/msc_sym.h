@@ -129,6 +129,14 @@ int msc_sym_resolve(struct msc_sym *s, int module, uint64_t addr,
 		    struct msc_sym_frame *out, int max);
 
 /*
+ * The start of the symbol-table function covering addr (same address space
+ * as msc_sym_resolve), for naming a place without a line as function+offset.
+ * Returns 0, -ENOENT when no function symbol covers addr (or the module is
+ * unusable), -EINVAL or -ENOMEM.
+ */
+int msc_sym_fn_start(struct msc_sym *s, int module, uint64_t addr, uint64_t *start);
+
+/*
  * Says why a module gives no source info, for a one-time warning: NULL when
  * it has debug info, else "no debug info" (names may still come from the
  * symbol table), "cannot open: <strerror>", "cannot read ELF: <libdwfl

@@ -26,10 +26,12 @@ static const char *where(char *buf, size_t n, const struct msc_rframe *f)
 		snprintf(buf, n, "?");
 	} else if (f->fn && f->file && f->line) {
 		snprintf(buf, n, "%s %s:%u", f->fn, base(f->file), f->line);
+	} else if (f->fn && f->fn_offset) {
+		snprintf(buf, n, "%s+%s (%s)", f->fn, f->fn_offset, f->obj ? base(f->obj) : "?");
 	} else if (f->fn) {
 		snprintf(buf, n, "%s (%s)", f->fn, f->obj ? base(f->obj) : "?");
 	} else {
-		snprintf(buf, n, "?? (%s)", f->obj ? base(f->obj) : "?");
+		snprintf(buf, n, "%s+%s", f->obj ? base(f->obj) : "?", f->offset ? f->offset : "?");
 	}
 	return buf;
 }
@@ -47,6 +49,8 @@ static const char *fit(char *buf, size_t n, const struct msc_rframe *f, size_t w
 		return len <= width ? buf : (buf[width] = '\0', buf);
 	if (f->file && f->line)
 		snprintf(loc, sizeof(loc), " %s:%u", base(f->file), f->line);
+	else if (f->fn_offset)
+		snprintf(loc, sizeof(loc), "+%s (%s)", f->fn_offset, f->obj ? base(f->obj) : "?");
 	else
 		snprintf(loc, sizeof(loc), " (%s)", f->obj ? base(f->obj) : "?");
 	if (strlen(loc) + 4 > width) {
@@ -1148,6 +1152,10 @@ static json_t *jstack(const struct msc_report *r, uint32_t id)
 			json_object_set_new(o, "line", json_integer(f->line));
 		if (f->obj)
 			json_object_set_new(o, "obj", jstring(f->obj));
+		if (f->offset)
+			json_object_set_new(o, "offset", jstring(f->offset));
+		if (f->fn_offset)
+			json_object_set_new(o, "fn_offset", jstring(f->fn_offset));
 		if (f->inlined)
 			json_object_set_new(o, "inline", json_true());
 		json_array_append_new(a, o);

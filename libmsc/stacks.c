@@ -181,10 +181,22 @@ static uint32_t new_location(struct msc_stacks *st, const struct msc_frame_ref *
 	l->ip = f->ip;
 	l->chain = st->nchain;
 	l->nchain = (uint16_t)n;
+	l->fn_offset = 0;
 	if (n)
 		memcpy(&st->chain[st->nchain], chain, n * sizeof(*chain));
 	st->nchain += n;
 	return st->nsf++;
+}
+
+/* Does every level of an inline chain have a source line? */
+static bool at_a_line(const struct msc_sym_frame *c, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!c[i].fn || !c[i].file || !c[i].line)
+			return false;
+	return true;
 }
 
 /* The location id of a frame: same source location, same id. */
@@ -221,11 +233,11 @@ static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
 					    MSC_SYM_MAX_FRAMES);
 			warn_module(st, m);
 		}
-		if (n > 0 && !chain[0].fn)
+		if (n < 0 || (n > 0 && !chain[0].fn))
 			n = 0;		/* nothing known: identified by address */
 	}
 	id = 0;
-	if (n > 0) {
+	if (n > 0 && at_a_line(chain, (unsigned)n)) {
 		uint64_t skey;
 
 		for (skey = hash_chain(f->module, chain, (unsigned)n);; skey += 2) {
@@ -245,9 +257,20 @@ static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
 				return 0;
 		}
 	} else {
-		id = new_location(st, f, NULL, 0);
+		/*
+		 * Without a line for every level, two calls in one function
+		 * would look the same: the place is its address (named
+		 * function+offset when a symbol covers it), as memcheck and
+		 * heaptrack keep it.
+		 */
+		uint64_t start;
+
+		id = new_location(st, f, chain, (unsigned)n);
 		if (!id)
 			return 0;
+		if (n > 0 && f->addr && !msc_sym_fn_start(st->sym, m->sym, f->addr - 1, &start) &&
+		    f->addr - start <= UINT32_MAX)
+			st->sf[id].fn_offset = (uint32_t)(f->addr - start);
 	}
 	if (st->naddrs == st->addrs_cap) {
 		uint32_t ncap = st->addrs_cap ? st->addrs_cap * 2 : 4096;
@@ -362,6 +385,8 @@ void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
 				msc_w_u64(w, "line", c->line);
 			if (c && c->inlined)
 				msc_w_bool(w, "inline", true);
+			else if (l->fn_offset)
+				msc_w_hex(w, "fn_offset", l->fn_offset);
 			msc_w_obj_end(w);
 		}
 	}

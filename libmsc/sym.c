@@ -1199,3 +1199,19 @@ const char *msc_sym_module_status(struct msc_sym *s, int module)
 		return "out of memory";
 	return m->status;
 }
+
+int msc_sym_fn_start(struct msc_sym *s, int module, uint64_t addr, uint64_t *start)
+{
+	struct module *m = module_get(s, module);
+	const struct range *r;
+
+	if (!m || !start)
+		return -EINVAL;
+	if (!m->opened && module_open(s, m))
+		return -ENOMEM;
+	r = m->usable ? range_find(&m->syms, addr) : NULL;
+	if (!r)
+		return -ENOENT;
+	*start = r->low;
+	return 0;
+}

@@ -117,6 +117,35 @@ check_eq "pool: 10,005 objects, 10,000 given back" "10005 10000" \
 	"$(jq -s -r '[.[] | select(.type=="site" and .fn=="custom")] | "\(map(.allocs)|add) \(map(.frees)|add)"' "$R")"
 check_eq "pool: nothing else leaks" "240 5" "$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks)"' "$R")"
 
+# --- binaries without line information: call sites stay apart -------------
+# Two malloc(64) calls in one function leak 10 and 3 blocks: two sites, as
+# memcheck and heaptrack say, whether the binary has lines (-g), only a
+# symbol table (no -g), or only .dynsym names (stripped; leak_two is
+# exported, leak_anon and run are not named at all).
+for b in twosites twosites-nodebug twosites-stripped; do
+	check_status "$b runs" 0 ms-record -q -o "$OUT/$b.ndjson" "$EX/$b"
+	R="$OUT/$b.ndjson"
+	check_eq "$b: three leak sites" "$(printf '10 640 definitely 64\n3 192 definitely 64\n4 256 definitely 64')" \
+		"$(jq -r 'select(.type=="leak") | "\(.count) \(.bytes) \(.kind) \(.size)"' "$R" | sort)"
+	check_eq "$b: three distinct stacks" "3" "$(jq -r 'select(.type=="leak") | .stack' "$R" | sort -u | wc -l)"
+	check_eq "$b: leak_two's two sites" "$(printf '10 640\n3 192')" "$(leaks_in "$R" leak_two | cut -d' ' -f1,2 | sort -rn)"
+done
+# Without lines a frame is its function and the return address's offset in
+# it: offset - the symbol's address.
+R="$OUT/twosites-nodebug.ndjson"
+sym=$(nm "$EX/twosites-nodebug" | awk '$3=="leak_two" {print $1}')
+check_eq "nodebug: fn_offset is offset - symbol" "ok ok" "$(jq -r --arg sym "$sym" '
+	def hex: ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end)
+		| reduce .[] as $d (0; . * 16 + $d);
+	select(.type=="stack" and .frames[0].fn=="leak_two") | .frames[0]
+	| if (.offset|hex) - ($sym|hex) == (.fn_offset|hex) then "ok" else "bad \(.)" end' "$R" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "nodebug: no line is invented" "0" "$(jq -r 'select(.type=="stack") | .frames[] | select(.obj != null and (.obj|endswith("twosites-nodebug")) and .line != null)' "$R" | wc -l)"
+ms-report "$R" >"$OUT/nodebug.txt"
+check_eq "nodebug report: two leak_two rows, by offset" "2" \
+	"$(grep -o 'leak_two+0x[0-9a-f]* (twosites-nodebug)' "$OUT/nodebug.txt" | sort -u | wc -l)"
+ms-report "$OUT/twosites-stripped.ndjson" >"$OUT/stripped.txt"
+check_grep "stripped report: an unnamed frame is module+offset" "^      twosites-stripped+0x[0-9a-f]*$" "$OUT/stripped.txt"
+
 # --- the other unwinders agree on the leaks -------------------------------
 check_status "leaky with libunwind" 0 ms-record -q -u libunwind -o "$OUT/lu.ndjson" "$EX/leaky"
 check_eq "libunwind: same 48-byte stack" "$(stack_of "$OUT/leaky.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/leaky.ndjson")")" \
