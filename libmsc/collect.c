@@ -2,6 +2,7 @@
 /* Collector side of the shim protocol: see msc_collect.h and msc_proto.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,7 +65,7 @@ struct sample {
 
 struct msc_collector_private {
 	struct msc_cproc pub;
-	int sock, pidfd, statm_fd;
+	int pidfd, statm_fd;
 	void *region;
 	size_t region_size;
 	struct msc_ctl *ctl;
@@ -301,8 +302,6 @@ static void free_session(struct msc_collector_private *p)
 	free(p->samples);
 	if (p->region)
 		munmap(p->region, p->region_size);
-	if (p->sock >= 0)
-		close(p->sock);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	if (p->statm_fd >= 0)
@@ -395,7 +394,6 @@ static void accept_one(struct msc_collector *c)
 		close(s);
 		return;
 	}
-	p->sock = s;
 	p->pidfd = -1;
 	p->statm_fd = -1;
 	p->exit_call_status = -1;
@@ -408,6 +406,7 @@ static void accept_one(struct msc_collector *c)
 	memcpy(p->pub.exe, h.exe, sizeof(p->pub.exe));
 	if (!c->ops->attach(c->ctx, &p->pub)) {
 		send_welcome(s, -EPERM, 0, -1);
+		close(s);
 		p->region = NULL;
 		free_session(p);
 		return;
@@ -448,6 +447,8 @@ static void accept_one(struct msc_collector *c)
 	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (!send_welcome(s, 0, p->region_size, fd))
 		goto fail;
+	/* All else goes through the region and the pidfd. */
+	close(s);
 	close(fd);
 	p->next = c->procs;
 	c->procs = p;
@@ -457,6 +458,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	send_welcome(s, -ENOMEM, 0, -1);
+	close(s);
 	c->ops->detach(c->ctx, &p->pub, &(struct msc_cend){ "error", -1, 0, false, 0, 0, false });
 	free_session(p);
 }
@@ -834,13 +836,8 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		if (words >= 3 && c->ops->scan)
 			c->ops->scan(c->ctx, &p->pub, rec[2], MSC_EV_AUX(hdr));
 		/* Let it go on exiting, whatever the scan found. */
-		if (p->sock >= 0) {
-			char reply = MSC_SCAN_DONE;
-
-			if (send(p->sock, &reply, 1, MSG_NOSIGNAL) < 0) {
-				/* gone or not listening: nothing to do */
-			}
-		}
+		__atomic_store_n(&p->ctl->scan_done, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &p->ctl->scan_done, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 		return;
 	default:
 		return;

@@ -46,7 +46,7 @@
 #include <stdint.h>
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
-#define MSC_PROTO_VERSION 1
+#define MSC_PROTO_VERSION 2
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
@@ -177,6 +177,14 @@ struct msc_ctl {
 	volatile uint32_t dead;		/* shim saw the collector die */
 	volatile uint64_t lost;		/* records dropped (lossy mode) */
 	volatile uint64_t waits;	/* times a thread waited for ring space */
+	/*
+	 * The collector sets it to 1 when the scan MSC_EV_SCAN asked for is
+	 * done, and wakes it as a (shared) futex word; the shim waits on it.
+	 * Not a reply on the socket: the shim keeps no descriptor once it is
+	 * set up, since programs close every descriptor (closefrom, a loop
+	 * to the limit) or dup2 over them.
+	 */
+	volatile uint32_t scan_done;
 };
 
 #define MSC_CTL_LOSSY 1u		/* drop records instead of waiting */
@@ -209,8 +217,6 @@ struct msc_welcome {
 	uint64_t region_size;
 };
 
-/* Reply to MSC_EV_SCAN, one byte on the socket. */
-#define MSC_SCAN_DONE 'S'
 
 static inline struct msc_ring *msc_ring_at(void *region, const struct msc_ctl *ctl, unsigned i)
 {

@@ -49,9 +49,6 @@ static volatile int g_state;
 static struct msc_ctl *g_ctl;
 static void *g_region;
 static size_t g_region_size;
-static int g_sock = -1;
-static ino_t g_sock_ino;
-static dev_t g_sock_dev;
 static pid_t g_pid;
 static unsigned g_unwind, g_depth;
 static bool g_lossy, g_follow, g_scan, g_tsc;
@@ -254,16 +251,10 @@ static void stop_recording(void)
 /* Is the collector still there?  (Slow path only.) */
 static bool collector_alive(void)
 {
-	struct stat st;
-
 	if (g_ctl->stop || g_ctl->dead)
 		return false;
 	if (g_ctl->collector_pid && kill((pid_t)g_ctl->collector_pid, 0) < 0 && errno == ESRCH)
 		return false;
-	/* Our socket, still ours?  Programs close or reuse file descriptors. */
-	if (g_sock >= 0 && (fstat(g_sock, &st) < 0 || st.st_ino != g_sock_ino ||
-			    st.st_dev != g_sock_dev))
-		g_sock = -1;
 	return true;
 }
 
@@ -943,7 +934,6 @@ static bool session_start(bool forked)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct msc_hello hello = { 0 };
 	struct msc_welcome welcome;
-	struct stat st;
 	int s, fd = -1, hi;
 	void *region;
 	ssize_t n;
@@ -995,11 +985,12 @@ static bool session_start(bool forked)
 	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
 	g_scan = g_ctl->flags & MSC_CTL_SCAN;
 	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
-	g_sock = s;
-	if (fstat(s, &st) == 0) {
-		g_sock_ino = st.st_ino;
-		g_sock_dev = st.st_dev;
-	}
+	/*
+	 * Nothing more goes over the socket (the scan's reply is a futex word
+	 * in the region): the program is left with no descriptor of ours to
+	 * close, dup2 over or find in /proc/self/fd.
+	 */
+	close(s);
 	/* Not the trace cache (most of it): its entries from an earlier
 	 * session are dead by their generation, and pages untouched here
 	 * stay out of the program's rss. */
@@ -1080,10 +1071,6 @@ static void fork_child(void)
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
 	g_shared_ready = false;
-	if (g_sock >= 0) {
-		close(g_sock);
-		g_sock = -1;
-	}
 	if (g_region) {
 		unmap(g_region, g_region_size);
 		g_region = NULL;
@@ -1167,23 +1154,30 @@ static void request_scan(void)
 	static int done;
 	struct tstate *t;
 	bool sent = false;
-	char c;
+	int saved = errno;
 
-	if (g_state != ST_ACTIVE || !g_scan || g_sock < 0 || getpid() != g_pid ||
+	if (g_state != ST_ACTIVE || !g_scan || getpid() != g_pid ||
 	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	t_guard++;
 	t = get_tstate();
-	if (t && collector_alive() && g_sock >= 0) {
+	if (t && collector_alive()) {
 		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+		unsigned naps = 0;
 
 		shared_lock(t);
 		sent = emit(t, MSC_EV_SCAN, 0, (uint32_t)raw_gettid(), &sp, 1);
 		shared_unlock(t);
-		/* The reply, or EOF if the collector goes away. */
-		while (sent && read(g_sock, &c, 1) < 0 && errno == EINTR)
-			;
+		/* Until the collector says it is done, or is gone. */
+		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE)) {
+			struct timespec ts = { 0, 10000000 };
+
+			syscall(SYS_futex, &g_ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
+			if ((++naps & 15) == 0 && !collector_alive())
+				break;
+		}
 	}
+	errno = saved;
 	t_guard--;
 }
 

@@ -146,6 +146,20 @@ check_eq "nodebug report: two leak_two rows, by offset" "2" \
 ms-report "$OUT/twosites-stripped.ndjson" >"$OUT/stripped.txt"
 check_grep "stripped report: an unnamed frame is module+offset" "^      twosites-stripped+0x[0-9a-f]*$" "$OUT/stripped.txt"
 
+# --- programs that close every descriptor ---------------------------------
+# Daemons close every descriptor above 2 at start; the leak scan must still
+# run, and the program must see the descriptors it sees without us (none of
+# ours: the shim keeps none once it is set up).
+for how in loop closefrom close_range dup2; do
+	"$EX/closeall" $how >"$OUT/closeall.$how.native" 2>&1
+	check_status "closeall $how runs" 0 ms-record -q -o "$OUT/closeall.$how.ndjson" "$EX/closeall" $how
+	check_eq "closeall $how: same output as natively" "$(cat "$OUT/closeall.$how.native")" "$(cat "$OUT/last.out")"
+	check_eq "closeall $how: 100 blocks definitely lost" "100 10000 definitely 100" \
+		"$(leaks_in "$OUT/closeall.$how.ndjson" leak_hundred)"
+	check_eq "closeall $how: scanned" "true 10000" \
+		"$(jq -r 'select(.type=="end") | "\(.scanned) \(.leaked_bytes)"' "$OUT/closeall.$how.ndjson")"
+done
+
 # --- the other unwinders agree on the leaks -------------------------------
 check_status "leaky with libunwind" 0 ms-record -q -u libunwind -o "$OUT/lu.ndjson" "$EX/leaky"
 check_eq "libunwind: same 48-byte stack" "$(stack_of "$OUT/leaky.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/leaky.ndjson")")" \
