@@ -7,6 +7,7 @@
 #include "msc_agg.h"
 #include "msc_err.h"
 #include "msc_proto.h"
+#include "msc_util.h"
 
 static const char *const kind_names[MSC_LEAK_KINDS] = {
 	"unscanned", "definitely", "indirectly", "possibly", "reachable", "unknown",
@@ -980,4 +981,56 @@ oom:
 	msc_u64map_release(&groups);
 	free(leaks);
 	return -ENOMEM;
+}
+
+void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
+			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
+{
+	size_t i;
+	uint64_t b = 0, n = 0, p = 0, r = 0;
+	bool any_scanned = false;
+
+	for (i = 0; i <= a->live_mask + a->nregions; i++) {
+		unsigned kind;
+		uint64_t size;
+		bool primary = true;
+
+		if (i <= a->live_mask) {
+			if (!a->live[i].ptr)
+				continue;
+			kind = msc_live_kind(&a->live[i]);
+			size = msc_live_size(a, &a->live[i]);
+		} else {
+			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
+
+			kind = reg->kind;
+			size = reg->end - reg->start;
+			primary = reg->primary;
+		}
+		if (kind != MSC_LEAK_UNSCANNED && kind != MSC_LEAK_UNKNOWN)
+			any_scanned = true;
+		if (msc_leak_kind_leaked(kind)) {
+			b += size;
+			n += primary;
+			continue;
+		}
+		switch (kind) {
+		case MSC_LEAK_POSSIBLY:
+			p += size;
+			break;
+		case MSC_LEAK_REACHABLE:
+			r += size;
+			break;
+		default:
+			break;
+		}
+	}
+	*bytes = b;
+	*blocks = n;
+	if (possibly)
+		*possibly = p;
+	if (reachable)
+		*reachable = r;
+	if (scanned)
+		*scanned = any_scanned || (a->live_count + a->nregions == 0);
 }

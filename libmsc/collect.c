@@ -24,6 +24,7 @@
 #include "msc_collect.h"
 #include "msc_proc.h"
 #include "msc_stream.h"
+#include "msc_util.h"
 
 #define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msc_cli.h"
 #include "msc_diff.h"
 #include "msc_filter.h"
 #include "msc_hash.h"
+#include "msc_util.h"
 
 /* ----------------------------------------------------------------- load */
 

@@ -11,6 +11,7 @@
 #include "msc_arena.h"
 #include "msc_filter.h"
 #include "msc_hash.h"
+#include "msc_util.h"
 
 /* ------------------------------------------------------------ matching */
 

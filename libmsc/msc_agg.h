@@ -295,4 +295,9 @@ struct msc_leak {
 };
 long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out);
 
+/* Leaked bytes and blocks: definitely + indirectly lost, or every live
+ * block when no scan ran (then *scanned is false). */
+void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
+			 uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);
+
 #endif

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdnoreturn.h>
 
-#define MSC_VERSION "0.1.0"
+#include "msc_util.h"
 
 #define MSC_EXIT_OK 0
 #define MSC_EXIT_FINDING 1
@@ -75,12 +75,5 @@ int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct);
 int msc_parse_duration(const char *s, uint64_t *ns);
 int msc_parse_pid(const char *s, int *pid);
 int msc_parse_uint(const char *s, uint64_t *out);
-
-/* "64.0 MiB", "512 B", "-1.2 GiB": human sizes in powers of 1024. */
-char *msc_fmt_size(char *buf, size_t n, int64_t bytes);
-/* "1.234 s", "12.3 ms": human durations. */
-char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
-/* "1,234,567": integers with thousands separators. */
-char *msc_fmt_count(char *buf, size_t n, int64_t v);
 
 #endif

@@ -34,7 +34,7 @@
 
 #include "msc_arena.h"
 #include "msc_err.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 #include "msc_stream.h"
 
 enum msc_ent_kind {

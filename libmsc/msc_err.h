@@ -24,11 +24,4 @@ int msc_err_set(struct msc_err *err, int code, const char *fmt, ...)
 
 void msc_err_clear(struct msc_err *err);
 
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#endif
-
-#define msc_likely(x) __builtin_expect(!!(x), 1)
-#define msc_unlikely(x) __builtin_expect(!!(x), 0)
-
 #endif

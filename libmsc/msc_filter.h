@@ -34,7 +34,7 @@
 
 #include "msc_arena.h"
 #include "msc_err.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 /* What an end record's "filtered" says of one kind of record (see
  * memscope-format(5)): dropped records, their blocks and bytes, and the

@@ -27,7 +27,7 @@
 #include "msc_err.h"
 #include "msc_filter.h"
 #include "msc_hash.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 struct msc_rstack {
 	uint32_t id;

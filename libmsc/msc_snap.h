@@ -20,7 +20,7 @@
 #include "msc_arena.h"
 #include "msc_err.h"
 #include "msc_proc.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 enum msc_snap_maps {
 	MSC_SNAP_MAPS_NONE,		/* process records only (smaps_rollup) */

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "msc_hash.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 #define MSC_NO_MODULE UINT32_MAX
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 /*
  * Writes {"type":"header","format":"memscope","version":1,"tool":TOOL,
@@ -41,10 +41,5 @@ struct msc_header_info {
  */
 int msc_stream_parse_header(const struct msc_rec *rec, struct msc_header_info *hi,
 			    struct msc_err *err);
-
-/* Current wall clock and boot clock, in ns. */
-uint64_t msc_now_epoch(void);
-uint64_t msc_now_boottime(void);
-uint64_t msc_now_monotonic(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "msc_proc.h"
+#include "msc_util.h"
 
 int msc_procfs_init(struct msc_procfs *fs, const char *root)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msc_cli.h"
 #include "msc_diff.h"
 #include "msc_report.h"
+#include "msc_util.h"
 
 /* ------------------------------------------------------------- helpers */
 

@@ -9,6 +9,7 @@
 #include "msc_proto.h"
 #include "msc_report.h"
 #include "msc_stream.h"
+#include "msc_util.h"
 
 #define GROW(arr, n, cap)                                                        \
 	({                                                                       \

@@ -9,6 +9,7 @@
 #include "msc_proc.h"
 #include "msc_scan.h"
 #include "msc_stream.h"
+#include "msc_util.h"
 
 enum state { UNREACHED = 0, POSSIBLE, REACHABLE, INDIRECT };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Header and clock helpers shared by every tool: see msc_stream.h. */
+/* The records that frame every stream: see msc_stream.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,31 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "msc_cli.h"
 #include "msc_stream.h"
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t msc_now_epoch(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-uint64_t msc_now_boottime(void)
-{
-	return clock_ns(CLOCK_BOOTTIME);
-}
-
-uint64_t msc_now_monotonic(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
+#include "msc_util.h"
 
 void msc_stream_header_begin(struct msc_writer *w, const char *tool, const char *mode)
 {

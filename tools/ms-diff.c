@@ -9,7 +9,7 @@
 
 #include "msc_cli.h"
 #include "msc_diff.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 #include "msc_stream.h"
 
 static const char help[] =

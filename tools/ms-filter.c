@@ -9,7 +9,7 @@
 
 #include "msc_cli.h"
 #include "msc_filter.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 
 static const char help[] =
 	"Usage: ms-filter [options] [FILE]\n"

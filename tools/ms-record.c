@@ -23,7 +23,7 @@
 #include "msc_cli.h"
 #include "msc_collect.h"
 #include "msc_proc.h"
-#include "msc_record.h"
+#include "msc_format.h"
 #include "msc_scan.h"
 #include "msc_stacks.h"
 #include "msc_stream.h"

@@ -8,7 +8,7 @@
 
 #include "msc_cli.h"
 #include "msc_proc.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
 #include "msc_snap.h"
 #include "msc_stream.h"
 

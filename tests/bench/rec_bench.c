@@ -35,7 +35,8 @@
 #include <jansson.h>
 
 #include "msc_err.h"
-#include "msc_rec.h"
+#include "msc_ndjson.h"
+#include "msc_util.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

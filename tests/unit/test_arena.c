@@ -12,6 +12,7 @@
 
 #include "msc_arena.h"
 #include "msc_err.h"
+#include "msc_util.h"
 
 /*
  * The chunk header as arena.c defines it: the tests walk the chunk list to

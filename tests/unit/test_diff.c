@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "msc_diff.h"
+#include "msc_util.h"
 
 #define HEADER(epoch)								\
 	"{\"type\":\"header\",\"format\":\"memscope\",\"version\":1,"		\

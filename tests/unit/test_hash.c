@@ -13,6 +13,7 @@
 
 #include "msc_err.h"
 #include "msc_hash.h"
+#include "msc_util.h"
 
 /* A deterministic generator, so that a failure can be replayed. */
 static uint64_t rng_state;

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "msc_proc.h"
+#include "msc_util.h"
 
 #define KB(n) ((uint64_t)(n) * 1024)
 #define PAGES(n) ((uint64_t)(n) * 4096)

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "msc_snap.h"
+#include "msc_util.h"
 
 #define KB(n) ((uint64_t)(n) * 1024)
 #define PAGES(n) ((uint64_t)(n) * 4096)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* NDJSON record writer and streaming reader: see msc_rec.h. */
+/* NDJSON record writer and streaming reader: see msc_ndjson.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "msc_rec.h"
+#include "msc_ndjson.h"
+#include "msc_util.h"
 
 /* ================================================================ writer */
 

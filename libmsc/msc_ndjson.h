@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * msc_rec: memscope records as NDJSON, written and read as streams.
+ * msc_ndjson: memscope records as NDJSON, written and read as streams.
  *
  * A record is one JSON object on one line whose first key is "type" (see
  * memscope-format(5)).  This module knows JSON, not record types: the tools
@@ -26,8 +26,8 @@
  * and keys are the caller's business: the reader accepts any object with a
  * string "type" member.  Errors carry "FILE:LINE: what".
  */
-#ifndef MSC_REC_H
-#define MSC_REC_H
+#ifndef MSC_NDJSON_H
+#define MSC_NDJSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

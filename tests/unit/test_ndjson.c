@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the NDJSON writer and reader of libmsc/rec.c. */
+/* Unit tests for the NDJSON writer and reader of libmsc/ndjson.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +19,8 @@
 
 #include <cmocka.h>
 
-#include "msc_rec.h"
+#include "msc_ndjson.h"
+#include "msc_util.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -43,7 +44,7 @@ static int wfix_setup(void **state)
 
 	if (!f)
 		return -1;
-	f->fd = memfd_create("test_rec", MFD_CLOEXEC);
+	f->fd = memfd_create("test_ndjson", MFD_CLOEXEC);
 	if (f->fd < 0 || msc_writer_init(&f->w, f->fd, 0)) {
 		free(f);
 		return -1;
@@ -122,7 +123,7 @@ static int make_temp(char *path, size_t size)
 	const char *dir = getenv("TMPDIR");
 	int fd;
 
-	assert_true((size_t)snprintf(path, size, "%s/test_rec.XXXXXX",
+	assert_true((size_t)snprintf(path, size, "%s/test_ndjson.XXXXXX",
 				     dir && *dir ? dir : "/tmp") < size);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
@@ -169,7 +170,7 @@ static int64_t rec_i64(const struct msc_rec *rec, const char *key)
 	return v;
 }
 
-/* Strict UTF-8 check, written from RFC 3629 and independent of rec.c. */
+/* Strict UTF-8 check, written from RFC 3629 and independent of ndjson.c. */
 static bool valid_utf8(const unsigned char *s, size_t n)
 {
 	size_t i = 0, k;

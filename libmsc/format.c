@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Records from aggregated data: see msc_record.h. */
+/* The record vocabulary: see msc_format.h. */
 #include "msc_proto.h"
-#include "msc_record.h"
+#include "msc_format.h"
 
 /* Begins a site or leak record with what identifies its site. */
 static void begin_site_record(struct msc_writer *w, const char *type, const struct msc_site *s,
@@ -128,58 +128,6 @@ void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, ui
 	msc_w_u64(w, "allocs", a->allocs);
 	msc_w_u64(w, "bytes", a->bytes);
 	msc_w_end(w);
-}
-
-void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
-			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
-{
-	size_t i;
-	uint64_t b = 0, n = 0, p = 0, r = 0;
-	bool any_scanned = false;
-
-	for (i = 0; i <= a->live_mask + a->nregions; i++) {
-		unsigned kind;
-		uint64_t size;
-		bool primary = true;
-
-		if (i <= a->live_mask) {
-			if (!a->live[i].ptr)
-				continue;
-			kind = msc_live_kind(&a->live[i]);
-			size = msc_live_size(a, &a->live[i]);
-		} else {
-			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
-
-			kind = reg->kind;
-			size = reg->end - reg->start;
-			primary = reg->primary;
-		}
-		if (kind != MSC_LEAK_UNSCANNED && kind != MSC_LEAK_UNKNOWN)
-			any_scanned = true;
-		if (msc_leak_kind_leaked(kind)) {
-			b += size;
-			n += primary;
-			continue;
-		}
-		switch (kind) {
-		case MSC_LEAK_POSSIBLY:
-			p += size;
-			break;
-		case MSC_LEAK_REACHABLE:
-			r += size;
-			break;
-		default:
-			break;
-		}
-	}
-	*bytes = b;
-	*blocks = n;
-	if (possibly)
-		*possibly = p;
-	if (reachable)
-		*reachable = r;
-	if (scanned)
-		*scanned = any_scanned || (a->live_count + a->nregions == 0);
 }
 
 void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_util: the small helpers every part of libmsc and the tools use.
+ *
+ *   - MSC_GROW: grow a heap array by doubling, as git's ALLOC_GROW;
+ *   - ARRAY_SIZE and branch hints;
+ *   - human-readable figures for reports and messages ("64.0 MiB",
+ *     "1,234,567", "12.3 ms");
+ *   - clocks, in nanoseconds.
+ *
+ * Nothing here prints, exits or keeps state.
+ */
+#ifndef MSC_UTIL_H
+#define MSC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* memscope's version, as every tool and header record says it. */
+#define MSC_VERSION "0.1.0"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define msc_likely(x) __builtin_expect(!!(x), 1)
+#define msc_unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Makes room for at least `need` elements in the heap array `arr` of
+ * capacity `cap` (a variable of any unsigned type, updated), doubling from
+ * `first`; contents are kept, new elements uninitialized.  Evaluates to 0,
+ * or -ENOMEM with arr and cap unchanged.  Usage:
+ *
+ *	if (MSC_GROW(v->items, v->n + 1, v->cap, 16))
+ *		return -ENOMEM;
+ *	v->items[v->n++] = x;
+ */
+#define MSC_GROW(arr, need, cap, first)                                                 \
+	__extension__({                                                                 \
+		void *grow_p_ = (arr);                                                  \
+		int grow_r_ = msc_grow(&grow_p_, (size_t)(need), sizeof(*(arr)), &(cap), \
+				       sizeof(cap), (first));                           \
+		if (!grow_r_)                                                           \
+			(arr) = grow_p_;                                                \
+		grow_r_;                                                                \
+	})
+
+/* The function behind MSC_GROW; capsize is sizeof the capacity variable. */
+int msc_grow(void **arr, size_t need, size_t elem, void *cap, size_t capsize, size_t first);
+
+/* "64.0 MiB", "512 B", "-1.2 GiB": human sizes in powers of 1024. */
+char *msc_fmt_size(char *buf, size_t n, int64_t bytes);
+/* "1.234 s", "12.3 ms": human durations. */
+char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
+/* "1,234,567": integers with thousands separators. */
+char *msc_fmt_count(char *buf, size_t n, int64_t v);
+
+/* Current wall clock (since the epoch), boot clock and monotonic clock, in ns. */
+uint64_t msc_now_epoch(void);
+uint64_t msc_now_boottime(void);
+uint64_t msc_now_monotonic(void);
+
+#endif

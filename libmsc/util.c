@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Small shared helpers: see msc_util.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "msc_util.h"
+
+int msc_grow(void **arr, size_t need, size_t elem, void *cap, size_t capsize, size_t first)
+{
+	size_t have, ncap;
+	void *n;
+
+	switch (capsize) {
+	case sizeof(uint32_t):
+		have = *(uint32_t *)cap;
+		break;
+	case sizeof(uint64_t):
+		have = (size_t)*(uint64_t *)cap;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (need <= have)
+		return 0;
+	ncap = have ? have : (first ? first : 8);
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (capsize == sizeof(uint32_t) && ncap > UINT32_MAX) {
+		ncap = UINT32_MAX;
+		if (ncap < need)
+			return -ENOMEM;
+	}
+	if (ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	if (capsize == sizeof(uint32_t))
+		*(uint32_t *)cap = (uint32_t)ncap;
+	else
+		*(uint64_t *)cap = ncap;
+	return 0;
+}
+
+char *msc_fmt_size(char *buf, size_t n, int64_t bytes)
+{
+	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes < 0 ? "-" : "";
+	double v = (double)mag;
+	size_t u = 0;
+
+	if (mag < 1024) {
+		snprintf(buf, n, "%s%" PRIu64 " B", sign, mag);
+		return buf;
+	}
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (v >= 1023.95 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%s%.1f %s", sign, v, units[u]);
+	return buf;
+}
+
+char *msc_fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	/*
+	 * The unit changes where the rounded figure would reach 1000
+	 * (999950 ns is "1.0 ms", not "1000.0 us"), as msc_fmt_size() does.
+	 */
+	if (ns < 1000)
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+	else if (ns < 999950)
+		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+	else if (ns < 999950000)
+		snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+char *msc_fmt_count(char *buf, size_t n, int64_t v)
+{
+	char tmp[32];
+	uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t len, i, o = 0;
+
+	len = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, mag);
+	if (n == 0)
+		return buf;
+	if (v < 0 && o + 1 < n)
+		buf[o++] = '-';
+	for (i = 0; i < len && o + 1 < n; i++) {
+		if (i > 0 && (len - i) % 3 == 0 && o + 2 < n)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t msc_now_epoch(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+uint64_t msc_now_boottime(void)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
+uint64_t msc_now_monotonic(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
