@@ -1034,3 +1034,31 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 	if (scanned)
 		*scanned = any_scanned || (a->live_count + a->nregions == 0);
 }
+
+int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)
+{
+	switch (ev->type) {
+	case MSC_CEV_ALLOC:
+		msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
+		return 0;
+	case MSC_CEV_FREE:
+		return msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, fr) > 0;
+	case MSC_CEV_UNFREE:
+		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
+		return 0;
+	case MSC_CEV_MMAP:
+		msc_agg_mmap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
+		return 0;
+	case MSC_CEV_MUNMAP:
+		msc_agg_munmap(a, ev->ts, ev->v[0], ev->v[1]);
+		return 0;
+	case MSC_CEV_MREMAP:
+		msc_agg_mremap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->v[2], ev->v[3], ev->stack);
+		return 0;
+	case MSC_CEV_BRK:
+		msc_agg_brk(a, ev->ts, ev->v[0], ev->v[1]);
+		return 0;
+	default:
+		return -1;
+	}
+}

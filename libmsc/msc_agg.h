@@ -212,6 +212,35 @@ struct msc_agg {
 	bool peak_pending;
 };
 
+/*
+ * An event, as the collector delivers it (msc_collect.h) and as ms-report
+ * reads it back from an --events stream: the one vocabulary both hand to
+ * msc_agg_apply().
+ */
+enum msc_cev {
+	MSC_CEV_ALLOC,		/* v0 ptr, v1 size */
+	MSC_CEV_FREE,		/* v0 ptr */
+	MSC_CEV_UNFREE,		/* v0 ptr */
+	MSC_CEV_MMAP,		/* v0 addr, v1 len */
+	MSC_CEV_MUNMAP,		/* v0 addr, v1 len */
+	MSC_CEV_MREMAP,		/* v0 old, v1 old_len, v2 new, v3 new_len */
+	MSC_CEV_BRK,		/* v0 old end, v1 new end */
+	MSC_CEV_THREAD,		/* tid; v0 shim state, v1 stack top, v2 state size,
+				 * v3 stack bottom, v4 thread pointer */
+	MSC_CEV_THREAD_EXIT,	/* tid */
+	MSC_CEV_EXIT,		/* v0 status given to exit() */
+	MSC_CEV_SAMPLE,		/* v0 rss bytes */
+};
+
+struct msc_cevent {
+	unsigned type;
+	unsigned fn;			/* enum msc_fn */
+	uint64_t ts;			/* ns since the collector started */
+	uint32_t tid;
+	uint32_t stack;			/* canonical stack id, 0 when none */
+	uint64_t v[6];
+};
+
 int msc_agg_init(struct msc_agg *a);
 void msc_agg_release(struct msc_agg *a);
 
@@ -240,6 +269,14 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
 		   uint64_t addr, uint64_t len, uint32_t stack);
 void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end);
+
+/*
+ * Applies an allocation event (ALLOC, FREE, UNFREE, MMAP, MUNMAP, MREMAP,
+ * BRK) with the function above for its type.  Returns 1 for a FREE of a
+ * known block (with *fr filled when not NULL), 0 for any other event it
+ * applied, -1 for a type that is not the aggregator's (THREAD, SAMPLE, ...).
+ */
+int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr);
 
 
 /* A live block's allocation time, size and leak kind. */

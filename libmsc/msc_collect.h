@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "msc_agg.h"
 #include "msc_err.h"
 #include "msc_proto.h"
 #include "msc_stacks.h"
@@ -44,30 +45,6 @@ struct msc_collect_opts {
 	unsigned unwind;		/* enum msc_unwind */
 	bool lossy, follow, scan;
 	uint64_t interval;		/* ns between rss samples, 0: none */
-};
-
-enum msc_cev {
-	MSC_CEV_ALLOC,		/* v0 ptr, v1 size */
-	MSC_CEV_FREE,		/* v0 ptr */
-	MSC_CEV_UNFREE,		/* v0 ptr */
-	MSC_CEV_MMAP,		/* v0 addr, v1 len */
-	MSC_CEV_MUNMAP,		/* v0 addr, v1 len */
-	MSC_CEV_MREMAP,		/* v0 old, v1 old_len, v2 new, v3 new_len */
-	MSC_CEV_BRK,		/* v0 old end, v1 new end */
-	MSC_CEV_THREAD,		/* tid; v0 shim state, v1 stack top, v2 state size,
-				 * v3 stack bottom, v4 thread pointer */
-	MSC_CEV_THREAD_EXIT,	/* tid */
-	MSC_CEV_EXIT,		/* v0 status given to exit() */
-	MSC_CEV_SAMPLE,		/* v0 rss bytes */
-};
-
-struct msc_cevent {
-	unsigned type;
-	unsigned fn;			/* enum msc_fn */
-	uint64_t ts;			/* ns since the collector started */
-	uint32_t tid;
-	uint32_t stack;			/* canonical stack id, 0 when none */
-	uint64_t v[6];
 };
 
 #define MSC_CEV_BATCH 64

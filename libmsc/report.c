@@ -216,6 +216,7 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 {
 	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0;
 	const char *fn = msc_rec_str(rec, "fn", NULL);
+	struct msc_cevent ev = { 0 };
 	int ret;
 
 	/* One process per report: the first stream's (others: ms-filter --pid). */
@@ -240,35 +241,47 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 		ret = msc_rec_hex(rec, "ptr", &ptr);
 	if (ret)
 		return msc_rec_err(err, rec, -EINVAL, "%s record needs an address", rec->type);
+	ev.ts = ts;
+	ev.tid = (uint32_t)tid;
+	ev.stack = (uint32_t)stack;
+	ev.v[0] = ptr;
+	ev.v[1] = size;
 	switch (t) {
 	case R_ALLOC:
-		msc_agg_alloc(&r->agg, ts, (uint32_t)tid, ptr, size, (uint32_t)stack, fn_id(r, fn));
+		ev.type = MSC_CEV_ALLOC;
+		ev.fn = fn_id(r, fn);
 		break;
 	case R_FREE:
-		msc_agg_free(&r->agg, ts, (uint32_t)tid, ptr, fn_id(r, fn), NULL);
+		ev.type = MSC_CEV_FREE;
+		ev.fn = fn_id(r, fn);
 		break;
 	case R_UNFREE:
-		msc_agg_unfree(&r->agg, ts, (uint32_t)tid, ptr);
+		ev.type = MSC_CEV_UNFREE;
 		break;
 	case R_MMAP:
-		msc_agg_mmap(&r->agg, ts, (uint32_t)tid, ptr, size, (uint32_t)stack);
+		ev.type = MSC_CEV_MMAP;
 		break;
 	case R_MUNMAP:
-		msc_agg_munmap(&r->agg, ts, ptr, size);
+		ev.type = MSC_CEV_MUNMAP;
 		break;
 	case R_MREMAP:
 		if (msc_rec_u64(rec, "old_size", &a2) || msc_rec_hex(rec, "addr", &a3))
 			return msc_rec_err(err, rec, -EINVAL, "mremap record needs old_size and addr");
-		msc_agg_mremap(&r->agg, ts, (uint32_t)tid, ptr, a2, a3, size, (uint32_t)stack);
+		ev.type = MSC_CEV_MREMAP;
+		ev.v[1] = a2;
+		ev.v[2] = a3;
+		ev.v[3] = size;
 		break;
 	case R_BRK:
 		if (msc_rec_hex(rec, "new", &a2))
 			return msc_rec_err(err, rec, -EINVAL, "brk record needs \"new\"");
-		msc_agg_brk(&r->agg, ts, ptr, a2);
+		ev.type = MSC_CEV_BRK;
+		ev.v[1] = a2;
 		break;
 	default:
-		break;
+		return 0;
 	}
+	msc_agg_apply(&r->agg, &ev, NULL);
 	return 0;
 }
 

@@ -275,27 +275,6 @@ static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev
 
 	(void)ctx;
 	switch (ev->type) {
-	case MSC_CEV_ALLOC:
-		msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
-		break;
-	case MSC_CEV_FREE:
-		found = msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, &fr);
-		break;
-	case MSC_CEV_UNFREE:
-		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
-		break;
-	case MSC_CEV_MMAP:
-		msc_agg_mmap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
-		break;
-	case MSC_CEV_MUNMAP:
-		msc_agg_munmap(a, ev->ts, ev->v[0], ev->v[1]);
-		break;
-	case MSC_CEV_MREMAP:
-		msc_agg_mremap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->v[2], ev->v[3], ev->stack);
-		break;
-	case MSC_CEV_BRK:
-		msc_agg_brk(a, ev->ts, ev->v[0], ev->v[1]);
-		break;
 	case MSC_CEV_THREAD_EXIT:
 		thread_gone(pr, ev->tid);
 		return;
@@ -312,12 +291,15 @@ static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev
 		}
 		return;
 	default:
-		return;
+		found = msc_agg_apply(a, ev, &fr);
+		if (found < 0)
+			return;
+		break;
 	}
 	if (R.events && !R.output_gone) {
 		if (ev->stack)
 			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-		msc_write_event(&R.w, ev, R.follow ? p->pid : -1, found ? &fr : NULL);
+		msc_write_event(&R.w, ev, R.follow ? p->pid : -1, found > 0 ? &fr : NULL);
 	}
 }
 
