@@ -19,14 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "msc_agg.h"
 #include "msc_cli.h"
-#include "msc_collect.h"
-#include "msc_proc.h"
-#include "msc_format.h"
-#include "msc_scan.h"
-#include "msc_stacks.h"
-#include "msc_stream.h"
+#include "msc_proto.h"
+#include "msc_recorder.h"
 
 static const char help[] =
 	"Usage: ms-record [options] [--] PROGRAM [ARGS...]\n"
@@ -74,395 +69,6 @@ static const struct msc_cli cli = { "ms-record", help, "+o:ei:d:u:fq", longopts 
 #define EXIT_OWN 125
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
-
-struct thread {
-	uint32_t tid;
-	bool dead;
-	uint64_t lo, hi, tp;
-};
-
-/* Per recorded process. */
-struct proc {
-	struct msc_agg agg;
-	int pid;
-	bool header_written;
-	struct msc_range *own;		/* shim memory, excluded from the scan */
-	size_t nown, capown;
-	struct thread *threads;		/* its threads, for the scan */
-	size_t nthreads, capthreads;
-	bool scanned;
-	char name[64];
-};
-
-struct recorder {
-	struct msc_writer w;
-	struct msc_stacks stacks;
-	struct msc_collector *col;
-	bool events, follow, quiet, scan;
-	int child;
-	bool main_attached;
-	char **argv;			/* the program's */
-	struct msc_collect_opts copts;
-	const char *unwind_name;
-	uint64_t interval_ms;
-	int exit_status;		/* of the main child, wait status */
-	bool output_gone;		/* EPIPE: keep draining, stop writing */
-	/* summary of the main process, kept after its session ends */
-	bool have_summary;
-	uint64_t s_allocs, s_frees, s_bytes, s_peak, s_leaked, s_leaked_blocks;
-	bool s_scanned;
-	uint64_t s_lost;
-};
-
-static struct recorder R;
-
-static void flush_output(void)
-{
-	if (R.w.error) {
-		if (!R.output_gone && R.w.error != EPIPE)
-			msc_warn("write error: %s (the program keeps running)", strerror(R.w.error));
-		R.output_gone = true;
-		R.w.len = 0;
-		return;
-	}
-	msc_writer_flush(&R.w);
-}
-
-static void warn_cb(void *ctx, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-
-	(void)ctx;
-	if (R.quiet)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	msc_warn("%s", msg);
-}
-
-static void argv_arg(const char *arg, size_t len, void *w)
-{
-	msc_w_strn(w, NULL, arg, len);
-}
-
-static void write_argv_of(int pid, char **argv)
-{
-	int i;
-
-	msc_w_arr(&R.w, "argv");
-	if (argv) {
-		for (i = 0; argv[i]; i++)
-			msc_w_str(&R.w, NULL, argv[i]);
-	} else {
-		struct msc_procfs fs;
-
-		/* A followed process: what it runs, from /proc (it may be gone). */
-		if (msc_procfs_init(&fs, NULL) == 0)
-			msc_proc_cmdline(&fs, pid, argv_arg, &R.w);
-		msc_procfs_release(&fs);
-	}
-	msc_w_arr_end(&R.w);
-}
-
-static void write_header(int pid, int ppid, const char *exe, char **argv)
-{
-	msc_stream_header_begin(&R.w, "ms-record", "launch");
-	msc_w_i64(&R.w, "pid", pid);
-	if (ppid > 0)
-		msc_w_i64(&R.w, "ppid", ppid);
-	if (exe && exe[0])
-		msc_w_str(&R.w, "exe", exe);
-	write_argv_of(pid, argv);
-	msc_w_str(&R.w, "clock", "ns");
-	msc_w_obj(&R.w, "options");
-	msc_w_bool(&R.w, "events", R.events);
-	msc_w_u64(&R.w, "interval", R.interval_ms);
-	msc_w_u64(&R.w, "depth", R.copts.depth);
-	msc_w_str(&R.w, "unwind", R.unwind_name);
-	msc_w_bool(&R.w, "follow", R.follow);
-	msc_w_bool(&R.w, "scan", R.scan);
-	msc_w_bool(&R.w, "lossy", R.copts.lossy);
-	msc_w_obj_end(&R.w);
-	msc_w_end(&R.w);
-	flush_output();
-}
-
-/* ------------------------------------------------------------ callbacks */
-
-static bool on_attach(void *ctx, struct msc_cproc *p)
-{
-	struct proc *pr;
-	bool is_main = p->pid == R.child;
-
-	(void)ctx;
-	/* Without --follow only the program itself (and what it execs in
-	 * place) is recorded. */
-	if (!is_main && !R.follow)
-		return false;
-	pr = calloc(1, sizeof(*pr));
-	if (!pr || msc_agg_init(&pr->agg)) {
-		free(pr);
-		return false;
-	}
-	pr->pid = p->pid;
-	snprintf(pr->name, sizeof(pr->name), "%.63s",
-		 strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe);
-	p->user = pr;
-	if (is_main && !R.main_attached) {
-		R.main_attached = true;	/* its header went out at launch */
-	} else {
-		write_header(p->pid, p->ppid, p->exe, NULL);
-	}
-	return true;
-}
-
-static void own_range(struct proc *pr, uint64_t start, uint64_t size)
-{
-	if (!start || !size)
-		return;
-	if (pr->nown == pr->capown) {
-		size_t ncap = pr->capown ? pr->capown * 2 : 16;
-		struct msc_range *n = realloc(pr->own, ncap * sizeof(*n));
-
-		if (!n)
-			return;
-		pr->own = n;
-		pr->capown = ncap;
-	}
-	pr->own[pr->nown++] = (struct msc_range){ start, start + size };
-}
-
-static void thread_seen(struct proc *pr, const struct msc_cevent *ev)
-{
-	uint64_t lo = ev->v[3], hi = ev->v[1];
-	size_t i;
-
-	/* glibc reuses the stacks of exited threads. */
-	for (i = 0; i < pr->nthreads; i++)
-		if (pr->threads[i].dead && lo && pr->threads[i].lo < hi && lo < pr->threads[i].hi)
-			pr->threads[i] = pr->threads[--pr->nthreads], i--;
-	if (pr->nthreads == pr->capthreads) {
-		size_t ncap = pr->capthreads ? pr->capthreads * 2 : 16;
-		struct thread *n = realloc(pr->threads, ncap * sizeof(*n));
-
-		if (!n)
-			return;
-		pr->threads = n;
-		pr->capthreads = ncap;
-	}
-	pr->threads[pr->nthreads++] = (struct thread){ ev->tid, false, lo, hi, ev->v[4] };
-}
-
-static void thread_gone(struct proc *pr, uint32_t tid)
-{
-	size_t i;
-
-	for (i = pr->nthreads; i-- > 0;)
-		if (pr->threads[i].tid == tid && !pr->threads[i].dead) {
-			pr->threads[i].dead = true;
-			break;
-		}
-}
-
-static void on_event(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev)
-{
-	struct proc *pr = p->user;
-	struct msc_agg *a = &pr->agg;
-	struct msc_freed fr;
-	int found = 0;
-
-	(void)ctx;
-	switch (ev->type) {
-	case MSC_CEV_THREAD_EXIT:
-		thread_gone(pr, ev->tid);
-		return;
-	case MSC_CEV_THREAD:
-		own_range(pr, ev->v[0], ev->v[2]);
-		/* tid 0: the shared ring's state, not a thread. */
-		if (ev->tid)
-			thread_seen(pr, ev);
-		break;
-	case MSC_CEV_SAMPLE:
-		if (!R.output_gone) {
-			msc_write_sample(&R.w, a, p->pid, ev->ts, ev->v[0]);
-			flush_output();
-		}
-		return;
-	default:
-		found = msc_agg_apply(a, ev, &fr);
-		if (found < 0)
-			return;
-		break;
-	}
-	if (R.events && !R.output_gone) {
-		if (ev->stack)
-			msc_stacks_write(&R.stacks, &R.w, ev->stack);
-		msc_write_event(&R.w, ev, R.follow ? p->pid : -1, found > 0 ? &fr : NULL);
-	}
-}
-
-static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev, size_t n)
-{
-	struct proc *pr = p->user;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (ev[i].type == MSC_CEV_ALLOC || ev[i].type == MSC_CEV_FREE)
-			msc_agg_prefetch(&pr->agg, ev[i].v[0]);
-	for (i = 0; i < n; i++)
-		on_event(ctx, p, &ev[i]);
-}
-
-static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
-{
-	struct proc *pr = p->user;
-	struct msc_scan_stats st;
-	struct msc_err err;
-	struct msc_range *ex;
-	uint64_t *tps, *roots;
-	size_t i, nex = 0;
-
-	(void)ctx;
-	(void)tid;
-	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
-	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
-	roots = malloc((pr->nthreads + 1) * sizeof(*roots));
-	if (!ex || !tps || !roots) {
-		warn_cb(NULL, "leak scan: out of memory; leaks are reported unscanned");
-		goto out;
-	}
-	/* Never roots: the shim's memory, and the stacks of exited threads
-	 * (glibc keeps them mapped for reuse, stale pointers and all). */
-	for (i = 0; i < pr->nown; i++)
-		ex[nex++] = pr->own[i];
-	for (i = 0; i < pr->nthreads; i++) {
-		if (pr->threads[i].dead && pr->threads[i].lo)
-			ex[nex++] = (struct msc_range){ pr->threads[i].lo, pr->threads[i].hi };
-		tps[i] = pr->threads[i].tp;
-	}
-	msc_scan_dtv_roots(p->pid, tps, pr->nthreads, roots);
-	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, roots, pr->nthreads, &st, &err) == 0)
-		pr->scanned = true;
-	else
-		warn_cb(NULL, "%s; leaks are reported unscanned", err.msg);
-out:
-	free(ex);
-	free(tps);
-	free(roots);
-}
-
-static int cmp_site_bytes(const void *x, const void *y)
-{
-	const struct msc_site *a = *(const struct msc_site *const *)x;
-	const struct msc_site *b = *(const struct msc_site *const *)y;
-
-	if (a->bytes != b->bytes)
-		return a->bytes > b->bytes ? -1 : 1;
-	if (a->stack != b->stack)
-		return a->stack < b->stack ? -1 : 1;
-	return a->size < b->size ? -1 : a->size > b->size;
-}
-
-static void write_results(struct proc *pr, const struct msc_cend *end, bool exec)
-{
-	struct msc_agg *a = &pr->agg;
-	const struct msc_site **order;
-	struct msc_leak *leaks = NULL;
-	long nleaks = 0, nsites = 0, i;
-
-	order = malloc((a->nsites ? a->nsites : 1) * sizeof(*order));
-	if (!order) {
-		msc_warn("out of memory writing the results of pid %d", pr->pid);
-		return;
-	}
-	for (i = 0; i < (long)a->nsites; i++)
-		if (!a->sites[i].removed)
-			order[nsites++] = &a->sites[i];
-	qsort(order, (size_t)nsites, sizeof(*order), cmp_site_bytes);
-	for (i = 0; i < nsites; i++) {
-		msc_stacks_write(&R.stacks, &R.w, order[i]->stack);
-		msc_write_site(&R.w, a, order[i], pr->pid);
-	}
-	free(order);
-	/* After an exec the image's memory went with it: no leaks. */
-	if (!exec) {
-		nleaks = msc_agg_leaks(a, &leaks);
-		for (i = 0; i < nleaks; i++) {
-			msc_stacks_write(&R.stacks, &R.w, a->sites[leaks[i].site].stack);
-			msc_write_leak(&R.w, a, &leaks[i], pr->pid);
-		}
-		free(leaks);
-	}
-	msc_w_begin(&R.w, "end");
-	msc_w_i64(&R.w, "pid", pr->pid);
-	msc_w_str(&R.w, "reason", end->reason);
-	if (end->status >= 0)
-		msc_w_i64(&R.w, "status", end->status);
-	if (end->signal) {
-		msc_w_i64(&R.w, "signal", end->signal);
-		if (end->core)
-			msc_w_bool(&R.w, "core", true);
-	}
-	msc_w_u64(&R.w, "ts", a->last_ts > msc_collector_now(R.col) ? a->last_ts :
-				  msc_collector_now(R.col));
-	msc_write_totals(&R.w, a, !exec);
-	msc_w_u64(&R.w, "lost", end->lost);
-	if (end->waits)
-		msc_w_u64(&R.w, "waits", end->waits);
-	if (pr->pid == R.child && !exec) {
-		uint64_t hwm, cpu;
-		struct rusage ru;
-
-		/* What the program and the recording cost, for the record. */
-		if (msc_collector_child_usage(R.col, &hwm, &cpu)) {
-			msc_w_u64(&R.w, "hwm", hwm);
-			msc_w_u64(&R.w, "cpu", cpu);
-		}
-		if (getrusage(RUSAGE_SELF, &ru) == 0) {
-			msc_w_u64(&R.w, "recorder_hwm", (uint64_t)ru.ru_maxrss * 1024);
-			msc_w_u64(&R.w, "recorder_cpu",
-				  (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-				  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
-		}
-	}
-	if (end->corrupt)
-		msc_w_bool(&R.w, "corrupt", true);
-	msc_w_end(&R.w);
-	flush_output();
-}
-
-static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end)
-{
-	struct proc *pr = p->user;
-	bool exec = strcmp(end->reason, "exec") == 0;
-
-	(void)ctx;
-	if (!pr)
-		return;
-	if (!R.output_gone)
-		write_results(pr, end, exec);
-	if (p->pid == R.child && !exec) {
-		R.have_summary = true;
-		R.s_allocs = pr->agg.allocs;
-		R.s_frees = pr->agg.frees;
-		R.s_bytes = pr->agg.bytes;
-		R.s_peak = pr->agg.peak_live_bytes;
-		msc_agg_leak_totals(&pr->agg, &R.s_leaked, &R.s_leaked_blocks, NULL, NULL,
-				    &R.s_scanned);
-		R.s_lost = end->lost;
-	}
-	msc_agg_release(&pr->agg);
-	free(pr->own);
-	free(pr->threads);
-	free(pr);
-	p->user = NULL;
-}
-
-static const struct msc_collect_ops ops = {
-	on_attach, on_events, on_scan, on_detach, warn_cb,
-};
 
 /* ------------------------------------------------------------ launching */
 
@@ -628,132 +234,175 @@ static int launch(char *prog, char **argv, const char *shim, const char *sock,
 	return pid;
 }
 
-static void print_summary(const char *name, int status)
+static bool quiet;
+
+static void warn_cb(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (!quiet)
+		msc_warn("%s", msg);
+}
+
+static void print_summary(const struct msc_recorder_summary *s, const char *name, int status)
 {
 	char peak[32], leaked[32], a[32], f[32], st[64];
 
-	if (R.quiet)
+	if (quiet)
 		return;
 	if (WIFSIGNALED(status))
 		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(status));
 	else
 		snprintf(st, sizeof(st), "exit %d", WEXITSTATUS(status));
-	if (!R.have_summary) {
+	if (!s->recorded) {
 		msc_warn("%s: nothing recorded: the program never loaded libmemscope.so (%s)", name, st);
 		return;
 	}
 	fprintf(stderr, "ms-record: %s: %s allocations, %s frees, peak %s, leaked %s in %llu block%s%s%s, %s\n",
-		name, msc_fmt_count(a, sizeof(a), (int64_t)R.s_allocs),
-		msc_fmt_count(f, sizeof(f), (int64_t)R.s_frees),
-		msc_fmt_size(peak, sizeof(peak), (int64_t)R.s_peak),
-		msc_fmt_size(leaked, sizeof(leaked), (int64_t)R.s_leaked),
-		(unsigned long long)R.s_leaked_blocks, R.s_leaked_blocks == 1 ? "" : "s", R.s_scanned ? "" : " (not scanned)",
-		R.s_lost ? " (events lost)" : "", st);
+		name, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
+		msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+		msc_fmt_size(leaked, sizeof(leaked), (int64_t)s->leaked),
+		(unsigned long long)s->leaked_blocks, s->leaked_blocks == 1 ? "" : "s",
+		s->scanned ? "" : " (not scanned)", s->lost ? " (events lost)" : "", st);
+}
+
+/*
+ * Records until the program is gone and no followed child is left.  A
+ * signal sent to ms-record alone is passed on to the program (one from the
+ * terminal reached it already); once the program is gone, a signal ends the
+ * children still followed.
+ */
+static int record_loop(struct msc_recorder *rec, int sfd, int child)
+{
+	bool interrupted = false;
+	int status = 0;
+
+	for (;;) {
+		if (msc_recorder_poll(rec, sfd, 2) > 0) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				int sig = (int)si.ssi_signo;
+
+				if (sig == SIGCHLD)
+					continue;
+				if ((si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE) &&
+				    !msc_recorder_main_done(rec, NULL))
+					kill(child, sig);
+				if (msc_recorder_main_done(rec, NULL))
+					interrupted = true;
+			}
+		}
+		if (msc_recorder_main_done(rec, &status)) {
+			if (!msc_recorder_sessions(rec))
+				break;
+			if (interrupted) {
+				msc_recorder_finish(rec, "interrupted");
+				break;
+			}
+		}
+	}
+	return status;
 }
 
 int main(int argc, char **argv)
 {
+	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
+				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100,
+				       .warn = warn_cb };
+	struct msc_recorder *rec = NULL;
+	struct msc_writer w;
 	const char *output = NULL;
-	char *prog = NULL, *shim = NULL;
+	char *prog = NULL, *shim = NULL, **prog_argv;
 	struct msc_err err;
 	sigset_t block, orig;
 	void (*orig_pipe)(int);
-	int c, fd = 1, sfd, status = 0, ret;
+	int c, fd = 1, sfd, status = 0, ret, said;
 	uint64_t v;
-	bool interrupted = false;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
-	R.interval_ms = 100;
-	R.copts.depth = 64;
-	R.copts.unwind = MSC_UNWIND_DWARF;
-	R.unwind_name = "dwarf";
-	R.scan = true;
 	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
 		case 'e':
-			R.events = true;
+			o.events = true;
 			break;
 		case 'i':
 			if (msc_parse_uint(optarg, &v) || v > 3600000)
 				msc_usage_error("invalid interval '%s' (milliseconds)", optarg);
-			R.interval_ms = v;
+			o.interval_ms = v;
 			break;
 		case 'd':
 			if (msc_parse_uint(optarg, &v) || v < 1 || v > MSC_PROTO_MAX_DEPTH)
 				msc_usage_error("invalid depth '%s' (1 to %d)", optarg,
 						MSC_PROTO_MAX_DEPTH);
-			R.copts.depth = (uint32_t)v;
+			o.depth = (uint32_t)v;
 			break;
 		case 'u':
 			if (strcmp(optarg, "dwarf") == 0)
-				R.copts.unwind = MSC_UNWIND_DWARF;
+				o.unwind = MSC_UNWIND_DWARF;
 			else if (strcmp(optarg, "fp") == 0)
-				R.copts.unwind = MSC_UNWIND_FP;
+				o.unwind = MSC_UNWIND_FP;
 			else if (strcmp(optarg, "libunwind") == 0)
-				R.copts.unwind = MSC_UNWIND_LIBUNWIND;
+				o.unwind = MSC_UNWIND_LIBUNWIND;
 			else if (strcmp(optarg, "none") == 0)
-				R.copts.unwind = MSC_UNWIND_NONE;
+				o.unwind = MSC_UNWIND_NONE;
 			else
 				msc_usage_error("invalid unwind mode '%s' (dwarf, fp, libunwind, none)",
 						optarg);
-			R.unwind_name = optarg;
+			o.unwind_name = optarg;
 			break;
 		case 'f':
-			R.follow = true;
+			o.follow = true;
 			break;
 		case OPT_NO_SCAN:
-			R.scan = false;
+			o.scan = false;
 			break;
 		case OPT_LOSSY:
-			R.copts.lossy = true;
+			o.lossy = true;
 			break;
 		case 'q':
-			R.quiet = true;
+			quiet = true;
 			break;
 		}
 	}
 	if (optind >= argc)
 		msc_usage_error("no program given");
-	R.argv = argv + optind;
+	prog_argv = argv + optind;
 
 	prog = find_program(argv[optind], &status);
 	if (!prog)
 		return status;
 	status = check_program(prog);
 	if (status)
-		goto fail;
+		goto out;
 	shim = find_shim();
 	if (!shim) {
 		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
 		status = EXIT_OWN;
-		goto fail;
+		goto out;
 	}
 	if (output) {
 		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
 			msc_warn("cannot open '%s': %s", output, strerror(errno));
 			status = EXIT_OWN;
-			goto fail;
+			goto out;
 		}
 	}
-	if (msc_writer_init(&R.w, fd, 256 * 1024) || msc_stacks_init(&R.stacks, true)) {
+	if (msc_writer_init(&w, fd, 256 * 1024)) {
 		msc_warn("out of memory");
 		status = EXIT_OWN;
-		goto fail;
+		goto out;
 	}
-	R.stacks.warn = warn_cb;
-	R.copts.follow = R.follow;
-	R.copts.scan = R.scan;
-	R.copts.interval = R.interval_ms * 1000000ull;
-	R.col = msc_collector_new(&R.copts, &ops, &R, &R.stacks, &err);
-	if (!R.col) {
+	rec = msc_recorder_new(&o, &w, &err);
+	if (!rec) {
 		msc_warn("%s", err.msg);
 		status = EXIT_OWN;
-		goto fail_writer;
+		goto out_writer;
 	}
 
 	/* Signals arrive through a signalfd; the program gets the original
@@ -767,55 +416,22 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
-	ret = launch(prog, R.argv, shim, msc_collector_socket(R.col), &orig, orig_pipe,
+	ret = launch(prog, prog_argv, shim, msc_recorder_socket(rec), &orig, orig_pipe,
 		     !output && !isatty(1));
 	if (ret < 0) {
 		msc_warn("cannot run '%s': %s", prog, strerror(-ret));
-		msc_collector_free(R.col);
 		status = ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-		goto fail_writer;
+		goto out_writer;
 	}
-	R.child = ret;
-	msc_collector_set_child(R.col, R.child);
-	write_header(R.child, getpid(), prog, R.argv);
-
-	for (;;) {
-		int r = msc_collector_poll(R.col, sfd, 2);
-
-		if (r > 0) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				int sig = (int)si.ssi_signo;
-
-				if (sig == SIGCHLD)
-					continue;
-				/* A signal sent to ms-record alone is passed on; one
-				 * from the terminal reached the program already. */
-				if ((si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE) &&
-				    !msc_collector_child_done(R.col, NULL))
-					kill(R.child, sig);
-				if (msc_collector_child_done(R.col, NULL)) {
-					/* The program is gone; a signal now ends the
-					 * children we are still following. */
-					interrupted = true;
-				}
-			}
-		}
-		if (msc_collector_child_done(R.col, &status)) {
-			if (!msc_collector_sessions(R.col))
-				break;
-			if (interrupted) {
-				msc_collector_finish(R.col, "interrupted");
-				break;
-			}
-		}
-	}
-	print_summary(strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status);
-	msc_collector_free(R.col);
-	msc_stacks_release(&R.stacks);
-	ret = msc_writer_release(&R.w);
-	if (ret && ret != -EPIPE && !R.output_gone)
+	msc_recorder_set_main(rec, ret, prog, prog_argv);
+	status = record_loop(rec, sfd, ret);
+	print_summary(msc_recorder_summary(rec), strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog,
+		      status);
+	msc_recorder_free(rec);
+	rec = NULL;
+	said = w.error;		/* a write error was said already */
+	ret = msc_writer_release(&w);
+	if (ret && ret != -EPIPE && !said)
 		msc_warn("write error on %s: %s", output ? output : "standard output", strerror(-ret));
 	if (fd != 1)
 		close(fd);
@@ -826,12 +442,12 @@ int main(int argc, char **argv)
 	return WEXITSTATUS(status);
 
 	/* Before the program ran: status is ms-record's own. */
-fail_writer:
-	msc_stacks_release(&R.stacks);
-	msc_writer_release(&R.w);
+out_writer:
+	msc_recorder_free(rec);
+	msc_writer_release(&w);
 	if (fd != 1)
 		close(fd);
-fail:
+out:
 	free(prog);
 	free(shim);
 	return status;

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_recorder: the recording engine behind ms-record(1).
+ *
+ * A recorder owns a collector (msc_collect.h) and everything that happens
+ * between the shim's events and the records written: one aggregator per
+ * recorded process (msc_agg), the canonical stacks of the stream
+ * (msc_stacks), the threads and shim memory each process announced (the
+ * roots and exclusions of its leak scan, msc_scan), and the stream's framing:
+ * a "header" record for every process, its sites, leaks and "end" record
+ * when it ends, "sample" records as they come, every event with --events.
+ *
+ * The owner (a tool) starts the program or finds the process, tells the
+ * recorder which pid is its main process, and calls msc_recorder_poll()
+ * until the main process is done and no session is left; the recorder never
+ * waits on anything but the collector.  Output goes through the caller's
+ * msc_writer, flushed after every record group, so an interrupted recording
+ * keeps everything it received; a write error (EPIPE: the reader went away)
+ * stops the output, not the recording, and is said once through warn.
+ *
+ * Nothing here prints or exits: warnings go to o->warn (may be NULL).  The
+ * summary of the main process outlives its session, for the tool's last line.
+ */
+#ifndef MSC_RECORDER_H
+#define MSC_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msc_collect.h"
+#include "msc_err.h"
+#include "msc_ndjson.h"
+
+struct msc_recorder_opts {
+	const char *mode;		/* the header's "mode": "launch", "attach" */
+	bool events;			/* every event as a record */
+	bool follow;			/* children too (pid-tagged streams) */
+	bool scan;			/* leak kinds by reachability at exit */
+	bool lossy;			/* drop events rather than make threads wait */
+	uint32_t depth;			/* frames per stack, 1..MSC_PROTO_MAX_DEPTH */
+	unsigned unwind;		/* enum msc_unwind */
+	const char *unwind_name;	/* as the header's options say it */
+	uint64_t interval_ms;		/* rss samples, 0: none */
+	/* Warnings ("libfoo.so: no debug info", write errors), one line each,
+	 * without the tool's name. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+/* What ms-record says of the main process at the end. */
+struct msc_recorder_summary {
+	bool recorded;			/* the main process was recorded at all */
+	uint64_t allocs, frees, bytes, peak;
+	uint64_t leaked, leaked_blocks;
+	bool scanned;
+	uint64_t lost;
+};
+
+struct msc_recorder;
+
+/*
+ * Creates a recorder writing to w (not owned; its fd stays the caller's):
+ * the collector's socket directory is made and listening.  Returns NULL with
+ * err set.
+ */
+struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct msc_writer *w,
+				      struct msc_err *err);
+/* Ends nothing (see _finish); removes the socket.  NULL is a no-op. */
+void msc_recorder_free(struct msc_recorder *r);
+
+/* The path a program's MEMSCOPE_SOCK must name. */
+const char *msc_recorder_socket(const struct msc_recorder *r);
+
+/*
+ * The main process: pid (the recorder's child, reaped by the collector),
+ * what it runs (exe) and its argv (NULL: read from /proc).  Writes its
+ * header record now, so a stream says what it is about even if the program
+ * never loads the shim.
+ */
+void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, char **argv);
+
+/*
+ * One round of work (msc_collector_poll()): waits up to timeout_ms, or until
+ * extra_fd (>= 0) is readable: then returns 1, else 0.
+ */
+int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms);
+/* true once the main child was reaped; *status (may be NULL): wait status. */
+bool msc_recorder_main_done(const struct msc_recorder *r, int *status);
+/* Processes still being recorded. */
+unsigned msc_recorder_sessions(const struct msc_recorder *r);
+/* Stops every shim, drains and ends every session with reason. */
+void msc_recorder_finish(struct msc_recorder *r, const char *reason);
+
+const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorder *r);
+
+/*
+ * The collector's callbacks, exposed for tests that feed a recorder events
+ * without a process (tests/unit/test_recorder.c); r->col may then be NULL.
+ */
+extern const struct msc_collect_ops msc_recorder_ops;
+
+/* The recorder's stacks, for those tests to intern stacks in. */
+struct msc_stacks *msc_recorder_stacks(struct msc_recorder *r);
+
+/* A recorder without a collector, for those tests. */
+struct msc_recorder *msc_recorder_new_detached(const struct msc_recorder_opts *o,
+					       struct msc_writer *w, struct msc_err *err);
+
+#endif

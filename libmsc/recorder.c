@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/* The recording engine: see msc_recorder.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "msc_agg.h"
+#include "msc_format.h"
+#include "msc_proc.h"
+#include "msc_recorder.h"
+#include "msc_scan.h"
+#include "msc_stacks.h"
+#include "msc_stream.h"
+#include "msc_util.h"
+
+struct thread {
+	uint32_t tid;
+	bool dead;
+	uint64_t lo, hi, tp;		/* stack bounds, thread pointer */
+};
+
+/* A recorded process. */
+struct rproc {
+	struct msc_agg agg;
+	int pid;
+	struct msc_range *own;		/* shim memory, excluded from the scan */
+	size_t nown, capown;
+	struct thread *threads;		/* its threads, for the scan */
+	size_t nthreads, capthreads;
+};
+
+struct msc_recorder {
+	struct msc_recorder_opts o;
+	struct msc_writer *w;
+	struct msc_stacks stacks;
+	struct msc_collector *col;	/* NULL: fed by hand (tests) */
+	int main_pid;
+	bool main_header;		/* the main process's header is out */
+	bool output_gone;		/* a write error: keep draining, stop writing */
+	struct msc_recorder_summary sum;
+};
+
+static void warn(struct msc_recorder *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warn(struct msc_recorder *r, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	if (!r->o.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->o.warn(r->o.warn_ctx, msg);
+}
+
+/* The stacks module's warnings (modules without symbols...). */
+static void stacks_warn(void *ctx, const char *fmt, ...)
+{
+	struct msc_recorder *r = ctx;
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn(r, "%s", msg);
+}
+
+static void flush_output(struct msc_recorder *r)
+{
+	if (r->w->error) {
+		if (!r->output_gone && r->w->error != EPIPE)
+			warn(r, "write error: %s (the program keeps running)", strerror(r->w->error));
+		r->output_gone = true;
+		r->w->len = 0;
+		return;
+	}
+	msc_writer_flush(r->w);
+}
+
+/* ---------------------------------------------------------------- header */
+
+static void argv_arg(const char *arg, size_t len, void *w)
+{
+	msc_w_strn(w, NULL, arg, len);
+}
+
+static void write_argv_of(struct msc_writer *w, int pid, char **argv)
+{
+	int i;
+
+	msc_w_arr(w, "argv");
+	if (argv) {
+		for (i = 0; argv[i]; i++)
+			msc_w_str(w, NULL, argv[i]);
+	} else {
+		struct msc_procfs fs;
+
+		/* A followed process: what it runs, from /proc (it may be gone). */
+		if (msc_procfs_init(&fs, NULL) == 0)
+			msc_proc_cmdline(&fs, pid, argv_arg, w);
+		msc_procfs_release(&fs);
+	}
+	msc_w_arr_end(w);
+}
+
+static void write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv)
+{
+	struct msc_writer *w = r->w;
+
+	if (r->output_gone)
+		return;
+	msc_stream_header_begin(w, "ms-record", r->o.mode);
+	msc_w_i64(w, "pid", pid);
+	if (ppid > 0)
+		msc_w_i64(w, "ppid", ppid);
+	if (exe && exe[0])
+		msc_w_str(w, "exe", exe);
+	write_argv_of(w, pid, argv);
+	msc_w_str(w, "clock", "ns");
+	msc_w_obj(w, "options");
+	msc_w_bool(w, "events", r->o.events);
+	msc_w_u64(w, "interval", r->o.interval_ms);
+	msc_w_u64(w, "depth", r->o.depth);
+	msc_w_str(w, "unwind", r->o.unwind_name);
+	msc_w_bool(w, "follow", r->o.follow);
+	msc_w_bool(w, "scan", r->o.scan);
+	msc_w_bool(w, "lossy", r->o.lossy);
+	msc_w_obj_end(w);
+	msc_w_end(w);
+	flush_output(r);
+}
+
+/* ------------------------------------------------------- threads, memory */
+
+static void own_range(struct rproc *pr, uint64_t start, uint64_t size)
+{
+	if (!start || !size || MSC_GROW(pr->own, pr->nown + 1, pr->capown, 16))
+		return;
+	pr->own[pr->nown++] = (struct msc_range){ start, start + size };
+}
+
+static void thread_seen(struct rproc *pr, const struct msc_cevent *ev)
+{
+	uint64_t lo = ev->v[3], hi = ev->v[1];
+	size_t i;
+
+	/* glibc reuses the stacks of exited threads. */
+	for (i = 0; i < pr->nthreads; i++)
+		if (pr->threads[i].dead && lo && pr->threads[i].lo < hi && lo < pr->threads[i].hi)
+			pr->threads[i] = pr->threads[--pr->nthreads], i--;
+	if (MSC_GROW(pr->threads, pr->nthreads + 1, pr->capthreads, 16))
+		return;
+	pr->threads[pr->nthreads++] = (struct thread){ ev->tid, false, lo, hi, ev->v[4] };
+}
+
+static void thread_gone(struct rproc *pr, uint32_t tid)
+{
+	size_t i;
+
+	for (i = pr->nthreads; i-- > 0;)
+		if (pr->threads[i].tid == tid && !pr->threads[i].dead) {
+			pr->threads[i].dead = true;
+			break;
+		}
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static bool on_attach(void *ctx, struct msc_cproc *p)
+{
+	struct msc_recorder *r = ctx;
+	struct rproc *pr;
+	bool is_main = p->pid == r->main_pid;
+
+	/* Without --follow only the main process (and what it execs in
+	 * place) is recorded. */
+	if (!is_main && !r->o.follow)
+		return false;
+	pr = calloc(1, sizeof(*pr));
+	if (!pr || msc_agg_init(&pr->agg)) {
+		free(pr);
+		return false;
+	}
+	pr->pid = p->pid;
+	p->user = pr;
+	/* The main process's first header went out when it was named. */
+	if (is_main && r->main_header)
+		r->main_header = false;
+	else
+		write_header(r, p->pid, p->ppid, p->exe, NULL);
+	return true;
+}
+
+static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct msc_cevent *ev)
+{
+	struct rproc *pr = p->user;
+	struct msc_agg *a = &pr->agg;
+	struct msc_freed fr;
+	int found = 0;
+
+	switch (ev->type) {
+	case MSC_CEV_THREAD_EXIT:
+		thread_gone(pr, ev->tid);
+		return;
+	case MSC_CEV_THREAD:
+		own_range(pr, ev->v[0], ev->v[2]);
+		/* tid 0: the shared ring's state, not a thread. */
+		if (ev->tid)
+			thread_seen(pr, ev);
+		break;
+	case MSC_CEV_SAMPLE:
+		if (!r->output_gone) {
+			msc_write_sample(r->w, a, p->pid, ev->ts, ev->v[0]);
+			flush_output(r);
+		}
+		return;
+	default:
+		found = msc_agg_apply(a, ev, &fr);
+		if (found < 0)
+			return;
+		break;
+	}
+	if (r->o.events && !r->output_gone) {
+		if (ev->stack)
+			msc_stacks_write(&r->stacks, r->w, ev->stack);
+		msc_write_event(r->w, ev, r->o.follow ? p->pid : -1, found > 0 ? &fr : NULL);
+	}
+}
+
+static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev, size_t n)
+{
+	struct rproc *pr = p->user;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].type == MSC_CEV_ALLOC || ev[i].type == MSC_CEV_FREE)
+			msc_agg_prefetch(&pr->agg, ev[i].v[0]);
+	for (i = 0; i < n; i++)
+		on_event(ctx, p, &ev[i]);
+}
+
+static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
+{
+	struct msc_recorder *r = ctx;
+	struct rproc *pr = p->user;
+	struct msc_scan_stats st;
+	struct msc_err err;
+	struct msc_range *ex;
+	uint64_t *tps, *roots;
+	size_t i, nex = 0;
+
+	(void)tid;
+	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
+	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
+	roots = malloc((pr->nthreads + 1) * sizeof(*roots));
+	if (!ex || !tps || !roots) {
+		warn(r, "leak scan: out of memory; leaks are reported unscanned");
+		goto out;
+	}
+	/* Never roots: the shim's memory, and the stacks of exited threads
+	 * (glibc keeps them mapped for reuse, stale pointers and all). */
+	for (i = 0; i < pr->nown; i++)
+		ex[nex++] = pr->own[i];
+	for (i = 0; i < pr->nthreads; i++) {
+		if (pr->threads[i].dead && pr->threads[i].lo)
+			ex[nex++] = (struct msc_range){ pr->threads[i].lo, pr->threads[i].hi };
+		tps[i] = pr->threads[i].tp;
+	}
+	msc_scan_dtv_roots(p->pid, tps, pr->nthreads, roots);
+	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, roots, pr->nthreads, &st, &err))
+		warn(r, "%s; leaks are reported unscanned", err.msg);
+out:
+	free(ex);
+	free(tps);
+	free(roots);
+}
+
+/* ---------------------------------------------------------------- results */
+
+static int cmp_site_bytes(const void *x, const void *y)
+{
+	const struct msc_site *a = *(const struct msc_site *const *)x;
+	const struct msc_site *b = *(const struct msc_site *const *)y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return a->size < b->size ? -1 : a->size > b->size;
+}
+
+static uint64_t now(const struct msc_recorder *r, const struct msc_agg *a)
+{
+	uint64_t t = r->col ? msc_collector_now(r->col) : 0;
+
+	return a->last_ts > t ? a->last_ts : t;
+}
+
+/* What the program and the recording cost, for the record. */
+static void write_costs(struct msc_recorder *r)
+{
+	uint64_t hwm, cpu;
+	struct rusage ru;
+
+	if (r->col && msc_collector_child_usage(r->col, &hwm, &cpu)) {
+		msc_w_u64(r->w, "hwm", hwm);
+		msc_w_u64(r->w, "cpu", cpu);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		msc_w_u64(r->w, "recorder_hwm", (uint64_t)ru.ru_maxrss * 1024);
+		msc_w_u64(r->w, "recorder_cpu",
+			  (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+	}
+}
+
+/* Sites by bytes, leaks, and the end record of a process that ended. */
+static void write_results(struct msc_recorder *r, struct rproc *pr, const struct msc_cend *end,
+			  bool exec)
+{
+	struct msc_writer *w = r->w;
+	struct msc_agg *a = &pr->agg;
+	const struct msc_site **order;
+	struct msc_leak *leaks = NULL;
+	long nleaks = 0, nsites = 0, i;
+
+	order = malloc((a->nsites ? a->nsites : 1) * sizeof(*order));
+	if (!order) {
+		warn(r, "out of memory writing the results of pid %d", pr->pid);
+		return;
+	}
+	for (i = 0; i < (long)a->nsites; i++)
+		if (!a->sites[i].removed)
+			order[nsites++] = &a->sites[i];
+	qsort(order, (size_t)nsites, sizeof(*order), cmp_site_bytes);
+	for (i = 0; i < nsites; i++) {
+		msc_stacks_write(&r->stacks, w, order[i]->stack);
+		msc_write_site(w, a, order[i], pr->pid);
+	}
+	free(order);
+	/* After an exec the image's memory went with it: no leaks. */
+	if (!exec) {
+		nleaks = msc_agg_leaks(a, &leaks);
+		for (i = 0; i < nleaks; i++) {
+			msc_stacks_write(&r->stacks, w, a->sites[leaks[i].site].stack);
+			msc_write_leak(w, a, &leaks[i], pr->pid);
+		}
+		free(leaks);
+	}
+	msc_w_begin(w, "end");
+	msc_w_i64(w, "pid", pr->pid);
+	msc_w_str(w, "reason", end->reason);
+	if (end->status >= 0)
+		msc_w_i64(w, "status", end->status);
+	if (end->signal) {
+		msc_w_i64(w, "signal", end->signal);
+		if (end->core)
+			msc_w_bool(w, "core", true);
+	}
+	msc_w_u64(w, "ts", now(r, a));
+	msc_write_totals(w, a, !exec);
+	msc_w_u64(w, "lost", end->lost);
+	if (end->waits)
+		msc_w_u64(w, "waits", end->waits);
+	if (pr->pid == r->main_pid && !exec)
+		write_costs(r);
+	if (end->corrupt)
+		msc_w_bool(w, "corrupt", true);
+	msc_w_end(w);
+	flush_output(r);
+}
+
+static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end)
+{
+	struct msc_recorder *r = ctx;
+	struct rproc *pr = p->user;
+	bool exec = strcmp(end->reason, "exec") == 0;
+
+	if (!pr)
+		return;
+	if (!r->output_gone)
+		write_results(r, pr, end, exec);
+	if (p->pid == r->main_pid && !exec) {
+		struct msc_recorder_summary *s = &r->sum;
+
+		s->recorded = true;
+		s->allocs = pr->agg.allocs;
+		s->frees = pr->agg.frees;
+		s->bytes = pr->agg.bytes;
+		s->peak = pr->agg.peak_live_bytes;
+		msc_agg_leak_totals(&pr->agg, &s->leaked, &s->leaked_blocks, NULL, NULL, &s->scanned);
+		s->lost = end->lost;
+	}
+	msc_agg_release(&pr->agg);
+	free(pr->own);
+	free(pr->threads);
+	free(pr);
+	p->user = NULL;
+}
+
+static void collector_warn(void *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void collector_warn(void *ctx, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn(ctx, "%s", msg);
+}
+
+const struct msc_collect_ops msc_recorder_ops = {
+	on_attach, on_events, on_scan, on_detach, collector_warn,
+};
+
+/* ------------------------------------------------------------------- API */
+
+struct msc_recorder *msc_recorder_new_detached(const struct msc_recorder_opts *o,
+					       struct msc_writer *w, struct msc_err *err)
+{
+	struct msc_recorder *r = calloc(1, sizeof(*r));
+
+	if (!r || msc_stacks_init(&r->stacks, true)) {
+		free(r);
+		msc_err_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	r->o = *o;
+	if (!r->o.mode)
+		r->o.mode = "launch";
+	if (!r->o.unwind_name)
+		r->o.unwind_name = "dwarf";
+	r->w = w;
+	r->main_pid = -1;
+	r->stacks.warn = stacks_warn;
+	r->stacks.warn_ctx = r;
+	return r;
+}
+
+struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct msc_writer *w,
+				      struct msc_err *err)
+{
+	struct msc_recorder *r = msc_recorder_new_detached(o, w, err);
+	struct msc_collect_opts co = { 0 };
+
+	if (!r)
+		return NULL;
+	co.depth = o->depth;
+	co.unwind = o->unwind;
+	co.lossy = o->lossy;
+	co.follow = o->follow;
+	co.scan = o->scan;
+	co.interval = o->interval_ms * 1000000ull;
+	r->col = msc_collector_new(&co, &msc_recorder_ops, r, &r->stacks, err);
+	if (!r->col) {
+		msc_recorder_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void msc_recorder_free(struct msc_recorder *r)
+{
+	if (!r)
+		return;
+	msc_collector_free(r->col);
+	msc_stacks_release(&r->stacks);
+	free(r);
+}
+
+const char *msc_recorder_socket(const struct msc_recorder *r)
+{
+	return r->col ? msc_collector_socket(r->col) : NULL;
+}
+
+void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, char **argv)
+{
+	r->main_pid = pid;
+	if (r->col)
+		msc_collector_set_child(r->col, pid);
+	write_header(r, pid, getpid(), exe, argv);
+	r->main_header = true;
+}
+
+int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
+{
+	return r->col ? msc_collector_poll(r->col, extra_fd, timeout_ms) : 0;
+}
+
+bool msc_recorder_main_done(const struct msc_recorder *r, int *status)
+{
+	return r->col && msc_collector_child_done(r->col, status);
+}
+
+unsigned msc_recorder_sessions(const struct msc_recorder *r)
+{
+	return r->col ? msc_collector_sessions(r->col) : 0;
+}
+
+void msc_recorder_finish(struct msc_recorder *r, const char *reason)
+{
+	if (r->col)
+		msc_collector_finish(r->col, reason);
+}
+
+const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorder *r)
+{
+	return &r->sum;
+}
+
+struct msc_stacks *msc_recorder_stacks(struct msc_recorder *r)
+{
+	return &r->stacks;
+}
