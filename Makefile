@@ -45,19 +45,19 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util ndjson cli proc stream snap hash diff sym agg stacks collect scan format recorder filter report render
+LIBMSC_MODS = arena err util ndjson cli proc stream snap hash diff sym agg stacks collect scan format recorder inject filter report render
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped
 
 SHIM = shim/libmemscope.so
-SHIM_OBJS = shim/shim.o shim/unwind.o shim/dlclose.o
+SHIM_OBJS = shim/shim.o shim/unwind.o shim/dlclose.o shim/attach.o
 # Hooks pass their own frame address to the recorder: they need frame
 # pointers and must not become sibling calls.  TLS stays initial-exec (no
 # malloc on first access), symbols hidden unless exported on purpose.

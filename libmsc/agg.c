@@ -983,6 +983,17 @@ oom:
 	return -ENOMEM;
 }
 
+void msc_agg_set_fate_unknown(struct msc_agg *a)
+{
+	size_t i;
+
+	for (i = 0; i <= a->live_mask; i++)
+		if (a->live[i].ptr)
+			msc_live_set_kind(&a->live[i], MSC_LEAK_UNKNOWN);
+	for (i = 0; i < a->nregions; i++)
+		a->regions[i].kind = MSC_LEAK_UNKNOWN;
+}
+
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
 {

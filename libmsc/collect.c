@@ -108,6 +108,8 @@ struct msc_collector {
 	uint64_t sample_every_raw;
 	/* child */
 	int child_pid, child_pidfd, child_status;
+	unsigned peer_uid;		/* another user whose processes may connect */
+	bool peer_uid_set;
 	bool child_done;
 	struct rusage child_usage;
 	long page_size;
@@ -378,7 +380,8 @@ static void accept_one(struct msc_collector *c)
 		return;
 	/* Only processes of our own user may talk to us (the directory is
 	 * 0700 already; this also names the real pid). */
-	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != geteuid() ||
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+	    (cred.uid != geteuid() && !(c->peer_uid_set && cred.uid == c->peer_uid)) ||
 	    !read_hello(s, &h) || h.pid != cred.pid) {
 		close(s);
 		return;
@@ -1031,6 +1034,19 @@ static void end_session(struct msc_collector *c, struct msc_collector_private *p
 		}
 	c->nprocs--;
 	free_session(p);
+}
+
+int msc_collector_allow_uid(struct msc_collector *c, unsigned uid)
+{
+	if (uid == geteuid())
+		return 0;
+	/* The directory stays 0700: it becomes the other user's, which root
+	 * can still enter. */
+	if (chown(c->dir, uid, (gid_t)-1) < 0 || chown(c->sock_path, uid, (gid_t)-1) < 0)
+		return -errno;
+	c->peer_uid = uid;
+	c->peer_uid_set = true;
+	return 0;
 }
 
 void msc_collector_set_child(struct msc_collector *c, int pid)

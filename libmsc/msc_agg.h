@@ -334,6 +334,10 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out);
 
 /* Leaked bytes and blocks: definitely + indirectly lost, or every live
  * block when no scan ran (then *scanned is false). */
+/* Every live block and region becomes MSC_LEAK_UNKNOWN: recorded from
+ * the middle of a process's life, their fate cannot be known. */
+void msc_agg_set_fate_unknown(struct msc_agg *a);
+
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);
 

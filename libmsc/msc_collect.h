@@ -94,6 +94,12 @@ void msc_collector_free(struct msc_collector *c);
 /* The path to put in MEMSCOPE_SOCK. */
 const char *msc_collector_socket(const struct msc_collector *c);
 
+/*
+ * Lets processes of another user connect too (attaching, as root, to
+ * their process): the socket's directory becomes theirs.  0 or -errno.
+ */
+int msc_collector_allow_uid(struct msc_collector *c, unsigned uid);
+
 /* Watch pid, our child: reap it and end its sessions with its status. */
 void msc_collector_set_child(struct msc_collector *c, int pid);
 /* true once the child was reaped; *status is its wait status. */

@@ -52,6 +52,8 @@ struct msc_recorder_summary {
 	bool recorded;			/* the main process was recorded at all */
 	uint64_t allocs, frees, bytes, peak;
 	uint64_t leaked, leaked_blocks;
+	uint64_t live, live_blocks;	/* still allocated at the end */
+	uint64_t unknown_frees;		/* frees of blocks we never saw allocated */
 	bool scanned;
 	uint64_t lost;
 };
@@ -80,11 +82,37 @@ const char *msc_recorder_socket(const struct msc_recorder *r);
 void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, char **argv);
 
 /*
+ * The absolute path of libmemscope.so: $MEMSCOPE_SHIM, else next to the
+ * running tool (../shim/ in the build tree, ../lib/memscope/ installed).
+ * Returns a malloc'ed string, NULL when none is found.
+ */
+char *msc_recorder_find_shim(void);
+
+/*
+ * Attach mode: loads shim into the running process pid (msc_inject.h) and
+ * records it from now on; its header (mode as in the options, "attach") is
+ * written first.  Serves the collector while the call runs.  Returns 0, or
+ * a negative errno with err saying why (the process is left as it was).
+ * Blocks still live when the recording ends have kind "unknown": they may
+ * predate it, or be freed after it.
+ */
+struct msc_inject_stats;
+int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
+			struct msc_inject_stats *st, struct msc_err *err);
+/*
+ * Puts the attached process back as it was (its hooks removed, recording
+ * stopped; the library stays loaded) and ends its session with reason
+ * "detach".  A no-op when it ended already.
+ */
+int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err);
+
+/*
  * One round of work (msc_collector_poll()): waits up to timeout_ms, or until
  * extra_fd (>= 0) is readable: then returns 1, else 0.
  */
 int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms);
-/* true once the main child was reaped; *status (may be NULL): wait status. */
+/* true once the main child was reaped (attached: once the process ended);
+ * *status (may be NULL): its wait status. */
 bool msc_recorder_main_done(const struct msc_recorder *r, int *status);
 /* Processes still being recorded. */
 unsigned msc_recorder_sessions(const struct msc_recorder *r);

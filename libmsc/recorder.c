@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The recording engine: see msc_recorder.h. */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "msc_agg.h"
 #include "msc_format.h"
+#include "msc_inject.h"
 #include "msc_proc.h"
 #include "msc_recorder.h"
 #include "msc_scan.h"
@@ -39,7 +42,11 @@ struct msc_recorder {
 	struct msc_stacks stacks;
 	struct msc_collector *col;	/* NULL: fed by hand (tests) */
 	int main_pid;
+	bool attached;			/* main_pid is not our child: attach mode */
+	bool main_seen, main_ended;	/* its session began, ended */
+	int main_status;		/* as a wait status, when it ended */
 	bool main_header;		/* the main process's header is out */
+	char *shim;			/* the library attached with */
 	bool output_gone;		/* a write error: keep draining, stop writing */
 	struct msc_recorder_summary sum;
 };
@@ -191,6 +198,8 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	}
 	pr->pid = p->pid;
 	p->user = pr;
+	if (is_main)
+		r->main_seen = true;
 	/* The main process's first header went out when it was named. */
 	if (is_main && r->main_header)
 		r->main_header = false;
@@ -386,8 +395,16 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 
 	if (!pr)
 		return;
+	/* Attached: what is still live may predate us or be freed after we
+	 * go; its fate is unknown, never a leak. */
+	if (r->attached)
+		msc_agg_set_fate_unknown(&pr->agg);
 	if (!r->output_gone)
 		write_results(r, pr, end, exec);
+	if (p->pid == r->main_pid && !exec) {
+		r->main_ended = true;
+		r->main_status = end->signal ? end->signal : (end->status > 0 ? end->status : 0) << 8;
+	}
 	if (p->pid == r->main_pid && !exec) {
 		struct msc_recorder_summary *s = &r->sum;
 
@@ -396,6 +413,9 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		s->frees = pr->agg.frees;
 		s->bytes = pr->agg.bytes;
 		s->peak = pr->agg.peak_live_bytes;
+		s->live = pr->agg.live_bytes;
+		s->live_blocks = pr->agg.live_blocks;
+		s->unknown_frees = pr->agg.unknown_frees;
 		msc_agg_leak_totals(&pr->agg, &s->leaked, &s->leaked_blocks, NULL, NULL, &s->scanned);
 		s->lost = end->lost;
 	}
@@ -476,6 +496,7 @@ void msc_recorder_free(struct msc_recorder *r)
 		return;
 	msc_collector_free(r->col);
 	msc_stacks_release(&r->stacks);
+	free(r->shim);
 	free(r);
 }
 
@@ -500,7 +521,150 @@ int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
 
 bool msc_recorder_main_done(const struct msc_recorder *r, int *status)
 {
+	if (r->attached) {
+		if (r->main_ended && status)
+			*status = r->main_status;
+		return r->main_ended;
+	}
 	return r->col && msc_collector_child_done(r->col, status);
+}
+
+char *msc_recorder_find_shim(void)
+{
+	const char *env = getenv("MEMSCOPE_SHIM");
+	static const char *const rel[] = { "../shim/libmemscope.so", "../lib/memscope/libmemscope.so" };
+	char exe[PATH_MAX], buf[PATH_MAX + 64];
+	ssize_t n;
+	size_t i;
+
+	if (env && *env)
+		return realpath(env, NULL);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	for (i = 0; i < ARRAY_SIZE(rel); i++) {
+		snprintf(buf, sizeof(buf), "%s/%s", exe, rel[i]);
+		if (access(buf, R_OK) == 0)
+			return realpath(buf, NULL);
+	}
+	return NULL;
+}
+
+/* ----------------------------------------------------------- attaching */
+
+/* A call into the target, made by a thread while this one serves the
+ * collector: the call may wait on it (the shim's handshake, a ring that is
+ * full). */
+struct remote {
+	int pid;
+	const char *lib, *entry, *arg;
+	unsigned flags;
+	long ret;
+	int rc;
+	struct msc_inject_stats st;
+	struct msc_err err;
+	int done;
+};
+
+static void *remote_thread(void *arg)
+{
+	struct remote *c = arg;
+
+	c->rc = msc_inject_call(c->pid, c->lib, c->flags, c->entry, c->arg, 0, &c->ret, &c->st,
+				&c->err);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int remote(struct msc_recorder *r, struct remote *c, struct msc_err *err)
+{
+	pthread_t th;
+	int rc;
+
+	rc = pthread_create(&th, NULL, remote_thread, c);
+	if (rc)
+		return msc_err_set(err, -rc, "cannot start a thread: %s", strerror(rc));
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		msc_collector_poll(r->col, -1, 1);
+	pthread_join(th, NULL);
+	if (c->rc) {
+		*err = c->err;
+		return c->rc;
+	}
+	return 0;
+}
+
+int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
+			struct msc_inject_stats *st, struct msc_err *err)
+{
+	struct remote c = { .pid = pid, .lib = shim, .entry = "memscope_attach",
+			    .arg = msc_collector_socket(r->col), .flags = MSC_INJECT_LOAD };
+	struct msc_procfs fs;
+	struct msc_pstatus ps;
+	char exe[256] = "", path[64];
+	ssize_t n;
+	int rc;
+
+	rc = msc_inject_check(pid, shim, err);
+	if (rc)
+		return rc;
+	if (msc_procfs_init(&fs, NULL) == 0 && msc_proc_status(&fs, pid, &ps, NULL) == 0 &&
+	    ps.uid != geteuid() && geteuid() == 0) {
+		rc = msc_collector_allow_uid(r->col, ps.uid);
+		if (rc) {
+			msc_procfs_release(&fs);
+			return msc_err_set(err, rc, "cannot give uid %u the socket: %s", ps.uid,
+					   strerror(-rc));
+		}
+	}
+	msc_procfs_release(&fs);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	free(r->shim);
+	r->shim = strdup(shim);
+	if (!r->shim)
+		return msc_err_set(err, -ENOMEM, "out of memory");
+	r->attached = true;
+	r->main_pid = pid;
+	write_header(r, pid, 0, exe, NULL);
+	r->main_header = true;
+	rc = remote(r, &c, err);
+	if (st)
+		*st = c.st;
+	if (rc)
+		return rc;
+	switch (c.ret) {
+	case 0:
+		break;
+	case -EALREADY:
+		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",
+				   pid);
+	default:
+		return msc_err_set(err, (int)c.ret, "pid %d: libmemscope.so could not start: %s", pid,
+				   strerror((int)-c.ret));
+	}
+	if (!r->main_seen)
+		return msc_err_set(err, -ECONNREFUSED, "pid %d did not connect to ms-record", pid);
+	return 0;
+}
+
+int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err)
+{
+	/* The library by the path the target loaded it with. */
+	struct remote c = { .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach" };
+	int rc;
+
+	if (!r->attached || r->main_ended || !r->main_seen)
+		return 0;
+	rc = remote(r, &c, err);
+	if (st)
+		*st = c.st;
+	/* Whatever it committed is drained; the session ends either way. */
+	msc_collector_finish(r->col, rc ? "interrupted" : "detach");
+	return rc;
 }
 
 unsigned msc_recorder_sessions(const struct msc_recorder *r)

@@ -55,6 +55,13 @@ static bool g_lossy, g_follow, g_scan, g_tsc;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pthread_key_t g_key;
 static bool g_key_ok;
+/* Attach mode (attach.c): loaded into a running process, hooks in its
+ * GOTs.  Each session has its generation: a thread's state from an
+ * earlier one (attach, detach, attach) is dropped on its next event. */
+static bool g_attached;
+static unsigned g_gen;
+static void *g_old_region;
+static size_t g_old_region_size;
 
 struct intern_slot {
 	uint64_t h1, h2;
@@ -71,6 +78,7 @@ struct tstate {
 	bool shared;			/* ring 0: serialised by its lock */
 	int tid;
 	uint64_t stack_lo;
+	unsigned gen;			/* the session it belongs to */
 	unsigned long mod_adds, mod_subs;	/* module map last sent */
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
@@ -176,7 +184,10 @@ static size_t boot_size(const void *p)
 	return ((const size_t *)p)[-1];
 }
 
-#define RESOLVE(var, name) (*(void **)&(var) = dlsym(RTLD_NEXT, name))
+/* Preloaded: the next definition.  Attached (dlopen'ed, RTLD_LOCAL): the
+ * one the program's own calls bind to, a preloaded allocator's included. */
+#define RESOLVE(var, name) \
+	(*(void **)&(var) = dlsym(g_attached ? RTLD_DEFAULT : RTLD_NEXT, name))
 
 static void resolve_reals(void)
 {
@@ -750,10 +761,18 @@ static void shared_announce(void)
 
 static struct tstate *thread_init(void)
 {
-	struct tstate *t;
+	struct tstate *t = t_state;
 	struct msc_ring *r = NULL;
 	unsigned i, n = g_ctl->nrings;
 	int saved = errno;
+
+	/* Ours from an earlier session: its ring went with that region. */
+	if (t && t != TSTATE_DEAD) {
+		if (t->tab)
+			unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+		unmap(t, sizeof(*t));
+		t_state = NULL;
+	}
 
 	/* A ring first: without one, the thread maps nothing. */
 	for (i = 1; i < n; i++) {
@@ -783,6 +802,7 @@ static struct tstate *thread_init(void)
 			;
 	}
 	t->tid = raw_gettid();
+	t->gen = g_gen;
 	t->ring->tid = (uint32_t)t->tid;
 	t->uw.stack_hi = t_stack_hi = stack_top(&t->stack_lo);
 	t_state = t;
@@ -818,11 +838,14 @@ static void thread_exit(void *arg)
 	if (!t || t == TSTATE_DEAD || t->shared)
 		return;
 	t_guard++;
-	emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
+	/* Of an earlier session (attach mode): its ring is gone or unread. */
+	if (t->gen == g_gen)
+		emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
 	t_state = TSTATE_DEAD;
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
-	__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
+	if (t->gen == g_gen)
+		__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
 	if (t->tab)
 		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
 	unmap(t, sizeof(*t));
@@ -833,7 +856,7 @@ static inline struct tstate *get_tstate(void)
 {
 	struct tstate *t = t_state;
 
-	if (likely(t && t != TSTATE_DEAD))
+	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
 		return t;
 	if (t == TSTATE_DEAD)
 		return shared_state();
@@ -1093,6 +1116,72 @@ static void fork_child(void)
 	t_guard--;
 }
 
+/* The fork handlers, once however many sessions there are. */
+static void register_atfork(void)
+{
+	static bool done;
+
+	if (!done)
+		done = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+}
+
+/*
+ * Attach mode: a session begun in a running process (attach.c installs the
+ * hooks after it).  Runs on a thread the attacher stopped at a safe point,
+ * on a borrowed stack: nothing here may record this thread's stack.
+ */
+int shim_session_attach(const char *sock) __attribute__((visibility("hidden")));
+int shim_session_attach(const char *sock)
+{
+	ssize_t n;
+
+	if (g_state == ST_ACTIVE)
+		return -EALREADY;
+	if (g_state != ST_OFF && g_state != ST_UNINIT)
+		return -EBUSY;
+	if (!sock || strlen(sock) >= sizeof(g_sock_path))
+		return -EINVAL;
+	t_guard++;
+	g_state = ST_INIT;
+	g_attached = true;
+	resolve_reals();
+	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
+		resolve_cxx();
+	g_pid = getpid();
+	memcpy(g_sock_path, sock, strlen(sock) + 1);
+	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+	g_exe[n > 0 ? n : 0] = '\0';
+	/* An earlier session's region: no thread is in a hook of it now. */
+	if (g_old_region) {
+		unmap(g_old_region, g_old_region_size);
+		g_old_region = NULL;
+	}
+	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
+	if (!session_start(false)) {
+		g_state = ST_OFF;
+		t_guard--;
+		return -ECONNREFUSED;
+	}
+	unwind_global_init();
+	if (!g_key_ok)
+		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+	register_atfork();
+	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+	t_guard--;
+	return 0;
+}
+
+/* Detach: no more events; the region stays mapped until the next session
+ * (a thread may still be inside a hook, writing its last record). */
+void shim_session_detach(void) __attribute__((visibility("hidden")));
+void shim_session_detach(void)
+{
+	stop_recording();
+	g_shared_ready = false;
+	g_old_region = g_region;
+	g_old_region_size = g_region_size;
+}
+
 static void shim_init(void)
 {
 	int expect = ST_UNINIT;
@@ -1140,7 +1229,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 		return;
 	t_guard++;
 	unwind_load_libunwind();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	register_atfork();
 	t_guard--;
 }
 

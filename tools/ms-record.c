@@ -20,15 +20,23 @@
 #include <unistd.h>
 
 #include "msc_cli.h"
+#include "msc_inject.h"
 #include "msc_proto.h"
 #include "msc_recorder.h"
+#include "msc_util.h"
 
 static const char help[] =
 	"Usage: ms-record [options] [--] PROGRAM [ARGS...]\n"
-	"Run PROGRAM with libmemscope.so preloaded and write what it allocates as\n"
-	"memscope records (NDJSON): allocation sites and leaks with symbolized\n"
-	"stacks, rss samples, and a summary.\n"
+	"       ms-record [options] -p PID\n"
+	"Run PROGRAM with libmemscope.so preloaded, or load it into the running\n"
+	"process PID, and write what it allocates as memscope records (NDJSON):\n"
+	"allocation sites and leaks with symbolized stacks, rss samples, and a\n"
+	"summary.\n"
 	"\n"
+	"  -p, --pid PID        attach to process PID (no gdb needed), record until\n"
+	"                       interrupted, --duration, or its exit, then detach:\n"
+	"                       it keeps running as it was\n"
+	"      --duration TIME  with -p, detach after TIME (\"30s\", \"5m\")\n"
 	"  -o, --output FILE    write the records to FILE (default: standard output)\n"
 	"  -e, --events         also write every allocation and free event\n"
 	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
@@ -47,9 +55,11 @@ static const char help[] =
 	"\n"
 	"Exit status: the program's own, 128+N when it died of signal N; 125 when\n"
 	"ms-record failed, 126 when PROGRAM cannot be run or profiled (not\n"
-	"executable, statically linked, setuid), 127 when it was not found.\n";
+	"executable, statically linked, setuid), 127 when it was not found.\n"
+	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
+	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_LOSSY };
+enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -61,10 +71,12 @@ static const struct option longopts[] = {
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
 	{ "lossy", no_argument, NULL, OPT_LOSSY },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-record", help, "+o:ei:d:u:fq", longopts };
+static const struct msc_cli cli = { "ms-record", help, "+o:ei:d:u:fqp:", longopts };
 
 #define EXIT_OWN 125
 #define EXIT_CANNOT_RUN 126
@@ -156,29 +168,6 @@ static int check_program(const char *path)
 		}
 	}
 	return 0;
-}
-
-static char *find_shim(void)
-{
-	const char *env = getenv("MEMSCOPE_SHIM");
-	static const char *const rel[] = { "../shim/libmemscope.so", "../lib/memscope/libmemscope.so" };
-	char exe[PATH_MAX], buf[PATH_MAX + 64];
-	ssize_t n;
-	size_t i;
-
-	if (env && *env)
-		return realpath(env, NULL);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	for (i = 0; i < ARRAY_SIZE(rel); i++) {
-		snprintf(buf, sizeof(buf), "%s/%s", exe, rel[i]);
-		if (access(buf, R_OK) == 0)
-			return realpath(buf, NULL);
-	}
-	return NULL;
 }
 
 static int launch(char *prog, char **argv, const char *shim, const char *sock,
@@ -305,6 +294,66 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child)
 	return status;
 }
 
+/* What an attach and a detach cost the process, and what was recorded. */
+static void print_attach_summary(const struct msc_recorder_summary *s, int pid, bool detached,
+				 const struct msc_inject_stats *at, const struct msc_inject_stats *de)
+{
+	char peak[32], live[32], a[32], f[32], how[96];
+
+	if (quiet)
+		return;
+	if (detached)
+		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
+			 at->stopped_ns / 1e6, de->stopped_ns / 1e6);
+	else
+		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
+			 at->stopped_ns / 1e6);
+	fprintf(stderr, "ms-record: pid %d: %s allocations, %s frees, peak %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s\n",
+		pid, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
+		msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+		msc_fmt_size(live, sizeof(live), (int64_t)s->live),
+		(unsigned long long)s->live_blocks, s->live_blocks == 1 ? "" : "s",
+		(unsigned long long)s->unknown_frees, s->lost ? " (events lost)" : "", how);
+}
+
+/*
+ * Attached: records until a signal, the duration, or the process's end,
+ * then detaches.  Returns 0, or 2 when it could not attach.
+ */
+static int record_attached(struct msc_recorder *rec, int sfd, int pid, const char *shim,
+			   uint64_t duration_ns)
+{
+	struct msc_inject_stats at = { 0 }, de = { 0 };
+	uint64_t end = duration_ns ? msc_now_monotonic() + duration_ns : 0;
+	struct msc_err err;
+	bool stop = false;
+
+	if (msc_recorder_attach(rec, pid, shim, &at, &err)) {
+		msc_warn("%s", err.msg);
+		msc_recorder_finish(rec, "interrupted");
+		return 2;
+	}
+	while (!stop) {
+		if (msc_recorder_poll(rec, sfd, 10) > 0) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				if (si.ssi_signo != SIGCHLD)
+					stop = true;
+		}
+		if (msc_recorder_main_done(rec, NULL))
+			break;
+		if (end && msc_now_monotonic() >= end)
+			stop = true;
+	}
+	if (stop && msc_recorder_detach(rec, &de, &err))
+		msc_warn("%s", err.msg);
+	msc_recorder_finish(rec, "interrupted");
+	print_attach_summary(msc_recorder_summary(rec), pid, stop, &at, &de);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
@@ -317,8 +366,8 @@ int main(int argc, char **argv)
 	struct msc_err err;
 	sigset_t block, orig;
 	void (*orig_pipe)(int);
-	int c, fd = 1, sfd, status = 0, ret, said;
-	uint64_t v;
+	int c, fd = 1, sfd, status = 0, ret, said, pid = 0;
+	uint64_t v, duration = 0;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
@@ -367,19 +416,36 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'p':
+			if (msc_parse_pid(optarg, &pid))
+				msc_usage_error("invalid pid '%s'", optarg);
+			break;
+		case OPT_DURATION:
+			if (msc_parse_duration(optarg, &duration) || !duration)
+				msc_usage_error("invalid duration '%s'", optarg);
+			break;
 		}
 	}
-	if (optind >= argc)
-		msc_usage_error("no program given");
-	prog_argv = argv + optind;
-
-	prog = find_program(argv[optind], &status);
-	if (!prog)
-		return status;
-	status = check_program(prog);
-	if (status)
-		goto out;
-	shim = find_shim();
+	if (pid) {
+		if (optind < argc)
+			msc_usage_error("a program and -p: give one or the other");
+		o.mode = "attach";
+		o.scan = false;
+		prog_argv = NULL;
+	} else {
+		if (optind >= argc)
+			msc_usage_error("no program given");
+		if (duration)
+			msc_usage_error("--duration needs -p");
+		prog_argv = argv + optind;
+		prog = find_program(argv[optind], &status);
+		if (!prog)
+			return status;
+		status = check_program(prog);
+		if (status)
+			goto out;
+	}
+	shim = msc_recorder_find_shim();
 	if (!shim) {
 		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
 		status = EXIT_OWN;
@@ -416,6 +482,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
+	if (pid) {
+		status = record_attached(rec, sfd, pid, shim, duration);
+		goto out_writer;
+	}
 	ret = launch(prog, prog_argv, shim, msc_recorder_socket(rec), &orig, orig_pipe,
 		     !output && !isatty(1));
 	if (ret < 0) {

@@ -1,0 +1,1050 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calling into a running process with ptrace: see msc_inject.h.  The steps
+ * and their pitfalls are those of ../shared/notes (section 1); x86_64 only.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msc_inject.h"
+#include "msc_proc.h"
+#include "msc_util.h"
+
+#if !defined(__x86_64__)
+int msc_inject_check(int pid, const char *lib, struct msc_err *err)
+{
+	(void)lib;
+	return msc_err_set(err, -ENOSYS, "attaching to pid %d: only x86_64 is supported", pid);
+}
+
+int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
+		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err)
+{
+	(void)flags, (void)entry, (void)arg, (void)timeout_ms, (void)ret, (void)st;
+	return msc_inject_check(pid, lib, err);
+}
+#else
+
+#ifndef NT_X86_XSTATE
+#define NT_X86_XSTATE 0x202
+#endif
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+#define STACK_SIZE (1u << 20)		/* the call's own stack in the target */
+#define SCAN_BYTES (16u << 10)		/* stack words checked for unsafe returns */
+#define XSTATE_MAX (16u << 10)
+#define RTLD_NOW_ 0x2
+#define RTLD_NOLOAD_ 0x4
+
+/* Functions a thread must not be stopped in: they hold allocator, loader
+ * or fork locks that dlopen needs too. */
+static const char *const unsafe_fns[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size", "malloc_trim",
+	"mallinfo", "mallinfo2", "malloc_info", "malloc_stats", "mallopt", "cfree",
+	"dlopen", "dlclose", "dlsym", "dlvsym", "dlmopen", "dladdr", "dladdr1", "dlinfo",
+	"dl_iterate_phdr", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose",
+	"fork", "_Fork", "vfork", "__libc_fork", "pthread_atfork", "exit", "_exit",
+	"__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+};
+
+/* What the call needs from libc. */
+enum { F_DLOPEN, F_DLSYM, F_DLERROR, F_ERRNO, F_LIBC_DLOPEN, F_LIBC_DLSYM, NCALLS };
+static const char *const call_fns[NCALLS] = {
+	"dlopen", "dlsym", "dlerror", "__errno_location", "__libc_dlopen_mode", "__libc_dlsym",
+};
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct target {
+	int pid, tid;
+	int mem;			/* /proc/PID/mem, read-write */
+	char root[64];			/* /proc/PID/root */
+	char libc[512], ldso[512];	/* paths in the target's namespace */
+	uint64_t libc_base, ldso_base;
+	bool libc_is_ldso;		/* musl */
+	struct range *unsafe;
+	size_t nunsafe, capunsafe;
+	uint64_t fn[NCALLS];
+	uint64_t trap;			/* libc's ELF entry: syscall; int3 */
+	uint64_t r_debug;		/* &_r_debug, 0 when unknown */
+	const char *lib;		/* the library the call is about */
+	/* The thread's state, to put back. */
+	struct user_regs_struct regs;
+	unsigned char *xstate;
+	size_t xstate_len;
+	unsigned char trap_save[8];
+	bool trap_written;
+	int pending[8];			/* signals held while stopped */
+	unsigned npending;
+	bool seized;
+	bool stopped;			/* stopped by us now */
+	uint64_t stop_t0, stopped_ns;
+	int timeout_ms;
+	struct msc_err *err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void add_unsafe(struct target *t, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi || MSC_GROW(t->unsafe, t->nunsafe + 1, t->capunsafe, 32))
+		return;
+	t->unsafe[t->nunsafe++] = (struct range){ lo, hi };
+}
+
+static bool is_unsafe(const struct target *t, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nunsafe; i++)
+		if (addr >= t->unsafe[i].lo && addr < t->unsafe[i].hi)
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------ /proc facts */
+
+/* The value of "Key:" in /proc/PID/status, or -1. */
+static long status_field(struct msc_procfs *fs, int pid, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	if (msc_proc_read(fs, pid, "status") < 0)
+		return -1;
+	for (p = fs->buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, n) == 0 && p[n] == ':')
+			return strtol(p + n + 1, NULL, 10);
+	return -1;
+}
+
+static long read_long_file(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool is_libc(const char *name)
+{
+	return strncmp(name, "libc.so", 7) == 0 || strncmp(name, "libc-2.", 7) == 0 ||
+	       strncmp(name, "ld-musl-", 8) == 0;
+}
+
+static bool is_ldso(const char *name)
+{
+	return strncmp(name, "ld-linux", 8) == 0 || strncmp(name, "ld64.so", 7) == 0 ||
+	       strncmp(name, "ld-2.", 5) == 0 || strncmp(name, "ld-musl-", 8) == 0;
+}
+
+struct maps_walk {
+	struct target *t;
+	const char *lib;		/* the library, by path, or NULL */
+	struct stat lib_st;
+	bool have_lib_st;
+	bool lib_loaded;
+};
+
+static int on_mapping(const struct msc_mapping *m, void *arg)
+{
+	struct maps_walk *mw = arg;
+	struct target *t = mw->t;
+	const char *name = base_name(m->path);
+
+	if (m->path[0] != '/')
+		return 0;
+	if (is_libc(name) && !t->libc[0] && m->offset == 0) {
+		snprintf(t->libc, sizeof(t->libc), "%s", m->path);
+		t->libc_base = m->start;
+		t->libc_is_ldso = strncmp(name, "ld-musl-", 8) == 0;
+	}
+	if (is_ldso(name)) {
+		if (!t->ldso[0] && m->offset == 0) {
+			snprintf(t->ldso, sizeof(t->ldso), "%s", m->path);
+			t->ldso_base = m->start;
+		}
+		/* The whole loader: lazy binding and dlopen hold its locks. */
+		if (m->perms[2] == 'x')
+			add_unsafe(t, m->start, m->end);
+	}
+	/* The library itself, when loaded: its hooks may hold its state. */
+	if (mw->have_lib_st && m->inode == (uint64_t)mw->lib_st.st_ino &&
+	    (strcmp(m->path, mw->lib) == 0 || strcmp(name, base_name(mw->lib)) == 0)) {
+		mw->lib_loaded = true;
+		if (m->perms[2] == 'x')
+			add_unsafe(t, m->start, m->end);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- ELF symbols */
+
+struct elf_file {
+	int fd;
+	Elf64_Ehdr eh;
+	uint64_t first_vaddr;		/* of the first PT_LOAD */
+	bool has_interp;
+};
+
+static int elf_open(struct elf_file *ef, const char *path)
+{
+	Elf64_Phdr ph;
+	bool first = true;
+	unsigned i;
+
+	memset(ef, 0, sizeof(*ef));
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0)
+		return -errno;
+	if (pread(ef->fd, &ef->eh, sizeof(ef->eh), 0) != sizeof(ef->eh) ||
+	    memcmp(ef->eh.e_ident, ELFMAG, SELFMAG) != 0 || ef->eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    ef->eh.e_phentsize != sizeof(ph)) {
+		close(ef->fd);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < ef->eh.e_phnum; i++) {
+		if (pread(ef->fd, &ph, sizeof(ph), (off_t)(ef->eh.e_phoff + i * sizeof(ph))) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			ef->has_interp = true;
+		if (ph.p_type == PT_LOAD && first) {
+			ef->first_vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
+			first = false;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Looks names up in .dynsym: val[i]/size[i] get each defined symbol's value
+ * and size (0 when absent).  Returns 0 or -errno.
+ */
+static int elf_dynsyms(struct elf_file *ef, const char *const *names, size_t n, uint64_t *val,
+		       uint64_t *size)
+{
+	Elf64_Shdr sh, strsh;
+	Elf64_Sym *syms = NULL;
+	char *strs = NULL;
+	size_t nsyms = 0, i, k;
+	int rc = -ENOENT;
+	unsigned s;
+
+	memset(val, 0, n * sizeof(*val));
+	if (size)
+		memset(size, 0, n * sizeof(*size));
+	if (ef->eh.e_shentsize != sizeof(sh))
+		return -ENOEXEC;
+	for (s = 0; s < ef->eh.e_shnum; s++) {
+		if (pread(ef->fd, &sh, sizeof(sh), (off_t)(ef->eh.e_shoff + s * sizeof(sh))) !=
+		    sizeof(sh))
+			return -EIO;
+		if (sh.sh_type == SHT_DYNSYM)
+			break;
+	}
+	if (s == ef->eh.e_shnum || sh.sh_link >= ef->eh.e_shnum)
+		return -ENOENT;
+	if (pread(ef->fd, &strsh, sizeof(strsh), (off_t)(ef->eh.e_shoff + sh.sh_link * sizeof(sh))) !=
+	    sizeof(strsh))
+		return -EIO;
+	if (sh.sh_size > (64u << 20) || strsh.sh_size > (64u << 20) || !strsh.sh_size)
+		return -ENOEXEC;
+	syms = malloc(sh.sh_size);
+	strs = malloc(strsh.sh_size + 1);
+	if (!syms || !strs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (pread(ef->fd, syms, sh.sh_size, (off_t)sh.sh_offset) != (ssize_t)sh.sh_size ||
+	    pread(ef->fd, strs, strsh.sh_size, (off_t)strsh.sh_offset) != (ssize_t)strsh.sh_size) {
+		rc = -EIO;
+		goto out;
+	}
+	strs[strsh.sh_size] = '\0';
+	nsyms = sh.sh_size / sizeof(*syms);
+	for (i = 0; i < nsyms; i++) {
+		const char *name;
+
+		if (syms[i].st_shndx == SHN_UNDEF || syms[i].st_name >= strsh.sh_size)
+			continue;
+		name = strs + syms[i].st_name;
+		for (k = 0; k < n; k++)
+			if (!val[k] && strcmp(name, names[k]) == 0) {
+				val[k] = syms[i].st_value;
+				if (size)
+					size[k] = syms[i].st_size;
+			}
+	}
+	rc = 0;
+out:
+	free(syms);
+	free(strs);
+	return rc;
+}
+
+/* ------------------------------------------------------------- checks */
+
+static int explain_eperm(int pid, struct msc_err *err)
+{
+	struct msc_procfs fs;
+	long scope = read_long_file("/proc/sys/kernel/yama/ptrace_scope");
+	long tracer, uid = -1;
+	int rc = -EPERM;
+
+	msc_procfs_init(&fs, NULL);
+	tracer = status_field(&fs, pid, "TracerPid");
+	if (msc_proc_read(&fs, pid, "status") >= 0) {
+		const char *u = strstr(fs.buf, "\nUid:");
+
+		if (u)
+			uid = strtol(u + 5, NULL, 10);
+	}
+	if (tracer > 0) {
+		char comm[64] = "";
+
+		if (msc_proc_read(&fs, (int)tracer, "comm") > 0)
+			snprintf(comm, sizeof(comm), " (%.*s)", (int)strcspn(fs.buf, "\n"), fs.buf);
+		msc_err_set(err, rc,
+			    "pid %d is already traced by pid %ld%s; detach that debugger or tracer first",
+			    pid, tracer, comm);
+	} else if (scope >= 3) {
+		msc_err_set(err, rc,
+			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); use --poll");
+	} else if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
+		msc_err_set(err, rc,
+			    "not permitted to trace pid %d (owned by uid %ld); run as that user or as root",
+			    pid, uid);
+	} else if (scope >= 1 && geteuid() != 0) {
+		msc_err_set(err, rc,
+			    "ptrace not permitted (kernel.yama.ptrace_scope = %ld); run as root, or 'sysctl kernel.yama.ptrace_scope=0'",
+			    scope);
+	} else {
+		msc_err_set(err, rc,
+			    "not permitted to trace pid %d (needs CAP_SYS_PTRACE: setuid or non-dumpable program, or a container without it)",
+			    pid);
+	}
+	msc_procfs_release(&fs);
+	return rc;
+}
+
+static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct msc_err *err)
+{
+	char path[600];
+	struct msc_pstat ps;
+	struct elf_file ef;
+	long v;
+	int rc;
+
+	if (pid <= 0)
+		return msc_err_set(err, -ESRCH, "no process %d", pid);
+	rc = msc_proc_stat(fs, pid, &ps, NULL);
+	if (rc == -ESRCH)
+		return msc_err_set(err, rc, "no process %d", pid);
+	if (rc < 0)
+		return msc_err_set(err, rc, "cannot read /proc/%d/stat: %s", pid, strerror(-rc));
+	if (ps.flags & MSC_PF_KTHREAD)
+		return msc_err_set(err, -EINVAL, "pid %d is a kernel thread", pid);
+	if (ps.state == 'Z' || ps.state == 'X')
+		return msc_err_set(err, -ESRCH, "pid %d is exiting (%c)", pid, ps.state);
+	if (pid == getpid())
+		return msc_err_set(err, -EINVAL, "pid %d is this process", pid);
+	v = status_field(fs, pid, "TracerPid");
+	if (v > 0)
+		return explain_eperm(pid, err);
+	if (ps.state == 'T' || ps.state == 't')
+		return msc_err_set(err, -EAGAIN,
+				   "pid %d is stopped; continue it first (kill -CONT %d)", pid, pid);
+	v = status_field(fs, pid, "Seccomp");
+	if (v == 2)
+		return msc_err_set(err, -EPERM,
+				   "pid %d runs under a seccomp filter, which may kill it for the system calls loading a library needs; use --poll",
+				   pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	rc = elf_open(&ef, path);
+	if (rc == -EACCES || rc == -EPERM)
+		return explain_eperm(pid, err);
+	if (rc == -ENOENT)
+		return msc_err_set(err, -ESRCH, "pid %d exited", pid);
+	if (rc == 0) {
+		bool has_interp = ef.has_interp;
+
+		close(ef.fd);
+		if (!has_interp)
+			return msc_err_set(err, -ENOEXEC,
+					   "pid %d is statically linked: no library can be loaded into it; use --poll",
+					   pid);
+	}
+	if (lib) {
+		struct stat here, there;
+
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, lib);
+		if (stat(lib, &here) || stat(path, &there) || here.st_ino != there.st_ino ||
+		    here.st_dev != there.st_dev)
+			return msc_err_set(err, -ENOENT,
+					   "%s is not visible at the same path in pid %d's mount namespace (a container?); install it there",
+					   lib, pid);
+	}
+	return 0;
+}
+
+int msc_inject_check(int pid, const char *lib, struct msc_err *err)
+{
+	struct msc_procfs fs;
+	int rc;
+
+	if (msc_procfs_init(&fs, NULL))
+		return msc_err_set(err, -ENAMETOOLONG, "proc root");
+	rc = check_process(pid, lib, &fs, err);
+	msc_procfs_release(&fs);
+	return rc;
+}
+
+/* ------------------------------------------------------ choosing a thread */
+
+/*
+ * Lower is better.  A thread asleep in a system call that restarts by itself
+ * (nanosleep, read, poll...) holds no user-space lock and loses nothing by
+ * the stop; futex may be a wait for the allocator's lock (the stack check
+ * tells); a running thread is often inside the allocator; some calls return
+ * EINTR to a stop and are only taken when nothing else is there.
+ */
+static int thread_score(struct msc_procfs *fs, int pid, int tid)
+{
+	char rel[64];
+	long nr;
+
+	snprintf(rel, sizeof(rel), "task/%d/syscall", tid);
+	if (msc_proc_read(fs, pid, rel) <= 0)
+		return 9;
+	if (strncmp(fs->buf, "running", 7) == 0)
+		return 2;
+	nr = strtol(fs->buf, NULL, 10);
+	switch (nr) {
+	/* signal(7), "Interruption of system calls ... by stop signals". */
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_rt_sigtimedwait:
+	case SYS_io_getevents:
+		return 5;
+	case SYS_futex:
+		return 1;
+	default:
+		return nr < 0 ? 2 : 0;
+	}
+}
+
+static int choose_thread(struct msc_procfs *fs, int pid)
+{
+	char dir[64];
+	struct dirent *de;
+	int best = pid, best_score;
+	DIR *d;
+
+	best_score = thread_score(fs, pid, pid);
+	if (best_score == 0)
+		return pid;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return pid;
+	while ((de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name), sc;
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		sc = thread_score(fs, pid, tid);
+		if (sc < best_score) {
+			best = tid;
+			best_score = sc;
+			if (sc == 0)
+				break;
+		}
+	}
+	closedir(d);
+	return best;
+}
+
+/* ------------------------------------------------------------ ptrace */
+
+static int mem_read(struct target *t, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(t->mem, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -EIO;
+}
+
+static int mem_write(struct target *t, uint64_t addr, const void *buf, size_t n)
+{
+	ssize_t r = pwrite(t->mem, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -EIO;
+}
+
+static bool is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGSYS || sig == SIGABRT;
+}
+
+static void hold_signal(struct target *t, int sig)
+{
+	unsigned i;
+
+	for (i = 0; i < t->npending; i++)
+		if (t->pending[i] == sig)
+			return;		/* standard signals do not queue either */
+	if (t->npending < ARRAY_SIZE(t->pending))
+		t->pending[t->npending++] = sig;
+}
+
+/*
+ * Waits for the thread to stop.  Returns the stop's signal (SIGTRAP for a
+ * trap, 0 for our interrupt or a group stop), or a negative errno: -ESRCH
+ * when it exited, -ETIMEDOUT.  Signal-delivery stops other than those the
+ * caller wants (want_trap) are held for later and the thread resumed.
+ */
+static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	long nap = 20;
+
+	for (;;) {
+		int status, sig, event;
+		pid_t r = waitpid(t->tid, &status, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -ESRCH;
+		if (r == 0) {
+			if (now_ns() > deadline)
+				return -ETIMEDOUT;
+			nap_us(nap);
+			if (nap < 1000)
+				nap *= 2;
+			continue;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->seized = false;
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		if (event == PTRACE_EVENT_STOP)
+			return 0;
+		if (event)		/* no options set: not expected; go on */
+			continue;
+		if (want_trap && (sig == SIGTRAP || is_fault(sig)))
+			return sig;
+		/* A signal-delivery stop: the signal is held for later.  As good
+		 * a stop as ours when we asked for one; else go on. */
+		hold_signal(t, sig);
+		if (!want_trap)
+			return 0;
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return -ESRCH;
+	}
+}
+
+static int interrupt(struct target *t)
+{
+	int rc;
+
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return -ESRCH;
+	rc = wait_stop(t, t->timeout_ms, false);
+	if (rc >= 0) {
+		t->stopped = true;
+		t->stop_t0 = now_ns();
+	}
+	return rc;
+}
+
+/* Lets the thread run, delivering the held signals (one now; the kernel
+ * queues the rest as pending on it). */
+static int resume(struct target *t)
+{
+	int sig = 0;
+
+	t->stopped_ns += now_ns() - t->stop_t0;
+	t->stopped = false;
+	while (t->npending > 1)
+		syscall(SYS_tgkill, t->pid, t->tid, t->pending[--t->npending]);
+	if (t->npending)
+		sig = t->pending[--t->npending];
+	return ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) < 0 ? -ESRCH : 0;
+}
+
+/* Is the stopped thread at a point where calling dlopen cannot deadlock? */
+static bool safe_point(struct target *t, const struct user_regs_struct *r)
+{
+	uint64_t words[512];
+	uint64_t addr = r->rsp, end = r->rsp + SCAN_BYTES;
+	int state;
+
+	if (is_unsafe(t, r->rip))
+		return false;
+	/* _r_debug.r_state (offset 24 on LP64): RT_CONSISTENT is 0. */
+	if (t->r_debug && mem_read(t, t->r_debug + 24, &state, sizeof(state)) == 0 && state != 0)
+		return false;
+	while (addr < end) {
+		uint64_t page_end = (addr | 4095) + 1;
+		size_t n = (size_t)((page_end < end ? page_end : end) - addr), i;
+
+		if (n > sizeof(words))
+			n = sizeof(words);
+		n &= ~(size_t)7;
+		if (!n || mem_read(t, addr, words, n))
+			break;		/* the end of the stack's mapping */
+		for (i = 0; i < n / 8; i++)
+			if (is_unsafe(t, words[i]))
+				return false;
+		addr += n;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------- remote calls */
+
+/* Runs from regs r until the trap; returns 0 with *rax, or -errno. */
+static int run_to_trap(struct target *t, struct user_regs_struct *r, uint64_t *rax)
+{
+	struct user_regs_struct out;
+	int rc;
+
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
+		return -ESRCH;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return -ESRCH;
+	rc = wait_stop(t, t->timeout_ms, true);
+	if (rc == -ETIMEDOUT) {
+		/* Stop it where it hangs, to put its state back. */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			wait_stop(t, 1000, false);
+		return msc_err_set(t->err, -ETIMEDOUT,
+				   "pid %d: the call into the process did not return within %d ms (a probable deadlock); its thread %d was put back as it was",
+				   t->pid, t->timeout_ms, t->tid);
+	}
+	if (rc < 0)
+		return msc_err_set(t->err, rc, "pid %d exited during the attach", t->pid);
+	if (rc != SIGTRAP)
+		return msc_err_set(t->err, -EFAULT,
+				   "pid %d: the call into the process faulted (%s); its state was put back",
+				   t->pid, strsignal(rc));
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &out) < 0)
+		return -ESRCH;
+	if (out.rip != t->trap + 3)
+		return msc_err_set(t->err, -EFAULT, "pid %d: unexpected trap at %#llx", t->pid,
+				   (unsigned long long)out.rip);
+	*rax = out.rax;
+	return 0;
+}
+
+static int remote_call(struct target *t, uint64_t stack_top, uint64_t fn, uint64_t a0,
+		       uint64_t a1, uint64_t *ret)
+{
+	struct user_regs_struct r = t->regs;
+	uint64_t sp = (stack_top & ~(uint64_t)15) - 8, back = t->trap + 2;
+
+	/* At entry (rsp + 8) is 16-aligned, the return address is the int3. */
+	if (mem_write(t, sp, &back, sizeof(back)))
+		return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory", t->pid);
+	r.rsp = sp;
+	r.rip = fn;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rax = 0;
+	r.orig_rax = (uint64_t)-1;	/* no syscall restart on the way in */
+	r.eflags &= ~0x400ull;		/* DF clear, as the ABI says */
+	return run_to_trap(t, &r, ret);
+}
+
+static int remote_syscall(struct target *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+			  uint64_t a3, uint64_t a4, uint64_t a5, uint64_t *ret)
+{
+	struct user_regs_struct r = t->regs;
+
+	r.rip = t->trap;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.r10 = a3;
+	r.r8 = a4;
+	r.r9 = a5;
+	return run_to_trap(t, &r, ret);
+}
+
+/* Reads a NUL-terminated string of the target (dlerror's). */
+static void read_string(struct target *t, uint64_t addr, char *out, size_t n)
+{
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; addr && i + 1 < n; i++) {
+		if (mem_read(t, addr + i, &out[i], 1) || !out[i])
+			break;
+	}
+	out[i < n ? i : n - 1] = '\0';
+}
+
+/* ------------------------------------------------------------- the call */
+
+static int load_symbols(struct target *t, struct msc_err *err)
+{
+	uint64_t val[ARRAY_SIZE(unsafe_fns)], size[ARRAY_SIZE(unsafe_fns)];
+	uint64_t cval[NCALLS], rdbg = 0;
+	static const char *const rdbg_name[] = { "_r_debug" };
+	struct elf_file ef;
+	char path[700];
+	uint64_t bias;
+	size_t i;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s%s", t->root, t->libc);
+	rc = elf_open(&ef, path);
+	if (rc)
+		return msc_err_set(err, rc, "cannot read pid %d's libc (%s): %s", t->pid, t->libc,
+				   strerror(-rc));
+	bias = t->libc_base - ef.first_vaddr;
+	rc = elf_dynsyms(&ef, unsafe_fns, ARRAY_SIZE(unsafe_fns), val, size);
+	if (rc == 0)
+		rc = elf_dynsyms(&ef, call_fns, NCALLS, cval, NULL);
+	if (rc == 0 && t->libc_is_ldso)
+		elf_dynsyms(&ef, rdbg_name, 1, &rdbg, NULL);
+	t->trap = ef.eh.e_entry ? bias + ef.eh.e_entry : 0;
+	close(ef.fd);
+	if (rc)
+		return msc_err_set(err, rc, "cannot read the symbols of %s: %s", t->libc,
+				   strerror(-rc));
+	for (i = 0; i < ARRAY_SIZE(unsafe_fns); i++)
+		if (val[i])
+			add_unsafe(t, bias + val[i], bias + val[i] + (size[i] ? size[i] : 1));
+	for (i = 0; i < NCALLS; i++)
+		t->fn[i] = cval[i] ? bias + cval[i] : 0;
+	if (rdbg)
+		t->r_debug = bias + rdbg;
+	if (!t->r_debug && t->ldso[0]) {
+		snprintf(path, sizeof(path), "%s%s", t->root, t->ldso);
+		if (elf_open(&ef, path) == 0) {
+			if (elf_dynsyms(&ef, rdbg_name, 1, &rdbg, NULL) == 0 && rdbg)
+				t->r_debug = t->ldso_base - ef.first_vaddr + rdbg;
+			close(ef.fd);
+		}
+	}
+	/* glibc before 2.34 has dlopen in libdl only; its private twins are
+	 * always there. */
+	if (!t->fn[F_DLOPEN] && t->fn[F_LIBC_DLOPEN]) {
+		t->fn[F_DLOPEN] = t->fn[F_LIBC_DLOPEN];
+		t->fn[F_DLSYM] = t->fn[F_LIBC_DLSYM];
+	}
+	if (!t->fn[F_DLOPEN] || !t->fn[F_DLSYM] || !t->trap)
+		return msc_err_set(err, -ENOSYS, "pid %d: its libc (%s) has no dlopen", t->pid,
+				   t->libc);
+	return 0;
+}
+
+/* Puts the thread's state back; runs on every path once it was saved. */
+static void restore(struct target *t, bool restart_eintr)
+{
+	struct user_regs_struct r = t->regs;
+	struct iovec iov = { t->xstate, t->xstate_len };
+
+	if (t->trap_written)
+		mem_write(t, t->trap, t->trap_save, sizeof(t->trap_save));
+	t->trap_written = false;
+	if (t->xstate_len)
+		ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov);
+	if (restart_eintr) {
+		/* As if the call had not been interrupted: run it again. */
+		r.rax = r.orig_rax;
+		r.rip -= 2;
+	}
+	ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+}
+
+/* With the thread stopped at a safe point: the calls, then its state back. */
+static int call_in(struct target *t, unsigned flags, const char *entry, const char *arg,
+		   long *ret, struct msc_inject_stats *st)
+{
+	static const unsigned char stub[3] = { 0x0f, 0x05, 0xcc };	/* syscall; int3 */
+	struct iovec iov;
+	uint64_t stack = 0, top, s_lib, s_entry, s_arg = 0, rv, errno_at = 0, h, fn;
+	bool restart = false;
+	int saved_errno = 0, rc;
+	uint64_t t_call = now_ns();
+	size_t len;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+		return msc_err_set(t->err, -ESRCH, "pid %d exited during the attach", t->pid);
+	iov.iov_base = t->xstate;
+	iov.iov_len = XSTATE_MAX;
+	t->xstate_len = ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0 ?
+				iov.iov_len : 0;
+	/* Interrupted in a system call that returns EINTR to a stop, with no
+	 * signal of its own: restart it when letting go. */
+	if ((int64_t)t->regs.orig_rax >= 0 && (int64_t)t->regs.rax == -EINTR && !t->npending)
+		restart = true;
+	if (mem_read(t, t->trap, t->trap_save, sizeof(t->trap_save)) ||
+	    mem_write(t, t->trap, stub, sizeof(stub))) {
+		rc = msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
+				 t->pid, t->pid);
+		goto out;
+	}
+	t->trap_written = true;
+	rc = remote_syscall(t, SYS_mmap, 0, STACK_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, (uint64_t)-1, 0, &stack);
+	if (rc)
+		goto out;
+	if ((int64_t)stack < 0 && (int64_t)stack > -4096) {
+		rc = msc_err_set(t->err, (int)(int64_t)stack, "pid %d: mmap in the process: %s",
+				 t->pid, strerror(-(int)(int64_t)stack));
+		stack = 0;
+		goto out;
+	}
+	/* Strings at the top of the new stack, the call's frames below. */
+	top = stack + STACK_SIZE;
+	len = strlen(t->lib) + 1;
+	s_lib = top - len;
+	rc = mem_write(t, s_lib, t->lib, len);
+	len = strlen(entry) + 1;
+	s_entry = s_lib - len;
+	rc = rc ? rc : mem_write(t, s_entry, entry, len);
+	top = s_entry;
+	if (arg) {
+		len = strlen(arg) + 1;
+		s_arg = top - len;
+		rc = rc ? rc : mem_write(t, s_arg, arg, len);
+		top = s_arg;
+	}
+	if (rc) {
+		rc = msc_err_set(t->err, -EIO, "pid %d: cannot write its memory", t->pid);
+		goto out;
+	}
+	top -= 64;
+	if (t->fn[F_ERRNO]) {
+		rc = remote_call(t, top, t->fn[F_ERRNO], 0, 0, &errno_at);
+		if (rc)
+			goto out;
+		if (mem_read(t, errno_at, &saved_errno, sizeof(saved_errno)))
+			errno_at = 0;
+	}
+	rc = remote_call(t, top, t->fn[F_DLOPEN], s_lib,
+			 RTLD_NOW_ | ((flags & MSC_INJECT_LOAD) ? 0 : RTLD_NOLOAD_), &h);
+	if (rc)
+		goto out;
+	if (!h) {
+		char msg[300] = "";
+
+		if (t->fn[F_DLERROR] && remote_call(t, top, t->fn[F_DLERROR], 0, 0, &rv) == 0)
+			read_string(t, rv, msg, sizeof(msg));
+		rc = msc_err_set(t->err, -ENOENT, "pid %d: %s: %s", t->pid,
+				 (flags & MSC_INJECT_LOAD) ? "dlopen" : "not loaded",
+				 msg[0] ? msg : t->lib);
+		goto out;
+	}
+	rc = remote_call(t, top, t->fn[F_DLSYM], h, s_entry, &fn);
+	if (rc)
+		goto out;
+	if (!fn) {
+		rc = msc_err_set(t->err, -ENOENT, "pid %d: %s has no %s", t->pid, t->lib, entry);
+		goto out;
+	}
+	rc = remote_call(t, top, fn, s_arg, 0, &rv);
+	if (rc)
+		goto out;
+	if (ret)
+		*ret = (long)rv;
+out:
+	if (rc != -ESRCH) {
+		uint64_t ignored;
+
+		if (errno_at)
+			mem_write(t, errno_at, &saved_errno, sizeof(saved_errno));
+		if (stack && t->trap_written)
+			remote_syscall(t, SYS_munmap, stack, STACK_SIZE, 0, 0, 0, 0, &ignored);
+		restore(t, restart);
+	}
+	if (st) {
+		st->call_ns = now_ns() - t_call;
+		st->restarted = restart;
+	}
+	return rc;
+}
+
+int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
+		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err)
+{
+	struct msc_inject_stats dummy;
+	struct target t;
+	struct maps_walk mw = { 0 };
+	struct msc_procfs fs;
+	char path[64];
+	uint64_t deadline;
+	int rc;
+
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof(*st));
+	memset(&t, 0, sizeof(t));
+	t.pid = pid;
+	t.mem = -1;
+	t.lib = lib;
+	t.err = err;
+	t.timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+	snprintf(t.root, sizeof(t.root), "/proc/%d/root", pid);
+	if (msc_procfs_init(&fs, NULL))
+		return msc_err_set(err, -ENAMETOOLONG, "proc root");
+	rc = check_process(pid, lib, &fs, err);
+	if (rc)
+		goto out;
+	t.xstate = calloc(1, XSTATE_MAX);
+	if (!t.xstate) {
+		rc = msc_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	mw.t = &t;
+	mw.lib = lib;
+	mw.have_lib_st = stat(lib, &mw.lib_st) == 0;
+	rc = msc_proc_maps(&fs, pid, on_mapping, &mw, err);
+	if (rc) {
+		rc = msc_err_set(err, rc, "cannot read /proc/%d/maps: %s", pid,
+				 strerror(-rc));
+		goto out;
+	}
+	if (!t.libc[0]) {
+		rc = msc_err_set(err, -ENOEXEC,
+				 "pid %d has no libc mapped (statically linked?): no library can be loaded into it; use --poll",
+				 pid);
+		goto out;
+	}
+	if (!(flags & MSC_INJECT_LOAD) && !mw.lib_loaded) {
+		rc = msc_err_set(err, -ENOENT, "pid %d has not loaded %s", pid, lib);
+		goto out;
+	}
+	rc = load_symbols(&t, err);
+	if (rc)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	t.mem = open(path, O_RDWR | O_CLOEXEC);
+	if (t.mem < 0) {
+		rc = errno == EACCES || errno == EPERM ? explain_eperm(pid, err) :
+			msc_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	t.tid = choose_thread(&fs, pid);
+	st->tid = t.tid;
+	if (ptrace(PTRACE_SEIZE, t.tid, 0, 0) < 0) {
+		rc = errno == ESRCH ? msc_err_set(err, -ESRCH, "pid %d exited", pid) :
+			explain_eperm(pid, err);
+		goto out;
+	}
+	t.seized = true;
+	deadline = now_ns() + (uint64_t)t.timeout_ms * 1000000ull;
+	for (;;) {
+		struct user_regs_struct r;
+
+		rc = interrupt(&t);
+		if (rc == -ESRCH || rc == -ETIMEDOUT) {
+			rc = rc == -ESRCH ? msc_err_set(err, rc, "pid %d exited during the attach", pid) :
+				msc_err_set(err, rc, "pid %d: thread %d did not stop (uninterruptible sleep?)",
+					    pid, t.tid);
+			goto out;
+		}
+		if (ptrace(PTRACE_GETREGS, t.tid, 0, &r) < 0) {
+			rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+			goto out;
+		}
+		if (safe_point(&t, &r))
+			break;
+		st->retries++;
+		if (resume(&t) < 0 || now_ns() > deadline) {
+			rc = msc_err_set(err, -EAGAIN,
+					 "pid %d: thread %d found no safe point in %d ms (always inside the allocator or loader); try again",
+					 pid, t.tid, t.timeout_ms);
+			goto out;
+		}
+		/* 1..25 ms: out of whatever allocation storm it was in. */
+		nap_us(1000 + (long)((now_ns() / 1000) % 24000));
+	}
+	rc = call_in(&t, flags, entry, arg, ret, st);
+out:
+	if (t.seized) {
+		int sig = 0;
+
+		if (t.stopped)
+			t.stopped_ns += now_ns() - t.stop_t0;
+		while (t.npending > 1)
+			syscall(SYS_tgkill, pid, t.tid, t.pending[--t.npending]);
+		if (t.npending)
+			sig = t.pending[0];
+		ptrace(PTRACE_DETACH, t.tid, 0, (void *)(long)sig);
+	}
+	st->stopped_ns = t.stopped_ns;
+	if (t.mem >= 0)
+		close(t.mem);
+	free(t.xstate);
+	free(t.unsafe);
+	msc_procfs_release(&fs);
+	return rc;
+}
+
+#endif

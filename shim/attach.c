@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attach mode: libmemscope.so loaded into a process that is already running
+ * (ms-record -p, through msc_inject.h), where LD_PRELOAD is too late.
+ *
+ * memscope_attach(sock) starts a session with the collector at sock, then
+ * rewrites the resolved relocation slots (GOT entries: JUMP_SLOT, GLOB_DAT
+ * and absolute ones) that name an allocation function, in every loaded
+ * module but this library, the dynamic loader and the vdso, so that they
+ * point at our hooks.  libc's own slots are among them: that is how strdup,
+ * getline or fopen are seen.  The real functions are those the program's
+ * calls bound to (dlsym(RTLD_DEFAULT)), a preloaded allocator's included.
+ * Slots in RELRO are made writable for the store and read-only again; an
+ * aligned 8-byte store is atomic, so a thread calls either the old target
+ * or ours.  dlopen is hooked the same way, to patch what it loads.
+ *
+ * memscope_detach() writes back every slot that still holds our hook and
+ * stops recording; the library is never unloaded (threads may be inside a
+ * hook, or hold a pointer read from a patched slot).  Neither function
+ * takes a lock a hook could hold, nor allocates through malloc.
+ *
+ * Not reached by GOT patching: calls inside a module to an allocator it
+ * defines itself (a statically linked jemalloc), and function pointers read
+ * before attach.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+int shim_session_attach(const char *sock) __attribute__((visibility("hidden")));
+void shim_session_detach(void) __attribute__((visibility("hidden")));
+
+SHIM_EXPORT long memscope_attach(const char *sock);
+SHIM_EXPORT long memscope_detach(void);
+
+/* What our exported hooks are called; their addresses are looked up in
+ * this library (a reference from here would bind to libc's). */
+static const char *const hooked[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "mmap64", "munmap",
+	"mremap", "brk", "sbrk",
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	"_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
+	"_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t",
+	"_ZdaPvmSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+	"_ZdaPvSt11align_val_tRKSt9nothrow_t",
+	"dlopen",
+};
+#define NHOOKED (sizeof(hooked) / sizeof(hooked[0]))
+
+static uint64_t hook_addr[NHOOKED];
+static void *(*real_dlopen)(const char *, int);
+static uintptr_t self_base;
+
+/* Every slot we wrote: where, what it held, what we put. */
+struct patch {
+	uint64_t *slot;
+	uint64_t orig, hook;
+	bool relro;
+};
+
+static struct patch *patches;
+static size_t npatches, cap_patches;
+static int patch_lock;			/* patching runs on attach and after dlopen */
+
+static void lock(void)
+{
+	while (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void unlock(void)
+{
+	__atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+}
+
+static bool add_patch(uint64_t *slot, uint64_t orig, uint64_t hook, bool relro)
+{
+	if (npatches == cap_patches) {
+		size_t cap = cap_patches ? cap_patches * 2 : 256;
+		struct patch *p = mmap(NULL, cap * sizeof(*p), PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return false;
+		if (patches) {
+			memcpy(p, patches, npatches * sizeof(*p));
+			munmap(patches, cap_patches * sizeof(*p));
+		}
+		patches = p;
+		cap_patches = cap;
+	}
+	patches[npatches++] = (struct patch){ slot, orig, hook, relro };
+	return true;
+}
+
+/* Writes an 8-byte slot, through a read-only RELRO page if need be. */
+static void store_slot(uint64_t *slot, uint64_t value, bool relro)
+{
+	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)4095;
+
+	if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
+		return;
+	__atomic_store_n(slot, value, __ATOMIC_RELEASE);
+	if (relro)
+		mprotect((void *)page, 4096, PROT_READ);
+}
+
+static int hook_index(const char *name)
+{
+	unsigned i;
+
+	/* Cheap first test: every name starts with one of these. */
+	if (!strchr("mfcrpavsb_d", name[0]))
+		return -1;
+	for (i = 0; i < NHOOKED; i++)
+		if (strcmp(name, hooked[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct dyn {
+	const Elf64_Sym *symtab;
+	const char *strtab;
+	uint64_t strsz;
+	const Elf64_Rela *rela, *jmprel;
+	uint64_t relasz, jmprelsz;
+	bool pltrel_rela;
+};
+
+static uint64_t dyn_ptr(uintptr_t base, uint64_t v)
+{
+	/* glibc relocates .dynamic in place; musl and others do not. */
+	return v < base ? v + base : v;
+}
+
+static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r, uint64_t size,
+			uint64_t relro_lo, uint64_t relro_hi)
+{
+	const Elf64_Rela *end = (const Elf64_Rela *)((const char *)r + size);
+
+	for (; r < end; r++) {
+		unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+		const Elf64_Sym *sym;
+		uint64_t *slot, cur;
+		int k;
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    !(type == R_X86_64_64 && r->r_addend == 0))
+			continue;
+		sym = &d->symtab[ELF64_R_SYM(r->r_info)];
+		if (!ELF64_R_SYM(r->r_info) || sym->st_name >= d->strsz)
+			continue;
+		k = hook_index(d->strtab + sym->st_name);
+		if (k < 0 || !hook_addr[k])
+			continue;
+		slot = (uint64_t *)(base + r->r_offset);
+		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		if (cur == hook_addr[k] || !cur)
+			continue;
+		{
+			bool relro = (uint64_t)(uintptr_t)slot >= relro_lo &&
+				     (uint64_t)(uintptr_t)slot < relro_hi;
+
+			if (!add_patch(slot, cur, hook_addr[k], relro))
+				return;
+			store_slot(slot, hook_addr[k], relro);
+		}
+	}
+}
+
+static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *base_name = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	const Elf64_Dyn *dyn = NULL;
+	uint64_t relro_lo = 0, relro_hi = 0;
+	struct dyn d = { 0 };
+	int i;
+
+	(void)size, (void)arg;
+	if (info->dlpi_addr == self_base || strncmp(base_name, "ld-linux", 8) == 0 ||
+	    strncmp(base_name, "ld-musl", 7) == 0 || strncmp(base_name, "linux-vdso", 10) == 0 ||
+	    strncmp(base_name, "linux-gate", 10) == 0)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const Elf64_Dyn *)(info->dlpi_addr + ph->p_vaddr);
+		if (ph->p_type == PT_GNU_RELRO) {
+			relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uint64_t)4095;
+			/* As the loader protects it: whole pages only. */
+			relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uint64_t)4095;
+		}
+	}
+	/* The vdso by its look, whatever its name. */
+	if (!dyn || (!name[0] && info->dlpi_addr && getauxval(AT_SYSINFO_EHDR) == info->dlpi_addr))
+		return 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			d.symtab = (const Elf64_Sym *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			d.strtab = (const char *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			d.strsz = dyn->d_un.d_val;
+			break;
+		case DT_RELA:
+			d.rela = (const Elf64_Rela *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			d.relasz = dyn->d_un.d_val;
+			break;
+		case DT_JMPREL:
+			d.jmprel = (const Elf64_Rela *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			d.jmprelsz = dyn->d_un.d_val;
+			break;
+		case DT_PLTREL:
+			d.pltrel_rela = dyn->d_un.d_val == DT_RELA;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!d.symtab || !d.strtab)
+		return 0;
+	if (d.rela)
+		patch_relas(info->dlpi_addr, &d, d.rela, d.relasz, relro_lo, relro_hi);
+	if (d.jmprel && d.pltrel_rela)
+		patch_relas(info->dlpi_addr, &d, d.jmprel, d.jmprelsz, relro_lo, relro_hi);
+	return 0;
+}
+
+static void patch_all(void)
+{
+	lock();
+	dl_iterate_phdr(patch_module, NULL);
+	unlock();
+}
+
+/* dlopen, as the program's GOTs now call it: what it loads is patched too. */
+static void *hook_dlopen(const char *file, int mode)
+{
+	void *h = real_dlopen ? real_dlopen(file, mode) : NULL;
+
+	if (h && npatches)
+		patch_all();
+	return h;
+}
+
+long memscope_attach(const char *sock)
+{
+	Dl_info info;
+	void *self;
+	unsigned i;
+	long rc;
+
+	if (!dladdr((void *)memscope_attach, &info) || !info.dli_fname)
+		return -ENOENT;
+	self_base = (uintptr_t)info.dli_fbase;
+	self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!self)
+		return -ENOENT;
+	/* dlsym on our handle: our own definitions come first there. */
+	for (i = 0; i < NHOOKED; i++)
+		hook_addr[i] = (uint64_t)(uintptr_t)dlsym(self, hooked[i]);
+	dlclose(self);
+	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
+	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
+	rc = shim_session_attach(sock);
+	if (rc)
+		return rc;
+	patch_all();
+	return 0;
+}
+
+long memscope_detach(void)
+{
+	size_t i, restored = 0;
+
+	lock();
+	for (i = npatches; i-- > 0;) {
+		struct patch *p = &patches[i];
+
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook) {
+			store_slot(p->slot, p->orig, p->relro);
+			restored++;
+		}
+	}
+	npatches = 0;
+	unlock();
+	shim_session_detach();
+	return (long)restored;
+}
