@@ -51,7 +51,7 @@ LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped

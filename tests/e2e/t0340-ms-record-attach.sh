@@ -1,0 +1,184 @@
+#!/bin/sh
+# ms-record -p: attach to running processes, record, detach; the process
+# keeps running as it was.  Known answers from examples/ticker (GROW bytes
+# per tick kept in a cache, a 64-byte message per tick freed DELAY ticks
+# later), EINTR counts from examples/waiters, and every refusal.
+. "$(dirname "$0")/lib.sh"
+
+# jq over one record type: jqr FILE TYPE FILTER
+jqr() { jq -r "select(.type == \"$2\") | $3" "$1"; }
+
+# site_of REC FN FIELD: FIELD of the site whose innermost frame is FN
+site_of() {
+	_id=$(jq -r --arg fn "$2" 'select(.type == "stack" and .frames[0].fn == $fn) | .id' "$1" | head -1)
+	jq -r --argjson id "${_id:-0}" "select(.type == \"site\" and .stack == \$id) | .$3" "$1"
+}
+
+# ticks PID LOG: asks ticker for its tick count, prints it
+ticks() {
+	_before=$(grep -c '^ticks' "$2")
+	kill -USR1 "$1"
+	_i=0
+	while [ "$(grep -c '^ticks' "$2")" = "$_before" ] && [ $_i -lt 100 ]; do
+		sleep 0.02
+		_i=$((_i + 1))
+	done
+	tail -1 "$2" | awk '{ print $2 }'
+}
+
+# check_ticker_recording REC WHAT: the figures of a ticker recording
+check_ticker_recording() {
+	_r=$1 _w=$2
+	check_eq "$_w: mode" attach "$(jqr "$_r" header .mode)"
+	check_eq "$_w: end reason" detach "$(jqr "$_r" end .reason)"
+	_n=$(site_of "$_r" cache_add allocs)
+	check_range "$_w: ticks recorded" 50 201 "${_n:-0}"
+	check_eq "$_w: cache grows 1000 B per tick" "$((_n * 1000))" "$(site_of "$_r" cache_add live_bytes)"
+	check_eq "$_w: cache never freed" 0 "$(site_of "$_r" cache_add frees)"
+	check_eq "$_w: one message per tick" "$_n" "$(site_of "$_r" make_message allocs)"
+	check_eq "$_w: messages freed, older ones ignored" "$((_n - 50))" \
+		"$(site_of "$_r" make_message frees)"
+	check_eq "$_w: frees of older blocks" 50 "$(jqr "$_r" end .unknown_frees)"
+	check_eq "$_w: frees counted" "$((_n - 50))" "$(jqr "$_r" end .frees)"
+	check_eq "$_w: live blocks are of unknown fate" unknown "$(jqr "$_r" leak .kind | sort -u)"
+	check_eq "$_w: nothing leaked" 0 "$(jqr "$_r" end .leaked_bytes)"
+}
+
+# --- record 2 s of a running service, twice ---------------------------------
+"$EX/ticker" 10 1000 50 >"$OUT/ticker.log" &
+TK=$!
+_bg_pids="$_bg_pids $TK"
+sleep 0.8
+t0=$(ticks $TK "$OUT/ticker.log")
+check_range "ticker ran before the attach" 50 100000 "${t0:-0}"
+check_status "attach for 2 s" 0 ms-record -p $TK --duration 2s -o "$OUT/a.ndjson"
+check_grep "summary says detached" "detached (thread stopped" "$OUT/last.err"
+check_ticker_recording "$OUT/a.ndjson" "first attach"
+check_eq "header names the process" $TK "$(jqr "$OUT/a.ndjson" header .pid)"
+check_fgrep "header says what it runs" "examples/bin/ticker" "$OUT/a.ndjson"
+t1=$(ticks $TK "$OUT/ticker.log")
+n1=$(site_of "$OUT/a.ndjson" cache_add allocs)
+check_range "it kept ticking while recorded" $((t0 + n1)) 100000 "${t1:-0}"
+sleep 0.3
+t2=$(ticks $TK "$OUT/ticker.log")
+check_range "it keeps ticking after the detach" $((t1 + 10)) 100000 "${t2:-0}"
+check_eq "its cache is what it says" "$(tail -1 "$OUT/ticker.log" | awk '{ print $4 }')" "$((t2 * 1000))"
+# Again: the library is loaded already, a new session starts clean.
+check_status "second attach" 0 ms-record -p $TK --duration 1s -o "$OUT/b.ndjson"
+check_ticker_recording "$OUT/b.ndjson" "second attach"
+
+# --- SIGINT ends the recording; the process's end ends it too -------------
+ms-record -p $TK -o "$OUT/int.ndjson" 2>"$OUT/int.err" &
+REC=$!
+sleep 1
+kill -INT $REC
+wait $REC
+check_eq "SIGINT: exit status" 0 $?
+check_eq "SIGINT: detached" detach "$(jqr "$OUT/int.ndjson" end .reason)"
+check_eq "SIGINT: the process lives" 0 "$(kill -0 $TK 2>/dev/null; echo $?)"
+ms-record -p $TK -o "$OUT/exit.ndjson" 2>"$OUT/exit.err" &
+REC=$!
+sleep 1
+kill -TERM $TK
+wait $REC
+check_eq "process ended: exit status" 0 $?
+check_eq "process ended: end reason" exit "$(jqr "$OUT/exit.ndjson" end .reason)"
+check_grep "process ended: summary" "the process ended" "$OUT/exit.err"
+wait $TK
+check_eq "the ticker ended by itself" 0 $?
+
+# --- 50 attach/detach cycles on a process sleeping in epoll, read... -----
+"$EX/waiters" >"$OUT/waiters.log" &
+WT=$!
+_bg_pids="$_bg_pids $WT"
+sleep 0.3
+fails=0
+i=0
+while [ $i -lt 50 ]; do
+	ms-record -q -p $WT --duration 20ms -o "$OUT/cycle.ndjson" 2>>"$OUT/cycles.err" || fails=$((fails + 1))
+	i=$((i + 1))
+done
+check_eq "50 cycles: every attach and detach worked" 0 $fails
+check_empty "50 cycles: nothing said" "$OUT/cycles.err"
+l1=$(tail -1 "$OUT/waiters.log" | awk '{ print $4 }')
+sleep 0.3
+check_eq "50 cycles: the process lives" 0 "$(kill -0 $WT 2>/dev/null; echo $?)"
+check_eq "50 cycles: no EINTR seen" 0 "$(tail -1 "$OUT/waiters.log" | awk '{ print $2 }')"
+l2=$(tail -1 "$OUT/waiters.log" | awk '{ print $4 }')
+check_range "50 cycles: its threads keep looping" $((l1 + 20)) 1000000000 "${l2:-0}"
+check_range "a cycle recorded its allocations" 1 1000000 "$(jqr "$OUT/cycle.ndjson" end .allocs)"
+
+# --- refusals: one line, status 2, nothing recorded -----------------------
+refuse() {	# refuse WHAT PATTERN ARGS...
+	_w=$1 _p=$2
+	shift 2
+	check_status "$_w" 2 ms-record "$@" -o "$OUT/refused.ndjson"
+	check_one_line_error "$_w: one line" "$OUT/last.err"
+	check_egrep "$_w: message" "$_p" "$OUT/last.err"
+}
+refuse "no such process" "no process 999999" -p 999999
+check_status "-p and a program" 2 ms-record -p $WT /bin/true
+check_status "--duration without -p" 2 ms-record --duration 1s /bin/true
+check_status "bad pid" 2 ms-record -p abc
+printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$OUT/st.c"
+if cc -static -o "$OUT/static" "$OUT/st.c" 2>/dev/null; then
+	"$OUT/static" &
+	ST=$!
+	_bg_pids="$_bg_pids $ST"
+	refuse "static binary" "statically linked" -p $ST
+else
+	not_ok "cannot build a static test program"
+fi
+# A process traced already (by a minimal tracer of our own).
+cat >"$OUT/tracer.c" <<'C'
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	if (argc < 2 || ptrace(PTRACE_SEIZE, atoi(argv[1]), 0, 0) < 0)
+		return 1;
+	for (;;)
+		pause();
+}
+C
+cc -o "$OUT/tracer" "$OUT/tracer.c"
+"$OUT/tracer" $WT &
+TR=$!
+_bg_pids="$_bg_pids $TR"
+sleep 0.2
+refuse "traced already" "already traced by pid $TR \\(tracer\\)" -p $WT
+kill $TR
+wait $TR 2>/dev/null
+# Another user's process, as that other user (nobody): not permitted.
+if [ "$(id -u)" = 0 ]; then
+	D=$(mktemp -d /tmp/ms-attach.XXXXXX)
+	mkdir "$D/tools" "$D/shim"
+	cp "$TOP/tools/ms-record" "$D/tools/"
+	cp "$TOP/shim/libmemscope.so" "$D/shim/"
+	chmod -R a+rX "$D"
+	check_status "pid 1 as nobody" 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$D/tools/ms-record" -p 1 -o /dev/null
+	check_one_line_error "pid 1 as nobody: one line" "$OUT/last.err"
+	check_egrep "pid 1 as nobody: message" "not permitted to trace pid 1" "$OUT/last.err"
+	rm -rf "$D"
+fi
+# Processes that end while we attach: a clean refusal or a recording.
+i=0
+odd=0
+while [ $i -lt 10 ]; do
+	"$EX/ticker" 1 100 1 >/dev/null &
+	P=$!
+	( sleep "0.0$i"; kill $P ) &
+	ms-record -p $P --duration 1s -o "$OUT/race.ndjson" 2>"$OUT/race.err"
+	s=$?
+	if [ $s = 2 ]; then
+		grep -Eq "exited|no process|exiting" "$OUT/race.err" && [ "$(wc -l <"$OUT/race.err")" = 1 ] || odd=$((odd + 1))
+	elif [ $s != 0 ]; then
+		odd=$((odd + 1))
+	fi
+	wait $P 2>/dev/null
+	i=$((i + 1))
+done
+check_eq "processes ending mid-attach: clean outcomes" 0 $odd
+finish
