@@ -277,6 +277,23 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 	return msc_strmap_put(&l->ids, id, (void *)(uintptr_t)s->n);
 }
 
+/* A site: of a recording, or of a live snapshot (ms-snap of a process
+ * ms-record records), where it belongs to its pid's process record. */
+static int site_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
+		       struct msc_err *err)
+{
+	if (!s->recording) {
+		int64_t pid = 0;
+		uint64_t *pi;
+
+		msc_rec_i64(rec, "pid", &pid);
+		pi = pid > 0 ? msc_u64map_get(&l->procs, (uint64_t)pid) : NULL;
+		l->prog = pi ? s->ents[*pi - 1].comm : "?";
+		s->live_sites = true;
+	}
+	return recorded_entity(s, l, rec, MSC_ENT_SITE, err);
+}
+
 static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 		       struct loader *l, struct msc_err *err)
 {
@@ -291,12 +308,12 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 		kind = MSC_ENT_PROCESS;
 	else if (msc_rec_type_is(rec, "mapping"))
 		kind = MSC_ENT_MAPPING;
-	else if (!s->recording)
-		return 0;	/* other records do not take part */
 	else if (msc_rec_type_is(rec, "stack"))
 		return load_stack(s, l, rec, err);
 	else if (msc_rec_type_is(rec, "site"))
-		return recorded_entity(s, l, rec, MSC_ENT_SITE, err);
+		return site_entity(s, l, rec, err);
+	else if (!s->recording)
+		return 0;	/* other records do not take part */
 	else if (msc_rec_type_is(rec, "leak"))
 		return recorded_entity(s, l, rec, MSC_ENT_LEAK, err);
 	else if (msc_rec_type_is(rec, "end"))
@@ -451,6 +468,8 @@ bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *va
 /* ----------------------------------------------------------------- diff */
 
 static const char *const default_metrics[] = { "rss", "pss", "swap" };
+/* Snapshots of processes ms-record records: their sites' live heap too. */
+static const char *const live_metrics[] = { "rss", "pss", "swap", "live_bytes" };
 /* Recordings: what the heap holds at the end, leaks, the peak and what it
  * is made of, and how often the program allocates. */
 static const char *const recording_metrics[] = { "live_bytes", "leaked_bytes", "peak", "at_peak",
@@ -475,6 +494,10 @@ const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const 
 	if (a->recording || b->recording) {
 		*n = ARRAY_SIZE(recording_metrics);
 		return recording_metrics;
+	}
+	if (a->live_sites || b->live_sites) {
+		*n = ARRAY_SIZE(live_metrics);
+		return live_metrics;
 	}
 	*n = ARRAY_SIZE(default_metrics);
 	return default_metrics;

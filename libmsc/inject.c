@@ -632,6 +632,24 @@ static int resume(struct target *t)
 	return ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) < 0 ? -ESRCH : 0;
 }
 
+/*
+ * Does addr follow a call instruction, as a return address does?  Other
+ * words that point into an unsafe function (a function pointer kept on the
+ * stack, the start of fork in an atfork table) are not frames.
+ */
+static bool after_call(struct target *t, uint64_t addr)
+{
+	unsigned char b[7];
+
+	if (addr < 7 || mem_read(t, addr - 7, b, sizeof(b)))
+		return true;		/* cannot tell: assume it is */
+	return b[2] == 0xe8 ||					/* call rel32 */
+	       (b[5] == 0xff && (b[6] & 0x38) == 0x10) ||	/* call *reg */
+	       (b[4] == 0xff && (b[5] & 0x38) == 0x10) ||	/* call *(reg) + disp8 */
+	       (b[1] == 0xff && (b[2] & 0x38) == 0x10) ||	/* call *disp32(...) */
+	       (b[0] == 0xff && (b[1] & 0x38) == 0x10);		/* with a SIB byte */
+}
+
 /* Is the stopped thread at a point where calling dlopen cannot deadlock? */
 static bool safe_point(struct target *t, const struct user_regs_struct *r)
 {
@@ -654,7 +672,7 @@ static bool safe_point(struct target *t, const struct user_regs_struct *r)
 		if (!n || mem_read(t, addr, words, n))
 			break;		/* the end of the stack's mapping */
 		for (i = 0; i < n / 8; i++)
-			if (is_unsafe(t, words[i]))
+			if (is_unsafe(t, words[i]) && after_call(t, words[i]))
 				return false;
 		addr += n;
 	}

@@ -69,6 +69,7 @@ struct msc_snapshot {
 	struct msc_header_info header;
 	bool complete;			/* an "end" record was seen */
 	bool recording;			/* from ms-record: sites, leaks, totals */
+	bool live_sites;		/* a snapshot with a recorded process's sites */
 	struct msc_arena arena;
 	struct msc_entity *ents;
 	size_t n, cap;

@@ -108,5 +108,7 @@ uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *fr
 
 /* Writes the "stack" record of id unless it was written already. */
 void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id);
+/* Writes it whether or not it was written (to another stream). */
+void msc_stacks_write_copy(struct msc_stacks *st, struct msc_writer *w, uint32_t id);
 
 #endif

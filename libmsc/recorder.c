@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "msc_agg.h"
 #include "msc_format.h"
 #include "msc_inject.h"
+#include "msc_live.h"
 #include "msc_proc.h"
 #include "msc_recorder.h"
 #include "msc_scan.h"
@@ -47,6 +50,8 @@ struct msc_recorder {
 	int main_status;		/* as a wait status, when it ended */
 	bool main_header;		/* the main process's header is out */
 	char *shim;			/* the library attached with */
+	struct rproc *main_pr;		/* the main process, while recorded */
+	int live_fd;			/* msc_live.h: its live heap, -1 */
 	bool output_gone;		/* a write error: keep draining, stop writing */
 	struct msc_recorder_summary sum;
 };
@@ -198,8 +203,10 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	}
 	pr->pid = p->pid;
 	p->user = pr;
-	if (is_main)
+	if (is_main) {
 		r->main_seen = true;
+		r->main_pr = pr;
+	}
 	/* The main process's first header went out when it was named. */
 	if (is_main && r->main_header)
 		r->main_header = false;
@@ -387,6 +394,62 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	flush_output(r);
 }
 
+/* ------------------------------------------------------------ live heap */
+
+static void live_start(struct msc_recorder *r, int pid)
+{
+	struct msc_err err;
+
+	r->live_fd = msc_live_listen(pid, &err);
+	if (r->live_fd < 0)
+		warn(r, "no live snapshots: %s", err.msg);
+}
+
+static void live_stop(struct msc_recorder *r)
+{
+	if (r->live_fd < 0)
+		return;
+	close(r->live_fd);
+	r->live_fd = -1;
+	msc_live_unlink(r->main_pid);
+}
+
+/* A client of the live socket: the main process's sites as of now. */
+static void live_serve(struct msc_recorder *r)
+{
+	const struct timeval tv = { 2, 0 };
+	struct msc_writer lw;
+	struct msc_agg *a;
+	uint8_t *sent;
+	size_t i;
+	int fd;
+
+	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		/* A reader that stalls cannot stall the recording for long. */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (!r->main_pr || msc_writer_init(&lw, fd, 64 * 1024)) {
+			close(fd);
+			continue;
+		}
+		a = &r->main_pr->agg;
+		sent = calloc(r->stacks.nstacks + 1, 1);
+		for (i = 0; sent && i < a->nsites; i++) {
+			const struct msc_site *s = &a->sites[i];
+
+			if (s->removed)
+				continue;
+			if (s->stack < r->stacks.nstacks && !sent[s->stack]) {
+				sent[s->stack] = 1;
+				msc_stacks_write_copy(&r->stacks, &lw, s->stack);
+			}
+			msc_write_site(&lw, a, s, r->main_pid);
+		}
+		free(sent);
+		msc_writer_release(&lw);
+		close(fd);
+	}
+}
+
 static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end)
 {
 	struct msc_recorder *r = ctx;
@@ -401,6 +464,10 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		msc_agg_set_fate_unknown(&pr->agg);
 	if (!r->output_gone)
 		write_results(r, pr, end, exec);
+	if (pr == r->main_pr) {
+		r->main_pr = NULL;
+		live_stop(r);
+	}
 	if (p->pid == r->main_pid && !exec) {
 		r->main_ended = true;
 		r->main_status = end->signal ? end->signal : (end->status > 0 ? end->status : 0) << 8;
@@ -463,6 +530,7 @@ struct msc_recorder *msc_recorder_new_detached(const struct msc_recorder_opts *o
 		r->o.unwind_name = "dwarf";
 	r->w = w;
 	r->main_pid = -1;
+	r->live_fd = -1;
 	r->stacks.warn = stacks_warn;
 	r->stacks.warn_ctx = r;
 	return r;
@@ -494,6 +562,7 @@ void msc_recorder_free(struct msc_recorder *r)
 {
 	if (!r)
 		return;
+	live_stop(r);
 	msc_collector_free(r->col);
 	msc_stacks_release(&r->stacks);
 	free(r->shim);
@@ -512,11 +581,17 @@ void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, cha
 		msc_collector_set_child(r->col, pid);
 	write_header(r, pid, getpid(), exe, argv);
 	r->main_header = true;
+	if (r->col)
+		live_start(r, pid);
 }
 
 int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
 {
-	return r->col ? msc_collector_poll(r->col, extra_fd, timeout_ms) : 0;
+	int ret = r->col ? msc_collector_poll(r->col, extra_fd, timeout_ms) : 0;
+
+	if (r->live_fd >= 0)
+		live_serve(r);
+	return ret;
 }
 
 bool msc_recorder_main_done(const struct msc_recorder *r, int *status)
@@ -631,6 +706,7 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	r->main_pid = pid;
 	write_header(r, pid, 0, exe, NULL);
 	r->main_header = true;
+	live_start(r, pid);
 	rc = remote(r, &c, err);
 	if (st)
 		*st = c.st;

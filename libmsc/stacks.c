@@ -353,13 +353,20 @@ uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f,
 
 void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
 {
+	if (id == 0 || id >= st->nstacks || st->stacks[id].written)
+		return;
+	st->stacks[id].written = true;
+	msc_stacks_write_copy(st, w, id);
+}
+
+void msc_stacks_write_copy(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
+{
 	struct msc_stack *s;
 	uint32_t i;
 
-	if (id == 0 || id >= st->nstacks || st->stacks[id].written)
+	if (id == 0 || id >= st->nstacks)
 		return;
 	s = &st->stacks[id];
-	s->written = true;
 	msc_w_begin(w, "stack");
 	msc_w_u64(w, "id", id);
 	msc_w_arr(w, "frames");

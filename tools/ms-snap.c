@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "msc_cli.h"
+#include "msc_live.h"
 #include "msc_proc.h"
 #include "msc_ndjson.h"
 #include "msc_snap.h"
@@ -67,6 +68,23 @@ static int snap_one_of_all(int pid, void *arg)
 	else if (ret > 0)
 		ctx->partial++;
 	return ctx->snap->w->error ? -ctx->snap->w->error : 0;
+}
+
+/*
+ * The stacks and sites of a process ms-record is recording, as of now
+ * (msc_live.h), then a "live" record that says whether it is recorded.
+ */
+static void live_sites(struct msc_writer *w, int pid, bool quiet)
+{
+	struct msc_err err;
+	long n = msc_live_fetch(pid, w, &err);
+
+	if (n < 0 && n != -ENOENT && !quiet)
+		msc_warn("%s", err.msg);
+	msc_w_begin(w, "live");
+	msc_w_i64(w, "pid", pid);
+	msc_w_bool(w, "recorded", n >= 0);
+	msc_w_end(w);
 }
 
 int main(int argc, char **argv)
@@ -184,6 +202,8 @@ int main(int argc, char **argv)
 				if (!quiet)
 					msc_warn("%s", err.msg);
 			}
+			if (ret >= 0)
+				live_sites(&w, pids[i], quiet);
 		}
 		written = snap.processes;
 	}

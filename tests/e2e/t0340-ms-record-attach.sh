@@ -87,6 +87,37 @@ check_grep "process ended: summary" "the process ended" "$OUT/exit.err"
 wait $TK
 check_eq "the ticker ended by itself" 0 $?
 
+# --- live snapshots of a recorded process, and their diff ----------------
+"$EX/ticker" 10 1000 50 >"$OUT/live.log" &
+TK=$!
+_bg_pids="$_bg_pids $TK"
+sleep 0.3
+ms-record -q -p $TK -o "$OUT/live.ndjson" &
+REC=$!
+sleep 0.8
+check_status "snapshot while recorded" 0 ms-snap -p $TK -o "$OUT/s1.json"
+check_empty "snapshot while recorded: nothing said" "$OUT/last.err"
+sleep 1
+ms-snap -p $TK -o "$OUT/s2.json"
+kill -INT $REC
+wait $REC
+check_status "snapshot once detached" 0 ms-snap -p $TK -o "$OUT/s3.json"
+check_eq "snapshot once detached: says so" false "$(jqr "$OUT/s3.json" live .recorded)"
+check_eq "snapshot while recorded: says so" true "$(jqr "$OUT/s1.json" live .recorded)"
+check_eq "snapshot once detached: no sites" 0 "$(jqr "$OUT/s3.json" site .pid | wc -l)"
+kill $TK
+b1=$(site_of "$OUT/s1.json" cache_add live_bytes)
+b2=$(site_of "$OUT/s2.json" cache_add live_bytes)
+check_range "live cache site grew ~1 s of ticks" 50000 101000 $((b2 - b1))
+check_eq "live cache site: 1000 B per block" "$(( $(site_of "$OUT/s2.json" cache_add allocs) * 1000 ))" "$b2"
+ms-diff "$OUT/s1.json" "$OUT/s2.json" >"$OUT/sd.ndjson"
+check_eq "diff: the growing site's change" "$((b2 - b1))" \
+	"$(jq -r 'select(.type == "delta" and .key == "site" and .metric == "live_bytes" and (.name | startswith("cache_add"))) | .change' "$OUT/sd.ndjson")"
+check_eq "diff: the churning site did not grow" "" \
+	"$(jq -r 'select(.type == "delta" and .key == "site" and (.name | startswith("make_message"))) | .change' "$OUT/sd.ndjson")"
+check_status "diff: --fail-on-growth under the growth" 1 ms-diff --fail-on-growth 40K "$OUT/s1.json" "$OUT/s2.json"
+check_status "diff: --fail-on-growth over the growth" 0 ms-diff --fail-on-growth 50M "$OUT/s1.json" "$OUT/s2.json"
+
 # --- 50 attach/detach cycles on a process sleeping in epoll, read... -----
 "$EX/waiters" >"$OUT/waiters.log" &
 WT=$!

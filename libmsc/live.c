@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* The live heap's socket: see msc_live.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "msc_live.h"
+
+static int live_dir(char *buf, size_t n, int mk, struct msc_err *err)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (rt && *rt && access(rt, W_OK) == 0)
+		snprintf(buf, n, "%s/memscope", rt);
+	else
+		snprintf(buf, n, "/tmp/memscope-%u", (unsigned)geteuid());
+	if (mk && mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return msc_err_set(err, -errno, "cannot create '%s': %s", buf, strerror(errno));
+	if (lstat(buf, &st) < 0)
+		return msc_err_set(err, -errno, "'%s': %s", buf, strerror(errno));
+	/* Someone else's, or open to others: not a place for our socket. */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return msc_err_set(err, -EPERM, "'%s' is not a private directory of this user", buf);
+	return 0;
+}
+
+int msc_live_path(int pid, char *buf, size_t n, int mk, struct msc_err *err)
+{
+	char dir[200];
+	int rc = live_dir(dir, sizeof(dir), mk, err);
+
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(buf, n, "%s/%d.sock", dir, pid) >= n)
+		return msc_err_set(err, -ENAMETOOLONG, "socket path too long");
+	return 0;
+}
+
+int msc_live_listen(int pid, struct msc_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc;
+
+	rc = msc_live_path(pid, sa.sun_path, sizeof(sa.sun_path), 1, err);
+	if (rc)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return msc_err_set(err, -errno, "socket: %s", strerror(errno));
+	unlink(sa.sun_path);	/* a stale one, from a recorder that died */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0) {
+		rc = msc_err_set(err, -errno, "cannot listen on '%s': %s", sa.sun_path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+void msc_live_unlink(int pid)
+{
+	char path[256];
+
+	if (msc_live_path(pid, path, sizeof(path), 0, NULL) == 0)
+		unlink(path);
+}
+
+long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t have = 0;
+	long records = 0;
+	int fd, rc;
+
+	rc = msc_live_path(pid, sa.sun_path, sizeof(sa.sun_path), 0, err);
+	if (rc)
+		return rc == -ENOENT ? msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) : rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return msc_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = errno == ENOENT || errno == ECONNREFUSED ?
+			msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) :
+			msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+		char *nl, *line;
+
+		/* The recorder answers at its next round: milliseconds. */
+		if (poll(&pfd, 1, 5000) <= 0) {
+			close(fd);
+			return msc_err_set(err, -ETIMEDOUT, "pid %d: the recorder did not answer", pid);
+		}
+		n = read(fd, buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		line = buf;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			msc_w_line(w, line, (size_t)(nl - line));
+			records++;
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf)) {
+			close(fd);
+			return msc_err_set(err, -EINVAL, "pid %d: a record longer than %zu bytes", pid,
+					   sizeof(buf));
+		}
+	}
+	close(fd);
+	return records;
+}
