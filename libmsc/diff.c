@@ -205,7 +205,7 @@ static void merge_metrics(struct msc_entity *e, const struct msc_entity *x)
 /* The entity of a recorded site, leak or end: one per identity, figures of
  * records with the same identity added. */
 static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
-			   enum msc_ent_kind kind, struct msc_err *err)
+			   enum msc_ent_kind kind, const char *prog, struct msc_err *err)
 {
 	const struct rstack *st = NULL;
 	struct msc_entity *e;
@@ -228,9 +228,9 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 					   ", never defined", rec->type, stack);
 		st = v ? (const struct rstack *)(uintptr_t)*v : NULL;
 		tail = st ? st->sig : "";
-		snprintf(head, sizeof(head), "%c/%s/", kind == MSC_ENT_SITE ? 's' : 'l', l->prog);
+		snprintf(head, sizeof(head), "%c/%s/", kind == MSC_ENT_SITE ? 's' : 'l', prog);
 	} else {
-		snprintf(head, sizeof(head), "r/%s/%u", l->prog, l->ends++);
+		snprintf(head, sizeof(head), "r/%s/%u", prog, l->ends++);
 	}
 	id = msc_arena_alloc(&s->arena, strlen(head) + strlen(tail) + 1);
 	if (!id)
@@ -242,8 +242,8 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 		return -ENOMEM;
 	e->kind = kind;
 	e->id = id;
-	e->comm = l->prog;
-	e->name = kind == MSC_ENT_PROCESS ? l->prog : st && st->label[0] ? st->label : "(no stack)";
+	e->comm = prog;
+	e->name = kind == MSC_ENT_PROCESS ? prog : st && st->label[0] ? st->label : "(no stack)";
 	if (st) {
 		e->frames = st->frames;
 		e->frames_len = st->frames_len;
@@ -282,16 +282,18 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 static int site_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
 		       struct msc_err *err)
 {
+	const char *prog = l->prog;
+
 	if (!s->recording) {
 		int64_t pid = 0;
 		uint64_t *pi;
 
 		msc_rec_i64(rec, "pid", &pid);
 		pi = pid > 0 ? msc_u64map_get(&l->procs, (uint64_t)pid) : NULL;
-		l->prog = pi ? s->ents[*pi - 1].comm : "?";
+		prog = pi ? s->ents[*pi - 1].comm : "?";
 		s->live_sites = true;
 	}
-	return recorded_entity(s, l, rec, MSC_ENT_SITE, err);
+	return recorded_entity(s, l, rec, MSC_ENT_SITE, prog, err);
 }
 
 static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
@@ -315,9 +317,9 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	else if (!s->recording)
 		return 0;	/* other records do not take part */
 	else if (msc_rec_type_is(rec, "leak"))
-		return recorded_entity(s, l, rec, MSC_ENT_LEAK, err);
+		return recorded_entity(s, l, rec, MSC_ENT_LEAK, l->prog, err);
 	else if (msc_rec_type_is(rec, "end"))
-		return recorded_entity(s, l, rec, MSC_ENT_PROCESS, err);
+		return recorded_entity(s, l, rec, MSC_ENT_PROCESS, l->prog, err);
 	else
 		return 0;
 	ret = msc_rec_i64(rec, "pid", &pid);

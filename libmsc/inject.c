@@ -152,22 +152,6 @@ static long status_field(struct msc_procfs *fs, int pid, const char *key)
 	return -1;
 }
 
-static long read_long_file(const char *path)
-{
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -337,29 +321,26 @@ out:
 static int explain_eperm(int pid, struct msc_err *err)
 {
 	struct msc_procfs fs;
-	long scope = read_long_file("/proc/sys/kernel/yama/ptrace_scope");
-	long tracer, uid = -1;
+	struct msc_pstatus ps;
+	long scope = -1, tracer, uid = -1;
 	int rc = -EPERM;
 
 	msc_procfs_init(&fs, NULL);
+	if (msc_proc_read(&fs, 0, "sys/kernel/yama/ptrace_scope") > 0)
+		scope = strtol(fs.buf, NULL, 10);
+	if (msc_proc_status(&fs, pid, &ps, NULL) == 0)
+		uid = ps.uid;
 	tracer = status_field(&fs, pid, "TracerPid");
-	if (msc_proc_read(&fs, pid, "status") >= 0) {
-		const char *u = strstr(fs.buf, "\nUid:");
-
-		if (u)
-			uid = strtol(u + 5, NULL, 10);
-	}
 	if (tracer > 0) {
-		char comm[64] = "";
+		struct msc_pstat tr;
+		bool named = msc_proc_stat(&fs, (int)tracer, &tr, NULL) == 0;
 
-		if (msc_proc_read(&fs, (int)tracer, "comm") > 0)
-			snprintf(comm, sizeof(comm), " (%.*s)", (int)strcspn(fs.buf, "\n"), fs.buf);
 		msc_err_set(err, rc,
-			    "pid %d is already traced by pid %ld%s; detach that debugger or tracer first",
-			    pid, tracer, comm);
+			    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
+			    pid, tracer, named ? " (" : "", named ? tr.comm : "", named ? ")" : "");
 	} else if (scope >= 3) {
 		msc_err_set(err, rc,
-			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); use --poll");
+			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-snap -p still reads its memory");
 	} else if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
 		msc_err_set(err, rc,
 			    "not permitted to trace pid %d (owned by uid %ld); run as that user or as root",
@@ -407,7 +388,7 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 	v = status_field(fs, pid, "Seccomp");
 	if (v == 2)
 		return msc_err_set(err, -EPERM,
-				   "pid %d runs under a seccomp filter, which may kill it for the system calls loading a library needs; use --poll",
+				   "pid %d runs under a seccomp filter, which may kill it for the system calls loading a library needs; ms-snap -p still reads its memory",
 				   pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	rc = elf_open(&ef, path);
@@ -421,7 +402,7 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 		close(ef.fd);
 		if (!has_interp)
 			return msc_err_set(err, -ENOEXEC,
-					   "pid %d is statically linked: no library can be loaded into it; use --poll",
+					   "pid %d is statically linked: no library can be loaded into it; ms-snap -p still reads its memory",
 					   pid);
 	}
 	if (lib) {
@@ -617,9 +598,11 @@ static int interrupt(struct target *t)
 	return rc;
 }
 
-/* Lets the thread run, delivering the held signals (one now; the kernel
- * queues the rest as pending on it). */
-static int resume(struct target *t)
+/*
+ * Lets the stopped thread run (PTRACE_CONT) or go (PTRACE_DETACH), with the
+ * signals held meanwhile: one delivered now, the others queued on it.
+ */
+static int let_go(struct target *t, enum __ptrace_request how)
 {
 	int sig = 0;
 
@@ -629,7 +612,7 @@ static int resume(struct target *t)
 		syscall(SYS_tgkill, t->pid, t->tid, t->pending[--t->npending]);
 	if (t->npending)
 		sig = t->pending[--t->npending];
-	return ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) < 0 ? -ESRCH : 0;
+	return ptrace(how, t->tid, 0, (void *)(long)sig) < 0 ? -ESRCH : 0;
 }
 
 /*
@@ -990,7 +973,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	}
 	if (!t.libc[0]) {
 		rc = msc_err_set(err, -ENOEXEC,
-				 "pid %d has no libc mapped (statically linked?): no library can be loaded into it; use --poll",
+				 "pid %d has no libc mapped (statically linked?): no library can be loaded into it; ms-snap -p still reads its memory",
 				 pid);
 		goto out;
 	}
@@ -1034,7 +1017,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 		if (safe_point(&t, &r))
 			break;
 		st->retries++;
-		if (resume(&t) < 0 || now_ns() > deadline) {
+		if (let_go(&t, PTRACE_CONT) < 0 || now_ns() > deadline) {
 			rc = msc_err_set(err, -EAGAIN,
 					 "pid %d: thread %d found no safe point in %d ms (always inside the allocator or loader); try again",
 					 pid, t.tid, t.timeout_ms);
@@ -1045,17 +1028,9 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	}
 	rc = call_in(&t, flags, entry, arg, ret, st);
 out:
-	if (t.seized) {
-		int sig = 0;
-
-		if (t.stopped)
-			t.stopped_ns += now_ns() - t.stop_t0;
-		while (t.npending > 1)
-			syscall(SYS_tgkill, pid, t.tid, t.pending[--t.npending]);
-		if (t.npending)
-			sig = t.pending[0];
-		ptrace(PTRACE_DETACH, t.tid, 0, (void *)(long)sig);
-	}
+	/* Only a stopped tracee can be detached. */
+	if (t.seized && (t.stopped || interrupt(&t) >= 0))
+		let_go(&t, PTRACE_DETACH);
 	st->stopped_ns = t.stopped_ns;
 	if (t.mem >= 0)
 		close(t.mem);

@@ -2,12 +2,12 @@
 /* The live heap's socket: see msc_live.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -74,9 +74,11 @@ void msc_live_unlink(int pid)
 
 long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
 {
+	/* The recorder answers at its next round: milliseconds. */
+	const struct timeval tv = { 5, 0 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[65536];
-	size_t have = 0;
+	struct msc_reader r;
+	struct msc_rec rec;
 	long records = 0;
 	int fd, rc;
 
@@ -93,36 +95,14 @@ long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
 		close(fd);
 		return rc;
 	}
-	for (;;) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		ssize_t n;
-		char *nl, *line;
-
-		/* The recorder answers at its next round: milliseconds. */
-		if (poll(&pfd, 1, 5000) <= 0) {
-			close(fd);
-			return msc_err_set(err, -ETIMEDOUT, "pid %d: the recorder did not answer", pid);
-		}
-		n = read(fd, buf + have, sizeof(buf) - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		line = buf;
-		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			msc_w_line(w, line, (size_t)(nl - line));
-			records++;
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf)) {
-			close(fd);
-			return msc_err_set(err, -EINVAL, "pid %d: a record longer than %zu bytes", pid,
-					   sizeof(buf));
-		}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	msc_reader_init_fd(&r, fd, sa.sun_path);
+	/* Records as they are, but only whole, valid ones. */
+	while ((rc = msc_reader_next(&r, &rec, err)) > 0) {
+		msc_w_line(w, rec.line, rec.len);
+		records++;
 	}
+	msc_reader_release(&r);
 	close(fd);
-	return records;
+	return rc < 0 ? rc : records;
 }

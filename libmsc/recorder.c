@@ -56,11 +56,15 @@ struct msc_recorder {
 	struct msc_recorder_summary sum;
 };
 
-static void warn(struct msc_recorder *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * A warning to the owner, one line.  ctx is the recorder: this is also the
+ * warn callback of the modules we drive (stacks, collector).
+ */
+static void warn(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void warn(struct msc_recorder *r, const char *fmt, ...)
+static void warn(void *ctx, const char *fmt, ...)
 {
+	struct msc_recorder *r = ctx;
 	char msg[600];
 	va_list ap;
 
@@ -70,19 +74,6 @@ static void warn(struct msc_recorder *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->o.warn(r->o.warn_ctx, msg);
-}
-
-/* The stacks module's warnings (modules without symbols...). */
-static void stacks_warn(void *ctx, const char *fmt, ...)
-{
-	struct msc_recorder *r = ctx;
-	char msg[600];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	warn(r, "%s", msg);
 }
 
 static void flush_output(struct msc_recorder *r)
@@ -493,22 +484,8 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 	p->user = NULL;
 }
 
-static void collector_warn(void *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void collector_warn(void *ctx, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	warn(ctx, "%s", msg);
-}
-
 const struct msc_collect_ops msc_recorder_ops = {
-	on_attach, on_events, on_scan, on_detach, collector_warn,
+	on_attach, on_events, on_scan, on_detach, warn,
 };
 
 /* ------------------------------------------------------------------- API */
@@ -531,7 +508,7 @@ struct msc_recorder *msc_recorder_new_detached(const struct msc_recorder_opts *o
 	r->w = w;
 	r->main_pid = -1;
 	r->live_fd = -1;
-	r->stacks.warn = stacks_warn;
+	r->stacks.warn = warn;
 	r->stacks.warn_ctx = r;
 	return r;
 }

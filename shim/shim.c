@@ -1116,6 +1116,31 @@ static void fork_child(void)
 	t_guard--;
 }
 
+/* What a session needs to know before it connects: the real functions,
+ * who we are, where the collector listens (sock may be NULL: none). */
+static void session_prepare(const char *sock)
+{
+	ssize_t n;
+
+	resolve_reals();
+	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
+		resolve_cxx();
+	g_pid = getpid();
+	if (sock && strlen(sock) < sizeof(g_sock_path))
+		memcpy(g_sock_path, sock, strlen(sock) + 1);
+	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+	g_exe[n > 0 ? n : 0] = '\0';
+}
+
+/* Connected: recording starts. */
+static void session_activate(void)
+{
+	unwind_global_init();
+	if (!g_key_ok)
+		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+}
+
 /* The fork handlers, once however many sessions there are. */
 static void register_atfork(void)
 {
@@ -1133,8 +1158,6 @@ static void register_atfork(void)
 int shim_session_attach(const char *sock) __attribute__((visibility("hidden")));
 int shim_session_attach(const char *sock)
 {
-	ssize_t n;
-
 	if (g_state == ST_ACTIVE)
 		return -EALREADY;
 	if (g_state != ST_OFF && g_state != ST_UNINIT)
@@ -1144,13 +1167,7 @@ int shim_session_attach(const char *sock)
 	t_guard++;
 	g_state = ST_INIT;
 	g_attached = true;
-	resolve_reals();
-	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
-		resolve_cxx();
-	g_pid = getpid();
-	memcpy(g_sock_path, sock, strlen(sock) + 1);
-	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
-	g_exe[n > 0 ? n : 0] = '\0';
+	session_prepare(sock);
 	/* An earlier session's region: no thread is in a hook of it now. */
 	if (g_old_region) {
 		unmap(g_old_region, g_old_region_size);
@@ -1162,11 +1179,8 @@ int shim_session_attach(const char *sock)
 		t_guard--;
 		return -ECONNREFUSED;
 	}
-	unwind_global_init();
-	if (!g_key_ok)
-		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
 	register_atfork();
-	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+	session_activate();
 	t_guard--;
 	return 0;
 }
@@ -1185,22 +1199,12 @@ void shim_session_detach(void)
 static void shim_init(void)
 {
 	int expect = ST_UNINIT;
-	const char *sock;
 
 	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_INIT, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
 	t_guard++;
-	resolve_reals();
-	g_pid = getpid();
-	sock = getenv("MEMSCOPE_SOCK");
-	if (sock && strlen(sock) < sizeof(g_sock_path))
-		memcpy(g_sock_path, sock, strlen(sock) + 1);
-	{
-		ssize_t n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
-
-		g_exe[n > 0 ? n : 0] = '\0';
-	}
+	session_prepare(getenv("MEMSCOPE_SOCK"));
 	if (!session_start(false)) {
 		/* Not recorded (not followed, or no collector): our children
 		 * must not load us either. */
@@ -1210,9 +1214,7 @@ static void shim_init(void)
 		t_guard--;
 		return;
 	}
-	unwind_global_init();
-	g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
-	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+	session_activate();
 	t_guard--;
 }
 
