@@ -250,6 +250,18 @@ static int elf_open(struct elf_file *ef, const char *path)
 	return 0;
 }
 
+int msc_elf_is_static(const char *path)
+{
+	struct elf_file ef;
+	bool has_interp;
+
+	if (elf_open(&ef, path))
+		return 0;
+	has_interp = ef.has_interp;
+	close(ef.fd);
+	return !has_interp;
+}
+
 /*
  * Looks names up in .dynsym: val[i]/size[i] get each defined symbol's value
  * and size (0 when absent).  Returns 0 or -errno.
@@ -340,7 +352,7 @@ static int explain_eperm(int pid, struct msc_err *err)
 			    pid, tracer, named ? " (" : "", named ? tr.comm : "", named ? ")" : "");
 	} else if (scope >= 3) {
 		msc_err_set(err, rc,
-			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-snap -p still reads its memory");
+			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");
 	} else if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
 		msc_err_set(err, rc,
 			    "not permitted to trace pid %d (owned by uid %ld); run as that user or as root",
@@ -388,7 +400,7 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 	v = status_field(fs, pid, "Seccomp");
 	if (v == 2)
 		return msc_err_set(err, -EPERM,
-				   "pid %d runs under a seccomp filter, which may kill it for the system calls loading a library needs; ms-snap -p still reads its memory",
+				   "pid %d runs under a seccomp filter, which may kill it for the system calls loading a library needs; ms-record --poll and ms-snap -p still read its memory",
 				   pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	rc = elf_open(&ef, path);
@@ -402,7 +414,7 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 		close(ef.fd);
 		if (!has_interp)
 			return msc_err_set(err, -ENOEXEC,
-					   "pid %d is statically linked: no library can be loaded into it; ms-snap -p still reads its memory",
+					   "pid %d is statically linked: no library can be loaded into it; ms-record --poll and ms-snap -p still read its memory",
 					   pid);
 	}
 	if (lib) {
@@ -973,7 +985,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	}
 	if (!t.libc[0]) {
 		rc = msc_err_set(err, -ENOEXEC,
-				 "pid %d has no libc mapped (statically linked?): no library can be loaded into it; ms-snap -p still reads its memory",
+				 "pid %d has no libc mapped (statically linked?): no library can be loaded into it; ms-record --poll and ms-snap -p still read its memory",
 				 pid);
 		goto out;
 	}

@@ -48,6 +48,10 @@ struct msc_inject_stats {
 
 #define MSC_INJECT_LOAD 1u		/* dlopen lib (else it must be loaded already) */
 
+/* 1 when path is a 64-bit ELF executable without an interpreter (statically
+ * linked: no library can be preloaded or loaded into it), else 0. */
+int msc_elf_is_static(const char *path);
+
 /*
  * Checks what can be checked without stopping anything: the process
  * exists, runs, is dynamically linked, is not traced or sandboxed by

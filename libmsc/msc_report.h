@@ -57,7 +57,8 @@ struct msc_rleak {
 
 struct msc_rsample {
 	int pid;
-	uint64_t ts, rss, heap;
+	bool has_heap;			/* false in --poll recordings */
+	uint64_t ts, rss, heap, pss, swap;
 };
 
 struct msc_rdelta {
@@ -78,6 +79,7 @@ struct msc_rproc {
 struct msc_rmapping {
 	int pid;
 	const char *name, *kind;
+	uint64_t ts;			/* --poll recordings: when it was read */
 	uint64_t size, rss, pss, swap;
 };
 

@@ -16,6 +16,8 @@
 #define MSC_SNAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "msc_arena.h"
 #include "msc_err.h"
@@ -50,6 +52,27 @@ void msc_snapper_release(struct msc_snapper *s);
  * kernel thread, with skip_kthreads set, is 0 and writes nothing.
  */
 int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err);
+
+/* What msc_snap_process writes as one grouped "mapping" record. */
+struct msc_map_group {
+	const char *name;
+	const char *kind;
+	unsigned count;			/* mappings in the group */
+	struct msc_memcounts mem;	/* their smaps counters, summed */
+};
+
+/*
+ * The process's mappings summed by group (the --groups view), for callers
+ * that compare them over time (ms-record --poll).  The array lives in the
+ * snapper's arena until its next call.  Returns 0 or a negative errno with
+ * err set (-ESRCH: the process is gone).
+ */
+int msc_snap_groups(struct msc_snapper *s, int pid, const struct msc_map_group **groups,
+		    size_t *n, struct msc_err *err);
+
+/* Writes a group as a "mapping" record; ts, when not NULL, is its time. */
+void msc_snap_write_group(struct msc_writer *w, int pid, const struct msc_map_group *g,
+			  const uint64_t *ts);
 
 /* Writes the "meminfo" record. */
 int msc_snap_meminfo(struct msc_snapper *s, struct msc_err *err);

@@ -716,7 +716,7 @@ int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, str
 	if (st)
 		*st = c.st;
 	/* Whatever it committed is drained; the session ends either way. */
-	msc_collector_finish(r->col, rc ? "interrupted" : "detach");
+	msc_collector_finish(r->col, rc ? "interrupted" : "detached");
 	return rc;
 }
 

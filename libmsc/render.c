@@ -277,8 +277,15 @@ static int by_leak(const void *a, const void *b)
 struct totals {
 	uint64_t allocs, frees, bytes, live_bytes;
 	uint64_t leaked, leaked_blocks, definitely, indirectly, possibly, reachable, unscanned;
+	uint64_t unknown, unknown_blocks;	/* live at the end of an attach: fate unknown */
 	uint64_t temporary, short_lived;
 };
+
+/* An attach recording: no leaks, blocks live at the end are of unknown fate. */
+static bool attached(const struct msc_report *r)
+{
+	return r->mode && !strcmp(r->mode, "attach");
+}
 
 static void totals_of(const struct msc_report *r, struct totals *t)
 {
@@ -312,7 +319,10 @@ static void totals_of(const struct msc_report *r, struct totals *t)
 			t->possibly += l->bytes;
 		else if (!strcmp(l->kind, "reachable"))
 			t->reachable += l->bytes;
-		else
+		else if (!strcmp(l->kind, "unknown")) {
+			t->unknown += l->bytes;
+			t->unknown_blocks += l->count;
+		} else
 			t->unscanned += l->bytes;
 	}
 }
@@ -459,16 +469,21 @@ static void summary(struct ctx *c)
 		if (r->peak)
 			fprintf(c->out, "| peak heap | %s at %s |\n", sz(a, sizeof(a), r->peak),
 				seconds(b, sizeof(b), r->peak_ts));
-		fprintf(c->out, "| **leaked** | **%s in %s %s** |\n", exact(a, sizeof(a), t.leaked),
-			cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
+		if (!attached(r))
+			fprintf(c->out, "| **leaked** | **%s in %s %s** |\n", exact(a, sizeof(a), t.leaked),
+				cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
 		if (t.definitely || t.indirectly)
 			fprintf(c->out, "| definitely / indirectly lost | %s / %s |\n",
 				exact(a, sizeof(a), t.definitely), exact(b, sizeof(b), t.indirectly));
 		if (t.possibly)
 			fprintf(c->out, "| possibly lost | %s |\n", exact(a, sizeof(a), t.possibly));
-		fprintf(c->out, "| still reachable | %s |\n", exact(a, sizeof(a), t.reachable));
+		if (!attached(r))
+			fprintf(c->out, "| still reachable | %s |\n", exact(a, sizeof(a), t.reachable));
 		if (t.unscanned)
 			fprintf(c->out, "| unscanned (no reachability scan) | %s |\n", exact(a, sizeof(a), t.unscanned));
+		if (t.unknown)
+			fprintf(c->out, "| live at the end (fate unknown) | %s in %s %s |\n", exact(a, sizeof(a), t.unknown),
+				cnt(b, sizeof(b), t.unknown_blocks), blocks_word(t.unknown_blocks));
 		if (r->complete)
 			fprintf(c->out, "| events lost | %" PRIu64 " |\n", r->lost);
 	} else {
@@ -493,16 +508,21 @@ static void summary(struct ctx *c)
 		if (r->peak)
 			fprintf(c->out, "  peak heap        %14s  at %s\n", sz(a, sizeof(a), r->peak),
 				seconds(b, sizeof(b), r->peak_ts));
-		fprintf(c->out, "  leaked           %14s  in %s %s\n", exact(a, sizeof(a), t.leaked),
-			cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
+		if (!attached(r))
+			fprintf(c->out, "  leaked           %14s  in %s %s\n", exact(a, sizeof(a), t.leaked),
+				cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
 		if (t.definitely || t.indirectly)
 			fprintf(c->out, "    definitely     %14s\n    indirectly     %14s\n",
 				exact(a, sizeof(a), t.definitely), exact(b, sizeof(b), t.indirectly));
 		if (t.possibly)
 			fprintf(c->out, "  possibly lost    %14s\n", exact(a, sizeof(a), t.possibly));
-		fprintf(c->out, "  still reachable  %14s\n", exact(a, sizeof(a), t.reachable));
+		if (!attached(r))
+			fprintf(c->out, "  still reachable  %14s\n", exact(a, sizeof(a), t.reachable));
 		if (t.unscanned)
 			fprintf(c->out, "  unscanned        %14s  (no reachability scan)\n", exact(a, sizeof(a), t.unscanned));
+		if (t.unknown)
+			fprintf(c->out, "  live at the end  %14s  in %s %s (fate unknown)\n", exact(a, sizeof(a), t.unknown),
+				cnt(b, sizeof(b), t.unknown_blocks), blocks_word(t.unknown_blocks));
 		if (r->complete)
 			fprintf(c->out, "  events lost      %14" PRIu64 "\n", r->lost);
 	}
@@ -558,7 +578,7 @@ static void leaks(struct ctx *c)
 {
 	size_t n, i, shown = 0, more;
 	struct group *g = leak_groups(c->r, &n);
-	char a[32], b[32], s[64], w[256];
+	char a[32], b[32], s[96], w[256];
 	const char *lost;
 	uint64_t total = 0, blocks = 0;
 
@@ -570,12 +590,30 @@ static void leaks(struct ctx *c)
 			total += g[i].bytes;
 			blocks += g[i].count;
 		}
-	snprintf(s, sizeof(s), "Leaks: %s in %s %s", exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks),
-		 blocks_word(blocks));
-	heading(c, c->md ? s : "LEAKS");
-	if (!c->md)
-		fprintf(c->out, "  %s in %s %s, largest first; still reachable blocks are not leaks\n",
+	if (attached(c->r)) {
+		/* Blocks of an attach are not leaks: what became of them after
+		 * the detach is not known. */
+		for (i = 0; i < n; i++)
+			if (!strcmp(g[i].kind, "unknown")) {
+				total += g[i].bytes;
+				blocks += g[i].count;
+			}
+		snprintf(s, sizeof(s), "Live at the end: %s in %s %s (fate unknown)", exact(a, sizeof(a), total),
+			 cnt(b, sizeof(b), blocks), blocks_word(blocks));
+		heading(c, c->md ? s : "LIVE AT THE END (FATE UNKNOWN)");
+		fprintf(c->out, c->md ? "Allocated while attached and not freed when recording stopped: not leaks, "
+					"only growth to watch. Largest first.\n\n" :
+					"  %s in %s %s allocated while attached and not freed when recording\n"
+					"  stopped: not leaks, only growth to watch; largest first\n",
 			exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks), blocks_word(blocks));
+	} else {
+		snprintf(s, sizeof(s), "Leaks: %s in %s %s", exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks),
+			 blocks_word(blocks));
+		heading(c, c->md ? s : "LEAKS");
+		if (!c->md)
+			fprintf(c->out, "  %s in %s %s, largest first; still reachable blocks are not leaks\n",
+				exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks), blocks_word(blocks));
+	}
 	for (i = 0; i < n && shown < c->o->top; i++) {
 		struct group *x = &g[i];
 
@@ -583,7 +621,7 @@ static void leaks(struct ctx *c)
 			continue;
 		shown++;
 		size_range(s, sizeof(s), x->size_lo, x->size_hi);
-		lost = !strcmp(x->kind, "unscanned") || !strcmp(x->kind, "unknown") ? "" : " lost";
+		lost = !strcmp(x->kind, "unscanned") ? "" : !strcmp(x->kind, "unknown") ? " fate" : " lost";
 		if (c->md) {
 			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n   ```\n",
 				shown > 1 ? "\n" : "", shown, exact(a, sizeof(a), x->bytes), cnt(b, sizeof(b), x->count),
@@ -601,7 +639,7 @@ static void leaks(struct ctx *c)
 	for (more = 0; i < n; i++)
 		more += strcmp(g[i].kind, "reachable") != 0;
 	if (!shown)
-		fprintf(c->out, c->md ? "No leaks.\n" : "  no leaks\n");
+		fprintf(c->out, c->md ? "No %s.\n" : "  no %s\n", attached(c->r) ? "live blocks" : "leaks");
 	else if (more)
 		fprintf(c->out, c->md ? "\n_%zu more leak sites not shown (--top)._\n" : "\n  (%zu more not shown)\n",
 			more);
@@ -786,9 +824,12 @@ static void timeline(struct ctx *c)
 		seconds(a, sizeof(a), last_ts));
 	fprintf(c->out, "  rss   ");
 	sparkline(c->out, rss, n, 50);
-	fprintf(c->out, "  %s..%s\n  heap  ", sz(a, sizeof(a), rlo), sz(b, sizeof(b), rhi));
-	sparkline(c->out, heap, n, 50);
-	fprintf(c->out, "  %s..%s\n", sz(d, sizeof(d), hlo), sz(e, sizeof(e), hhi));
+	fprintf(c->out, "  %s..%s\n", sz(a, sizeof(a), rlo), sz(b, sizeof(b), rhi));
+	if (r->samples[0].has_heap) {
+		fprintf(c->out, "  heap  ");
+		sparkline(c->out, heap, n, 50);
+		fprintf(c->out, "  %s..%s\n", sz(d, sizeof(d), hlo), sz(e, sizeof(e), hhi));
+	}
 	if (c->md)
 		fprintf(c->out, "```\n");
 out:
@@ -1012,6 +1053,109 @@ static void processes(struct ctx *c)
 	}
 }
 
+/* A mapping group of a --poll recording: its rss first and last seen. */
+struct mgrowth {
+	const char *name, *kind;
+	uint64_t first, last;
+};
+
+static int cmp_mgrowth(const void *a, const void *b)
+{
+	const struct mgrowth *x = a, *y = b;
+	int64_t dx = (int64_t)(x->last - x->first), dy = (int64_t)(y->last - y->first);
+
+	return dx != dy ? (dx > dy ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+static void poll_row(struct ctx *c, const char *what, uint64_t first, uint64_t last)
+{
+	char a[32], b[32], d[32];
+
+	sz(a, sizeof(a), first);
+	sz(b, sizeof(b), last);
+	figure(d, sizeof(d), "rss", (int64_t)(last - first), true);
+	if (c->md)
+		fprintf(c->out, "| %s | %s | %s | %s |\n", what, a, b, d);
+	else
+		fprintf(c->out, "  %-5s %12s -> %-12s %12s\n", what, a, b, d);
+}
+
+/* A --poll recording: rss over time and the growth of each mapping group. */
+static void poll_view(struct ctx *c)
+{
+	struct msc_report *r = c->r;
+	const struct msc_rsample *s0 = r->nsamples ? &r->samples[0] : NULL;
+	const struct msc_rsample *s1 = r->nsamples ? &r->samples[r->nsamples - 1] : NULL;
+	struct mgrowth *g = calloc(r->nmaps + 1, sizeof(*g));
+	struct msc_strmap idx;
+	uint64_t peak = 0;
+	char a[32], b[32], d[32], e[32];
+	size_t i, n = 0, shown = 0;
+
+	if (!g || msc_strmap_init(&idx, r->nmaps + 1)) {
+		free(g);
+		return;
+	}
+	for (i = 0; i < r->nsamples; i++)
+		if (r->samples[i].rss > peak)
+			peak = r->samples[i].rss;
+	fprintf(c->out, c->md ? "## memscope poll report: `%s` (pid %d)\n\n" : "memscope poll report: %s (pid %d)\n",
+		r->argv ? r->argv : "?", r->pid);
+	if (r->start)
+		fprintf(c->out, c->md ? "Polled from %s" : "polled from %s", r->start);
+	if (r->complete)
+		fprintf(c->out, ", %s, %s", seconds(a, sizeof(a), r->duration),
+			r->reason && !strcmp(r->reason, "exit") ? "until the process ended" : "then stopped");
+	fprintf(c->out, c->md ? ".\n\n| | first | last | change |\n|---|---:|---:|---:|\n" : "\n\n");
+	if (s0) {
+		poll_row(c, "rss", s0->rss, s1->rss);
+		poll_row(c, "pss", s0->pss, s1->pss);
+		poll_row(c, "swap", s0->swap, s1->swap);
+		fprintf(c->out, c->md ? "\nPeak rss %s; %zu samples.\n" : "  peak rss %s; %zu samples\n",
+			sz(e, sizeof(e), peak), r->nsamples);
+	}
+	if (!r->complete)
+		fprintf(c->out, c->md ? "\n> **The stream was cut short** (no end record).\n" :
+					"\n  THE STREAM WAS CUT SHORT (no end record)\n");
+	if (c->o->sections & MSC_SECTION_TIMELINE)
+		timeline(c);
+
+	for (i = 0; i < r->nmaps; i++) {
+		const struct msc_rmapping *m = &r->maps[i];
+		uintptr_t at;
+
+		if (!m->name || (r->pid && m->pid != r->pid))
+			continue;
+		at = (uintptr_t)msc_strmap_get(&idx, m->name);
+		if (!at) {
+			g[n] = (struct mgrowth){ m->name, m->kind ? m->kind : "", m->rss, m->rss };
+			if (msc_strmap_put(&idx, m->name, (void *)(uintptr_t)++n))
+				break;
+			continue;
+		}
+		g[at - 1].last = m->rss;
+	}
+	qsort(g, n, sizeof(*g), cmp_mgrowth);
+	heading(c, c->md ? "Growth by mapping" : "GROWTH BY MAPPING");
+	if (c->md)
+		fprintf(c->out, "| mapping | kind | first rss | last rss | change |\n|---|---|---:|---:|---:|\n");
+	else
+		fprintf(c->out, "  %-34s %-7s %11s %11s %11s\n", "MAPPING", "KIND", "FIRST RSS", "LAST RSS",
+			"CHANGE");
+	for (i = 0; i < n && shown < c->o->top; i++) {
+		if (g[i].last == g[i].first)
+			continue;
+		shown++;
+		fprintf(c->out, c->md ? "| `%s` | %s | %s | %s | %s |\n" : "  %-34.34s %-7s %11s %11s %11s\n",
+			g[i].name, g[i].kind, sz(a, sizeof(a), g[i].first), sz(b, sizeof(b), g[i].last),
+			figure(d, sizeof(d), "rss", (int64_t)(g[i].last - g[i].first), true));
+	}
+	if (!shown)
+		fprintf(c->out, c->md ? "No mapping changed.\n" : "  no mapping changed\n");
+	msc_strmap_release(&idx);
+	free(g);
+}
+
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct msc_rproc *x = a, *y = b;
@@ -1050,6 +1194,10 @@ static void text_or_md(struct ctx *c)
 				figure(b, sizeof(b), r->diff_metric, r->diff_after, false),
 				figure(d, sizeof(d), r->diff_metric, r->diff_after - r->diff_before, true));
 		deltas(c);
+		return;
+	}
+	if (r->mode && !strcmp(r->mode, "poll")) {
+		poll_view(c);
 		return;
 	}
 	if (r->nprocs && !r->nsites && !r->nleaks) {

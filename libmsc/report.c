@@ -468,7 +468,9 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 		s->pid = msc_rec_pid(rec, r->pid);
 		s->ts = u64(rec, "ts");
 		s->rss = u64(rec, "rss");
-		s->heap = u64(rec, "heap");
+		s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
+		s->pss = u64(rec, "pss");
+		s->swap = u64(rec, "swap");
 	} else if (msc_rec_type_is(rec, "delta")) {
 		struct msc_rdelta *d;
 		int64_t v;
@@ -526,6 +528,7 @@ static int load_other(struct msc_report *r, const struct msc_rec *rec, struct ms
 		m->pid = msc_rec_pid(rec, r->pid);
 		m->name = str(r, rec, "name");
 		m->kind = str(r, rec, "kind");
+		m->ts = u64(rec, "ts");
 		m->size = u64(rec, "size");
 		m->rss = u64(rec, "rss");
 		m->pss = u64(rec, "pss");

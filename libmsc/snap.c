@@ -78,17 +78,10 @@ static void write_counts(struct msc_writer *w, const struct msc_memcounts *mc)
 		msc_w_u64(w, "locked", mc->locked);
 }
 
-struct group {
-	const char *name;
-	const char *kind;
-	unsigned count;
-	struct msc_memcounts mem;
-};
-
 struct walk {
 	struct msc_snapper *s;
 	int pid;
-	struct group *groups;
+	struct msc_map_group *groups;
 	size_t ngroups, cap;
 	struct msc_strmap index;	/* group name -> index + 1 */
 };
@@ -98,12 +91,12 @@ static int add_to_group(const struct msc_mapping *m, void *arg)
 	struct walk *wk = arg;
 	const char *kind, *name = msc_mapping_group(m, &kind);
 	uintptr_t at = (uintptr_t)msc_strmap_get(&wk->index, name);
-	struct group *g = at ? &wk->groups[at - 1] : NULL;
+	struct msc_map_group *g = at ? &wk->groups[at - 1] : NULL;
 
 	if (!g) {
 		if (wk->ngroups == wk->cap) {
 			size_t ncap = wk->cap ? wk->cap * 2 : 64;
-			struct group *ng = msc_arena_alloc(&wk->s->arena, ncap * sizeof(*ng));
+			struct msc_map_group *ng = msc_arena_alloc(&wk->s->arena, ncap * sizeof(*ng));
 
 			if (!ng)
 				return -ENOMEM;
@@ -124,6 +117,51 @@ static int add_to_group(const struct msc_mapping *m, void *arg)
 	g->count++;
 	msc_memcounts_add(&g->mem, &m->mem);
 	return 0;
+}
+
+/* smaps, summed by group into wk->groups (in the snapper's arena). */
+static int walk_groups(struct walk *wk)
+{
+	int ret;
+
+	if (msc_strmap_init(&wk->index, 64))
+		return -ENOMEM;
+	ret = msc_proc_smaps(wk->s->fs, wk->pid, add_to_group, wk, NULL);
+	msc_strmap_release(&wk->index);
+	return ret;
+}
+
+int msc_snap_groups(struct msc_snapper *s, int pid, const struct msc_map_group **groups,
+		    size_t *n, struct msc_err *err)
+{
+	struct walk wk = { .s = s, .pid = pid };
+	int ret;
+
+	msc_arena_reset(&s->arena);
+	ret = walk_groups(&wk);
+	if (ret && ret != -ENODATA)
+		return msc_err_set(err, ret, "pid %d: %s", pid,
+				   ret == -ESRCH ? "no such process" : strerror(-ret));
+	*groups = wk.groups;
+	*n = wk.ngroups;
+	return 0;
+}
+
+void msc_snap_write_group(struct msc_writer *w, int pid, const struct msc_map_group *g,
+			  const uint64_t *ts)
+{
+	msc_w_begin(w, "mapping");
+	msc_w_i64(w, "pid", pid);
+	if (ts)
+		msc_w_u64(w, "ts", *ts);
+	msc_w_str(w, "name", g->name);
+	msc_w_str(w, "kind", g->kind);
+	msc_w_u64(w, "count", g->count);
+	msc_w_u64(w, "size", g->mem.size);
+	msc_w_u64(w, "rss", g->mem.rss);
+	msc_w_u64(w, "swap", g->mem.swap);
+	write_counts(w, &g->mem);
+	msc_w_end(w);
 }
 
 static int write_mapping(const struct msc_mapping *m, void *arg)
@@ -258,30 +296,15 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 
 		if (s->maps == MSC_SNAP_MAPS_ALL) {
 			ret = msc_proc_smaps(s->fs, pid, write_mapping, &wk, NULL);
-		} else if (msc_strmap_init(&wk.index, 64)) {
-			ret = -ENOMEM;
 		} else {
-			ret = msc_proc_smaps(s->fs, pid, add_to_group, &wk, NULL);
-			msc_strmap_release(&wk.index);
+			ret = walk_groups(&wk);
 		}
 		if (ret && ret != -ENODATA && ret != -ESRCH) {
 			partial = true;
 			add_missing(missing, sizeof(missing), "smaps", ret);
 		}
-		for (i = 0; s->maps == MSC_SNAP_MAPS_GROUPED && i < wk.ngroups; i++) {
-			struct group *g = &wk.groups[i];
-
-			msc_w_begin(w, "mapping");
-			msc_w_i64(w, "pid", pid);
-			msc_w_str(w, "name", g->name);
-			msc_w_str(w, "kind", g->kind);
-			msc_w_u64(w, "count", g->count);
-			msc_w_u64(w, "size", g->mem.size);
-			msc_w_u64(w, "rss", g->mem.rss);
-			msc_w_u64(w, "swap", g->mem.swap);
-			write_counts(w, &g->mem);
-			msc_w_end(w);
-		}
+		for (i = 0; s->maps == MSC_SNAP_MAPS_GROUPED && i < wk.ngroups; i++)
+			msc_snap_write_group(w, pid, &wk.groups[i], NULL);
 	}
 	if (partial) {
 		s->partial++;

@@ -4,7 +4,6 @@
  * as memscope records: aggregated sites and leaks with symbolized stacks,
  * periodic samples, and with --events every allocation event.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -21,6 +21,7 @@
 
 #include "msc_cli.h"
 #include "msc_inject.h"
+#include "msc_poll.h"
 #include "msc_proto.h"
 #include "msc_recorder.h"
 #include "msc_util.h"
@@ -37,10 +38,13 @@ static const char help[] =
 	"                       interrupted, --duration, or its exit, then detach:\n"
 	"                       it keeps running as it was\n"
 	"      --duration TIME  with -p, detach after TIME (\"30s\", \"5m\")\n"
+	"      --poll           with -p, load nothing into the process: sample its\n"
+	"                       rss, pss, swap and mappings from /proc each\n"
+	"                       interval (-i, default 1000 ms)\n"
 	"  -o, --output FILE    write the records to FILE (default: standard output)\n"
 	"  -e, --events         also write every allocation and free event\n"
 	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
-	"                       0 for none)\n"
+	"                       0 for none; 1000 with --poll)\n"
 	"  -d, --depth N        frames per stack, 1 to 256 (default 64)\n"
 	"  -u, --unwind MODE    dwarf (default), fp (frame pointers), libunwind,\n"
 	"                       or none (allocation call site only)\n"
@@ -59,7 +63,7 @@ static const char help[] =
 	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
 	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION };
+enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION, OPT_POLL };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -73,6 +77,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "poll", no_argument, NULL, OPT_POLL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -119,10 +124,7 @@ static char *find_program(const char *name, int *status)
 /* Refuses what LD_PRELOAD cannot reach, before it runs. */
 static int check_program(const char *path)
 {
-	unsigned char buf[4096];
 	struct stat st;
-	ssize_t n;
-	int fd;
 
 	if (stat(path, &st) < 0) {
 		msc_warn("cannot run '%s': %s", path, strerror(errno));
@@ -142,30 +144,10 @@ static int check_program(const char *path)
 			 "loader ignores LD_PRELOAD for such programs", path);
 		return EXIT_CANNOT_RUN;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;	/* execute-only: let exec decide */
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n >= (ssize_t)sizeof(Elf64_Ehdr) && memcmp(buf, ELFMAG, SELFMAG) == 0 &&
-	    buf[EI_CLASS] == ELFCLASS64) {
-		const Elf64_Ehdr *eh = (const Elf64_Ehdr *)buf;
-		bool interp = false;
-		int i;
-
-		if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)n)
-			return 0;	/* unusual layout: let the loader judge */
-		for (i = 0; i < eh->e_phnum; i++) {
-			const Elf64_Phdr *ph = (const Elf64_Phdr *)(buf + eh->e_phoff) + i;
-
-			if (ph->p_type == PT_INTERP)
-				interp = true;
-		}
-		if (!interp) {
-			msc_warn("cannot profile '%s': it is statically linked, so LD_PRELOAD "
-				 "cannot put libmemscope.so in it", path);
-			return EXIT_CANNOT_RUN;
-		}
+	if (msc_elf_is_static(path)) {
+		msc_warn("cannot profile '%s': it is statically linked, so LD_PRELOAD "
+			 "cannot put libmemscope.so in it", path);
+		return EXIT_CANNOT_RUN;
 	}
 	return 0;
 }
@@ -354,6 +336,62 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 	return 0;
 }
 
+/*
+ * --poll: samples /proc every interval until a signal, the duration, or
+ * the process's end.  Returns 0, or 2 when its memory cannot be read.
+ */
+static int record_polled(struct msc_writer *w, int sfd, int pid, uint64_t interval_ms,
+			 uint64_t duration_ns)
+{
+	uint64_t now = msc_now_monotonic(), end = duration_ns ? now + duration_ns : 0, next = now;
+	const char *reason = "detached";
+	const struct msc_poll_summary *s;
+	struct msc_err err;
+	struct msc_poller *p = msc_poller_new(pid, interval_ms, w, &err);
+	char a[32], b[32], c[32], d[32];
+
+	if (!p) {
+		msc_warn("%s", err.msg);
+		return 2;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		bool stop = false;
+		int ret = msc_poller_sample(p, &err);
+
+		if (ret) {
+			if (ret != -ESRCH)
+				msc_warn("%s", err.msg);
+			reason = "exit";
+			break;
+		}
+		next += interval_ms * 1000000;
+		now = msc_now_monotonic();
+		if (end && next > end)
+			next = end;
+		if (poll(&pfd, 1, next > now ? (int)((next - now + 999999) / 1000000) : 0) > 0)
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				stop |= si.ssi_signo != SIGCHLD;
+		if (stop || (end && msc_now_monotonic() >= end))
+			break;
+	}
+	msc_poller_finish(p, reason);
+	s = msc_poller_summary(p);
+	if (!quiet)
+		fprintf(stderr, "ms-record: pid %d: %llu samples over %.1f s, rss %s -> %s (peak %s)%s%s%s%s; %s\n",
+			pid, (unsigned long long)s->samples, s->duration / 1e9,
+			msc_fmt_size(a, sizeof(a), (int64_t)s->rss_first),
+			msc_fmt_size(b, sizeof(b), (int64_t)s->rss_last),
+			msc_fmt_size(c, sizeof(c), (int64_t)s->rss_peak),
+			s->grew_most ? ", grew most: " : "", s->grew_most ? s->grew_most : "",
+			s->grew_most ? " +" : "",
+			s->grew_most ? msc_fmt_size(d, sizeof(d), s->grew_most_by) : "",
+			!strcmp(reason, "exit") ? "the process ended" : "stopped polling");
+	msc_poller_free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
@@ -368,6 +406,7 @@ int main(int argc, char **argv)
 	void (*orig_pipe)(int);
 	int c, fd = 1, sfd, status = 0, ret, said, pid = 0;
 	uint64_t v, duration = 0;
+	bool poll_only = false, interval_set = false;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
@@ -383,6 +422,7 @@ int main(int argc, char **argv)
 			if (msc_parse_uint(optarg, &v) || v > 3600000)
 				msc_usage_error("invalid interval '%s' (milliseconds)", optarg);
 			o.interval_ms = v;
+			interval_set = true;
 			break;
 		case 'd':
 			if (msc_parse_uint(optarg, &v) || v < 1 || v > MSC_PROTO_MAX_DEPTH)
@@ -420,6 +460,9 @@ int main(int argc, char **argv)
 			if (msc_parse_pid(optarg, &pid))
 				msc_usage_error("invalid pid '%s'", optarg);
 			break;
+		case OPT_POLL:
+			poll_only = true;
+			break;
 		case OPT_DURATION:
 			if (msc_parse_duration(optarg, &duration) || !duration)
 				msc_usage_error("invalid duration '%s'", optarg);
@@ -429,14 +472,20 @@ int main(int argc, char **argv)
 	if (pid) {
 		if (optind < argc)
 			msc_usage_error("a program and -p: give one or the other");
+		if (poll_only && (o.events || o.follow))
+			msc_usage_error("--poll reads /proc only: it sees no events or children");
+		if (poll_only && interval_set && !o.interval_ms)
+			msc_usage_error("--poll needs an interval above 0");
+		if (poll_only && !interval_set)
+			o.interval_ms = 1000;
 		o.mode = "attach";
 		o.scan = false;
 		prog_argv = NULL;
 	} else {
 		if (optind >= argc)
 			msc_usage_error("no program given");
-		if (duration)
-			msc_usage_error("--duration needs -p");
+		if (duration || poll_only)
+			msc_usage_error("%s needs -p", duration ? "--duration" : "--poll");
 		prog_argv = argv + optind;
 		prog = find_program(argv[optind], &status);
 		if (!prog)
@@ -445,8 +494,8 @@ int main(int argc, char **argv)
 		if (status)
 			goto out;
 	}
-	shim = msc_recorder_find_shim();
-	if (!shim) {
+	shim = poll_only ? NULL : msc_recorder_find_shim();
+	if (!shim && !poll_only) {
 		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
 		status = EXIT_OWN;
 		goto out;
@@ -464,8 +513,8 @@ int main(int argc, char **argv)
 		status = EXIT_OWN;
 		goto out;
 	}
-	rec = msc_recorder_new(&o, &w, &err);
-	if (!rec) {
+	rec = poll_only ? NULL : msc_recorder_new(&o, &w, &err);
+	if (!rec && !poll_only) {
 		msc_warn("%s", err.msg);
 		status = EXIT_OWN;
 		goto out_writer;
@@ -482,6 +531,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
+	if (poll_only) {
+		status = record_polled(&w, sfd, pid, o.interval_ms, duration);
+		goto out_writer;
+	}
 	if (pid) {
 		status = record_attached(rec, sfd, pid, shim, duration);
 		goto out_writer;

@@ -30,7 +30,7 @@ ticks() {
 check_ticker_recording() {
 	_r=$1 _w=$2
 	check_eq "$_w: mode" attach "$(jqr "$_r" header .mode)"
-	check_eq "$_w: end reason" detach "$(jqr "$_r" end .reason)"
+	check_eq "$_w: end reason" detached "$(jqr "$_r" end .reason)"
 	_n=$(site_of "$_r" cache_add allocs)
 	check_range "$_w: ticks recorded" 50 201 "${_n:-0}"
 	check_eq "$_w: cache grows 1000 B per tick" "$((_n * 1000))" "$(site_of "$_r" cache_add live_bytes)"
@@ -56,6 +56,14 @@ check_grep "summary says detached" "detached (thread stopped" "$OUT/last.err"
 check_ticker_recording "$OUT/a.ndjson" "first attach"
 check_eq "header names the process" $TK "$(jqr "$OUT/a.ndjson" header .pid)"
 check_fgrep "header says what it runs" "examples/bin/ticker" "$OUT/a.ndjson"
+# ms-report: blocks live at the detach are not leaks.
+check_status "ms-report on an attach recording" 0 ms-report "$OUT/a.ndjson"
+live=$(( $(site_of "$OUT/a.ndjson" cache_add live_bytes) + 50 * 64 ))
+check_egrep "report: live at the end, fate unknown" \
+	"^  live at the end +$(echo $live | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta') B +in $(( $(site_of "$OUT/a.ndjson" cache_add allocs) + 50 )) blocks \(fate unknown\)" \
+	"$OUT/last.out"
+check_grep "report: section title" "^LIVE AT THE END (FATE UNKNOWN)" "$OUT/last.out"
+check_nogrep "report: no leaks said" "^LEAKS|leaked|still reachable|definitely" "$OUT/last.out"
 t1=$(ticks $TK "$OUT/ticker.log")
 n1=$(site_of "$OUT/a.ndjson" cache_add allocs)
 check_range "it kept ticking while recorded" $((t0 + n1)) 100000 "${t1:-0}"
@@ -74,7 +82,7 @@ sleep 1
 kill -INT $REC
 wait $REC
 check_eq "SIGINT: exit status" 0 $?
-check_eq "SIGINT: detached" detach "$(jqr "$OUT/int.ndjson" end .reason)"
+check_eq "SIGINT: detached" detached "$(jqr "$OUT/int.ndjson" end .reason)"
 check_eq "SIGINT: the process lives" 0 "$(kill -0 $TK 2>/dev/null; echo $?)"
 ms-record -p $TK -o "$OUT/exit.ndjson" 2>"$OUT/exit.err" &
 REC=$!
