@@ -250,16 +250,37 @@ static int elf_open(struct elf_file *ef, const char *path)
 	return 0;
 }
 
-int msc_elf_is_static(const char *path)
+static bool elf_is_static(const char *path)
 {
 	struct elf_file ef;
 	bool has_interp;
 
 	if (elf_open(&ef, path))
-		return 0;
+		return false;
 	has_interp = ef.has_interp;
 	close(ef.fd);
 	return !has_interp;
+}
+
+int msc_preload_check(const char *path, struct msc_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return msc_err_set(err, -errno, "cannot run '%s': %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return msc_err_set(err, -EISDIR, "cannot run '%s': Is a directory", path);
+	if (access(path, X_OK) != 0)
+		return msc_err_set(err, -errno, "cannot run '%s': %s", path, strerror(errno));
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
+		return msc_err_set(err, -EPERM, "cannot profile '%s': it is set-user-ID or "
+				   "set-group-ID, and the loader ignores LD_PRELOAD for such programs",
+				   path);
+	if (elf_is_static(path))
+		return msc_err_set(err, -ENOEXEC, "cannot profile '%s': it is statically linked, so "
+				   "LD_PRELOAD cannot put libmemscope.so in it", path);
+	return 0;
 }
 
 /*

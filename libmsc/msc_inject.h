@@ -48,9 +48,14 @@ struct msc_inject_stats {
 
 #define MSC_INJECT_LOAD 1u		/* dlopen lib (else it must be loaded already) */
 
-/* 1 when path is a 64-bit ELF executable without an interpreter (statically
- * linked: no library can be preloaded or loaded into it), else 0. */
-int msc_elf_is_static(const char *path);
+/*
+ * Before a launch: whether LD_PRELOAD can put libmemscope.so into the
+ * program at path.  0, or a negative errno with err saying why not (-ENOENT
+ * missing; not executable, a directory, set-user-ID or set-group-ID, or
+ * statically linked).  An unreadable (execute-only) program passes: exec
+ * will judge.
+ */
+int msc_preload_check(const char *path, struct msc_err *err);
 
 /*
  * Checks what can be checked without stopping anything: the process

@@ -21,6 +21,7 @@
 #ifndef MSC_POLL_H
 #define MSC_POLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "msc_err.h"
@@ -49,6 +50,8 @@ int msc_poller_sample(struct msc_poller *p, struct msc_err *err);
 /* Writes the "end" record: reason "detached" (we stopped) or "exit". */
 void msc_poller_finish(struct msc_poller *p, const char *reason);
 const struct msc_poll_summary *msc_poller_summary(const struct msc_poller *p);
+/* ms-record's last line (without its name), after msc_poller_finish. */
+void msc_poller_summary_line(const struct msc_poller *p, char *buf, size_t n);
 void msc_poller_free(struct msc_poller *p);
 
 #endif

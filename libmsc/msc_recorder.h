@@ -102,7 +102,7 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 /*
  * Puts the attached process back as it was (its hooks removed, recording
  * stopped; the library stays loaded) and ends its session with reason
- * "detach".  A no-op when it ended already.
+ * "detached".  A no-op when it ended already.
  */
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err);
 
@@ -120,6 +120,15 @@ unsigned msc_recorder_sessions(const struct msc_recorder *r);
 void msc_recorder_finish(struct msc_recorder *r, const char *reason);
 
 const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorder *r);
+/* ms-record's last line (without its name): for the program name launched,
+ * which ended with wait status. */
+void msc_recorder_summary_line(const struct msc_recorder_summary *s, const char *name, int status,
+			       char *buf, size_t n);
+/* The same for an attach to pid, with how long the thread was stopped to
+ * attach and (when detached) to detach. */
+void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, bool detached,
+			      const struct msc_inject_stats *at, const struct msc_inject_stats *de,
+			      char *buf, size_t n);
 
 /*
  * The collector's callbacks, exposed for tests that feed a recorder events

@@ -33,6 +33,7 @@ struct msc_poller {
 	size_t nseen, order_cap;
 	uint64_t t0;
 	struct msc_poll_summary sum;
+	bool ended;			/* finished because the process ended */
 	char grew[256];
 };
 
@@ -212,6 +213,7 @@ void msc_poller_finish(struct msc_poller *p, const char *reason)
 			p->sum.grew_most_by = d;
 		}
 	}
+	p->ended = !strcmp(reason, "exit");
 	msc_w_begin(w, "end");
 	msc_w_i64(w, "pid", p->pid);
 	msc_w_str(w, "reason", reason);
@@ -229,6 +231,23 @@ void msc_poller_finish(struct msc_poller *p, const char *reason)
 const struct msc_poll_summary *msc_poller_summary(const struct msc_poller *p)
 {
 	return &p->sum;
+}
+
+void msc_poller_summary_line(const struct msc_poller *p, char *buf, size_t n)
+{
+	const struct msc_poll_summary *s = &p->sum;
+	char a[32], b[32], c[32], d[32] = "";
+
+	if (s->grew_most)
+		msc_fmt_size(d, sizeof(d), s->grew_most_by);
+	snprintf(buf, n, "pid %d: %llu samples over %.1f s, rss %s -> %s (peak %s)%s%s%s%s; %s",
+		 p->pid, (unsigned long long)s->samples, s->duration / 1e9,
+		 msc_fmt_size(a, sizeof(a), (int64_t)s->rss_first),
+		 msc_fmt_size(b, sizeof(b), (int64_t)s->rss_last),
+		 msc_fmt_size(c, sizeof(c), (int64_t)s->rss_peak),
+		 s->grew_most ? ", grew most: " : "", s->grew_most ? s->grew_most : "",
+		 s->grew_most ? " +" : "", d,
+		 p->ended ? "the process ended" : "stopped polling");
 }
 
 void msc_poller_free(struct msc_poller *p)

@@ -736,6 +736,50 @@ const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorde
 	return &r->sum;
 }
 
+void msc_recorder_summary_line(const struct msc_recorder_summary *s, const char *name, int status,
+			       char *buf, size_t n)
+{
+	char peak[32], leaked[32], a[32], f[32], st[64];
+
+	if (WIFSIGNALED(status))
+		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(st, sizeof(st), "exit %d", WEXITSTATUS(status));
+	if (!s->recorded) {
+		snprintf(buf, n, "%s: nothing recorded: the program never loaded libmemscope.so (%s)",
+			 name, st);
+		return;
+	}
+	snprintf(buf, n, "%s: %s allocations, %s frees, peak %s, leaked %s in %llu block%s%s%s, %s",
+		 name, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
+		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+		 msc_fmt_size(leaked, sizeof(leaked), (int64_t)s->leaked),
+		 (unsigned long long)s->leaked_blocks, s->leaked_blocks == 1 ? "" : "s",
+		 s->scanned ? "" : " (not scanned)", s->lost ? " (events lost)" : "", st);
+}
+
+void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, bool detached,
+			      const struct msc_inject_stats *at, const struct msc_inject_stats *de,
+			      char *buf, size_t n)
+{
+	char peak[32], live[32], a[32], f[32], how[96];
+
+	if (detached)
+		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
+			 at->stopped_ns / 1e6, de->stopped_ns / 1e6);
+	else
+		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
+			 at->stopped_ns / 1e6);
+	snprintf(buf, n, "pid %d: %s allocations, %s frees, peak %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s",
+		 pid, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
+		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+		 msc_fmt_size(live, sizeof(live), (int64_t)s->live),
+		 (unsigned long long)s->live_blocks, s->live_blocks == 1 ? "" : "s",
+		 (unsigned long long)s->unknown_frees, s->lost ? " (events lost)" : "", how);
+}
+
 struct msc_stacks *msc_recorder_stacks(struct msc_recorder *r)
 {
 	return &r->stacks;

@@ -8,12 +8,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -95,14 +93,8 @@ static char *find_program(const char *name, int *status)
 	char buf[PATH_MAX];
 	struct stat st;
 
-	if (strchr(name, '/')) {
-		if (stat(name, &st) < 0) {
-			*status = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-			msc_warn("cannot run '%s': %s", name, strerror(errno));
-			return NULL;
-		}
-		return strdup(name);
-	}
+	if (strchr(name, '/'))
+		return strdup(name);	/* check_program says what is wrong with it */
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -124,32 +116,13 @@ static char *find_program(const char *name, int *status)
 /* Refuses what LD_PRELOAD cannot reach, before it runs. */
 static int check_program(const char *path)
 {
-	struct stat st;
+	struct msc_err err;
+	int ret = msc_preload_check(path, &err);
 
-	if (stat(path, &st) < 0) {
-		msc_warn("cannot run '%s': %s", path, strerror(errno));
-		return errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		msc_warn("cannot run '%s': Is a directory", path);
-		return EXIT_CANNOT_RUN;
-	}
-	if (access(path, X_OK) != 0) {
-		msc_warn("cannot run '%s': %s", path, strerror(errno));
-		return EXIT_CANNOT_RUN;
-	}
-	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
-		msc_warn("cannot profile '%s': it is set-user-ID or set-group-ID, and the "
-			 "loader ignores LD_PRELOAD for such programs", path);
-		return EXIT_CANNOT_RUN;
-	}
-	if (msc_elf_is_static(path)) {
-		msc_warn("cannot profile '%s': it is statically linked, so LD_PRELOAD "
-			 "cannot put libmemscope.so in it", path);
-		return EXIT_CANNOT_RUN;
-	}
-	return 0;
+	if (!ret)
+		return 0;
+	msc_warn("%s", err.msg);
+	return ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }
 
 static int launch(char *prog, char **argv, const char *shim, const char *sock,
@@ -214,29 +187,6 @@ static void warn_cb(void *ctx, const char *msg)
 		msc_warn("%s", msg);
 }
 
-static void print_summary(const struct msc_recorder_summary *s, const char *name, int status)
-{
-	char peak[32], leaked[32], a[32], f[32], st[64];
-
-	if (quiet)
-		return;
-	if (WIFSIGNALED(status))
-		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(st, sizeof(st), "exit %d", WEXITSTATUS(status));
-	if (!s->recorded) {
-		msc_warn("%s: nothing recorded: the program never loaded libmemscope.so (%s)", name, st);
-		return;
-	}
-	fprintf(stderr, "ms-record: %s: %s allocations, %s frees, peak %s, leaked %s in %llu block%s%s%s, %s\n",
-		name, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
-		msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
-		msc_fmt_size(leaked, sizeof(leaked), (int64_t)s->leaked),
-		(unsigned long long)s->leaked_blocks, s->leaked_blocks == 1 ? "" : "s",
-		s->scanned ? "" : " (not scanned)", s->lost ? " (events lost)" : "", st);
-}
-
 /*
  * Records until the program is gone and no followed child is left.  A
  * signal sent to ms-record alone is passed on to the program (one from the
@@ -276,27 +226,15 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child)
 	return status;
 }
 
-/* What an attach and a detach cost the process, and what was recorded. */
-static void print_attach_summary(const struct msc_recorder_summary *s, int pid, bool detached,
-				 const struct msc_inject_stats *at, const struct msc_inject_stats *de)
+/* Drains the signalfd: true when a signal other than SIGCHLD came. */
+static bool stop_signal(int sfd)
 {
-	char peak[32], live[32], a[32], f[32], how[96];
+	struct signalfd_siginfo si;
+	bool stop = false;
 
-	if (quiet)
-		return;
-	if (detached)
-		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
-			 at->stopped_ns / 1e6, de->stopped_ns / 1e6);
-	else
-		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
-			 at->stopped_ns / 1e6);
-	fprintf(stderr, "ms-record: pid %d: %s allocations, %s frees, peak %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s\n",
-		pid, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
-		msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
-		msc_fmt_size(live, sizeof(live), (int64_t)s->live),
-		(unsigned long long)s->live_blocks, s->live_blocks == 1 ? "" : "s",
-		(unsigned long long)s->unknown_frees, s->lost ? " (events lost)" : "", how);
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		stop |= si.ssi_signo != SIGCHLD;
+	return stop;
 }
 
 /*
@@ -307,6 +245,7 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 			   uint64_t duration_ns)
 {
 	struct msc_inject_stats at = { 0 }, de = { 0 };
+	char line[512];
 	uint64_t end = duration_ns ? msc_now_monotonic() + duration_ns : 0;
 	struct msc_err err;
 	bool stop = false;
@@ -317,13 +256,8 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 		return 2;
 	}
 	while (!stop) {
-		if (msc_recorder_poll(rec, sfd, 10) > 0) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				if (si.ssi_signo != SIGCHLD)
-					stop = true;
-		}
+		if (msc_recorder_poll(rec, sfd, 10) > 0)
+			stop = stop_signal(sfd);
 		if (msc_recorder_main_done(rec, NULL))
 			break;
 		if (end && msc_now_monotonic() >= end)
@@ -332,7 +266,8 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 	if (stop && msc_recorder_detach(rec, &de, &err))
 		msc_warn("%s", err.msg);
 	msc_recorder_finish(rec, "interrupted");
-	print_attach_summary(msc_recorder_summary(rec), pid, stop, &at, &de);
+	msc_recorder_attach_line(msc_recorder_summary(rec), pid, stop, &at, &de, line, sizeof(line));
+	warn_cb(NULL, line);
 	return 0;
 }
 
@@ -345,10 +280,9 @@ static int record_polled(struct msc_writer *w, int sfd, int pid, uint64_t interv
 {
 	uint64_t now = msc_now_monotonic(), end = duration_ns ? now + duration_ns : 0, next = now;
 	const char *reason = "detached";
-	const struct msc_poll_summary *s;
 	struct msc_err err;
 	struct msc_poller *p = msc_poller_new(pid, interval_ms, w, &err);
-	char a[32], b[32], c[32], d[32];
+	char line[512];
 
 	if (!p) {
 		msc_warn("%s", err.msg);
@@ -356,8 +290,6 @@ static int record_polled(struct msc_writer *w, int sfd, int pid, uint64_t interv
 	}
 	for (;;) {
 		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		bool stop = false;
 		int ret = msc_poller_sample(p, &err);
 
 		if (ret) {
@@ -370,30 +302,20 @@ static int record_polled(struct msc_writer *w, int sfd, int pid, uint64_t interv
 		now = msc_now_monotonic();
 		if (end && next > end)
 			next = end;
-		if (poll(&pfd, 1, next > now ? (int)((next - now + 999999) / 1000000) : 0) > 0)
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				stop |= si.ssi_signo != SIGCHLD;
-		if (stop || (end && msc_now_monotonic() >= end))
+		if ((poll(&pfd, 1, next > now ? (int)((next - now + 999999) / 1000000) : 0) > 0 &&
+		     stop_signal(sfd)) || (end && msc_now_monotonic() >= end))
 			break;
 	}
 	msc_poller_finish(p, reason);
-	s = msc_poller_summary(p);
-	if (!quiet)
-		fprintf(stderr, "ms-record: pid %d: %llu samples over %.1f s, rss %s -> %s (peak %s)%s%s%s%s; %s\n",
-			pid, (unsigned long long)s->samples, s->duration / 1e9,
-			msc_fmt_size(a, sizeof(a), (int64_t)s->rss_first),
-			msc_fmt_size(b, sizeof(b), (int64_t)s->rss_last),
-			msc_fmt_size(c, sizeof(c), (int64_t)s->rss_peak),
-			s->grew_most ? ", grew most: " : "", s->grew_most ? s->grew_most : "",
-			s->grew_most ? " +" : "",
-			s->grew_most ? msc_fmt_size(d, sizeof(d), s->grew_most_by) : "",
-			!strcmp(reason, "exit") ? "the process ended" : "stopped polling");
+	msc_poller_summary_line(p, line, sizeof(line));
+	warn_cb(NULL, line);
 	msc_poller_free(p);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
 				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100,
 				       .warn = warn_cb };
@@ -406,6 +328,7 @@ int main(int argc, char **argv)
 	void (*orig_pipe)(int);
 	int c, fd = 1, sfd, status = 0, ret, said, pid = 0;
 	uint64_t v, duration = 0;
+	char line[512];
 	bool poll_only = false, interval_set = false;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
@@ -472,12 +395,10 @@ int main(int argc, char **argv)
 	if (pid) {
 		if (optind < argc)
 			msc_usage_error("a program and -p: give one or the other");
-		if (poll_only && (o.events || o.follow))
-			msc_usage_error("--poll reads /proc only: it sees no events or children");
-		if (poll_only && interval_set && !o.interval_ms)
-			msc_usage_error("--poll needs an interval above 0");
-		if (poll_only && !interval_set)
-			o.interval_ms = 1000;
+		if (poll_only && (o.events || o.follow || (interval_set && !o.interval_ms)))
+			msc_usage_error("--poll reads /proc only, every interval above 0: it sees no "
+					"events or children");
+		o.interval_ms = poll_only && !interval_set ? 1000 : o.interval_ms;
 		o.mode = "attach";
 		o.scan = false;
 		prog_argv = NULL;
@@ -489,13 +410,12 @@ int main(int argc, char **argv)
 		prog_argv = argv + optind;
 		prog = find_program(argv[optind], &status);
 		if (!prog)
-			return status;
+			return status ? status : EXIT_OWN;
 		status = check_program(prog);
 		if (status)
 			goto out;
 	}
-	shim = poll_only ? NULL : msc_recorder_find_shim();
-	if (!shim && !poll_only) {
+	if (!poll_only && !(shim = msc_recorder_find_shim())) {
 		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
 		status = EXIT_OWN;
 		goto out;
@@ -523,11 +443,8 @@ int main(int argc, char **argv)
 	/* Signals arrive through a signalfd; the program gets the original
 	 * mask and dispositions. */
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
-	sigaddset(&block, SIGCHLD);
+	for (c = 0; c < (int)ARRAY_SIZE(stop_sigs); c++)
+		sigaddset(&block, stop_sigs[c]);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -548,8 +465,10 @@ int main(int argc, char **argv)
 	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
 	status = record_loop(rec, sfd, ret);
-	print_summary(msc_recorder_summary(rec), strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog,
-		      status);
+	msc_recorder_summary_line(msc_recorder_summary(rec),
+				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
+				  sizeof(line));
+	warn_cb(NULL, line);
 	msc_recorder_free(rec);
 	rec = NULL;
 	said = w.error;		/* a write error was said already */
