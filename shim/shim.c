@@ -184,10 +184,57 @@ static size_t boot_size(const void *p)
 	return ((const size_t *)p)[-1];
 }
 
-/* Preloaded: the next definition.  Attached (dlopen'ed, RTLD_LOCAL): the
- * one the program's own calls bind to, a preloaded allocator's included. */
+/* Is p a definition (not a canonical PLT entry)?  *obj: the object it is in. */
+static bool defined_at(void *p, const char **obj)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!p || !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return false;
+	*obj = info.dli_fname;
+	return sym->st_shndx != SHN_UNDEF;
+}
+
+/*
+ * Attached (dlopen'ed, RTLD_LOCAL): the definition the program's own calls
+ * bind to, a preloaded allocator's included.  RTLD_DEFAULT finds it, except
+ * in a position-dependent executable that takes the function's address:
+ * there the symbol is the executable's PLT entry (the "canonical" address
+ * every module must agree on), which jumps through a GOT slot we patch,
+ * back into our hook.  Then: the first object, in the global search order,
+ * that defines it itself.
+ */
+static void *resolve_attached(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name), *h;
+	const char *obj, *self = "";
+	struct link_map *lm = NULL;
+
+	if (defined_at(p, &obj))
+		return p;
+	defined_at((void *)defined_at, &self);
+	h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm)
+		return p;
+	for (lm = lm->l_next; lm; lm = lm->l_next) {
+		void *lh, *q;
+
+		if (!lm->l_name[0] || !strcmp(lm->l_name, self))
+			continue;
+		lh = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+		q = lh ? dlsym(lh, name) : NULL;
+		if (lh)
+			dlclose(lh);
+		if (defined_at(q, &obj) && !strcmp(obj, lm->l_name))
+			return q;
+	}
+	return p;
+}
+
+/* Preloaded: the next definition.  Attached: see resolve_attached. */
 #define RESOLVE(var, name) \
-	(*(void **)&(var) = dlsym(g_attached ? RTLD_DEFAULT : RTLD_NEXT, name))
+	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
 
 static void resolve_reals(void)
 {
