@@ -67,6 +67,7 @@ SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -fPIC -fvisibil
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
+             tests/bench/bin/attach_target \
              tests/bench/bin/peakmem
 
 # Debian packages that building and testing need (make deps installs them).

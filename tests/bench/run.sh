@@ -21,7 +21,7 @@ LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers"
+SECTIONS="reader snapshot filter profilers attach"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -304,6 +304,71 @@ bench_profilers() {
 	done
 }
 
+# window_stat FILE FROM_MS TO_MS COLUMN median|max: of attach_target's lines
+window_stat() {
+	awk -v a="$2" -v b="$3" -v c="$4" '$1 > a && $1 <= b { print $c }' "$1" | sort -g |
+		awk -v how="$5" '{ v[NR] = $1 } END {
+			if (!NR) print 0; else if (how == "max") print v[NR]; else print v[int((NR + 1) / 2)] }'
+}
+
+# attach_run TOOL: attach_target for 7 s; TOOL attaches at 1.5 s and (for
+# memscope) detaches at 4.5 s.  Prints "native_rate attached_rate
+# attach_gap_ms detach_gap_ms baseline_gap_ms" from the target's own lines.
+attach_run() {
+	"$BIN/attach_target" 7 >"$OUT/attach.$1" &
+	_t=$!
+	sleep 1.5
+	case $1 in
+	memscope) ms-record -p $_t -o "$OUT/attach.ms.ndjson" 2>"$OUT/attach.ms.err" & ;;
+	# (heaptrack -p writes its file in the current directory, whatever -o says)
+	heaptrack) rm -f "$OUT"/heaptrack.attach_target.*
+		(cd "$OUT" && exec timeout 60 heaptrack -p $_t) >"$OUT/attach.ht.err" 2>&1 & ;;
+	esac
+	_p=$!
+	sleep 3
+	[ "$1" = memscope ] && kill -INT $_p
+	wait $_t
+	wait $_p 2>/dev/null
+	_f=$OUT/attach.$1
+	echo "$(window_stat "$_f" 300 1400 2 median) $(window_stat "$_f" 2500 4400 2 median)" \
+	     "$(window_stat "$_f" 1400 2500 3 max) $(window_stat "$_f" 4400 5500 3 max)" \
+	     "$(window_stat "$_f" 300 1400 3 max) $(tail -n 1 "$_f" | awk '{ print $1 }')"
+}
+
+bench_attach() {
+	if [ ! -x "$BIN/attach_target" ]; then
+		note "tests/bench/bin/attach_target is not built: run 'make bench'"
+		return 1
+	fi
+	note "attach: memscope"
+	set -- $(attach_run memscope)
+	[ "${6:-0}" -lt 6500 ] && note "attach: the target died under memscope"
+	_ms_rate=$(ratio "$1" "$2" 2) _ms_at=$(ms "$(awk -v g="$3" 'BEGIN { print g / 1e6 }')")
+	_ms_de=$(ms "$(awk -v g="$4" 'BEGIN { print g / 1e6 }')") _base=$(ms "$(awk -v g="$5" 'BEGIN { print g / 1e6 }')")
+	_ms_said=$(sed -n 's/.*thread stopped \([0-9.]*\) ms to attach, \([0-9.]*\) ms to detach.*/\1 ms \/ \2 ms/p' "$OUT/attach.ms.err")
+	note "attach: heaptrack"
+	set -- $(attach_run heaptrack)
+	_ht_rate=$(ratio "$1" "$2" 2)x _ht_at="$(ms "$(awk -v g="$3" 'BEGIN { print g / 1e6 }')") ms"
+	# attach_target ends at 7000 ms: earlier, it died.
+	if [ "${6:-0}" -lt 6500 ]; then
+		_ht_rate="the target died $(awk -v t="$6" 'BEGIN { printf "%.1f", t / 1000 }') s in"
+		_ht_at=-
+	fi
+	emit "" "### Attaching to a running process" "" \
+		"tests/bench/attach_target replaces random blocks of a 4096-slot table (one free" \
+		"and one malloc per iteration) and reports, every 100 ms, its iterations and" \
+		"the longest gap between two of its clock reads (one per 256 iterations)." \
+		"The profiler attaches 1.5 s after it starts; memscope detaches 3 s later" \
+		"(heaptrack -p has no clean detach: it stays until the end). Slowdown: the" \
+		"median iterations per 100 ms before the attach over the median while" \
+		"attached; stopped: the longest gap around the attach (and the detach)." \
+		"Baseline gap without any profiler: ${_base} ms (scheduling on this machine)." "" \
+		"| | slowdown while attached | longest stop at attach | at detach |" \
+		"|---|---:|---:|---:|" \
+		"| memscope (ms-record -p) | ${_ms_rate}x | ${_ms_at} ms (its own count: ${_ms_said:-?}) | ${_ms_de} ms |" \
+		"| heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') -p (through gdb) | ${_ht_rate} | ${_ht_at} | - |"
+}
+
 # ------------------------------------------------------------------- main
 
 [ $# -gt 0 ] && SECTIONS="$*"
@@ -318,7 +383,7 @@ cat "$RESULTS"
 status=0
 for s in $SECTIONS; do
 	if ! command -v "bench_$s" >/dev/null 2>&1; then
-		note "no section '$s' (sections: reader snapshot filter profilers)"
+		note "no section '$s' (sections: reader snapshot filter profilers attach)"
 		status=2
 		continue
 	fi
