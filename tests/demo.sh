@@ -66,9 +66,9 @@ echo "\$ ms-snap -p $tk > live1.json; sleep 1; ms-snap -p $tk > live2.json"
 ms-snap -p $tk >live1.json
 sleep 1
 ms-snap -p $tk >live2.json
-echo "\$ ms-diff --text live1.json live2.json | head -12"
+echo "\$ ms-diff --text live1.json live2.json"
 echo
-ms-diff --text live1.json live2.json | head -12
+ms-diff --text live1.json live2.json
 echo
 echo "\$ kill -INT %1    # ms-record detaches; the service keeps running"
 kill -INT $rec
