@@ -49,7 +49,9 @@ LIBMSC_MODS = arena err util ndjson cli proc stream snap hash diff sym agg stack
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
-TOOL_LIBS = $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
+# libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lstdc++ -lm
+TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 
 EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
@@ -119,7 +121,7 @@ examples/bin tests/unit/bin tests/bench/bin:
 	$(Q)mkdir -p $@
 
 tests/unit/bin/%: tests/unit/%.c $(LIBMSC) | tests/unit/bin
-	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka -ljansson -ldw -lelf -lstdc++ -lm
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -lcmocka $(MSC_LIBS)
 
 # test_sym dlopens a C++ library to check demangling and inlined templates.
 tests/unit/bin/test_sym: tests/unit/bin/libsymcxx.so
@@ -127,15 +129,15 @@ tests/unit/bin/test_sym: tests/unit/bin/libsymcxx.so
 tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
 	$(QUIET_CC)$(CXX) -O2 -g -fPIC -shared $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -o $@ $<
 
-# The allocation storm is a workload, not a memscope program: plain -O2 -g.
-tests/bench/bin/alloc_storm: tests/bench/alloc_storm.c | tests/bench/bin
+# The workloads are not memscope programs: plain -O2 -g.
+tests/bench/bin/alloc_storm tests/bench/bin/attach_target: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lpthread
 
 tests/bench/bin/peakmem: tests/bench/peakmem.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 tests/bench/bin/%: tests/bench/%.c $(LIBMSC) | tests/bench/bin
-	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) -ljansson -ldw -lelf -lstdc++ -lm
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) $(MSC_LIBS)
 
 deps:
 	$(Q)PKGS="$(DEPS_PKGS)" sh tests/deps.sh

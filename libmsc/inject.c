@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libunwind-ptrace.h>
+
 #include "msc_inject.h"
 #include "msc_proc.h"
 #include "msc_util.h"
@@ -77,6 +79,7 @@ struct range {
 
 struct target {
 	int pid, tid;
+	unw_addr_space_t unw_as;	/* libunwind-ptrace's, for safe points */
 	int mem;			/* /proc/PID/mem, read-write */
 	char root[64];			/* /proc/PID/root */
 	char libc[512], ldso[512];	/* paths in the target's namespace */
@@ -666,6 +669,49 @@ static bool after_call(struct target *t, uint64_t addr)
 	       (b[0] == 0xff && (b[1] & 0x38) == 0x10);		/* with a SIB byte */
 }
 
+/*
+ * Unwinds the stopped thread from its CFI (libunwind-ptrace): 1 when a
+ * caller is inside an unsafe function, 0 when the walk reached the stack's
+ * end without one, -1 when it could not (a frame without unwind
+ * information, JIT code): then only the conservative scan can tell.
+ */
+static int unwound_unsafe(struct target *t)
+{
+	unw_cursor_t c;
+	unw_word_t ip;
+	void *upt;
+	int ret = -1, n, step;
+
+	if (!t->unw_as) {
+		t->unw_as = unw_create_addr_space(&_UPT_accessors, 0);
+		if (!t->unw_as)
+			return -1;
+		unw_set_caching_policy(t->unw_as, UNW_CACHE_GLOBAL);
+	}
+	upt = _UPT_create(t->tid);
+	if (!upt)
+		return -1;
+	if (unw_init_remote(&c, t->unw_as, upt) < 0)
+		goto out;
+	for (n = 0; n < 512; n++) {
+		step = unw_step(&c);
+		if (step == 0) {
+			ret = 0;	/* the outermost frame */
+			break;
+		}
+		if (step < 0 || unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+			break;
+		/* A return address: the call is the byte before it. */
+		if (ip && is_unsafe(t, ip - 1)) {
+			ret = 1;
+			break;
+		}
+	}
+out:
+	_UPT_destroy(upt);
+	return ret;
+}
+
 /* Is the stopped thread at a point where calling dlopen cannot deadlock? */
 static bool safe_point(struct target *t, const struct user_regs_struct *r)
 {
@@ -678,6 +724,8 @@ static bool safe_point(struct target *t, const struct user_regs_struct *r)
 	/* _r_debug.r_state (offset 24 on LP64): RT_CONSISTENT is 0. */
 	if (t->r_debug && mem_read(t, t->r_debug + 24, &state, sizeof(state)) == 0 && state != 0)
 		return false;
+	/* Every word of the stack that could be a return into an unsafe
+	 * function: a superset of the frames, read in a few page reads. */
 	while (addr < end) {
 		uint64_t page_end = (addr | 4095) + 1;
 		size_t n = (size_t)((page_end < end ? page_end : end) - addr), i;
@@ -689,7 +737,12 @@ static bool safe_point(struct target *t, const struct user_regs_struct *r)
 			break;		/* the end of the stack's mapping */
 		for (i = 0; i < n / 8; i++)
 			if (is_unsafe(t, words[i]) && after_call(t, words[i]))
-				return false;
+				/* Maybe a stale word (an old return into malloc
+				 * in a caller's unused slot), which would stay
+				 * there for good in a sleeping thread: the
+				 * frames themselves decide when they can be
+				 * walked (slower: a ptrace read per word). */
+				return unwound_unsafe(t) == 0;
 		addr += n;
 	}
 	return true;
@@ -1069,6 +1122,8 @@ out:
 		close(t.mem);
 	free(t.xstate);
 	free(t.unsafe);
+	if (t.unw_as)
+		unw_destroy_addr_space(t.unw_as);
 	msc_procfs_release(&fs);
 	return rc;
 }
