@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_render: what the report renderers share (internal to libmsc).
+ *
+ * msc_report_render() (render.c) hands a loaded report to one renderer per
+ * output: render_text.c (80-column text and GitHub Markdown, the same
+ * sections), render_json.c (one JSON document), render_flame.c
+ * (flamegraph.pl's folded stacks and a self-contained SVG flame graph).
+ * They share the views of the model defined in render.c: sites and leaks
+ * grouped by stack, the orders they are listed in, the totals, and what a
+ * filter dropped.
+ */
+#ifndef MSC_RENDER_H
+#define MSC_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "msc_report.h"
+
+/* Stack id order, for ties: the same report from the same data. */
+struct render_group {
+	uint32_t stack;
+	const char *fn;
+	const char *kind;		/* leaks */
+	uint64_t bytes, allocs, frees, live_bytes, at_peak, temporary, short_lived, count;
+	uint64_t size_lo, size_hi;
+};
+
+/* Short-lived: freed within 1 ms, the buckets below msc_age_bucket(1 ms). */
+#define SHORT_LIVED_BUCKETS msc_age_bucket(1000000)
+
+/* Totals of what the stream holds for the main process. */
+struct render_totals {
+	uint64_t allocs, frees, bytes, live_bytes;
+	uint64_t leaked, leaked_blocks, definitely, indirectly, possibly, reachable, unscanned;
+	uint64_t unknown, unknown_blocks;	/* live at the end of an attach: fate unknown */
+	uint64_t temporary, short_lived;
+};
+
+/* The last path component. */
+const char *render_base(const char *path);
+/* Sites grouped by stack (all sizes of one call path together); NULL on
+ * allocation failure.  The caller frees the array. */
+struct render_group *render_site_groups(const struct msc_report *r, size_t *n);
+/* Leaks grouped by (stack, kind). */
+struct render_group *render_leak_groups(const struct msc_report *r, size_t *n);
+/* Whether a leak kind counts as leaked (definitely, indirectly). */
+bool render_leaked_kind(const char *kind);
+/* Leak kinds in the order reports list them. */
+int render_kind_rank(const char *k);
+/* qsort orders of groups, largest first, stack id for ties. */
+int render_by_bytes(const void *a, const void *b);
+int render_by_allocs(const void *a, const void *b);
+int render_by_peak(const void *a, const void *b);
+int render_by_leak(const void *a, const void *b);
+/* qsort order of deltas: largest change first. */
+int render_cmp_delta(const void *a, const void *b);
+void render_totals_of(const struct msc_report *r, struct render_totals *t);
+/* Whether a filter's drop changes what this report counts, and how many do. */
+bool render_filtered_relevant(const struct msc_report *r, const struct msc_filtered *f);
+unsigned render_filtered_count(const struct msc_report *r);
+size_t render_utf8_len(const unsigned char *p);
+
+/* The renderers: 0 or a negative errno. */
+int render_text(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+int render_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* Reports as one JSON document (jansson).  See msc_render.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_render.h"
+#include "msc_util.h"
+
+/* ---------------------------------------------------------------- json */
+
+/*
+ * A JSON string for s.  jansson takes UTF-8 only (jstring() of anything
+ * else is NULL, and the member silently goes): names and paths with other
+ * bytes (memscope-format(5) carries them escaped) get U+FFFD for each.
+ */
+static json_t *jstring(const char *s)
+{
+	json_t *j = json_string(s);
+	const unsigned char *p;
+	char *copy, *q;
+
+	if (j || !s)
+		return j;
+	copy = malloc(strlen(s) * 3 + 1);
+	if (!copy)
+		return NULL;
+	for (p = (const unsigned char *)s, q = copy; *p;) {
+		size_t n = render_utf8_len(p);
+
+		if (n) {
+			memcpy(q, p, n);
+			q += n;
+			p += n;
+		} else {
+			memcpy(q, "\xef\xbf\xbd", 3);
+			q += 3;
+			p++;
+		}
+	}
+	*q = '\0';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *jstack(const struct msc_report *r, uint32_t id)
+{
+	const struct msc_rstack *s = msc_report_stack(r, id);
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; s && i < s->n; i++) {
+		const struct msc_rframe *f = &s->frames[i];
+		json_t *o = json_object();
+
+		if (f->fn)
+			json_object_set_new(o, "fn", jstring(f->fn));
+		if (f->file)
+			json_object_set_new(o, "file", jstring(f->file));
+		if (f->line)
+			json_object_set_new(o, "line", json_integer(f->line));
+		if (f->obj)
+			json_object_set_new(o, "obj", jstring(f->obj));
+		if (f->offset)
+			json_object_set_new(o, "offset", jstring(f->offset));
+		if (f->fn_offset)
+			json_object_set_new(o, "fn_offset", jstring(f->fn_offset));
+		if (f->inlined)
+			json_object_set_new(o, "inline", json_true());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_t n, unsigned top, bool leak)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n && i < top; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "bytes", json_integer((json_int_t)g[i].bytes));
+		if (leak) {
+			json_object_set_new(o, "kind", jstring(g[i].kind));
+			json_object_set_new(o, "count", json_integer((json_int_t)g[i].count));
+		} else {
+			json_object_set_new(o, "allocs", json_integer((json_int_t)g[i].allocs));
+			json_object_set_new(o, "frees", json_integer((json_int_t)g[i].frees));
+			json_object_set_new(o, "live_bytes", json_integer((json_int_t)g[i].live_bytes));
+			json_object_set_new(o, "at_peak", json_integer((json_int_t)g[i].at_peak));
+			json_object_set_new(o, "temporary", json_integer((json_int_t)g[i].temporary));
+			json_object_set_new(o, "short_lived", json_integer((json_int_t)g[i].short_lived));
+		}
+		json_object_set_new(o, "size_min", json_integer((json_int_t)g[i].size_lo));
+		json_object_set_new(o, "size_max", json_integer((json_int_t)g[i].size_hi));
+		if (g[i].fn)
+			json_object_set_new(o, "fn", jstring(g[i].fn));
+		json_object_set_new(o, "stack", jstack(r, g[i].stack));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
+{
+	json_t *root = json_object(), *sum = json_object(), *t;
+	struct render_totals tt;
+	struct render_group *g;
+	size_t n, i;
+	int ret;
+
+	render_totals_of(r, &tt);
+	json_object_set_new(root, "format", json_string("memscope-report"));
+	json_object_set_new(root, "version", json_integer(1));
+	if (r->argv)
+		json_object_set_new(root, "program", jstring(r->argv));
+	if (r->pid)
+		json_object_set_new(root, "pid", json_integer(r->pid));
+	json_object_set_new(root, "complete", json_boolean(r->complete));
+	json_object_set_new(sum, "allocs", json_integer((json_int_t)tt.allocs));
+	json_object_set_new(sum, "frees", json_integer((json_int_t)tt.frees));
+	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt.bytes));
+	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt.leaked));
+	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt.leaked_blocks));
+	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt.definitely));
+	json_object_set_new(sum, "indirectly_bytes", json_integer((json_int_t)tt.indirectly));
+	json_object_set_new(sum, "possibly_bytes", json_integer((json_int_t)tt.possibly));
+	json_object_set_new(sum, "reachable_bytes", json_integer((json_int_t)tt.reachable));
+	json_object_set_new(sum, "temporary", json_integer((json_int_t)tt.temporary));
+	if (r->complete) {
+		json_object_set_new(sum, "duration", json_integer((json_int_t)r->duration));
+		json_object_set_new(sum, "peak", json_integer((json_int_t)r->peak));
+		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)r->peak_ts));
+		json_object_set_new(sum, "lost", json_integer((json_int_t)r->lost));
+		if (r->reason)
+			json_object_set_new(sum, "reason", jstring(r->reason));
+		if (r->has_status)
+			json_object_set_new(sum, "status", json_integer(r->status));
+	}
+	json_object_set_new(root, "summary", sum);
+	if (render_filtered_count(r)) {
+		t = json_object();
+		for (i = 0; i < r->nfiltered; i++) {
+			json_t *f;
+
+			if (!render_filtered_relevant(r, &r->filtered[i]))
+				continue;
+			f = json_object();
+			json_object_set_new(f, "records", json_integer((json_int_t)r->filtered[i].records));
+			if (r->filtered[i].blocks)
+				json_object_set_new(f, "blocks", json_integer((json_int_t)r->filtered[i].blocks));
+			json_object_set_new(f, "bytes", json_integer((json_int_t)r->filtered[i].bytes));
+			if (r->filtered[i].trimmed_allocs) {
+				json_object_set_new(f, "trimmed_allocs",
+						    json_integer((json_int_t)r->filtered[i].trimmed_allocs));
+				json_object_set_new(f, "trimmed_bytes",
+						    json_integer((json_int_t)r->filtered[i].trimmed_bytes));
+			}
+			json_object_set_new(t, r->filtered[i].type, f);
+		}
+		json_object_set_new(root, "filtered", t);
+		t = json_array();
+		for (i = 0; i < r->nfilters; i++)
+			json_array_append_new(t, jstring(r->filters[i]));
+		json_object_set_new(root, "filters", t);
+	}
+	g = render_leak_groups(r, &n);
+	if (g) {
+		qsort(g, n, sizeof(*g), render_by_leak);
+		json_object_set_new(root, "leaks", jgroups(r, g, n, o->top, true));
+		free(g);
+	}
+	g = render_site_groups(r, &n);
+	if (g) {
+		t = json_object();
+		qsort(g, n, sizeof(*g), render_by_bytes);
+		json_object_set_new(t, "bytes", jgroups(r, g, n, o->top, false));
+		qsort(g, n, sizeof(*g), render_by_allocs);
+		json_object_set_new(t, "allocs", jgroups(r, g, n, o->top, false));
+		qsort(g, n, sizeof(*g), render_by_peak);
+		json_object_set_new(t, "at_peak", jgroups(r, g, n, o->top, false));
+		json_object_set_new(root, "top", t);
+		free(g);
+	}
+	t = json_array();
+	for (i = 0; i < r->nsamples; i++) {
+		json_t *s;
+
+		s = json_object();
+		json_object_set_new(s, "ts", json_integer((json_int_t)r->samples[i].ts));
+		json_object_set_new(s, "rss", json_integer((json_int_t)r->samples[i].rss));
+		json_object_set_new(s, "heap", json_integer((json_int_t)r->samples[i].heap));
+		json_array_append_new(t, s);
+	}
+	json_object_set_new(root, "timeline", t);
+	if (r->ndeltas) {
+		t = json_array();
+		qsort(r->deltas, r->ndeltas, sizeof(*r->deltas), render_cmp_delta);
+		for (i = 0; i < r->ndeltas; i++) {
+			json_t *d = json_object();
+			const struct msc_rdelta *x = &r->deltas[i];
+
+			if (x->key)
+				json_object_set_new(d, "key", jstring(x->key));
+			if (x->metric)
+				json_object_set_new(d, "metric", jstring(x->metric));
+			json_object_set_new(d, "pid", json_integer(x->pid));
+			if (x->name)
+				json_object_set_new(d, "name", jstring(x->name));
+			json_object_set_new(d, "before", json_integer(x->before));
+			json_object_set_new(d, "after", json_integer(x->after));
+			json_object_set_new(d, "change", json_integer(x->change));
+			if (x->stack)
+				json_object_set_new(d, "stack", jstack(r, x->stack));
+			json_array_append_new(t, d);
+		}
+		json_object_set_new(root, "deltas", t);
+	}
+	if (r->nprocs) {
+		t = json_array();
+		for (i = 0; i < r->nprocs; i++) {
+			const struct msc_rproc *p = &r->procs[i];
+			json_t *o2 = json_object();
+
+			json_object_set_new(o2, "pid", json_integer(p->pid));
+			if (p->comm)
+				json_object_set_new(o2, "comm", jstring(p->comm));
+			if (p->cmdline)
+				json_object_set_new(o2, "cmdline", jstring(p->cmdline));
+			json_object_set_new(o2, "rss", json_integer((json_int_t)p->rss));
+			if (p->has_pss)
+				json_object_set_new(o2, "pss", json_integer((json_int_t)p->pss));
+			json_object_set_new(o2, "swap", json_integer((json_int_t)p->swap));
+			json_array_append_new(t, o2);
+		}
+		json_object_set_new(root, "processes", t);
+	}
+	if (r->nmaps) {
+		t = json_array();
+		for (i = 0; i < r->nmaps; i++) {
+			const struct msc_rmapping *m = &r->maps[i];
+			json_t *o2 = json_object();
+
+			json_object_set_new(o2, "pid", json_integer(m->pid));
+			if (m->name)
+				json_object_set_new(o2, "name", jstring(m->name));
+			if (m->kind)
+				json_object_set_new(o2, "kind", jstring(m->kind));
+			json_object_set_new(o2, "size", json_integer((json_int_t)m->size));
+			json_object_set_new(o2, "rss", json_integer((json_int_t)m->rss));
+			json_object_set_new(o2, "pss", json_integer((json_int_t)m->pss));
+			json_object_set_new(o2, "swap", json_integer((json_int_t)m->swap));
+			json_array_append_new(t, o2);
+		}
+		json_object_set_new(root, "mappings", t);
+	}
+	ret = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(root);
+	return ret ? -EIO : 0;
+}
+
