@@ -174,7 +174,7 @@ fi
 # --- a shell waiting for its child ----------------------------------------
 # bash's stack holds stale returns into malloc in slots its callers never
 # overwrote: the safe point must come from the frames, not from any word.
-bash -c '/bin/sleep 600; echo "shell done"' >"$OUT/shell.log" &
+bash -c '/bin/sleep 600; echo "shell done"' >"$OUT/shell.log" 2>&1 &
 SH=$!
 _bg_pids="$_bg_pids $SH"
 sleep 0.3
