@@ -222,6 +222,10 @@ static void *resolve_attached(const char *name)
 
 		if (!lm->l_name[0] || !strcmp(lm->l_name, self))
 			continue;
+		/* A reference taken and given back; our own dlclose hook is
+		 * not in the program's scope (we are RTLD_LOCAL), so this
+		 * dlclose is libc's.  (dlsym on the link_map itself faults:
+		 * a startup dependency has no search list of its own.) */
 		lh = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
 		q = lh ? dlsym(lh, name) : NULL;
 		if (lh)
