@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "msc_diff.h"
-#include "msc_filter.h"
+#include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_util.h"
 
@@ -111,13 +111,6 @@ struct rstack {
 	size_t frames_len;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 /* A stack record: its signature (fn;fn;... with module+offset for frames
  * without a name) and the frame an allocation is attributed to. */
 static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
@@ -141,7 +134,7 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 	if (!st)
 		return -ENOMEM;
 	for (k = 0; k < n; k++) {
-		const char *obj = fr[k].obj ? base_name(fr[k].obj) : "?", *off = fr[k].offset;
+		const char *obj = fr[k].obj ? msc_base_name(fr[k].obj) : "?", *off = fr[k].offset;
 		char part[600];
 		size_t pl;
 
@@ -167,19 +160,8 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 		len += pl;
 		sig[len] = '\0';
 	}
-	if (n) {
-		const struct msc_rframe *f = &fr[attr];
-		const char *obj = f->obj ? base_name(f->obj) : "?";
-
-		if (f->fn && f->file && f->line)
-			snprintf(label, sizeof(label), "%s %s:%u", f->fn, base_name(f->file), f->line);
-		else if (f->fn && f->fn_offset)
-			snprintf(label, sizeof(label), "%s+%s (%s)", f->fn, f->fn_offset, obj);
-		else if (f->fn)
-			snprintf(label, sizeof(label), "%s (%s)", f->fn, obj);
-		else
-			snprintf(label, sizeof(label), "%s+%s", obj, f->offset ? f->offset : "?");
-	}
+	if (n)
+		msc_frame_label(label, sizeof(label), &fr[attr]);
 	st->sig = sig ? sig : "";
 	st->label = msc_arena_strdup(&s->arena, label);
 	st->frames = msc_arena_strndup(&s->arena, frames->val.p, frames->val.len);
@@ -306,22 +288,25 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	char idbuf[128];
 	int ret;
 
-	if (msc_rec_type_is(rec, "process"))
+	switch (msc_rec_rtype(rec)) {
+	case MSC_R_PROCESS:
 		kind = MSC_ENT_PROCESS;
-	else if (msc_rec_type_is(rec, "mapping"))
+		break;
+	case MSC_R_MAPPING:
 		kind = MSC_ENT_MAPPING;
-	else if (msc_rec_type_is(rec, "stack"))
+		break;
+	case MSC_R_STACK:
 		return load_stack(s, l, rec, err);
-	else if (msc_rec_type_is(rec, "site"))
+	case MSC_R_SITE:
 		return site_entity(s, l, rec, err);
-	else if (!s->recording)
+	/* Recordings only: a snapshot has none of these. */
+	case MSC_R_LEAK:
+		return s->recording ? recorded_entity(s, l, rec, MSC_ENT_LEAK, l->prog, err) : 0;
+	case MSC_R_END:
+		return s->recording ? recorded_entity(s, l, rec, MSC_ENT_PROCESS, l->prog, err) : 0;
+	default:
 		return 0;	/* other records do not take part */
-	else if (msc_rec_type_is(rec, "leak"))
-		return recorded_entity(s, l, rec, MSC_ENT_LEAK, l->prog, err);
-	else if (msc_rec_type_is(rec, "end"))
-		return recorded_entity(s, l, rec, MSC_ENT_PROCESS, l->prog, err);
-	else
-		return 0;
+	}
 	ret = msc_rec_i64(rec, "pid", &pid);
 	if (ret || pid <= 0 || pid >= 0x40000000)
 		return msc_rec_err(err, rec, -EINVAL, "%s record needs an integer \"pid\"", rec->type);
@@ -387,7 +372,7 @@ static const char *header_prog(struct msc_snapshot *s, const struct msc_rec *rec
 		if (msc_jiter_next(&it, NULL, &v) > 0)
 			exe = msc_jval_str(&v, &s->arena, NULL);
 	}
-	return msc_arena_strdup(&s->arena, exe ? base_name(exe) : "?");
+	return msc_arena_strdup(&s->arena, exe ? msc_base_name(exe) : "?");
 }
 
 int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err)
@@ -421,7 +406,7 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 			s->recording = strcmp(s->header.tool, "ms-record") == 0;
 			first = false;
 		}
-		if (msc_rec_type_is(&rec, "header")) {
+		if (msc_rec_rtype(&rec) == MSC_R_HEADER) {
 			/* Each process of an ms-record --follow stream. */
 			l.prog = header_prog(s, &rec);
 			if (!l.prog) {
@@ -430,7 +415,7 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 			}
 			continue;
 		}
-		if (msc_rec_type_is(&rec, "end"))
+		if (msc_rec_rtype(&rec) == MSC_R_END)
 			s->complete = true;
 		ret = load_record(s, &rec, &l, err);
 		if (ret == -ENOMEM)
@@ -705,7 +690,11 @@ static const char *status_of(const struct msc_delta *dl)
 
 void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 {
-	static const char *const kinds[] = { "process", "mapping", "site", "leak" };
+	/* A delta's key is the type of the records it compares. */
+	static const enum msc_rtype kinds[] = {
+		[MSC_ENT_PROCESS] = MSC_R_PROCESS, [MSC_ENT_MAPPING] = MSC_R_MAPPING,
+		[MSC_ENT_SITE] = MSC_R_SITE,	   [MSC_ENT_LEAK] = MSC_R_LEAK,
+	};
 	struct msc_strmap written;	/* frames JSON -> output stack id */
 	uintptr_t next_id = 1;
 	bool have_map = msc_strmap_init(&written, 64) == 0;
@@ -722,14 +711,14 @@ void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 			stack = (uintptr_t)msc_strmap_get(&written, e->frames);
 			if (!stack && msc_strmap_put(&written, e->frames, (void *)next_id) == 0) {
 				stack = next_id++;
-				msc_w_begin(w, "stack");
+				msc_w_record(w, MSC_R_STACK);
 				msc_w_u64(w, "id", stack);
 				msc_w_raw(w, "frames", e->frames, e->frames_len);
 				msc_w_end(w);
 			}
 		}
-		msc_w_begin(w, "delta");
-		msc_w_str(w, "key", kinds[e->kind]);
+		msc_w_record(w, MSC_R_DELTA);
+		msc_w_str(w, "key", msc_rtype_name(kinds[e->kind]));
 		if (e->pid)
 			msc_w_i64(w, "pid", e->pid);
 		if (e->starttime)

@@ -10,53 +10,11 @@
 #include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_filter.h"
+#include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_util.h"
 
 /* ------------------------------------------------------------ matching */
-
-/*
- * Functions that return memory their caller owns: an allocation inside them
- * is their caller's.  Compared without leading underscores (__strdup).
- */
-static const char *const passthrough[] = {
-	"strdup", "strndup", "wcsdup", "asprintf", "vasprintf", "vasprintf_internal",
-	"IO_vasprintf", "getline", "getdelim", "realpath", "realpath_stk", "realpath_chk",
-	"canonicalize_file_name", "get_current_dir_name", "getcwd", "tempnam",
-	"open_memstream", "open_wmemstream", "scandir", "scandir64", "scandirat",
-	"backtrace_symbols", "xmalloc", "xcalloc", "xrealloc", "xstrdup", "g_malloc",
-	"g_malloc0", "g_realloc", "g_strdup", "g_new", "g_new0",
-};
-
-static const char *skip_underscores(const char *s)
-{
-	while (*s == '_')
-		s++;
-	return s;
-}
-
-bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextra)
-{
-	const char *bare;
-	size_t i;
-
-	if (!fn)
-		return false;
-	/* Allocator plumbing of C++ containers, often inlined into callers. */
-	if (strncmp(fn, "std::allocator", 14) == 0 || strncmp(fn, "__gnu_cxx::new_allocator", 24) == 0 ||
-	    strncmp(fn, "std::__new_allocator", 20) == 0 ||
-	    strncmp(fn, "std::allocator_traits", 21) == 0 || strncmp(fn, "operator new", 12) == 0)
-		return true;
-	bare = skip_underscores(fn);
-	for (i = 0; i < ARRAY_SIZE(passthrough); i++)
-		if (strcmp(bare, passthrough[i]) == 0)
-			return true;
-	for (i = 0; i < nextra; i++)
-		if (strcmp(fn, extra[i]) == 0 || strcmp(bare, skip_underscores(extra[i])) == 0 ||
-		    fnmatch(extra[i], fn, 0) == 0)
-			return true;
-	return false;
-}
 
 static bool glob_or_equal(const char *pattern, const char *s)
 {
@@ -241,7 +199,6 @@ struct filter {
 	bool saw_site_ages;		/* --transient used a site's histogram */
 };
 
-
 enum { C_SITE, C_LEAK, C_ALLOC, C_FREE, C_MMAP, C_OTHER, C_KINDS };
 static const char *const count_names[C_KINDS] = { "site", "leak", "alloc", "free", "mmap", "other" };
 
@@ -323,53 +280,6 @@ static int store_stack(struct filter *f, const struct msc_rec *rec)
 	return msc_u64map_put(&f->stacks, id, (uint64_t)(uintptr_t)s);
 }
 
-int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char *const *extra,
-		     unsigned nextra, struct msc_rframe **frames, unsigned *n, unsigned *attr,
-		     struct msc_err *err)
-{
-	const struct msc_field *field = msc_rec_field(rec, "frames");
-	struct msc_rframe *fr = NULL;
-	struct msc_jiter it;
-	struct msc_jval v;
-	unsigned cap = 0, k = 0, at = 0;
-
-	if (!field || field->val.kind != MSC_J_ARR)
-		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
-	msc_jiter_init(&it, &field->val);
-	while (msc_jiter_next(&it, NULL, &v) > 0) {
-		struct msc_jval x;
-		uint64_t line = 0;
-
-		if (v.kind != MSC_J_OBJ)
-			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects");
-		if (k == cap) {
-			unsigned ncap = cap ? cap * 2 : 16;
-			struct msc_rframe *nf = msc_arena_alloc(a, ncap * sizeof(*nf));
-
-			if (!nf)
-				return -ENOMEM;
-			if (k)
-				memcpy(nf, fr, k * sizeof(*nf));
-			fr = nf;
-			cap = ncap;
-		}
-		fr[k].fn = msc_jval_member_str(&v, "fn", a);
-		fr[k].file = msc_jval_member_str(&v, "file", a);
-		fr[k].obj = msc_jval_member_str(&v, "obj", a);
-		fr[k].offset = msc_jval_member_str(&v, "offset", a);
-		fr[k].fn_offset = msc_jval_member_str(&v, "fn_offset", a);
-		fr[k].line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
-		fr[k].inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
-		k++;
-	}
-	while (at + 1 < k && msc_is_passthrough(fr[at].fn, extra, nextra))
-		at++;
-	*frames = fr;
-	*n = k;
-	*attr = at;
-	return 0;
-}
-
 /* Parses a stack's frames (first use only). */
 static int parse_frames(struct filter *f, struct fstack *s)
 {
@@ -448,22 +358,22 @@ static void write_stack(struct filter *f, uint64_t id)
 
 /* -------------------------------------------------------- record kinds */
 
-static int kind_of(const struct msc_rec *rec)
+static int kind_of(enum msc_rtype t)
 {
-	const char *t = rec->type;
-
-	if (strcmp(t, "site") == 0)
+	switch (t) {
+	case MSC_R_SITE:
 		return C_SITE;
-	if (strcmp(t, "leak") == 0)
+	case MSC_R_LEAK:
 		return C_LEAK;
-	if (strcmp(t, "alloc") == 0)
+	case MSC_R_ALLOC:
 		return C_ALLOC;
-	if (strcmp(t, "free") == 0)
+	case MSC_R_FREE:
 		return C_FREE;
-	if (strcmp(t, "mmap") == 0 || strcmp(t, "munmap") == 0 || strcmp(t, "mremap") == 0 ||
-	    strcmp(t, "brk") == 0)
+	case MSC_R_MMAP: case MSC_R_MUNMAP: case MSC_R_MREMAP: case MSC_R_BRK:
 		return C_MMAP;
-	return C_OTHER;
+	default:
+		return C_OTHER;
+	}
 }
 
 static uint64_t bytes_of(const struct msc_rec *rec, int kind)
@@ -881,12 +791,13 @@ static void write_end(struct filter *f, const struct msc_rec *rec, struct stream
 static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_filter_stats *st)
 {
 	const struct msc_filter_opts *o = f->o;
-	int kind = kind_of(rec), pid = msc_rec_pid(rec, f->cur_pid), ret;
+	enum msc_rtype type = msc_rec_rtype(rec);
+	int kind = kind_of(type), pid = msc_rec_pid(rec, f->cur_pid), ret;
 	uint64_t stack = 0, size = 0, size_max = 0, ts = 0;
 	struct fstack *s = NULL;
 	bool has_size;
 
-	if (msc_rec_type_is(rec, "header")) {
+	if (type == MSC_R_HEADER) {
 		int64_t hp = 0;
 		struct stream *str;
 
@@ -906,9 +817,9 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		msc_w_line(f->w, rec->line, rec->len);
 		return 0;
 	}
-	if (msc_rec_type_is(rec, "stack"))
+	if (type == MSC_R_STACK)
 		return store_stack(f, rec);
-	if (msc_rec_type_is(rec, "end")) {
+	if (type == MSC_R_END) {
 		struct stream *str;
 
 		if (o->pid && pid != o->pid)
@@ -950,7 +861,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	 * own; the rules of size and frames judged the mapping it ends (an
 	 * unmap of a range nothing kept tracks is ignored downstream).
 	 */
-	if (kind == C_OTHER || (kind == C_MMAP && strcmp(rec->type, "munmap") == 0)) {
+	if (kind == C_OTHER || type == MSC_R_MUNMAP) {
 		if (o->transient && f->nheld > f->held_head) {
 			if (msc_rec_u64(rec, "ts", &ts) == 0 && ts > f->now)
 				f->now = ts;
@@ -1057,7 +968,7 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 
 	while ((ret = msc_reader_next(r, &rec, err)) > 0) {
 		st->in++;
-		if (first && !msc_rec_type_is(&rec, "header")) {
+		if (first && msc_rec_rtype(&rec) != MSC_R_HEADER) {
 			ret = msc_rec_err(err, &rec, -EINVAL, "not a memscope stream: no header record");
 			break;
 		}

@@ -99,26 +99,6 @@ struct msc_filter_stats {
 int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct msc_writer *w,
 		   struct msc_filter_stats *st, struct msc_err *err);
 
-/* Frame attribution, shared with ms-report. */
-bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextra);
-
-/* A frame of a stack record, its strings in an arena. */
-struct msc_rframe {
-	const char *fn, *file, *obj, *offset;
-	const char *fn_offset;		/* hex, frames without a line */
-	unsigned line;
-	bool inlined;
-};
-/*
- * Reads a stack record's "frames" (objects; anything else is bad input)
- * into an array in the arena; *attr gets the frame an allocation is
- * attributed to: the first past the allocator and pass-through wrappers
- * (msc_is_passthrough, with extra allocation functions).  Returns 0,
- * -EINVAL with err set, or -ENOMEM.
- */
-int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char *const *extra,
-		     unsigned nextra, struct msc_rframe **frames, unsigned *n, unsigned *attr,
-		     struct msc_err *err);
 /* Does pattern (a glob) match this frame? */
 bool msc_frame_matches(const char *pattern, const char *fn, const char *file, const char *obj);
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "msc_format.h"
 #include "msc_report.h"
 
 /* Stack id order, for ties: the same report from the same data. */
@@ -40,8 +41,6 @@ struct render_totals {
 	uint64_t temporary, short_lived;
 };
 
-/* The last path component. */
-const char *render_base(const char *path);
 /* Sites grouped by stack (all sizes of one call path together); NULL on
  * allocation failure.  The caller frees the array. */
 struct render_group *render_site_groups(const struct msc_report *r, size_t *n);

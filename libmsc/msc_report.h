@@ -26,6 +26,7 @@
 #include "msc_arena.h"
 #include "msc_err.h"
 #include "msc_filter.h"
+#include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_ndjson.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "msc_arena.h"
+#include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_poll.h"
 #include "msc_proc.h"
@@ -153,7 +154,7 @@ int msc_poller_sample(struct msc_poller *p, struct msc_err *err)
 	for (i = 0; i < ng; i++)
 		msc_memcounts_add(&total, &g[i].mem);
 
-	msc_w_begin(p->w, "sample");
+	msc_w_record(p->w, MSC_R_SAMPLE);
 	msc_w_i64(p->w, "pid", p->pid);
 	msc_w_u64(p->w, "ts", ts);
 	msc_w_u64(p->w, "rss", total.rss);
@@ -214,7 +215,7 @@ void msc_poller_finish(struct msc_poller *p, const char *reason)
 		}
 	}
 	p->ended = !strcmp(reason, "exit");
-	msc_w_begin(w, "end");
+	msc_w_record(w, MSC_R_END);
 	msc_w_i64(w, "pid", p->pid);
 	msc_w_str(w, "reason", reason);
 	msc_w_u64(w, "ts", p->sum.duration);

@@ -362,7 +362,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 		}
 		free(leaks);
 	}
-	msc_w_begin(w, "end");
+	msc_w_record(w, MSC_R_END);
 	msc_w_i64(w, "pid", pr->pid);
 	msc_w_str(w, "reason", end->reason);
 	if (end->status >= 0)

@@ -11,13 +11,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-const char *render_base(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path;
-}
-
 /* Sites grouped by stack (all sizes of one call path together). */
 struct render_group *render_site_groups(const struct msc_report *r, size_t *n)
 {

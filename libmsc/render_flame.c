@@ -82,7 +82,7 @@ static void fold_name(char *buf, size_t n, const struct msc_rframe *f)
 	if (f->fn)
 		snprintf(buf, n, "%s", f->fn);
 	else
-		snprintf(buf, n, "[%s]", f->obj ? render_base(f->obj) : "unknown");
+		snprintf(buf, n, "[%s]", f->obj ? msc_base_name(f->obj) : "unknown");
 	for (p = buf; *p; p++)
 		if (*p == ';' || *p == '\n')
 			*p = ',';

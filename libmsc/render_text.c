@@ -12,22 +12,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* "fn file.c:12" for one frame, into buf. */
-static const char *where(char *buf, size_t n, const struct msc_rframe *f)
-{
-	if (!f) {
-		snprintf(buf, n, "?");
-	} else if (f->fn && f->file && f->line) {
-		snprintf(buf, n, "%s %s:%u", f->fn, render_base(f->file), f->line);
-	} else if (f->fn && f->fn_offset) {
-		snprintf(buf, n, "%s+%s (%s)", f->fn, f->fn_offset, f->obj ? render_base(f->obj) : "?");
-	} else if (f->fn) {
-		snprintf(buf, n, "%s (%s)", f->fn, f->obj ? render_base(f->obj) : "?");
-	} else {
-		snprintf(buf, n, "%s+%s", f->obj ? render_base(f->obj) : "?", f->offset ? f->offset : "?");
-	}
-	return buf;
-}
 
 /* A frame's place in at most width columns: the function name gives way
  * before the file and line do. */
@@ -36,16 +20,16 @@ static const char *fit(char *buf, size_t n, const struct msc_rframe *f, size_t w
 	char loc[256];
 	size_t len;
 
-	where(buf, n, f);
+	msc_frame_label(buf, n, f);
 	len = strlen(buf);
 	if (len <= width || !f || !f->fn)
 		return len <= width ? buf : (buf[width] = '\0', buf);
 	if (f->file && f->line)
-		snprintf(loc, sizeof(loc), " %s:%u", render_base(f->file), f->line);
+		snprintf(loc, sizeof(loc), " %s:%u", msc_base_name(f->file), f->line);
 	else if (f->fn_offset)
-		snprintf(loc, sizeof(loc), "+%s (%s)", f->fn_offset, f->obj ? render_base(f->obj) : "?");
+		snprintf(loc, sizeof(loc), "+%s (%s)", f->fn_offset, f->obj ? msc_base_name(f->obj) : "?");
 	else
-		snprintf(loc, sizeof(loc), " (%s)", f->obj ? render_base(f->obj) : "?");
+		snprintf(loc, sizeof(loc), " (%s)", f->obj ? msc_base_name(f->obj) : "?");
 	if (strlen(loc) + 4 > width) {
 		buf[width] = '\0';
 		return buf;
@@ -190,9 +174,9 @@ static void print_stack(struct ctx *c, uint32_t id, const char *indent)
 		if (runtime_frame(f))
 			continue;
 		if (c->md) {
-			fprintf(c->out, "%s%s%s", indent, where(buf, sizeof(buf), f), f->inlined ? " (inlined)" : "");
+			fprintf(c->out, "%s%s%s", indent, msc_frame_label(buf, sizeof(buf), f), f->inlined ? " (inlined)" : "");
 			if (f->obj && f->file)
-				fprintf(c->out, " [%s]", render_base(f->obj));
+				fprintf(c->out, " [%s]", msc_base_name(f->obj));
 			fputc('\n', c->out);
 		} else {
 			size_t room = 80 - strlen(indent) - (f->inlined ? 10 : 0);
@@ -391,7 +375,7 @@ static void leaks(struct ctx *c)
 			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n   ```\n",
 				shown > 1 ? "\n" : "", shown, exact(a, sizeof(a), x->bytes), cnt(b, sizeof(b), x->count),
 				blocks_word(x->count), s, x->fn ? x->fn : "?",
-				where(w, sizeof(w), attributed(c->r, x->stack)), x->kind, lost);
+				msc_frame_label(w, sizeof(w), attributed(c->r, x->stack)), x->kind, lost);
 			print_stack(c, x->stack, "   ");
 			fprintf(c->out, "   ```\n");
 		} else {
@@ -440,7 +424,7 @@ static void site_table(struct ctx *c, const char *title, struct render_group *g,
 		if (c->md)
 			fprintf(c->out, "| %s | %s | %s | %s | %s | `%s` |\n", sz(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->allocs), sz(d, sizeof(d), x->live_bytes),
-				sz(e, sizeof(e), x->at_peak), s, where(w, sizeof(w), attributed(c->r, x->stack)));
+				sz(e, sizeof(e), x->at_peak), s, msc_frame_label(w, sizeof(w), attributed(c->r, x->stack)));
 		else if (col == 2)
 			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->at_peak),
 				sz(d, sizeof(d), x->live_bytes), s, fit(w, sizeof(w), attributed(c->r, x->stack), 42));
@@ -491,7 +475,7 @@ static void temporary(struct ctx *c)
 
 		if (!x->temporary && !x->short_lived)
 			break;
-		where(w, sizeof(w), attributed(c->r, x->stack));
+		msc_frame_label(w, sizeof(w), attributed(c->r, x->stack));
 		if (c->md)
 			fprintf(c->out, "| %s | %s | %s | `%s` |\n", cnt(a, sizeof(a), x->temporary),
 				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w);
@@ -747,7 +731,7 @@ static void deltas(struct ctx *c)
 			const char *st = y->status && strcmp(y->status, "changed") ? y->status : NULL;
 
 			if (stacked)
-				where(what, sizeof(what), attributed(r, y->stack));
+				msc_frame_label(what, sizeof(what), attributed(r, y->stack));
 			else if (!strcmp(key, "mapping"))
 				snprintf(what, sizeof(what), "%d %s %s", y->pid, y->comm ? y->comm : "",
 					 y->name ? y->name : "");

@@ -5,33 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msc_filter.h"
+#include "msc_format.h"
 #include "msc_proto.h"
 #include "msc_report.h"
 #include "msc_stream.h"
 #include "msc_util.h"
-
-#define GROW(arr, n, cap)                                                        \
-	({                                                                       \
-		int ok_ = 1;                                                     \
-		if ((n) == (cap)) {                                              \
-			size_t ncap_ = (cap) ? (cap) * 2 : 64;                   \
-			void *np_ = realloc((arr), ncap_ * sizeof(*(arr)));      \
-			if (np_) {                                               \
-				(arr) = np_;                                     \
-				(cap) = ncap_;                                   \
-			} else {                                                 \
-				ok_ = 0;                                         \
-			}                                                        \
-		}                                                                \
-		ok_;                                                             \
-	})
 
 static const char *str(struct msc_report *r, const struct msc_rec *rec, const char *key)
 {
 	const char *s = msc_rec_str(rec, key, NULL);
 
 	return s ? msc_arena_strdup(&r->arena, s) : NULL;
+}
+
+/* How many members or elements an object or array has. */
+static size_t members(const struct msc_jval *v)
+{
+	struct msc_jiter it;
+	struct msc_jval x;
+	size_t n = 0;
+
+	msc_jiter_init(&it, v);
+	while (msc_jiter_next(&it, NULL, &x) > 0)
+		n++;
+	return n;
+}
+
+/* The strings of an array (other elements are skipped), in the arena. */
+static int strings(struct msc_report *r, const struct msc_jval *arr, const char ***out, unsigned *n)
+{
+	size_t cap = members(arr);
+	struct msc_jiter it;
+	struct msc_jval x;
+
+	*out = msc_arena_alloc(&r->arena, (cap + !cap) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*n = 0;
+	msc_jiter_init(&it, arr);
+	while (*n < cap && msc_jiter_next(&it, NULL, &x) > 0) {
+		(*out)[*n] = msc_jval_str(&x, &r->arena, NULL);
+		if ((*out)[*n])
+			(*n)++;
+	}
+	return 0;
 }
 
 static uint64_t u64(const struct msc_rec *rec, const char *key)
@@ -98,7 +115,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	uint64_t stack;
 	int ret;
 
-	if (!GROW(r->sites, r->nsites, r->sites_cap))
+	if (MSC_GROW(r->sites, r->nsites + 1, r->sites_cap, 64))
 		return -ENOMEM;
 	s = &r->sites[r->nsites];
 	memset(s, 0, sizeof(*s));
@@ -142,7 +159,7 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 	uint64_t stack;
 	int ret;
 
-	if (!GROW(r->leaks, r->nleaks, r->leaks_cap))
+	if (MSC_GROW(r->leaks, r->nleaks + 1, r->leaks_cap, 64))
 		return -ENOMEM;
 	l = &r->leaks[r->nleaks];
 	memset(l, 0, sizeof(*l));
@@ -176,27 +193,6 @@ static unsigned fn_from_name(const char *name)
 	return MSC_FN_NONE;
 }
 
-/* Record types, told apart once per record (events are most of a stream). */
-enum rtype {
-	R_OTHER, R_HEADER, R_STACK, R_SITE, R_LEAK, R_END,
-	R_ALLOC, R_FREE, R_UNFREE, R_MMAP, R_MUNMAP, R_MREMAP, R_BRK,
-};
-
-static enum rtype classify(const char *t)
-{
-	static const struct { const char *name; enum rtype type; } types[] = {
-		{ "alloc", R_ALLOC }, { "free", R_FREE }, { "stack", R_STACK }, { "site", R_SITE },
-		{ "leak", R_LEAK }, { "header", R_HEADER }, { "end", R_END }, { "unfree", R_UNFREE },
-		{ "mmap", R_MMAP }, { "munmap", R_MUNMAP }, { "mremap", R_MREMAP }, { "brk", R_BRK },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(types); i++)
-		if (t[0] == types[i].name[0] && strcmp(t, types[i].name) == 0)
-			return types[i].type;
-	return R_OTHER;
-}
-
 /* The allocation function of an event; the last one is remembered, as
  * runs of the same function are the rule. */
 static unsigned fn_id(struct msc_report *r, const char *name)
@@ -211,7 +207,7 @@ static unsigned fn_id(struct msc_report *r, const char *name)
 }
 
 /* --events records, aggregated again with ms-record's own code. */
-static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtype t,
+static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t,
 		      struct msc_err *err)
 {
 	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0;
@@ -233,9 +229,9 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 	    (ret = need_u64(rec, "stack", &stack, err)) || (ret = need_u64(rec, "size", &size, err)) ||
 	    (ret = check_stack(r, rec, stack, err)))
 		return ret;
-	if (t == R_MREMAP || t == R_BRK)
+	if (t == MSC_R_MREMAP || t == MSC_R_BRK)
 		ret = msc_rec_hex(rec, "old", &ptr);
-	else if (t == R_MMAP || t == R_MUNMAP)
+	else if (t == MSC_R_MMAP || t == MSC_R_MUNMAP)
 		ret = msc_rec_hex(rec, "addr", &ptr);
 	else
 		ret = msc_rec_hex(rec, "ptr", &ptr);
@@ -247,24 +243,24 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 	ev.v[0] = ptr;
 	ev.v[1] = size;
 	switch (t) {
-	case R_ALLOC:
+	case MSC_R_ALLOC:
 		ev.type = MSC_CEV_ALLOC;
 		ev.fn = fn_id(r, fn);
 		break;
-	case R_FREE:
+	case MSC_R_FREE:
 		ev.type = MSC_CEV_FREE;
 		ev.fn = fn_id(r, fn);
 		break;
-	case R_UNFREE:
+	case MSC_R_UNFREE:
 		ev.type = MSC_CEV_UNFREE;
 		break;
-	case R_MMAP:
+	case MSC_R_MMAP:
 		ev.type = MSC_CEV_MMAP;
 		break;
-	case R_MUNMAP:
+	case MSC_R_MUNMAP:
 		ev.type = MSC_CEV_MUNMAP;
 		break;
-	case R_MREMAP:
+	case MSC_R_MREMAP:
 		if (msc_rec_u64(rec, "old_size", &a2) || msc_rec_hex(rec, "addr", &a3))
 			return msc_rec_err(err, rec, -EINVAL, "mremap record needs old_size and addr");
 		ev.type = MSC_CEV_MREMAP;
@@ -272,7 +268,7 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum rtyp
 		ev.v[2] = a3;
 		ev.v[3] = size;
 		break;
-	case R_BRK:
+	case MSC_R_BRK:
 		if (msc_rec_hex(rec, "new", &a2))
 			return msc_rec_err(err, rec, -EINVAL, "brk record needs \"new\"");
 		ev.type = MSC_CEV_BRK;
@@ -322,42 +318,23 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 		struct msc_jiter it;
 		struct msc_field k;
 		struct msc_jval c;
+		size_t n = members(&f->val);
 
+		r->filtered = msc_arena_zalloc(&r->arena, (n + !n) * sizeof(*r->filtered));
+		if (!r->filtered)
+			return -ENOMEM;
+		r->nfiltered = 0;
 		msc_jiter_init(&it, &f->val);
-		while (msc_jiter_next(&it, &k, &c) > 0) {
-			struct msc_filtered *fl;
-			struct msc_filtered *nf = msc_arena_alloc(&r->arena, (r->nfiltered + 1) * sizeof(*nf));
+		while (r->nfiltered < n && msc_jiter_next(&it, &k, &c) > 0) {
+			struct msc_filtered *fl = &r->filtered[r->nfiltered++];
 
-			if (!nf)
-				return -ENOMEM;
-			if (r->nfiltered)
-				memcpy(nf, r->filtered, r->nfiltered * sizeof(*nf));
-			r->filtered = nf;
-			fl = &r->filtered[r->nfiltered++];
-			memset(fl, 0, sizeof(*fl));
 			fl->type = msc_arena_strndup(&r->arena, k.key, k.key_len);
 			msc_filtered_add(&c, fl);
 		}
 	}
 	f = msc_rec_field(rec, "filters");
-	if (f && f->val.kind == MSC_J_ARR) {
-		struct msc_jiter it;
-		struct msc_jval x;
-
-		msc_jiter_init(&it, &f->val);
-		while (msc_jiter_next(&it, NULL, &x) > 0) {
-			const char **nl = msc_arena_alloc(&r->arena, (r->nfilters + 1) * sizeof(*nl));
-
-			if (!nl)
-				return -ENOMEM;
-			if (r->nfilters)
-				memcpy(nl, r->filters, r->nfilters * sizeof(*nl));
-			r->filters = nl;
-			r->filters[r->nfilters] = msc_jval_str(&x, &r->arena, NULL);
-			if (r->filters[r->nfilters])
-				r->nfilters++;
-		}
-	}
+	if (f && f->val.kind == MSC_J_ARR && strings(r, &f->val, &r->filters, &r->nfilters))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -413,24 +390,8 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	r->after = str(r, rec, "after");
 	opts = msc_rec_field(rec, "options");
 	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "metrics", &ms) > 0 &&
-	    ms.kind == MSC_J_ARR) {
-		struct msc_jiter it;
-		struct msc_jval v;
-
-		msc_jiter_init(&it, &ms);
-		while (msc_jiter_next(&it, NULL, &v) > 0) {
-			const char **nl = msc_arena_alloc(&r->arena, (r->ndiff_metrics + 1) * sizeof(*nl));
-
-			if (!nl)
-				return -ENOMEM;
-			if (r->ndiff_metrics)
-				memcpy(nl, r->diff_metrics, r->ndiff_metrics * sizeof(*nl));
-			r->diff_metrics = nl;
-			nl[r->ndiff_metrics] = msc_jval_str(&v, &r->arena, NULL);
-			if (nl[r->ndiff_metrics])
-				r->ndiff_metrics++;
-		}
-	}
+	    ms.kind == MSC_J_ARR && strings(r, &ms, &r->diff_metrics, &r->ndiff_metrics))
+		return -ENOMEM;
 	r->start = str(r, rec, "start");
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
@@ -455,85 +416,95 @@ argv:
 	return 0;
 }
 
-static int load_other(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+static int load_sample(struct msc_report *r, const struct msc_rec *rec)
 {
-	if (msc_rec_type_is(rec, "sample")) {
-		struct msc_rsample *s;
+	struct msc_rsample *s;
 
-		if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
-			return 0;
-		if (!GROW(r->samples, r->nsamples, r->samples_cap))
-			return -ENOMEM;
-		s = &r->samples[r->nsamples++];
-		s->pid = msc_rec_pid(rec, r->pid);
-		s->ts = u64(rec, "ts");
-		s->rss = u64(rec, "rss");
-		s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
-		s->pss = u64(rec, "pss");
-		s->swap = u64(rec, "swap");
-	} else if (msc_rec_type_is(rec, "delta")) {
-		struct msc_rdelta *d;
-		int64_t v;
-		uint64_t stack = 0;
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	if (MSC_GROW(r->samples, r->nsamples + 1, r->samples_cap, 64))
+		return -ENOMEM;
+	s = &r->samples[r->nsamples++];
+	s->pid = msc_rec_pid(rec, r->pid);
+	s->ts = u64(rec, "ts");
+	s->rss = u64(rec, "rss");
+	s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
+	s->pss = u64(rec, "pss");
+	s->swap = u64(rec, "swap");
+	return 0;
+}
 
-		if (!GROW(r->deltas, r->ndeltas, r->deltas_cap))
-			return -ENOMEM;
-		d = &r->deltas[r->ndeltas];
-		memset(d, 0, sizeof(*d));
-		d->key = str(r, rec, "key");
-		d->comm = str(r, rec, "comm");
-		d->name = str(r, rec, "name");
-		d->group = str(r, rec, "kind");
-		d->metric = str(r, rec, "metric");
-		d->status = str(r, rec, "status");
-		d->pid = msc_rec_pid(rec, r->pid);
-		if (msc_rec_i64(rec, "before", &d->before) || msc_rec_i64(rec, "after", &d->after) ||
-		    msc_rec_i64(rec, "change", &v))
-			return msc_rec_err(err, rec, -EINVAL, "delta needs integer before, after, change");
-		d->change = v;
-		msc_rec_u64(rec, "stack", &stack);
-		if (check_stack(r, rec, stack, err))
-			return -EINVAL;
-		d->stack = (uint32_t)stack;
-		d->size = u64(rec, "size");
-		r->ndeltas++;
-	} else if (msc_rec_type_is(rec, "process")) {
-		struct msc_rproc *p;
-		const struct msc_field *cmd = msc_rec_field(rec, "cmdline");
+static int load_delta(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rdelta *d;
+	int64_t v;
+	uint64_t stack = 0;
 
-		if (!GROW(r->procs, r->nprocs, r->procs_cap))
-			return -ENOMEM;
-		p = &r->procs[r->nprocs++];
-		memset(p, 0, sizeof(*p));
-		p->pid = msc_rec_pid(rec, r->pid);
-		p->comm = str(r, rec, "comm");
-		p->rss = u64(rec, "rss");
-		p->has_pss = msc_rec_u64(rec, "pss", &p->pss) == 0;
-		p->swap = u64(rec, "swap");
-		p->private_bytes = u64(rec, "private_clean") + u64(rec, "private_dirty");
-		if (cmd && cmd->val.kind == MSC_J_ARR) {
-			struct msc_jiter it;
-			struct msc_jval v;
+	if (MSC_GROW(r->deltas, r->ndeltas + 1, r->deltas_cap, 64))
+		return -ENOMEM;
+	d = &r->deltas[r->ndeltas];
+	memset(d, 0, sizeof(*d));
+	d->key = str(r, rec, "key");
+	d->comm = str(r, rec, "comm");
+	d->name = str(r, rec, "name");
+	d->group = str(r, rec, "kind");
+	d->metric = str(r, rec, "metric");
+	d->status = str(r, rec, "status");
+	d->pid = msc_rec_pid(rec, r->pid);
+	if (msc_rec_i64(rec, "before", &d->before) || msc_rec_i64(rec, "after", &d->after) ||
+	    msc_rec_i64(rec, "change", &v))
+		return msc_rec_err(err, rec, -EINVAL, "delta needs integer before, after, change");
+	d->change = v;
+	msc_rec_u64(rec, "stack", &stack);
+	if (check_stack(r, rec, stack, err))
+		return -EINVAL;
+	d->stack = (uint32_t)stack;
+	d->size = u64(rec, "size");
+	r->ndeltas++;
+	return 0;
+}
 
-			msc_jiter_init(&it, &cmd->val);
-			if (msc_jiter_next(&it, NULL, &v) > 0)
-				p->cmdline = msc_jval_str(&v, &r->arena, NULL);
-		}
-	} else if (msc_rec_type_is(rec, "mapping")) {
-		struct msc_rmapping *m;
+static int load_process(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rproc *p;
+	const struct msc_field *cmd = msc_rec_field(rec, "cmdline");
 
-		if (!GROW(r->maps, r->nmaps, r->maps_cap))
-			return -ENOMEM;
-		m = &r->maps[r->nmaps++];
-		m->pid = msc_rec_pid(rec, r->pid);
-		m->name = str(r, rec, "name");
-		m->kind = str(r, rec, "kind");
-		m->ts = u64(rec, "ts");
-		m->size = u64(rec, "size");
-		m->rss = u64(rec, "rss");
-		m->pss = u64(rec, "pss");
-		m->swap = u64(rec, "swap");
+	if (MSC_GROW(r->procs, r->nprocs + 1, r->procs_cap, 64))
+		return -ENOMEM;
+	p = &r->procs[r->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = msc_rec_pid(rec, r->pid);
+	p->comm = str(r, rec, "comm");
+	p->rss = u64(rec, "rss");
+	p->has_pss = msc_rec_u64(rec, "pss", &p->pss) == 0;
+	p->swap = u64(rec, "swap");
+	p->private_bytes = u64(rec, "private_clean") + u64(rec, "private_dirty");
+	if (cmd && cmd->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+
+		msc_jiter_init(&it, &cmd->val);
+		if (msc_jiter_next(&it, NULL, &v) > 0)
+			p->cmdline = msc_jval_str(&v, &r->arena, NULL);
 	}
+	return 0;
+}
+
+static int load_mapping(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rmapping *m;
+
+	if (MSC_GROW(r->maps, r->nmaps + 1, r->maps_cap, 64))
+		return -ENOMEM;
+	m = &r->maps[r->nmaps++];
+	m->pid = msc_rec_pid(rec, r->pid);
+	m->name = str(r, rec, "name");
+	m->kind = str(r, rec, "kind");
+	m->ts = u64(rec, "ts");
+	m->size = u64(rec, "size");
+	m->rss = u64(rec, "rss");
+	m->pss = u64(rec, "pss");
+	m->swap = u64(rec, "swap");
 	return 0;
 }
 
@@ -556,7 +527,7 @@ static int sites_from_events(struct msc_report *r)
 
 		if (s->removed)
 			continue;
-		if (!GROW(r->sites, r->nsites, r->sites_cap))
+		if (MSC_GROW(r->sites, r->nsites + 1, r->sites_cap, 64))
 			return -ENOMEM;
 		o = &r->sites[r->nsites++];
 		memset(o, 0, sizeof(*o));
@@ -588,7 +559,7 @@ static int sites_from_events(struct msc_report *r)
 		const struct msc_site *s = &a->sites[leaks[i].site];
 		struct msc_rleak *l;
 
-		if (!GROW(r->leaks, r->nleaks, r->leaks_cap)) {
+		if (MSC_GROW(r->leaks, r->nleaks + 1, r->leaks_cap, 64)) {
 			free(leaks);
 			return -ENOMEM;
 		}
@@ -614,7 +585,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	const char *const *alloc_fns = r->alloc_fns;
 	unsigned nalloc_fns = r->nalloc_fns;
 	struct msc_rec rec;
-	enum rtype t;
+	enum msc_rtype t;
 	bool first = true;
 	int ret;
 
@@ -634,28 +605,41 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 				break;
 			first = false;
 		}
-		t = classify(rec.type);
+		t = msc_rec_rtype(&rec);
 		switch (t) {
-		case R_HEADER:
+		case MSC_R_HEADER:
 			ret = load_header(r, &rec);
 			break;
-		case R_STACK:
+		case MSC_R_STACK:
 			ret = load_stack(r, &rec, err);
 			break;
-		case R_SITE:
+		case MSC_R_SITE:
 			ret = load_site(r, &rec, err);
 			break;
-		case R_LEAK:
+		case MSC_R_LEAK:
 			ret = load_leak(r, &rec, err);
 			break;
-		case R_END:
+		case MSC_R_END:
 			ret = load_end(r, &rec);
 			break;
-		case R_OTHER:
-			ret = load_other(r, &rec, err);
+		case MSC_R_SAMPLE:
+			ret = load_sample(r, &rec);
 			break;
-		default:
+		case MSC_R_DELTA:
+			ret = load_delta(r, &rec, err);
+			break;
+		case MSC_R_PROCESS:
+			ret = load_process(r, &rec);
+			break;
+		case MSC_R_MAPPING:
+			ret = load_mapping(r, &rec);
+			break;
+		case MSC_R_ALLOC: case MSC_R_FREE: case MSC_R_UNFREE: case MSC_R_MMAP:
+		case MSC_R_MUNMAP: case MSC_R_MREMAP: case MSC_R_BRK:
 			ret = load_event(r, &rec, t, err);
+			break;
+		default:	/* threads, live, meminfo; types of later versions */
+			ret = 0;
 			break;
 		}
 		if (ret == -ENOMEM)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_snap.h"
 
@@ -150,7 +151,7 @@ int msc_snap_groups(struct msc_snapper *s, int pid, const struct msc_map_group *
 void msc_snap_write_group(struct msc_writer *w, int pid, const struct msc_map_group *g,
 			  const uint64_t *ts)
 {
-	msc_w_begin(w, "mapping");
+	msc_w_record(w, MSC_R_MAPPING);
 	msc_w_i64(w, "pid", pid);
 	if (ts)
 		msc_w_u64(w, "ts", *ts);
@@ -170,7 +171,7 @@ static int write_mapping(const struct msc_mapping *m, void *arg)
 	struct msc_writer *w = wk->s->w;
 	const char *kind, *name = msc_mapping_group(m, &kind);
 
-	msc_w_begin(w, "mapping");
+	msc_w_record(w, MSC_R_MAPPING);
 	msc_w_i64(w, "pid", wk->pid);
 	msc_w_str(w, "name", m->path[0] ? m->path : name);
 	msc_w_str(w, "kind", kind);
@@ -251,7 +252,7 @@ int msc_snap_process(struct msc_snapper *s, int pid, struct msc_err *err)
 		add_missing(missing, sizeof(missing), "smaps_rollup", rret);
 	}
 
-	msc_w_begin(w, "process");
+	msc_w_record(w, MSC_R_PROCESS);
 	msc_w_i64(w, "pid", pid);
 	msc_w_i64(w, "ppid", st.ppid);
 	msc_w_str(w, "comm", st.comm);
@@ -322,7 +323,7 @@ int msc_snap_meminfo(struct msc_snapper *s, struct msc_err *err)
 
 	if (ret)
 		return ret;
-	msc_w_begin(w, "meminfo");
+	msc_w_record(w, MSC_R_MEMINFO);
 	msc_w_u64(w, "total", mi.total);
 	msc_w_u64(w, "free", mi.free);
 	if (mi.has_available)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_format.h"
 #include "msc_proto.h"
 #include "msc_stacks.h"
 #include "msc_sym.h"
@@ -367,7 +368,7 @@ void msc_stacks_write_copy(struct msc_stacks *st, struct msc_writer *w, uint32_t
 	if (id == 0 || id >= st->nstacks)
 		return;
 	s = &st->stacks[id];
-	msc_w_begin(w, "stack");
+	msc_w_record(w, MSC_R_STACK);
 	msc_w_u64(w, "id", id);
 	msc_w_arr(w, "frames");
 	for (i = 0; i < s->n; i++) {

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "msc_format.h"
 #include "msc_stream.h"
 #include "msc_util.h"
 
@@ -22,7 +23,7 @@ void msc_stream_header_begin(struct msc_writer *w, const char *tool, const char 
 	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(iso + strlen(iso), sizeof(iso) - strlen(iso), ".%06uZ",
 		 (unsigned)(epoch % 1000000000ull / 1000));
-	msc_w_begin(w, "header");
+	msc_w_record(w, MSC_R_HEADER);
 	msc_w_str(w, "format", MSC_FORMAT_NAME);
 	msc_w_i64(w, "version", MSC_FORMAT_VERSION);
 	msc_w_str(w, "tool", tool);
@@ -60,7 +61,7 @@ int msc_stream_parse_header(const struct msc_rec *rec, struct msc_header_info *h
 	int64_t v;
 
 	memset(hi, 0, sizeof(*hi));
-	if (!msc_rec_type_is(rec, "header"))
+	if (msc_rec_rtype(rec) != MSC_R_HEADER)
 		return msc_rec_err(err, rec, -EINVAL,
 				   "not a memscope stream: first record is \"%s\", not \"header\"",
 				   rec->type);

@@ -9,6 +9,7 @@
 
 #include "msc_cli.h"
 #include "msc_diff.h"
+#include "msc_format.h"
 #include "msc_ndjson.h"
 #include "msc_stream.h"
 
@@ -182,7 +183,7 @@ int main(int argc, char **argv)
 		msc_w_obj_end(&w);
 		msc_w_end(&w);
 		msc_diff_write(&d, &w);
-		msc_w_begin(&w, "end");
+		msc_w_record(&w, MSC_R_END);
 		msc_w_str(&w, "reason", "complete");
 		msc_w_u64(&w, "deltas", d.n);
 		msc_w_str(&w, "metric", d.primary);

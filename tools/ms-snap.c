@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include "msc_cli.h"
+#include "msc_format.h"
 #include "msc_live.h"
-#include "msc_proc.h"
 #include "msc_ndjson.h"
+#include "msc_proc.h"
 #include "msc_snap.h"
 #include "msc_stream.h"
 
@@ -81,7 +82,7 @@ static void live_sites(struct msc_writer *w, int pid, bool quiet)
 
 	if (n < 0 && n != -ENOENT && !quiet)
 		msc_warn("%s", err.msg);
-	msc_w_begin(w, "live");
+	msc_w_record(w, MSC_R_LIVE);
 	msc_w_i64(w, "pid", pid);
 	msc_w_bool(w, "recorded", n >= 0);
 	msc_w_end(w);
@@ -210,7 +211,7 @@ int main(int argc, char **argv)
 	if (msc_snap_meminfo(&snap, &err) && !quiet)
 		msc_warn("%s", err.msg);
 
-	msc_w_begin(&w, "end");
+	msc_w_record(&w, MSC_R_END);
 	msc_w_str(&w, "reason", "complete");
 	msc_w_u64(&w, "processes", written);
 	msc_w_u64(&w, "partial", partial);

@@ -97,29 +97,6 @@ static const char stream[] =
 
 /* -------------------------------------------------------- attribution */
 
-static void test_passthrough(void **state)
-{
-	const char *extra[] = { "my_alloc", "xx_*" };
-
-	(void)state;
-	assert_true(msc_is_passthrough("strdup", NULL, 0));
-	assert_true(msc_is_passthrough("__strdup", NULL, 0));
-	assert_true(msc_is_passthrough("__vasprintf_internal", NULL, 0));
-	assert_true(msc_is_passthrough("realpath_stk", NULL, 0));
-	assert_true(msc_is_passthrough("__getdelim", NULL, 0));
-	assert_true(msc_is_passthrough("std::allocator<int>::allocate(unsigned long)", NULL, 0));
-	assert_true(msc_is_passthrough("operator new(unsigned long)", NULL, 0));
-	assert_false(msc_is_passthrough("main", NULL, 0));
-	assert_false(msc_is_passthrough("setlocale", NULL, 0));
-	assert_false(msc_is_passthrough("strdupx", NULL, 0));
-	assert_false(msc_is_passthrough(NULL, NULL, 0));
-	assert_false(msc_is_passthrough("my_alloc", NULL, 0));
-	assert_true(msc_is_passthrough("my_alloc", extra, 2));
-	assert_true(msc_is_passthrough("__my_alloc", extra, 2));
-	assert_true(msc_is_passthrough("xx_new", extra, 2));
-	assert_false(msc_is_passthrough("yy_new", extra, 2));
-}
-
 static void test_frame_patterns(void **state)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -353,7 +330,6 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_passthrough),
 		cmocka_unit_test(test_frame_patterns),
 		cmocka_unit_test(test_supp_load),
 		cmocka_unit_test(test_supp_errors),
