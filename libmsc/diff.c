@@ -4,10 +4,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "msc_diff.h"
 #include "msc_format.h"
 #include "msc_hash.h"
+#include "msc_report.h"
 #include "msc_util.h"
 
 /* ----------------------------------------------------------------- load */
@@ -608,6 +611,7 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 	int ret = -ENOMEM;
 
 	memset(d, 0, sizeof(*d));
+	d->min_change = o->min_change;
 	d->a = a;
 	d->b = b;
 	d->metrics = metrics;
@@ -688,7 +692,7 @@ static const char *status_of(const struct msc_delta *dl)
 	return !dl->before ? "new" : !dl->after ? "gone" : "changed";
 }
 
-void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
+static void write_deltas(const struct msc_diff *d, struct msc_writer *w)
 {
 	/* A delta's key is the type of the records it compares. */
 	static const enum msc_rtype kinds[] = {
@@ -745,142 +749,70 @@ void msc_diff_write(const struct msc_diff *d, struct msc_writer *w)
 		msc_strmap_release(&written);
 }
 
-/* --------------------------------------------------------------- tables */
+/* --------------------------------------------------------------- output */
 
-static double pct(int64_t change, int64_t before)
+void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w)
 {
-	return before ? 100.0 * (double)change / (double)before : 0.0;
+	unsigned m;
+
+	msc_stream_header_begin(w, "ms-diff", "diff");
+	msc_w_str(w, "before", d->a->source);
+	msc_w_str(w, "after", d->b->source);
+	msc_w_obj(w, "options");
+	msc_w_arr(w, "metrics");
+	for (m = 0; m < d->nmetrics; m++)
+		msc_w_str(w, NULL, d->metrics[m]);
+	msc_w_arr_end(w);
+	msc_w_u64(w, "min_change", d->min_change);
+	msc_w_obj_end(w);
+	msc_w_end(w);
+	write_deltas(d, w);
+	msc_w_record(w, MSC_R_END);
+	msc_w_str(w, "reason", "complete");
+	msc_w_u64(w, "deltas", d->n);
+	msc_w_str(w, "metric", d->primary);
+	msc_w_i64(w, "before", d->total_before);
+	msc_w_i64(w, "after", d->total_after);
+	msc_w_i64(w, "growth", d->total_after - d->total_before);
+	if (d->a->header.start_epoch && d->b->header.start_epoch)
+		msc_w_i64(w, "elapsed",
+			  (int64_t)(d->b->header.start_epoch - d->a->header.start_epoch));
+	msc_w_u64(w, "processes_matched", d->processes_matched);
+	msc_w_u64(w, "processes_new", d->processes_new);
+	msc_w_u64(w, "processes_gone", d->processes_gone);
+	msc_w_end(w);
 }
 
-static char *signed_size(char *buf, size_t n, int64_t v)
+int msc_diff_print(const struct msc_diff *d, FILE *out, bool md, unsigned top)
 {
-	char tmp[24];
+	struct msc_report_opts o = { md ? MSC_REPORT_MD : MSC_REPORT_TEXT, MSC_COST_LEAKED, top,
+				     MSC_SECTION_ALL, NULL };
+	struct msc_report r;
+	struct msc_reader rd;
+	struct msc_writer w;
+	struct msc_err err;
+	int fd = memfd_create("ms-diff", MFD_CLOEXEC), ret;
 
-	msc_fmt_size(tmp, sizeof(tmp), v);
-	snprintf(buf, n, "%s%s", v > 0 ? "+" : "", tmp);
-	return buf;
-}
-
-/* Keeps the end of a long name (the file name matters most). */
-static const char *tail(char *buf, size_t width, const char *s)
-{
-	size_t l = strlen(s);
-
-	if (l <= width)
-		return s;
-	snprintf(buf, width + 1, "...%s", s + l - (width - 3));
-	return buf;
-}
-
-static double seconds_between(const struct msc_diff *d)
-{
-	if (!d->a->header.start_epoch || !d->b->header.start_epoch)
-		return -1;
-	return ((double)d->b->header.start_epoch - (double)d->a->header.start_epoch) / 1e9;
-}
-
-int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt)
-{
-	bool md = fmt == MSC_DIFF_MD;
-	int64_t growth = d->total_after - d->total_before;
-	char b1[32], b2[32], b3[40], nb[64], tmp[32];
-	double secs = seconds_between(d);
-	int section = -1;
-	size_t i;
-
-	if (md) {
-		fprintf(out, "### memscope diff\n\n`%s` → `%s`", d->a->source, d->b->source);
-		if (secs >= 0)
-			fprintf(out, " (%.1f s later)", secs);
-		fprintf(out, "\n\n**Total %s: %s → %s (%s", d->primary,
-			msc_fmt_size(b1, sizeof(b1), d->total_before),
-			msc_fmt_size(b2, sizeof(b2), d->total_after),
-			signed_size(b3, sizeof(b3), growth));
-		if (d->total_before)
-			fprintf(out, ", %+.1f%%", pct(growth, d->total_before));
-		fprintf(out, ")**\n");
-	} else {
-		fprintf(out, "%s -> %s", d->a->source, d->b->source);
-		if (secs >= 0)
-			fprintf(out, " (%.1f s later)", secs);
-		fprintf(out, "\ntotal %s: %s -> %s (%s", d->primary,
-			msc_fmt_size(b1, sizeof(b1), d->total_before),
-			msc_fmt_size(b2, sizeof(b2), d->total_after),
-			signed_size(b3, sizeof(b3), growth));
-		if (d->total_before)
-			fprintf(out, ", %+.1f%%", pct(growth, d->total_before));
-		fprintf(out, ")\n");
+	if (fd < 0)
+		return -errno;
+	if (msc_writer_init(&w, fd, 0)) {
+		close(fd);
+		return -ENOMEM;
 	}
-	if (d->processes_new || d->processes_gone)
-		fprintf(out, md ? "\n%u new and %u exited processes.\n" :
-				  "%u new and %u exited processes\n",
-			d->processes_new, d->processes_gone);
-	for (i = 0; i < d->n; i++) {
-		const struct msc_delta *dl = &d->deltas[i];
-		const struct msc_entity *e = dl->after ? dl->after : dl->before;
-		const char *st = !dl->before ? " (new)" : !dl->after ? " (gone)" : "";
-
-		bool counted = msc_metric_is_count(dl->metric);
-
-		if ((int)e->kind != section) {
-			static const char *const what[] = { "process", "mapping", "site", "leaked at" };
-
-			section = (int)e->kind;
-			if (md && e->kind == MSC_ENT_MAPPING)
-				fprintf(out, "\n| pid | mapping | kind | metric | before | after | change |\n"
-					     "|---:|---|---|---|---:|---:|---:|\n");
-			else if (md && e->kind == MSC_ENT_PROCESS && !d->a->recording)
-				fprintf(out, "\n| pid | process | metric | before | after | change |\n"
-					     "|---:|---|---|---:|---:|---:|\n");
-			else if (md)
-				fprintf(out, "\n| %s | metric | before | after | change |\n"
-					     "|---|---|---:|---:|---:|\n",
-					e->kind == MSC_ENT_PROCESS ? "program" : what[e->kind]);
-			else if ((e->kind == MSC_ENT_PROCESS && !d->a->recording) || e->kind == MSC_ENT_MAPPING)
-				fprintf(out, "\n%7s %-24s %-6s %11s %11s %12s\n", "PID",
-					e->kind == MSC_ENT_PROCESS ? "PROCESS" : "MAPPING", "METRIC",
-					"BEFORE", "AFTER", "CHANGE");
-			else
-				fprintf(out, "\n%-30s %-12s %10s %10s %11s\n",
-					e->kind == MSC_ENT_SITE ? "SITE" : e->kind == MSC_ENT_LEAK ?
-					"LEAKED AT" : "PROGRAM", "METRIC", "BEFORE", "AFTER", "CHANGE");
-		}
-		if (counted) {
-			msc_fmt_count(b1, sizeof(b1), dl->vbefore);
-			msc_fmt_count(b2, sizeof(b2), dl->vafter);
-			msc_fmt_count(tmp, sizeof(tmp), dl->change);
-			snprintf(b3, sizeof(b3), "%s%s", dl->change > 0 ? "+" : "", tmp);
-		} else {
-			msc_fmt_size(b1, sizeof(b1), dl->vbefore);
-			msc_fmt_size(b2, sizeof(b2), dl->vafter);
-			signed_size(b3, sizeof(b3), dl->change);
-		}
-		if (md) {
-			if (e->kind == MSC_ENT_MAPPING)
-				fprintf(out, "| %d | `%s`%s | %s | %s | %s | %s | %s |\n", e->pid,
-					e->name, st, e->group, dl->metric, b1, b2, b3);
-			else if (e->kind == MSC_ENT_PROCESS && !d->a->recording)
-				fprintf(out, "| %d | %s%s | %s | %s | %s | %s |\n", e->pid, e->comm, st,
-					dl->metric, b1, b2, b3);
-			else
-				fprintf(out, "| `%s`%s | %s | %s | %s | %s |\n", e->name, st, dl->metric,
-					b1, b2, b3);
-		} else {
-			char label[600];
-
-			snprintf(label, sizeof(label), "%s%s",
-				 e->kind == MSC_ENT_PROCESS ? e->comm : e->name, st);
-			if ((e->kind == MSC_ENT_PROCESS && !d->a->recording) || e->kind == MSC_ENT_MAPPING)
-				fprintf(out, "%7d %-24s %-6s %11s %11s %12s\n", e->pid,
-					tail(nb, 24, label), dl->metric, b1, b2, b3);
-			else
-				fprintf(out, "%-30s %-12s %10s %10s %11s\n", tail(nb, 30, label),
-					dl->metric, b1, b2, b3);
-		}
+	msc_diff_write_stream(d, &w);
+	ret = msc_writer_release(&w);
+	if (!ret && lseek(fd, 0, SEEK_SET) < 0)
+		ret = -errno;
+	if (ret) {
+		close(fd);
+		return ret;
 	}
-	if (!d->n)
-		fprintf(out, md ? "\nNo changes.\n" : "\nno changes\n");
-	if (fflush(out) || ferror(out))
-		return -(errno ? errno : EIO);
-	return 0;
+	msc_reader_init_fd(&rd, fd, "ms-diff");
+	ret = msc_report_load(&r, &rd, &err);
+	if (!ret)
+		ret = msc_report_render(&r, &o, out);
+	msc_report_release(&r);
+	msc_reader_release(&rd);
+	close(fd);
+	return ret;
 }

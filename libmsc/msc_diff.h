@@ -106,6 +106,7 @@ struct msc_diff {
 	const char *primary;		/* metric of the totals: metrics[0] */
 	int64_t total_before, total_after;
 	unsigned processes_new, processes_gone, processes_matched;
+	uint64_t min_change;		/* the options' */
 };
 
 int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
@@ -127,12 +128,20 @@ const char **msc_diff_all_metrics(const struct msc_snapshot *a, const struct msc
  * limit thousandths of a percent of where it was? */
 bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct);
 
-/* Writes one "delta" record per delta, each site's and leak's stack record
- * before its first delta (the caller writes header and end). */
-void msc_diff_write(const struct msc_diff *d, struct msc_writer *w);
+/*
+ * Writes the diff as an ms-diff stream (memscope-format(5)): a header with
+ * the two sources and the options, one "delta" record per delta (each
+ * site's and leak's stack record before its first delta) and an end record
+ * with the totals.  Output errors are left in w->error.
+ */
+void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w);
 
-enum msc_diff_format { MSC_DIFF_TEXT, MSC_DIFF_MD };
-/* Prints a table for people; returns 0 or -errno of the stream. */
-int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_diff_format fmt);
+/*
+ * Prints the diff for people, text or Markdown: the very report
+ * `ms-diff | ms-report` prints (the stream is written to memory and read
+ * back by msc_report), so the two cannot disagree.  top: rows per table.
+ * Returns 0, -ENOMEM, or -errno of out.
+ */
+int msc_diff_print(const struct msc_diff *d, FILE *out, bool md, unsigned top);
 
 #endif

@@ -98,6 +98,9 @@ struct msc_report {
 	const char **diff_metrics;	/* ms-diff: the metrics compared, in order */
 	unsigned ndiff_metrics;
 	int64_t diff_before, diff_after;
+	int64_t diff_elapsed;		/* ms-diff: ns from before to after */
+	bool diff_has_elapsed;
+	uint64_t diff_new, diff_gone;	/* ms-diff: processes new and gone */
 	/* end (of the first process's last image: after an exec, the
 	 * program it ran is what the report describes) */
 	bool complete;

@@ -38,6 +38,26 @@ static const char *fit(char *buf, size_t n, const struct msc_rframe *f, size_t w
 	return buf;
 }
 
+/* "PID COMM PATH" in at most width columns: the path gives way from its
+ * start, as the file name at its end says the most. */
+static const char *path_fit(char *buf, size_t n, int pid, const char *comm, const char *path,
+			    size_t width)
+{
+	size_t len, plen;
+
+	snprintf(buf, n, "%d %s ", pid, comm ? comm : "");
+	len = strlen(buf);
+	path = path ? path : "";
+	plen = strlen(path);
+	if (len + plen <= width || len + 4 > width)
+		snprintf(buf + len, n - len, "%s", path);
+	else
+		snprintf(buf + len, n - len, "...%s", path + plen - (width - len - 3));
+	if (strlen(buf) > width && width < n)
+		buf[width] = '\0';
+	return buf;
+}
+
 static const struct msc_rframe *attributed(const struct msc_report *r, uint32_t stack)
 {
 	const struct msc_rstack *s = msc_report_stack(r, stack);
@@ -729,14 +749,21 @@ static void deltas(struct ctx *c)
 		for (j = 0; j < n && j < c->o->top; j++) {
 			const struct msc_rdelta *y = g[j];
 			const char *st = y->status && strcmp(y->status, "changed") ? y->status : NULL;
+			char tag[24] = "";
+			/* Text rows end at column 80: what gives way, the end of
+			 * a mapping's path (the file name) and a frame's file and
+			 * line last. */
+			size_t room = c->md ? sizeof(what) - 1 : 38;
 
+			if (st)
+				snprintf(tag, sizeof(tag), " (%s)", st);
+			room = room > strlen(tag) + 12 ? room - strlen(tag) : 12;
 			if (stacked)
-				msc_frame_label(what, sizeof(what), attributed(r, y->stack));
+				fit(what, sizeof(what), attributed(r, y->stack), room);
 			else if (!strcmp(key, "mapping"))
-				snprintf(what, sizeof(what), "%d %s %s", y->pid, y->comm ? y->comm : "",
-					 y->name ? y->name : "");
+				path_fit(what, sizeof(what), y->pid, y->comm, y->name, room);
 			else
-				snprintf(what, sizeof(what), "%d %s", y->pid, y->comm ? y->comm : "");
+				snprintf(what, sizeof(what), "%d %.*s", y->pid, (int)room, y->comm ? y->comm : "");
 			figure(a, sizeof(a), y->metric, y->before, false);
 			figure(b, sizeof(b), y->metric, y->after, false);
 			figure(d, sizeof(d), y->metric, y->change, true);
@@ -746,11 +773,9 @@ static void deltas(struct ctx *c)
 				print_stack(c, y->stack, "   ");
 				fprintf(c->out, "   ```\n");
 			} else if (c->md) {
-				fprintf(c->out, "| %s | %s | %s | `%s`%s%s |\n", d, a, b, what, st ? " " : "",
-					st ? st : "");
+				fprintf(c->out, "| %s | %s | %s | `%s`%s |\n", d, a, b, what, tag);
 			} else {
-				fprintf(c->out, "  %11s %11s -> %-11s %.38s%s%s\n", d, a, b, what, st ? " " : "",
-					st ? st : "");
+				fprintf(c->out, "  %11s %11s -> %-11s %s%s\n", d, a, b, what, tag);
 				if (stacked)
 					print_stack(c, y->stack, "      ");
 			}
@@ -919,22 +944,40 @@ static int cmp_map(const void *a, const void *b)
 	return x->rss != y->rss ? (x->rss > y->rss ? -1 : 1) : 0;
 }
 
+/* What a diff compared, when, and its total. */
+static void growth_header(struct ctx *c)
+{
+	struct msc_report *r = c->r;
+	char a[40], b[40], d[40], later[40] = "", pct[32] = "";
+	int64_t change = r->diff_after - r->diff_before;
+
+	fprintf(c->out, c->md ? "## memscope growth report\n" : "memscope growth report\n");
+	if (r->complete && r->diff_has_elapsed)
+		snprintf(later, sizeof(later), " (%.1f s later)", (double)r->diff_elapsed / 1e9);
+	if (r->before && r->after)
+		fprintf(c->out, c->md ? "\n`%s` → `%s`%s\n" : "%s -> %s%s\n", r->before, r->after, later);
+	if (!r->complete || !r->diff_metric)
+		return;
+	if (r->diff_before)
+		snprintf(pct, sizeof(pct), ", %+.1f%%", 100.0 * (double)change / (double)r->diff_before);
+	fprintf(c->out, c->md ? "\n**Total %s: %s → %s (%s%s)**\n" : "total %s: %s -> %s (%s%s)\n",
+		r->diff_metric, figure(a, sizeof(a), r->diff_metric, r->diff_before, false),
+		figure(b, sizeof(b), r->diff_metric, r->diff_after, false),
+		figure(d, sizeof(d), r->diff_metric, change, true), pct);
+	if (r->diff_new || r->diff_gone)
+		fprintf(c->out, c->md ? "\n%" PRIu64 " new and %" PRIu64 " exited processes.\n" :
+					"%" PRIu64 " new and %" PRIu64 " exited processes\n",
+			r->diff_new, r->diff_gone);
+}
+
 static void text_or_md(struct ctx *c)
 {
 	struct msc_report *r = c->r;
 	unsigned s = c->o->sections;
-	char a[40], b[40], d[40];
 
 	/* A diff or a snapshot: its own report. */
 	if (r->ndeltas || (r->mode && !strcmp(r->mode, "diff"))) {
-		fprintf(c->out, c->md ? "## memscope growth report\n" : "memscope growth report\n");
-		if (r->before && r->after)
-			fprintf(c->out, c->md ? "\n`%s` → `%s`\n" : "%s -> %s\n", r->before, r->after);
-		if (r->complete && r->diff_metric)
-			fprintf(c->out, c->md ? "\n**Total %s: %s → %s (%s)**\n" : "total %s: %s -> %s (%s)\n",
-				r->diff_metric, figure(a, sizeof(a), r->diff_metric, r->diff_before, false),
-				figure(b, sizeof(b), r->diff_metric, r->diff_after, false),
-				figure(d, sizeof(d), r->diff_metric, r->diff_after - r->diff_before, true));
+		growth_header(c);
 		deltas(c);
 		return;
 	}

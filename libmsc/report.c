@@ -302,6 +302,9 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 		r->diff_metric = str(r, rec, "metric");
 		msc_rec_i64(rec, "before", &r->diff_before);
 		msc_rec_i64(rec, "after", &r->diff_after);
+		r->diff_has_elapsed = msc_rec_i64(rec, "elapsed", &r->diff_elapsed) == 0;
+		r->diff_new = u64(rec, "processes_new");
+		r->diff_gone = u64(rec, "processes_gone");
 	}
 	r->duration = u64(rec, "ts");
 	r->peak = u64(rec, "peak");

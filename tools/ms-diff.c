@@ -29,8 +29,11 @@ static const char help[] =
 	"      --fail-on-growth SIZE|PCT\n"
 	"                             exit 1 when the total growth is more than\n"
 	"                             SIZE bytes or PCT percent (\"10%\")\n"
-	"      --text                 print a table for a terminal\n"
-	"      --md                   print GitHub-flavoured Markdown\n"
+	"      --text                 print a report for a terminal (the one\n"
+	"                             'ms-diff | ms-report' prints)\n"
+	"      --md                   print it as GitHub-flavoured Markdown\n"
+	"  -n, --top N                rows per table with --text or --md\n"
+	"                             (default 10)\n"
 	"  -o, --output FILE          write to FILE instead of standard output\n"
 	"  -q, --quiet                no warnings\n"
 	"  -h, --help                 show this help and exit\n"
@@ -50,12 +53,13 @@ static const struct option longopts[] = {
 	{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
 	{ "text", no_argument, NULL, OPT_TEXT },
 	{ "md", no_argument, NULL, OPT_MD },
+	{ "top", required_argument, NULL, 'n' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-diff", help, "o:q", longopts };
+static const struct msc_cli cli = { "ms-diff", help, "n:o:q", longopts };
 
 int main(int argc, char **argv)
 {
@@ -67,7 +71,8 @@ int main(int argc, char **argv)
 	const char **metrics = NULL;
 	char *metric_copy = NULL;
 	bool text = false, md = false, fail = false, fail_pct = false, quiet = false;
-	uint64_t fail_at = 0;
+	uint64_t fail_at = 0, v;
+	unsigned top = 10;
 	int c, status = 0, fd = 1;
 
 	msc_cli_start("ms-diff");
@@ -95,6 +100,11 @@ int main(int argc, char **argv)
 		case OPT_MD:
 			md = true;
 			text = false;
+			break;
+		case 'n':
+			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000)
+				msc_usage_error("invalid count '%s'", optarg);
+			top = (unsigned)v;
 			break;
 		case 'o':
 			output = optarg;
@@ -156,7 +166,7 @@ int main(int argc, char **argv)
 
 		if (!out)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
-		ret = msc_diff_print(&d, out, md ? MSC_DIFF_MD : MSC_DIFF_TEXT);
+		ret = msc_diff_print(&d, out, md, top);
 		if (out != stdout && fclose(out) && !ret)
 			ret = -errno;
 		fd = 1;
@@ -167,33 +177,10 @@ int main(int argc, char **argv)
 			clearerr(stdout);
 	} else {
 		struct msc_writer w;
-		int64_t growth = d.total_after - d.total_before;
 
 		if (msc_writer_init(&w, fd, 0))
 			msc_die("out of memory");
-		msc_stream_header_begin(&w, "ms-diff", "diff");
-		msc_w_str(&w, "before", a.source);
-		msc_w_str(&w, "after", b.source);
-		msc_w_obj(&w, "options");
-		msc_w_arr(&w, "metrics");
-		for (unsigned m = 0; m < d.nmetrics; m++)
-			msc_w_str(&w, NULL, d.metrics[m]);
-		msc_w_arr_end(&w);
-		msc_w_u64(&w, "min_change", o.min_change);
-		msc_w_obj_end(&w);
-		msc_w_end(&w);
-		msc_diff_write(&d, &w);
-		msc_w_record(&w, MSC_R_END);
-		msc_w_str(&w, "reason", "complete");
-		msc_w_u64(&w, "deltas", d.n);
-		msc_w_str(&w, "metric", d.primary);
-		msc_w_i64(&w, "before", d.total_before);
-		msc_w_i64(&w, "after", d.total_after);
-		msc_w_i64(&w, "growth", growth);
-		msc_w_u64(&w, "processes_matched", d.processes_matched);
-		msc_w_u64(&w, "processes_new", d.processes_new);
-		msc_w_u64(&w, "processes_gone", d.processes_gone);
-		msc_w_end(&w);
+		msc_diff_write_stream(&d, &w);
 		c = msc_writer_release(&w);
 		if (msc_cli_check_write(-c, output))
 			status = MSC_EXIT_TROUBLE;

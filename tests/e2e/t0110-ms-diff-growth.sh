@@ -112,13 +112,23 @@ check_eq "--all lists unchanged figures too" true \
 ms-diff --text a.json b.json >d.txt 2>&1
 check_eq "--text: exit status" 0 $?
 check_egrep "--text: total rss line with +64.0 MiB" '^total rss: .* \(\+64\.0 MiB, \+[0-9.]+%\)$' d.txt
-check_egrep "--text: process row" "^ *$P memhog +rss .* \+64\.0 MiB\$" d.txt
-check_egrep "--text: [anon] row" "^ *$P \[anon\] +rss .* \+64\.0 MiB\$" d.txt
+check_egrep "--text: the rss table" '^PROCESSES: RSS$' d.txt
+check_egrep "--text: process row" "^ +\+64\.0 MiB +[0-9.]+ [KM]iB -> 65\.[0-9] MiB +$P memhog\$" d.txt
+check_egrep "--text: [anon] row" "^ +\+64\.0 MiB +[0-9.]+ KiB -> 64\.0 MiB +$P memhog \[anon\]\$" d.txt
+# ms-diff's report is the one ms-report makes of ms-diff's records.
+ms-diff a.json b.json | ms-report >piped.txt
+check_eq "--text: same as ms-diff | ms-report" "$(cat piped.txt)" "$(cat d.txt)"
 ms-diff --md a.json b.json >d.md 2>&1
 check_eq "--md: exit status" 0 $?
 check_egrep "--md: total in bold" '^\*\*Total rss: .* \(\+64\.0 MiB, \+[0-9.]+%\)\*\*$' d.md
-check_egrep "--md: process row" "^\| $P \| memhog \| rss \| .* \| \+64\.0 MiB \|\$" d.md
-check_egrep "--md: [anon] row" "^\| $P \| \`\[anon\]\` \| anon \| rss \| .* \| \+64\.0 MiB \|\$" d.md
+check_egrep "--md: the rss table" '^### Processes: rss$' d.md
+check_egrep "--md: process row" "^\| \+64\.0 MiB \| .* \| 65\.[0-9] MiB \| \`$P memhog\` \|\$" d.md
+check_egrep "--md: [anon] row" "^\| \+64\.0 MiB \| .* \| 64\.0 MiB \| \`$P memhog \[anon\]\` \|\$" d.md
+ms-diff a.json b.json | ms-report --md >piped.md
+check_eq "--md: same as ms-diff | ms-report --md" "$(cat piped.md)" "$(cat d.md)"
+ms-diff --md -n 1 a.json b.json >top1.md
+check_eq "--top 1: one row in the mappings' pss table" 1 \
+	"$(sed -n '/^### Mappings: pss/,/^###/p' top1.md | grep -c '^| [+-]')"
 check_egrep "--md: a table header" '^\|---:\|' d.md
 ms-diff --text -o d2.txt a.json b.json >o.out 2>&1
 check_empty "--text -o: nothing on stdout" o.out
@@ -157,7 +167,7 @@ check_eq "self-diff: end growth 0, 1 matched" "0 0 1" \
 	"$(tail -n 1 self.json | jq -r '"\(.deltas) \(.growth) \(.processes_matched)"')"
 check_status "self-diff: --fail-on-growth 0 passes" 0 ms-diff --fail-on-growth 0 a.json a.json
 check_status "self-diff: --fail-on-growth 0% passes" 0 ms-diff --fail-on-growth 0% a.json a.json
-check_eq "self-diff --text: no changes" "no changes" "$(ms-diff --text a.json a.json | tail -n 1)"
+check_eq "self-diff --text: no changes" "  no changes" "$(ms-diff --text a.json a.json | tail -n 1)"
 check_eq "self-diff --md: No changes." "No changes." "$(ms-diff --md a.json a.json | tail -n 1)"
 
 finish
