@@ -211,17 +211,38 @@ static void print_stack(struct ctx *c, uint32_t id, const char *indent)
 	}
 }
 
+/*
+ * One row of a figure table, the same in both outputs: text "  label
+ * value  rest" in columns (a label with leading spaces is a sub-row),
+ * Markdown "| label | value rest |" (md_label, if given, replaces a label
+ * that needs the text's indentation to be understood); strong rows are
+ * bold in Markdown.
+ */
+static void row(struct ctx *c, const char *label, const char *md_label, const char *value,
+		const char *rest, bool strong)
+{
+	const char *em = strong ? "**" : "";
+
+	if (c->md) {
+		if (!md_label)
+			md_label = label + strspn(label, " ");
+		fprintf(c->out, "| %s%s%s | %s%s%s%s%s |\n", em, md_label, em, em, value,
+			rest ? " " : "", rest ? rest : "", em);
+	} else {
+		fprintf(c->out, "  %-17s%14s%s%s\n", label, value, rest ? "  " : "", rest ? rest : "");
+	}
+}
+
 static void summary(struct ctx *c)
 {
 	struct msc_report *r = c->r;
 	struct render_totals t;
-	char a[32], b[32], d[32];
+	char a[32], b[32], d[64];
 	size_t i;
 
 	render_totals_of(r, &t);
 	if (c->md) {
-		fprintf(c->out, "## memscope report: `%s`%s\n\n", r->argv ? r->argv : "?",
-			r->pid ? "" : "");
+		fprintf(c->out, "## memscope report: `%s`\n\n", r->argv ? r->argv : "?");
 		fprintf(c->out, "| | |\n|---|---|\n");
 		if (r->pid)
 			fprintf(c->out, "| process | %d |\n", r->pid);
@@ -233,28 +254,6 @@ static void summary(struct ctx *c)
 			fprintf(c->out, "| ended | %s%s |\n", r->reason,
 				r->has_status ? (snprintf(d, sizeof(d), " %d", r->status), d) :
 				r->signal ? (snprintf(d, sizeof(d), " %d", r->signal), d) : "");
-		fprintf(c->out, "| allocations | %s (%s) |\n", cnt(a, sizeof(a), t.allocs), sz(b, sizeof(b), t.bytes));
-		fprintf(c->out, "| frees | %s |\n", cnt(a, sizeof(a), t.frees));
-		if (r->peak)
-			fprintf(c->out, "| peak heap | %s at %s |\n", sz(a, sizeof(a), r->peak),
-				seconds(b, sizeof(b), r->peak_ts));
-		if (!attached(r))
-			fprintf(c->out, "| **leaked** | **%s in %s %s** |\n", exact(a, sizeof(a), t.leaked),
-				cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
-		if (t.definitely || t.indirectly)
-			fprintf(c->out, "| definitely / indirectly lost | %s / %s |\n",
-				exact(a, sizeof(a), t.definitely), exact(b, sizeof(b), t.indirectly));
-		if (t.possibly)
-			fprintf(c->out, "| possibly lost | %s |\n", exact(a, sizeof(a), t.possibly));
-		if (!attached(r))
-			fprintf(c->out, "| still reachable | %s |\n", exact(a, sizeof(a), t.reachable));
-		if (t.unscanned)
-			fprintf(c->out, "| unscanned (no reachability scan) | %s |\n", exact(a, sizeof(a), t.unscanned));
-		if (t.unknown)
-			fprintf(c->out, "| live at the end (fate unknown) | %s in %s %s |\n", exact(a, sizeof(a), t.unknown),
-				cnt(b, sizeof(b), t.unknown_blocks), blocks_word(t.unknown_blocks));
-		if (r->complete)
-			fprintf(c->out, "| events lost | %" PRIu64 " |\n", r->lost);
 	} else {
 		fprintf(c->out, "memscope report: %s", r->argv ? r->argv : "?");
 		if (r->pid)
@@ -271,29 +270,38 @@ static void summary(struct ctx *c)
 			else if (r->signal)
 				fprintf(c->out, " %d", r->signal);
 		}
-		fputc('\n', c->out);
-		fprintf(c->out, "\n  allocations      %14s  (%s)\n", cnt(a, sizeof(a), t.allocs), sz(b, sizeof(b), t.bytes));
-		fprintf(c->out, "  frees            %14s\n", cnt(a, sizeof(a), t.frees));
-		if (r->peak)
-			fprintf(c->out, "  peak heap        %14s  at %s\n", sz(a, sizeof(a), r->peak),
-				seconds(b, sizeof(b), r->peak_ts));
-		if (!attached(r))
-			fprintf(c->out, "  leaked           %14s  in %s %s\n", exact(a, sizeof(a), t.leaked),
-				cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
-		if (t.definitely || t.indirectly)
-			fprintf(c->out, "    definitely     %14s\n    indirectly     %14s\n",
-				exact(a, sizeof(a), t.definitely), exact(b, sizeof(b), t.indirectly));
-		if (t.possibly)
-			fprintf(c->out, "  possibly lost    %14s\n", exact(a, sizeof(a), t.possibly));
-		if (!attached(r))
-			fprintf(c->out, "  still reachable  %14s\n", exact(a, sizeof(a), t.reachable));
-		if (t.unscanned)
-			fprintf(c->out, "  unscanned        %14s  (no reachability scan)\n", exact(a, sizeof(a), t.unscanned));
-		if (t.unknown)
-			fprintf(c->out, "  live at the end  %14s  in %s %s (fate unknown)\n", exact(a, sizeof(a), t.unknown),
-				cnt(b, sizeof(b), t.unknown_blocks), blocks_word(t.unknown_blocks));
-		if (r->complete)
-			fprintf(c->out, "  events lost      %14" PRIu64 "\n", r->lost);
+		fputs("\n\n", c->out);
+	}
+	snprintf(d, sizeof(d), "(%s)", sz(b, sizeof(b), t.bytes));
+	row(c, "allocations", NULL, cnt(a, sizeof(a), t.allocs), d, false);
+	row(c, "frees", NULL, cnt(a, sizeof(a), t.frees), NULL, false);
+	if (r->peak) {
+		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
+		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);
+	}
+	if (!attached(r)) {
+		snprintf(d, sizeof(d), "in %s %s", cnt(b, sizeof(b), t.leaked_blocks),
+			 blocks_word(t.leaked_blocks));
+		row(c, "leaked", NULL, exact(a, sizeof(a), t.leaked), d, true);
+	}
+	if (t.definitely || t.indirectly) {
+		row(c, "  definitely", "definitely lost", exact(a, sizeof(a), t.definitely), NULL, false);
+		row(c, "  indirectly", "indirectly lost", exact(a, sizeof(a), t.indirectly), NULL, false);
+	}
+	if (t.possibly)
+		row(c, "possibly lost", NULL, exact(a, sizeof(a), t.possibly), NULL, false);
+	if (!attached(r))
+		row(c, "still reachable", NULL, exact(a, sizeof(a), t.reachable), NULL, false);
+	if (t.unscanned)
+		row(c, "unscanned", NULL, exact(a, sizeof(a), t.unscanned), "(no reachability scan)", false);
+	if (t.unknown) {
+		snprintf(d, sizeof(d), "in %s %s (fate unknown)", cnt(b, sizeof(b), t.unknown_blocks),
+			 blocks_word(t.unknown_blocks));
+		row(c, "live at the end", NULL, exact(a, sizeof(a), t.unknown), d, false);
+	}
+	if (r->complete) {
+		snprintf(b, sizeof(b), "%" PRIu64, r->lost);
+		row(c, "events lost", NULL, b, NULL, false);
 	}
 	if (r->streams > 1)
 		fprintf(c->out, c->md ? "\nThe stream holds %u more processes (ms-record --follow): this report is "
@@ -380,7 +388,8 @@ static void leaks(struct ctx *c)
 			 blocks_word(blocks));
 		heading(c, c->md ? s : "LEAKS");
 		if (!c->md)
-			fprintf(c->out, "  %s in %s %s, largest first; still reachable blocks are not leaks\n",
+			fprintf(c->out, "  %s in %s %s: definitely lost first, then indirectly, possibly;\n"
+					"  largest first within each.  Still reachable blocks are not leaks.\n",
 				exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks), blocks_word(blocks));
 	}
 	for (i = 0; i < n && shown < c->o->top; i++) {
