@@ -743,15 +743,8 @@ static int region_add(struct msc_agg *a, const struct msc_region *r)
 {
 	size_t lo;
 
-	if (a->nregions == a->regions_cap) {
-		size_t ncap = a->regions_cap ? a->regions_cap * 2 : 64;
-		struct msc_region *nr = realloc(a->regions, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		a->regions = nr;
-		a->regions_cap = ncap;
-	}
+	if (MSC_GROW(a->regions, a->nregions + 1, a->regions_cap, 64))
+		return -ENOMEM;
 	lo = region_search(a, r->start, true);
 	memmove(&a->regions[lo + 1], &a->regions[lo], (a->nregions - lo) * sizeof(*a->regions));
 	a->regions[lo] = *r;
@@ -949,15 +942,8 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 		key = ((uint64_t)site << 8 | kind) + 1;
 		slot = msc_u64map_get(&groups, key);
 		if (!slot) {
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct msc_leak *nl = realloc(leaks, ncap * sizeof(*nl));
-
-				if (!nl)
-					goto oom;
-				leaks = nl;
-				cap = ncap;
-			}
+			if (MSC_GROW(leaks, n + 1, cap, 64))
+				goto oom;
 			if (msc_u64map_put(&groups, key, n))
 				goto oom;
 			l = &leaks[n++];

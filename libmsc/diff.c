@@ -37,15 +37,8 @@ static bool identity_member(enum msc_ent_kind kind, const char *k, size_t n)
 
 static struct msc_entity *new_entity(struct msc_snapshot *s)
 {
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 256;
-		struct msc_entity *ne = realloc(s->ents, ncap * sizeof(*ne));
-
-		if (!ne)
-			return NULL;
-		s->ents = ne;
-		s->cap = ncap;
-	}
+	if (MSC_GROW(s->ents, s->n + 1, s->cap, 256))
+		return NULL;
 	memset(&s->ents[s->n], 0, sizeof(s->ents[0]));
 	return &s->ents[s->n++];
 }
@@ -552,15 +545,8 @@ bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct)
 static int add_delta(struct msc_diff *d, size_t *cap, const struct msc_entity *before,
 		     const struct msc_entity *after, const char *metric, int64_t vb, int64_t va)
 {
-	if (d->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct msc_delta *nd = realloc(d->deltas, ncap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		d->deltas = nd;
-		*cap = ncap;
-	}
+	if (MSC_GROW(d->deltas, d->n + 1, *cap, 256))
+		return -ENOMEM;
 	d->deltas[d->n++] = (struct msc_delta){ before, after, metric, vb, va, va - vb };
 	return 0;
 }

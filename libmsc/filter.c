@@ -446,8 +446,6 @@ static int hold(struct filter *f, const struct msc_rec *rec, uint64_t ts, uint32
 	struct held *h;
 
 	if (f->nheld == f->held_cap) {
-		size_t ncap = f->held_cap ? f->held_cap * 2 : 1024;
-
 		if (f->held_head > 0) {
 			memmove(f->held, f->held + f->held_head, (f->nheld - f->held_head) * sizeof(*h));
 			f->nheld -= f->held_head;
@@ -460,14 +458,8 @@ static int hold(struct filter *f, const struct msc_rec *rec, uint64_t ts, uint32
 					msc_u64map_put(&f->pending_alloc, f->held[i].key, i + 1);
 			f->held_head = 0;
 		}
-		if (f->nheld == f->held_cap) {
-			struct held *nh = realloc(f->held, ncap * sizeof(*nh));
-
-			if (!nh)
-				return -ENOMEM;
-			f->held = nh;
-			f->held_cap = ncap;
-		}
+		if (MSC_GROW(f->held, f->nheld + 1, f->held_cap, 1024))
+			return -ENOMEM;
 	}
 	h = &f->held[f->nheld];
 	h->line = malloc(rec->len);
@@ -637,15 +629,8 @@ static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint
 
 	if (!s)
 		return -ENOMEM;
-	if (s->ntop == s->top_cap) {
-		size_t ncap = s->top_cap ? s->top_cap * 2 : 256;
-		struct buffered *nb = realloc(s->top, ncap * sizeof(*nb));
-
-		if (!nb)
-			return -ENOMEM;
-		s->top = nb;
-		s->top_cap = ncap;
-	}
+	if (MSC_GROW(s->top, s->ntop + 1, s->top_cap, 256))
+		return -ENOMEM;
 	b = &s->top[s->ntop];
 	b->line = malloc(rec->len);
 	if (!b->line)

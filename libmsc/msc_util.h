@@ -39,6 +39,8 @@
  */
 #define MSC_GROW(arr, need, cap, first)                                                 \
 	__extension__({                                                                 \
+		_Static_assert(sizeof(cap) == 4 || sizeof(cap) == 8,                    \
+			       "MSC_GROW: a capacity of 32 or 64 bits");                \
 		void *grow_p_ = (arr);                                                  \
 		int grow_r_ = msc_grow(&grow_p_, (size_t)(need), sizeof(*(arr)), &(cap), \
 				       sizeof(cap), (first));                           \

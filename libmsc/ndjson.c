@@ -843,15 +843,8 @@ static ssize_t fill(struct msc_reader *r)
 		r->end -= r->start;
 		r->start = 0;
 	}
-	if (r->cap - r->end < READ_CHUNK / 4) {
-		size_t ncap = r->cap ? r->cap * 2 : READ_CHUNK;
-		char *nb = realloc(r->buf, ncap);
-
-		if (!nb)
-			return -ENOMEM;
-		r->buf = nb;
-		r->cap = ncap;
-	}
+	if (r->cap - r->end < READ_CHUNK / 4 && MSC_GROW(r->buf, r->cap + 1, r->cap, READ_CHUNK))
+		return -ENOMEM;
 	do {
 		n = read(r->fd, r->buf + r->end, r->cap - r->end);
 		if (n < 0 && errno == EAGAIN) {
@@ -926,18 +919,7 @@ static int next_line(struct msc_reader *r, const char **line, size_t *len, bool 
 
 static int add_field(struct msc_reader *r, unsigned n)
 {
-	if (n < r->fields_cap)
-		return 0;
-	{
-		unsigned ncap = r->fields_cap ? r->fields_cap * 2 : 32;
-		struct msc_field *nf = realloc(r->fields, ncap * sizeof(*nf));
-
-		if (!nf)
-			return -ENOMEM;
-		r->fields = nf;
-		r->fields_cap = ncap;
-	}
-	return 0;
+	return MSC_GROW(r->fields, (size_t)n + 1, r->fields_cap, 32);
 }
 
 /* Parses one line as a record object.  Returns 0 or -EINVAL/-ENOMEM (ps set). */

@@ -94,16 +94,9 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 	for (;;) {
 		ssize_t n;
 
-		if (fs->cap - len < 4096) {
-			size_t ncap = fs->cap ? fs->cap * 2 : 16384;
-			char *nb = realloc(fs->buf, ncap);
-
-			if (!nb) {
-				close(fd);
-				return -ENOMEM;
-			}
-			fs->buf = nb;
-			fs->cap = ncap;
+		if (fs->cap - len < 4096 && MSC_GROW(fs->buf, fs->cap + 1, fs->cap, 16384)) {
+			close(fd);
+			return -ENOMEM;
 		}
 		n = read(fd, fs->buf + len, fs->cap - len - 1);
 		if (n < 0 && errno == EINTR)

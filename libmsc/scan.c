@@ -84,18 +84,11 @@ static long find_block(const struct scan *s, uint64_t addr)
 
 static int push(struct scan *s, size_t i)
 {
-	if (s->nwork == s->capwork) {
-		size_t ncap = s->capwork ? s->capwork * 2 : 1024;
-		size_t *nw = realloc(s->work, ncap * sizeof(*nw));
-
-		if (!nw) {
-			/* A block marked but never scanned would make what
-			 * only it points to look lost: fail the scan. */
-			s->error = ENOMEM;
-			return -ENOMEM;
-		}
-		s->work = nw;
-		s->capwork = ncap;
+	if (MSC_GROW(s->work, s->nwork + 1, s->capwork, 1024)) {
+		/* A block marked but never scanned would make what only it
+		 * points to look lost: fail the scan. */
+		s->error = ENOMEM;
+		return -ENOMEM;
 	}
 	s->work[s->nwork++] = i;
 	return 0;

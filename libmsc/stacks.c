@@ -9,6 +9,7 @@
 #include "msc_proto.h"
 #include "msc_stacks.h"
 #include "msc_sym.h"
+#include "msc_util.h"
 
 int msc_stacks_init(struct msc_stacks *st, bool symbolize)
 {
@@ -79,15 +80,8 @@ long msc_stacks_module(struct msc_stacks *st, const char *path, const unsigned c
 		free(key);
 		return (long)(uintptr_t)found - 1;
 	}
-	if (st->nmodules == st->modules_cap) {
-		uint32_t ncap = st->modules_cap ? st->modules_cap * 2 : 32;
-		struct msc_module *nm = realloc(st->modules, ncap * sizeof(*nm));
-
-		if (!nm)
-			goto oom;
-		st->modules = nm;
-		st->modules_cap = ncap;
-	}
+	if (MSC_GROW(st->modules, st->nmodules + 1, st->modules_cap, 32))
+		goto oom;
 	m = &st->modules[st->nmodules];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(path);
@@ -155,27 +149,10 @@ static uint32_t new_location(struct msc_stacks *st, const struct msc_frame_ref *
 {
 	struct msc_symframe *l;
 
-	if (st->nsf == st->sf_cap) {
-		uint32_t ncap = st->sf_cap * 2;
-		struct msc_symframe *ns = realloc(st->sf, ncap * sizeof(*ns));
-
-		if (!ns)
-			return 0;
-		st->sf = ns;
-		st->sf_cap = ncap;
-	}
-	if (st->nchain + n > st->chain_cap) {
-		uint32_t ncap = st->chain_cap ? st->chain_cap * 2 : 4096;
-		struct msc_sym_frame *nc;
-
-		while (ncap < st->nchain + n)
-			ncap *= 2;
-		nc = realloc(st->chain, ncap * sizeof(*nc));
-		if (!nc)
-			return 0;
-		st->chain = nc;
-		st->chain_cap = ncap;
-	}
+	if (MSC_GROW(st->sf, st->nsf + 1, st->sf_cap, 16))
+		return 0;
+	if (MSC_GROW(st->chain, (size_t)st->nchain + n, st->chain_cap, 4096))
+		return 0;
 	l = &st->sf[st->nsf];
 	l->module = f->module;
 	l->addr = f->addr;
@@ -273,15 +250,8 @@ static uint32_t location(struct msc_stacks *st, const struct msc_frame_ref *f)
 		    f->addr - start <= UINT32_MAX)
 			st->sf[id].fn_offset = (uint32_t)(f->addr - start);
 	}
-	if (st->naddrs == st->addrs_cap) {
-		uint32_t ncap = st->addrs_cap ? st->addrs_cap * 2 : 4096;
-		struct msc_addr_loc *na = realloc(st->addrs, ncap * sizeof(*na));
-
-		if (!na)
-			return 0;
-		st->addrs = na;
-		st->addrs_cap = ncap;
-	}
+	if (MSC_GROW(st->addrs, st->naddrs + 1, st->addrs_cap, 4096))
+		return 0;
 	st->addrs[st->naddrs] = (struct msc_addr_loc){ f->addr, f->module, id };
 	if (msc_u64map_put(&st->sf_by_addr, key, st->naddrs))
 		return 0;
@@ -323,24 +293,10 @@ uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f,
 		if (s->n == n && memcmp(&st->stack_frames[s->first], loc, n * sizeof(*loc)) == 0)
 			return (uint32_t)*slot;
 	}
-	if (st->nstacks == st->stacks_cap) {
-		uint32_t ncap = st->stacks_cap * 2;
-		struct msc_stack *ns = realloc(st->stacks, ncap * sizeof(*ns));
-
-		if (!ns)
-			return 0;
-		st->stacks = ns;
-		st->stacks_cap = ncap;
-	}
-	while (st->nframes + n > st->frames_cap) {
-		uint64_t ncap = st->frames_cap ? st->frames_cap * 2 : 8192;
-		uint32_t *nf = realloc(st->stack_frames, ncap * sizeof(*nf));
-
-		if (!nf)
-			return 0;
-		st->stack_frames = nf;
-		st->frames_cap = ncap;
-	}
+	if (MSC_GROW(st->stacks, st->nstacks + 1, st->stacks_cap, 16))
+		return 0;
+	if (MSC_GROW(st->stack_frames, st->nframes + n, st->frames_cap, 8192))
+		return 0;
 	if (msc_u64map_put(&st->by_hash, key, st->nstacks))
 		return 0;
 	s = &st->stacks[st->nstacks];

@@ -14,6 +14,7 @@
 #include "msc_arena.h"
 #include "msc_hash.h"
 #include "msc_sym.h"
+#include "msc_util.h"
 
 /* libstdc++'s demangler; <cxxabi.h> is C++ only.  Returns malloc'd text. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -138,7 +139,8 @@ struct addr_cache {
 
 struct msc_sym {
 	struct module **mods;
-	int nmods, cap_mods;
+	int nmods;
+	unsigned cap_mods;
 	struct msc_strmap mod_index;	/* "<hex build-id>:<path>" -> index + 1 */
 
 	struct msc_arena arena;		/* interned strings, module keys */
@@ -160,15 +162,8 @@ struct msc_sym {
 
 static int range_add(struct range_table *t, uint64_t low, uint64_t high, size_t idx)
 {
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 16;
-		struct range *nr = realloc(t->r, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		t->r = nr;
-		t->cap = ncap;
-	}
+	if (MSC_GROW(t->r, t->n + 1, t->cap, 16))
+		return -ENOMEM;
 	t->r[t->n].low = low;
 	t->r[t->n].high = high;
 	t->r[t->n].idx = idx;
@@ -478,15 +473,8 @@ static int load_cus(struct module *m)
 		}
 		if (!any)
 			continue;
-		if (m->ncus == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct cu *ncus = realloc(m->cus, ncap * sizeof(*ncus));
-
-			if (!ncus)
-				return -ENOMEM;
-			m->cus = ncus;
-			cap = ncap;
-		}
+		if (MSC_GROW(m->cus, m->ncus + 1, cap, 64))
+			return -ENOMEM;
 		memset(&m->cus[idx], 0, sizeof(m->cus[idx]));
 		/* A skeleton whose .dwo is missing has a zeroed subdie. */
 		m->cus[idx].die = unit_type == DW_UT_skeleton && subdie.cu ? subdie : cudie;
@@ -504,15 +492,8 @@ static int cu_add_subprogram(struct cu *cu, Dwarf_Die *die)
 	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
 		if (high <= low)
 			continue;
-		if (!added && cu->nprogs == cu->cap_progs) {
-			size_t ncap = cu->cap_progs ? cu->cap_progs * 2 : 32;
-			struct subprogram *np = realloc(cu->progs, ncap * sizeof(*np));
-
-			if (!np)
-				return -ENOMEM;
-			cu->progs = np;
-			cu->cap_progs = ncap;
-		}
+		if (!added && MSC_GROW(cu->progs, cu->nprogs + 1, cu->cap_progs, 32))
+			return -ENOMEM;
 		if (!added) {
 			memset(&cu->progs[cu->nprogs], 0, sizeof(cu->progs[0]));
 			cu->progs[cu->nprogs++].die = *die;
@@ -606,15 +587,8 @@ static int subprogram_scan(struct subprogram *sp, Dwarf_Die *parent, int parent_
 			ptrdiff_t off = 0;
 			int node = (int)sp->nnodes;
 
-			if (sp->nnodes == sp->cap_nodes) {
-				size_t ncap = sp->cap_nodes ? sp->cap_nodes * 2 : 16;
-				struct inl_node *nn = realloc(sp->nodes, ncap * sizeof(*nn));
-
-				if (!nn)
-					return -ENOMEM;
-				sp->nodes = nn;
-				sp->cap_nodes = ncap;
-			}
+			if (MSC_GROW(sp->nodes, sp->nnodes + 1, sp->cap_nodes, 16))
+				return -ENOMEM;
 			memset(&sp->nodes[node], 0, sizeof(sp->nodes[node]));
 			sp->nodes[node].die = child;
 			sp->nodes[node].parent = parent_node;
@@ -987,18 +961,8 @@ static int cache_put(struct msc_sym *s, uint64_t key, const struct msc_sym_frame
 		return 0;	/* correct without the cache, only slower */
 	if ((!c->slots || (c->count + 1) * 4 > (c->mask + 1) * 3) && cache_grow(c))
 		return -ENOMEM;
-	if (more && s->npool + more > s->cap_pool) {
-		size_t ncap = s->cap_pool ? s->cap_pool * 2 : 1024;
-		struct msc_sym_frame *np;
-
-		while (ncap < s->npool + more)
-			ncap *= 2;
-		np = realloc(s->pool, ncap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		s->pool = np;
-		s->cap_pool = ncap;
-	}
+	if (more && MSC_GROW(s->pool, s->npool + more, s->cap_pool, 1024))
+		return -ENOMEM;
 	slot = cache_find(c, key);
 	slot->key = key;
 	slot->fn = fr[0].fn;
@@ -1159,15 +1123,8 @@ int msc_sym_add_module(struct msc_sym *s, const char *path,
 	if (have)
 		return (int)((uintptr_t)have - 1);
 
-	if (s->nmods == s->cap_mods) {
-		int ncap = s->cap_mods ? s->cap_mods * 2 : 16;
-		struct module **nm = realloc(s->mods, (size_t)ncap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		s->mods = nm;
-		s->cap_mods = ncap;
-	}
+	if (MSC_GROW(s->mods, (size_t)s->nmods + 1, s->cap_mods, 16))
+		return -ENOMEM;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;

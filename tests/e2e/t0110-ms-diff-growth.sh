@@ -113,6 +113,11 @@ ms-diff --text a.json b.json >d.txt 2>&1
 check_eq "--text: exit status" 0 $?
 check_egrep "--text: total rss line with +64.0 MiB" '^total rss: .* \(\+64\.0 MiB, \+[0-9.]+%\)$' d.txt
 check_egrep "--text: the rss table" '^PROCESSES: RSS$' d.txt
+check_egrep "--text: the inputs and the time between them" '^a\.json -> b\.json \([0-9]+\.[0-9] s later\)$' d.txt
+check_eq "the end record's elapsed is the headers' start_epoch difference" \
+	"$(( $(head -n 1 b.json | sed 's/.*"start_epoch":\([0-9]*\).*/\1/') - \
+	     $(head -n 1 a.json | sed 's/.*"start_epoch":\([0-9]*\).*/\1/') ))" \
+	"$(ms-diff a.json b.json | jq -r 'select(.type=="end").elapsed')"
 check_egrep "--text: process row" "^ +\+64\.0 MiB +[0-9.]+ [KM]iB -> 65\.[0-9] MiB +$P memhog\$" d.txt
 check_egrep "--text: [anon] row" "^ +\+64\.0 MiB +[0-9.]+ KiB -> 64\.0 MiB +$P memhog \[anon\]\$" d.txt
 # ms-diff's report is the one ms-report makes of ms-diff's records.

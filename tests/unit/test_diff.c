@@ -553,7 +553,7 @@ static void test_diff_write(void **state)
 	struct msc_rec rec;
 	char path[160];
 	FILE *f;
-	int fd, ret;
+	int fd, ret, headers = 0, ends = 0;
 	size_t n = 0;
 	uint64_t u;
 	int64_t i64;
@@ -566,7 +566,7 @@ static void test_diff_write(void **state)
 	assert_non_null(f);
 	fd = fileno(f);
 	assert_int_equal(msc_writer_init(&w, fd, 0), 0);
-	msc_diff_write(&x->d, &w);
+	msc_diff_write_stream(&x->d, &w);
 	assert_int_equal(msc_writer_release(&w), 0);
 	assert_int_equal(fclose(f), 0);
 
@@ -574,8 +574,33 @@ static void test_diff_write(void **state)
 	while ((ret = msc_reader_next(&r, &rec, &x->err)) > 0) {
 		const struct want *wt;
 
+		if (msc_rec_type_is(&rec, "header")) {
+			assert_string_equal(msc_rec_str(&rec, "tool", NULL), "ms-diff");
+			assert_string_equal(msc_rec_str(&rec, "mode", NULL), "diff");
+			assert_string_equal(msc_rec_str(&rec, "before", NULL), x->sa.source);
+			assert_string_equal(msc_rec_str(&rec, "after", NULL), x->sb.source);
+			headers++;
+			continue;
+		}
+		if (msc_rec_type_is(&rec, "end")) {
+			assert_int_equal(msc_rec_u64(&rec, "deltas", &u), 0);
+			assert_int_equal(u, ARRAY_SIZE(default_deltas));
+			assert_int_equal(msc_rec_i64(&rec, "growth", &i64), 0);
+			assert_int_equal(i64, x->d.total_after - x->d.total_before);
+			assert_int_equal(msc_rec_u64(&rec, "processes_matched", &u), 0);
+			assert_int_equal(u, x->d.processes_matched);
+			if (x->sa.header.start_epoch && x->sb.header.start_epoch) {
+				assert_int_equal(msc_rec_i64(&rec, "elapsed", &i64), 0);
+				assert_int_equal(i64, (int64_t)(x->sb.header.start_epoch -
+								x->sa.header.start_epoch));
+			}
+			ends++;
+			continue;
+		}
 		if (!msc_rec_type_is(&rec, "delta"))
 			continue;
+		assert_int_equal(headers, 1);
+		assert_int_equal(ends, 0);
 		assert_true(n < ARRAY_SIZE(default_deltas));
 		wt = &default_deltas[n++];
 		s = msc_rec_str(&rec, "key", NULL);
@@ -602,6 +627,7 @@ static void test_diff_write(void **state)
 	}
 	assert_int_equal(ret, 0);
 	assert_int_equal(n, ARRAY_SIZE(default_deltas));
+	assert_int_equal(ends, 1);
 	msc_reader_release(&r);
 }
 
