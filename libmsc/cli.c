@@ -53,6 +53,17 @@ int msc_cli_check_write(int err, const char *what)
 	return MSC_EXIT_TROUBLE;
 }
 
+int msc_cli_finish_output(struct msc_writer *w, int fd, const char *output)
+{
+	int status = msc_cli_check_write(-msc_writer_release(w), output);
+
+	if (fd != 1 && close(fd) && !status) {
+		msc_warn("write error on '%s': %s", output, strerror(errno));
+		status = MSC_EXIT_TROUBLE;
+	}
+	return status;
+}
+
 static void vmsg(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", msc_prog);
@@ -137,6 +148,15 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 	default:
 		return c;
 	}
+}
+
+unsigned msc_cli_count(const char *arg, unsigned max)
+{
+	uint64_t v;
+
+	if (msc_parse_uint(arg, &v) || v == 0 || v > max)
+		msc_usage_error("invalid count '%s'", arg);
+	return (unsigned)v;
 }
 
 int msc_parse_uint(const char *s, uint64_t *out)

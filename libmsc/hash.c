@@ -37,24 +37,41 @@ static size_t pow2_at_least(size_t n)
 	return c;
 }
 
-int msc_u64map_init(struct msc_u64map *m, size_t hint)
+/* Both maps are an array of slots, a mask and a count: one pair of
+ * functions sets them up and takes them down.  Tables stay at most 3/4
+ * full. */
+static int table_init(void **slots, size_t slot_size, size_t *mask, size_t *count, size_t hint)
 {
 	size_t cap = pow2_at_least(hint + hint / 3 + 1);
 
-	m->slots = calloc(cap, sizeof(*m->slots));
-	if (!m->slots)
+	*slots = calloc(cap, slot_size);
+	if (!*slots)
 		return -ENOMEM;
-	m->mask = cap - 1;
-	m->count = 0;
+	*mask = cap - 1;
+	*count = 0;
 	return 0;
+}
+
+static void table_release(void *slots, size_t *mask, size_t *count)
+{
+	free(slots);
+	*mask = 0;
+	*count = 0;
+}
+
+int msc_u64map_init(struct msc_u64map *m, size_t hint)
+{
+	void *slots;
+	int ret = table_init(&slots, sizeof(*m->slots), &m->mask, &m->count, hint);
+
+	m->slots = ret ? NULL : slots;
+	return ret;
 }
 
 void msc_u64map_release(struct msc_u64map *m)
 {
-	free(m->slots);
+	table_release(m->slots, &m->mask, &m->count);
 	m->slots = NULL;
-	m->mask = 0;
-	m->count = 0;
 }
 
 static int u64map_grow(struct msc_u64map *m)
@@ -148,22 +165,17 @@ bool msc_u64map_del(struct msc_u64map *m, uint64_t key, uint64_t *val)
 
 int msc_strmap_init(struct msc_strmap *m, size_t hint)
 {
-	size_t cap = pow2_at_least(hint + hint / 3 + 1);
+	void *slots;
+	int ret = table_init(&slots, sizeof(*m->slots), &m->mask, &m->count, hint);
 
-	m->slots = calloc(cap, sizeof(*m->slots));
-	if (!m->slots)
-		return -ENOMEM;
-	m->mask = cap - 1;
-	m->count = 0;
-	return 0;
+	m->slots = ret ? NULL : slots;
+	return ret;
 }
 
 void msc_strmap_release(struct msc_strmap *m)
 {
-	free(m->slots);
+	table_release(m->slots, &m->mask, &m->count);
 	m->slots = NULL;
-	m->mask = 0;
-	m->count = 0;
 }
 
 static uint64_t str_hash(const char *s)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdnoreturn.h>
 
+#include "msc_ndjson.h"
 #include "msc_util.h"
 
 #define MSC_EXIT_OK 0
@@ -75,5 +76,16 @@ int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct);
 int msc_parse_duration(const char *s, uint64_t *ns);
 int msc_parse_pid(const char *s, int *pid);
 int msc_parse_uint(const char *s, uint64_t *out);
+/* An option's count, 1 to max; anything else is a usage error (exits 2). */
+unsigned msc_cli_count(const char *arg, unsigned max);
+
+/*
+ * Ends the output of a tool that wrote records to fd through w: releases
+ * the writer and closes fd unless it is standard output.  Returns 0, or
+ * MSC_EXIT_TROUBLE after saying what failed (a reader that went away early,
+ * EPIPE, is not a failure).  output names the file for messages (NULL:
+ * standard output).
+ */
+int msc_cli_finish_output(struct msc_writer *w, int fd, const char *output);
 
 #endif

@@ -564,6 +564,23 @@ static int parse_number(struct parse *ps, struct msc_jval *v)
 
 static int parse_value(struct parse *ps, struct msc_jval *v, int depth);
 
+/* An object member's key and the ':' after it; ps->p ends at the value. */
+static int parse_key(struct parse *ps, struct msc_jval *key)
+{
+	int ret;
+
+	if (ps->p >= ps->end || *ps->p != '"')
+		return perr(ps, ps->p, "expected a string key");
+	ret = parse_string(ps, key);
+	if (ret)
+		return ret;
+	ps->p = skip_ws(ps->p, ps->end);
+	if (ps->p >= ps->end || *ps->p != ':')
+		return perr(ps, ps->p, "expected ':'");
+	ps->p = skip_ws(ps->p + 1, ps->end);
+	return 0;
+}
+
 /* Parses a container at ps->p ('[' or '{'), validating every member. */
 static int parse_container(struct parse *ps, struct msc_jval *v, int depth)
 {
@@ -581,17 +598,8 @@ static int parse_container(struct parse *ps, struct msc_jval *v, int depth)
 		goto done;
 	}
 	for (;;) {
-		if (object) {
-			if (ps->p >= ps->end || *ps->p != '"')
-				return perr(ps, ps->p, "expected a string key");
-			ret = parse_string(ps, &item);
-			if (ret)
-				return ret;
-			ps->p = skip_ws(ps->p, ps->end);
-			if (ps->p >= ps->end || *ps->p != ':')
-				return perr(ps, ps->p, "expected ':'");
-			ps->p = skip_ws(ps->p + 1, ps->end);
-		}
+		if (object && (ret = parse_key(ps, &item)))
+			return ret;
 		ret = parse_value(ps, &item, depth + 1);
 		if (ret)
 			return ret;
@@ -940,15 +948,9 @@ static int parse_record(struct msc_reader *r, struct parse *ps, struct msc_rec *
 			struct msc_jval key;
 			struct msc_field *f;
 
-			if (ps->p >= ps->end || *ps->p != '"')
-				return perr(ps, ps->p, "expected a string key");
-			ret = parse_string(ps, &key);
+			ret = parse_key(ps, &key);
 			if (ret)
 				return ret;
-			ps->p = skip_ws(ps->p, ps->end);
-			if (ps->p >= ps->end || *ps->p != ':')
-				return perr(ps, ps->p, "expected ':'");
-			ps->p = skip_ws(ps->p + 1, ps->end);
 			if (add_field(r, n) < 0)
 				return -ENOMEM;
 			f = &r->fields[n++];

@@ -736,10 +736,21 @@ const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorde
 	return &r->sum;
 }
 
+/* "1,234 allocations, 1,200 frees, peak 64.0 MiB": both summaries open so. */
+static const char *counts_of(char *buf, size_t n, const struct msc_recorder_summary *s)
+{
+	char a[32], f[32], peak[32];
+
+	snprintf(buf, n, "%s allocations, %s frees, peak %s", msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
+		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak));
+	return buf;
+}
+
 void msc_recorder_summary_line(const struct msc_recorder_summary *s, const char *name, int status,
 			       char *buf, size_t n)
 {
-	char peak[32], leaked[32], a[32], f[32], st[64];
+	char leaked[32], counts[128], st[64];
 
 	if (WIFSIGNALED(status))
 		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(status));
@@ -750,10 +761,7 @@ void msc_recorder_summary_line(const struct msc_recorder_summary *s, const char 
 			 name, st);
 		return;
 	}
-	snprintf(buf, n, "%s: %s allocations, %s frees, peak %s, leaked %s in %llu block%s%s%s, %s",
-		 name, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
-		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+	snprintf(buf, n, "%s: %s, leaked %s in %llu block%s%s%s, %s", name, counts_of(counts, sizeof(counts), s),
 		 msc_fmt_size(leaked, sizeof(leaked), (int64_t)s->leaked),
 		 (unsigned long long)s->leaked_blocks, s->leaked_blocks == 1 ? "" : "s",
 		 s->scanned ? "" : " (not scanned)", s->lost ? " (events lost)" : "", st);
@@ -763,7 +771,7 @@ void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, boo
 			      const struct msc_inject_stats *at, const struct msc_inject_stats *de,
 			      char *buf, size_t n)
 {
-	char peak[32], live[32], a[32], f[32], how[96];
+	char live[32], counts[128], how[96];
 
 	if (detached)
 		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
@@ -771,10 +779,8 @@ void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, boo
 	else
 		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
 			 at->stopped_ns / 1e6);
-	snprintf(buf, n, "pid %d: %s allocations, %s frees, peak %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s",
-		 pid, msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
-		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak),
+	snprintf(buf, n, "pid %d: %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s",
+		 pid, counts_of(counts, sizeof(counts), s),
 		 msc_fmt_size(live, sizeof(live), (int64_t)s->live),
 		 (unsigned long long)s->live_blocks, s->live_blocks == 1 ? "" : "s",
 		 (unsigned long long)s->unknown_frees, s->lost ? " (events lost)" : "", how);

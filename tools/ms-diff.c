@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 	const char **metrics = NULL;
 	char *metric_copy = NULL;
 	bool text = false, md = false, fail = false, fail_pct = false, quiet = false;
-	uint64_t fail_at = 0, v;
+	uint64_t fail_at = 0;
 	unsigned top = 10;
 	int c, status = 0, fd = 1;
 
@@ -102,9 +102,7 @@ int main(int argc, char **argv)
 			text = false;
 			break;
 		case 'n':
-			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000)
-				msc_usage_error("invalid count '%s'", optarg);
-			top = (unsigned)v;
+			top = msc_cli_count(optarg, 1000000);
 			break;
 		case 'o':
 			output = optarg;
@@ -181,13 +179,7 @@ int main(int argc, char **argv)
 		if (msc_writer_init(&w, fd, 0))
 			msc_die("out of memory");
 		msc_diff_write_stream(&d, &w);
-		c = msc_writer_release(&w);
-		if (msc_cli_check_write(-c, output))
-			status = MSC_EXIT_TROUBLE;
-		if (fd != 1 && close(fd) && !status) {
-			msc_warn("write error on '%s': %s", output, strerror(errno));
-			status = MSC_EXIT_TROUBLE;
-		}
+		status = msc_cli_finish_output(&w, fd, output);
 	}
 
 	if (fail && status == 0 && msc_diff_grew_past(&d, fail_at, fail_pct)) {

@@ -115,7 +115,6 @@ int main(int argc, char **argv)
 	const char *output = NULL, *supp_path = NULL, *input;
 	char *types_copy = NULL;
 	bool quiet = false;
-	uint64_t v;
 	int c, fd = 1, ret, status = 0;
 
 	msc_cli_start("ms-filter");
@@ -173,9 +172,7 @@ int main(int argc, char **argv)
 				msc_usage_error("invalid pid '%s'", optarg);
 			break;
 		case 'n':
-			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000000)
-				msc_usage_error("invalid count '%s'", optarg);
-			o.top = (unsigned)v;
+			o.top = msc_cli_count(optarg, 1000000000);
 			break;
 		case 'o':
 			output = optarg;

@@ -61,7 +61,6 @@ int main(int argc, char **argv)
 	const char **alloc_fns = NULL;
 	unsigned nalloc_fns = 0;
 	FILE *out = stdout;
-	uint64_t v;
 	int c, ret, status = 0;
 
 	msc_cli_start("ms-report");
@@ -83,9 +82,7 @@ int main(int argc, char **argv)
 			o.format = MSC_REPORT_SVG;
 			break;
 		case 'n':
-			if (msc_parse_uint(optarg, &v) || v == 0 || v > 1000000)
-				msc_usage_error("invalid count '%s'", optarg);
-			o.top = (unsigned)v;
+			o.top = msc_cli_count(optarg, 1000000);
 			break;
 		case OPT_SECTIONS:
 			if (msc_report_sections(optarg, &o.sections))

@@ -221,13 +221,8 @@ int main(int argc, char **argv)
 	if (written == 0)
 		status = MSC_EXIT_TROUBLE;
 	msc_snapper_release(&snap);
-	c = msc_writer_release(&w);
-	if (msc_cli_check_write(-c, output))
+	if (msc_cli_finish_output(&w, fd, output))
 		status = MSC_EXIT_TROUBLE;
-	if (fd != 1 && close(fd) && !status) {
-		msc_warn("write error on '%s': %s", output, strerror(errno));
-		status = MSC_EXIT_TROUBLE;
-	}
 	msc_procfs_release(&fs);
 	free(pids);
 	return status;
