@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,32 @@ static bool elf_is_static(const char *path)
 	has_interp = ef.has_interp;
 	close(ef.fd);
 	return !has_interp;
+}
+
+char *msc_find_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (strchr(name, '/'))
+		return strdup(name);	/* msc_preload_check says what is wrong with it */
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+
+		/* An empty entry is the current directory, as for execvp. */
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", name);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return strdup(buf);
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	errno = ENOENT;
+	return NULL;
 }
 
 int msc_preload_check(const char *path, struct msc_err *err)

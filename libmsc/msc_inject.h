@@ -58,6 +58,14 @@ struct msc_inject_stats {
 int msc_preload_check(const char *path, struct msc_err *err);
 
 /*
+ * The program a command name means, as execvp(3) would find it: name itself
+ * when it holds a '/', else the first regular executable file of that name
+ * in $PATH (/usr/local/bin:/usr/bin:/bin when unset).  Returns a malloc'ed
+ * path, or NULL with errno ENOENT (or ENOMEM).
+ */
+char *msc_find_program(const char *name);
+
+/*
  * Checks what can be checked without stopping anything: the process
  * exists, runs, is dynamically linked, is not traced or sandboxed by
  * seccomp, and sees lib (a path as this process sees it) at the same path.

@@ -89,6 +89,14 @@ void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, cha
 char *msc_recorder_find_shim(void);
 
 /*
+ * The file a recording goes to when ms-record's output is a terminal:
+ * "memscope.NAME.PID.ndjson" in the current directory, NAME the program's
+ * file name (prog), or with prog NULL the process's command name.  Writes
+ * it into buf (truncated to n) and returns buf.
+ */
+char *msc_recorder_default_path(char *buf, size_t n, const char *prog, int pid);
+
+/*
  * Attach mode: loads shim into the running process pid (msc_inject.h) and
  * records it from now on; its header (mode as in the options, "attach") is
  * written first.  Serves the collector while the call runs.  Returns 0, or

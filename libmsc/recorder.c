@@ -581,6 +581,36 @@ bool msc_recorder_main_done(const struct msc_recorder *r, int *status)
 	return r->col && msc_collector_child_done(r->col, status);
 }
 
+char *msc_recorder_default_path(char *buf, size_t n, const char *prog, int pid)
+{
+	char comm[64] = "", *nl;
+	const char *name = prog ? strrchr(prog, '/') : NULL;
+
+	name = name ? name + 1 : prog;
+	if (!name) {
+		char path[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		nl = strchr(comm, '\n');
+		if (nl)
+			*nl = '\0';
+		name = comm;
+	}
+	/* A name that would make another path or a hidden file is left out. */
+	if (!*name || strchr(name, '/') || name[0] == '.')
+		snprintf(buf, n, "memscope.%d.ndjson", pid);
+	else
+		snprintf(buf, n, "memscope.%s.%d.ndjson", name, pid);
+	return buf;
+}
+
 char *msc_recorder_find_shim(void)
 {
 	const char *env = getenv("MEMSCOPE_SHIM");

@@ -39,7 +39,8 @@ static const char help[] =
 	"      --poll           with -p, load nothing into the process: sample its\n"
 	"                       rss, pss, swap and mappings from /proc each\n"
 	"                       interval (-i, default 1000 ms)\n"
-	"  -o, --output FILE    write the records to FILE (default: standard output)\n"
+	"  -o, --output FILE    write the records to FILE (default: standard output;\n"
+	"                       on a terminal, memscope.NAME.PID.ndjson)\n"
 	"  -e, --events         also write every allocation and free event\n"
 	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
 	"                       0 for none; 1000 with --poll)\n"
@@ -89,27 +90,15 @@ static const struct msc_cli cli = { "ms-record", help, "+o:ei:d:u:fqp:", longopt
 
 static char *find_program(const char *name, int *status)
 {
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	struct stat st;
+	char *path = msc_find_program(name);
 
-	if (strchr(name, '/'))
-		return strdup(name);	/* check_program says what is wrong with it */
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", name);
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-			return strdup(buf);
-		path += len + (colon ? 1 : 0);
-		if (!colon)
-			break;
-	}
-	*status = EXIT_NOT_FOUND;
-	msc_warn("'%s': command not found", name);
+	if (path)
+		return path;
+	*status = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_OWN;
+	if (errno == ENOENT)
+		msc_warn("'%s': command not found", name);
+	else
+		msc_warn("out of memory");
 	return NULL;
 }
 
@@ -322,14 +311,14 @@ int main(int argc, char **argv)
 	struct msc_recorder *rec = NULL;
 	struct msc_writer w;
 	const char *output = NULL;
-	char *prog = NULL, *shim = NULL, **prog_argv;
+	char *prog = NULL, *shim = NULL, **prog_argv, auto_path[PATH_MAX];
 	struct msc_err err;
 	sigset_t block, orig;
 	void (*orig_pipe)(int);
 	int c, fd = 1, sfd, status = 0, ret, said, pid = 0;
 	uint64_t v, duration = 0;
 	char line[512];
-	bool poll_only = false, interval_set = false;
+	bool poll_only = false, interval_set = false, auto_out, recorded = false;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
@@ -420,6 +409,12 @@ int main(int argc, char **argv)
 		status = EXIT_OWN;
 		goto out;
 	}
+	/* Records on a terminal help nobody: they go to a file, as heaptrack's
+	 * do (named after the program's pid once it runs). */
+	auto_out = !output && isatty(1);
+	if (auto_out)
+		output = msc_recorder_default_path(auto_path, sizeof(auto_path), pid ? NULL : prog,
+						   pid ? pid : getpid());
 	if (output) {
 		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
@@ -448,12 +443,12 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
-	if (poll_only) {
-		status = record_polled(&w, sfd, pid, o.interval_ms, duration);
-		goto out_writer;
-	}
-	if (pid) {
-		status = record_attached(rec, sfd, pid, shim, duration);
+	if (auto_out && (pid || poll_only) && !quiet)
+		msc_warn("recording to %s", output);
+	if (poll_only || pid) {
+		status = poll_only ? record_polled(&w, sfd, pid, o.interval_ms, duration) :
+				     record_attached(rec, sfd, pid, shim, duration);
+		recorded = !status;
 		goto out_writer;
 	}
 	ret = launch(prog, prog_argv, shim, msc_recorder_socket(rec), &orig, orig_pipe,
@@ -463,32 +458,36 @@ int main(int argc, char **argv)
 		status = ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 		goto out_writer;
 	}
+	if (auto_out) {
+		char named[PATH_MAX];
+
+		msc_recorder_default_path(named, sizeof(named), prog, ret);
+		if (rename(auto_path, named) == 0)
+			memcpy(auto_path, named, sizeof(named));
+		if (!quiet)
+			msc_warn("recording to %s", output);
+	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
 	status = record_loop(rec, sfd, ret);
 	msc_recorder_summary_line(msc_recorder_summary(rec),
 				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
 				  sizeof(line));
 	warn_cb(NULL, line);
+	/* ms-record exits as the program did. */
+	status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	recorded = true;
+out_writer:
 	msc_recorder_free(rec);
-	rec = NULL;
 	said = w.error;		/* a write error was said already */
 	ret = msc_writer_release(&w);
 	if (ret && ret != -EPIPE && !said)
 		msc_warn("write error on %s: %s", output ? output : "standard output", strerror(-ret));
 	if (fd != 1)
 		close(fd);
-	free(prog);
-	free(shim);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-
-	/* Before the program ran: status is ms-record's own. */
-out_writer:
-	msc_recorder_free(rec);
-	msc_writer_release(&w);
-	if (fd != 1)
-		close(fd);
+	if (auto_out && !recorded)
+		unlink(output);		/* nothing was recorded: nothing to keep */
+	else if (auto_out && !quiet)
+		msc_warn("ms-report %s shows the report", output);
 out:
 	free(prog);
 	free(shim);
