@@ -58,6 +58,63 @@ static const char *path_fit(char *buf, size_t n, int pid, const char *comm, cons
 	return buf;
 }
 
+static const struct msc_rframe *frame_at(const struct msc_report *r, uint32_t stack, unsigned up)
+{
+	const struct msc_rstack *s = msc_report_stack(r, stack);
+
+	return s && s->attr + up < s->n ? &s->frames[s->attr + up] : NULL;
+}
+
+/*
+ * The WHERE of row i of a table of n rows: its allocating frame in buf (at
+ * most width columns in text).  When another row ends on the same line by
+ * another call path, the first caller where the paths part goes into from
+ * (else from is ""): Markdown appends it ("leak_aligned leaky.c:82 from run
+ * leaky.c:116"), text prints it on a line of its own, so that no two rows
+ * read the same.
+ */
+static const char *where_of(const struct msc_report *r, bool md, const uint32_t *stacks, size_t n,
+			    size_t i, char *buf, size_t len, size_t width, char *from, size_t fromlen)
+{
+	char mine[256], other[256], caller[256];
+	unsigned up, depth = 0;
+	size_t j;
+
+	from[0] = '\0';
+	msc_frame_label(mine, sizeof(mine), frame_at(r, stacks[i], 0));
+	for (j = 0; j < n; j++) {
+		if (j == i)
+			continue;
+		msc_frame_label(other, sizeof(other), frame_at(r, stacks[j], 0));
+		if (strcmp(mine, other) != 0)
+			continue;
+		/* The first depth at which this path leaves the twin's. */
+		for (up = 1; up < 256; up++) {
+			const struct msc_rframe *x = frame_at(r, stacks[i], up);
+			const struct msc_rframe *y = frame_at(r, stacks[j], up);
+
+			if (!x && !y)
+				break;
+			if (strcmp(msc_frame_label(caller, sizeof(caller), x),
+				   msc_frame_label(other, sizeof(other), y)) != 0)
+				break;
+		}
+		if (up > depth)
+			depth = up;
+	}
+	if (depth && frame_at(r, stacks[i], depth)) {
+		if (md)
+			msc_frame_label(from, fromlen, frame_at(r, stacks[i], depth));
+		else
+			fit(from, fromlen, frame_at(r, stacks[i], depth), width > 5 ? width - 5 : width);
+	}
+	if (md) {
+		snprintf(buf, len, "%s%s%s", mine, from[0] ? " from " : "", from);
+		return buf;
+	}
+	return fit(buf, len, frame_at(r, stacks[i], 0), width);
+}
+
 static const struct msc_rframe *attributed(const struct msc_report *r, uint32_t stack)
 {
 	const struct msc_rstack *s = msc_report_stack(r, stack);
@@ -73,16 +130,59 @@ static bool runtime_frame(const struct msc_rframe *f)
 			 !strcmp(f->fn, "start_thread") || !strcmp(f->fn, "clone3") || !strcmp(f->fn, "clone"));
 }
 
-static char *size_range(char *buf, size_t n, uint64_t lo, uint64_t hi)
+/* A size in at most 6 columns: "4,096", "64.0K", "10.0M". */
+static char *short_size(char *buf, size_t n, uint64_t v)
+{
+	static const char units[] = "KMGTPE";
+	double x = (double)v;
+	unsigned u = 0;
+
+	if (v < 10000)
+		return msc_fmt_count(buf, n, (int64_t)v);
+	do
+		x /= 1024;
+	while (x >= 1000 && ++u < sizeof(units) - 2);
+	snprintf(buf, n, x < 100 ? "%.1f%c" : "%.0f%c", x, units[u]);
+	return buf;
+}
+
+/* "48", "32..511", and when exact figures would not fit text's 12-column
+ * SIZES column, "288..10.0M" (Markdown has room). */
+static char *size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md)
 {
 	char a[24], b[24];
 
-	if (lo == hi)
+	if (lo == hi) {
 		snprintf(buf, n, "%s", msc_fmt_count(a, sizeof(a), (int64_t)lo));
-	else
-		snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), (int64_t)lo),
-			 msc_fmt_count(b, sizeof(b), (int64_t)hi));
+		if (strlen(buf) > 12 && !md)
+			short_size(buf, n, lo);
+		return buf;
+	}
+	snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), (int64_t)lo),
+		 msc_fmt_count(b, sizeof(b), (int64_t)hi));
+	if (strlen(buf) > 12 && !md)
+		snprintf(buf, n, "%s..%s", short_size(a, sizeof(a), lo), short_size(b, sizeof(b), hi));
 	return buf;
+}
+
+/* At most width columns of a name whose end says the most (a path): the
+ * start gives way, "...x86_64-linux-gnu/libc.so.6". */
+static const char *tail_fit(char *buf, size_t n, const char *name, size_t width)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (!name)
+		name = "?";
+	if (len <= width || width < 4)
+		snprintf(buf, n, "%.*s", (int)width, name);
+	else
+		snprintf(buf, n, "...%s", name + len - (width - 3));
+	return buf;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
 }
 
 static char *sz(char *buf, size_t n, uint64_t v)
@@ -178,26 +278,44 @@ static void heading(struct ctx *c, const char *title)
 		fprintf(c->out, "\n%s\n", title);
 }
 
+/*
+ * A stack, one frame per line, below the C runtime's frames.  Markdown puts
+ * it in a code block of its own; past MD_SHOWN frames the rest is folded in
+ * a <details> block, so that a long stack does not bury the next leak.
+ */
+#define MD_SHOWN 6
+
 static void print_stack(struct ctx *c, uint32_t id, const char *indent)
 {
 	const struct msc_rstack *s = msc_report_stack(c->r, id);
 	char buf[512];
-	unsigned i, shown = 0;
+	unsigned i, shown = 0, total = 0;
 
 	if (!s) {
-		fprintf(c->out, "%s(no stack)\n", indent);
+		fprintf(c->out, c->md ? "%s```\n%s(no stack)\n%s```\n" : "%s(no stack)\n", indent,
+			indent, indent);
 		return;
 	}
+	for (i = 0; i < s->n; i++)
+		total += !runtime_frame(&s->frames[i]);
+	if (c->md)
+		fprintf(c->out, "%s```\n", indent);
 	for (i = 0; i < s->n; i++) {
 		const struct msc_rframe *f = &s->frames[i];
 
 		if (runtime_frame(f))
 			continue;
 		if (c->md) {
+			/* Two more frames are not worth a fold. */
+			if (shown == MD_SHOWN && total > MD_SHOWN + 2)
+				fprintf(c->out, "%s```\n\n%s<details><summary>%u more frames</summary>\n\n%s```\n",
+					indent, indent, total - MD_SHOWN, indent);
 			fprintf(c->out, "%s%s%s", indent, msc_frame_label(buf, sizeof(buf), f), f->inlined ? " (inlined)" : "");
 			if (f->obj && f->file)
 				fprintf(c->out, " [%s]", msc_base_name(f->obj));
 			fputc('\n', c->out);
+			shown++;
+			continue;
 		} else {
 			size_t room = 80 - strlen(indent) - (f->inlined ? 10 : 0);
 
@@ -205,10 +323,15 @@ static void print_stack(struct ctx *c, uint32_t id, const char *indent)
 				f->inlined ? " (inlined)" : "");
 		}
 		if (++shown >= 24 && i + 1 < s->n) {
-			fprintf(c->out, "%s... %u more frames\n", indent, s->n - i - 1);
+			fprintf(c->out, "%s... %u more %s\n", indent, s->n - i - 1,
+				plural(s->n - i - 1, "frame", "frames"));
 			break;
 		}
 	}
+	if (c->md)
+		fprintf(c->out, "%s```\n%s", indent, total > MD_SHOWN + 2 ? "\n" : "");
+	if (c->md && total > MD_SHOWN + 2)
+		fprintf(c->out, "%s</details>\n", indent);
 }
 
 /*
@@ -304,11 +427,11 @@ static void summary(struct ctx *c)
 		row(c, "events lost", NULL, b, NULL, false);
 	}
 	if (r->streams > 1)
-		fprintf(c->out, c->md ? "\nThe stream holds %u more processes (ms-record --follow): this report is "
+		fprintf(c->out, c->md ? "\nThe stream holds %u more %s (ms-record --follow): this report is "
 					"about pid %d; `ms-filter --pid PID` picks another.\n" :
-					"\n  the stream holds %u more processes (ms-record --follow): this report is\n"
+					"\n  the stream holds %u more %s (ms-record --follow): this report is\n"
 					"  about pid %d; ms-filter --pid PID picks another\n",
-			r->streams - 1, r->pid);
+			r->streams - 1, plural(r->streams - 1, "process", "processes"), r->pid);
 	if (!r->complete)
 		fprintf(c->out, c->md ? "\n> **The stream was cut short** (no end record): this report covers what it holds.\n" :
 					"\n  THE STREAM WAS CUT SHORT (no end record): this report covers what it holds.\n");
@@ -398,15 +521,14 @@ static void leaks(struct ctx *c)
 		if (!strcmp(x->kind, "reachable"))
 			continue;
 		shown++;
-		size_range(s, sizeof(s), x->size_lo, x->size_hi);
+		size_range(s, sizeof(s), x->size_lo, x->size_hi, true);	/* not a column */
 		lost = !strcmp(x->kind, "unscanned") ? "" : !strcmp(x->kind, "unknown") ? " fate" : " lost";
 		if (c->md) {
-			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n   ```\n",
+			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n",
 				shown > 1 ? "\n" : "", shown, exact(a, sizeof(a), x->bytes), cnt(b, sizeof(b), x->count),
 				blocks_word(x->count), s, x->fn ? x->fn : "?",
 				msc_frame_label(w, sizeof(w), attributed(c->r, x->stack)), x->kind, lost);
 			print_stack(c, x->stack, "   ");
-			fprintf(c->out, "   ```\n");
 		} else {
 			fprintf(c->out, "\n  %s in %s %s of %s B (%s), %s%s\n", exact(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->count), blocks_word(x->count), s, x->fn ? x->fn : "?", x->kind,
@@ -432,10 +554,19 @@ static void leaks(struct ctx *c)
 static void site_table(struct ctx *c, const char *title, struct render_group *g, size_t n,
 		       int (*cmp)(const void *, const void *), int col)
 {
-	char a[32], b[32], d[32], e[32], s[64], w[256];
-	size_t i;
+	char a[32], b[32], d[32], e[32], s[64], w[640], from[256];
+	uint32_t *stacks;
+	size_t i, m;
 
 	qsort(g, n, sizeof(*g), cmp);
+	for (m = 0; m < n && m < c->o->top; m++)
+		if ((col == 1 && !g[m].allocs) || (col == 2 && !g[m].at_peak))
+			break;
+	stacks = calloc(m + 1, sizeof(*stacks));
+	if (!stacks)
+		return;
+	for (i = 0; i < m; i++)
+		stacks[i] = g[i].stack;
 	heading(c, title);
 	if (c->md)
 		fprintf(c->out, "| bytes | allocations | live | at peak | sizes | where |\n"
@@ -444,25 +575,27 @@ static void site_table(struct ctx *c, const char *title, struct render_group *g,
 		fprintf(c->out, "  %10s %10s %12s  %s\n", "AT PEAK", "LIVE", "SIZES", "WHERE");
 	else
 		fprintf(c->out, "  %10s %11s %12s  %s\n", "BYTES", "ALLOCS", "SIZES", "WHERE");
-	for (i = 0; i < n && i < c->o->top; i++) {
+	for (i = 0; i < m; i++) {
 		struct render_group *x = &g[i];
 
-		if ((col == 1 && !x->allocs) || (col == 2 && !x->at_peak))
-			break;
-		size_range(s, sizeof(s), x->size_lo, x->size_hi);
+		size_range(s, sizeof(s), x->size_lo, x->size_hi, c->md);
+		where_of(c->r, c->md, stacks, m, i, w, sizeof(w), col == 2 ? 42 : 41, from, sizeof(from));
 		if (c->md)
 			fprintf(c->out, "| %s | %s | %s | %s | %s | `%s` |\n", sz(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->allocs), sz(d, sizeof(d), x->live_bytes),
-				sz(e, sizeof(e), x->at_peak), s, msc_frame_label(w, sizeof(w), attributed(c->r, x->stack)));
+				sz(e, sizeof(e), x->at_peak), s, w);
 		else if (col == 2)
 			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->at_peak),
-				sz(d, sizeof(d), x->live_bytes), s, fit(w, sizeof(w), attributed(c->r, x->stack), 42));
+				sz(d, sizeof(d), x->live_bytes), s, w);
 		else
 			fprintf(c->out, "  %10s %11s %12s  %s\n", sz(a, sizeof(a), x->bytes),
-				cnt(b, sizeof(b), x->allocs), s, fit(w, sizeof(w), attributed(c->r, x->stack), 41));
+				cnt(b, sizeof(b), x->allocs), s, w);
+		if (!c->md && from[0])
+			fprintf(c->out, "%*s  from %s\n", col == 2 ? 38 : 39, "", from);
 	}
 	if (!n)
 		fprintf(c->out, c->md ? "No allocations.\n" : "  no allocations\n");
+	free(stacks);
 }
 
 static void top(struct ctx *c)
@@ -480,13 +613,17 @@ static void top(struct ctx *c)
 
 static void temporary(struct ctx *c)
 {
-	size_t n, i;
+	size_t n, i, m;
 	struct render_group *g = render_site_groups(c->r, &n);
+	uint32_t *stacks = calloc(n + 1, sizeof(*stacks));
 	struct render_totals t;
-	char a[32], b[32], d[32], w[256];
+	char a[32], b[32], d[32], w[640], from[256];
 
-	if (!g)
+	if (!g || !stacks) {
+		free(g);
+		free(stacks);
 		return;
+	}
 	render_totals_of(c->r, &t);
 	qsort(g, n, sizeof(*g), by_temporary);
 	heading(c, c->md ? "Temporary allocations" : "TEMPORARY ALLOCATIONS");
@@ -499,20 +636,22 @@ static void temporary(struct ctx *c)
 		fprintf(c->out, "| temporary | short-lived | of allocations | where |\n|---:|---:|---:|---|\n");
 	else
 		fprintf(c->out, "  %11s %11s %11s  %s\n", "TEMPORARY", "SHORTLIVED", "ALLOCS", "WHERE");
-	for (i = 0; i < n && i < c->o->top; i++) {
+	for (m = 0; m < n && m < c->o->top && (g[m].temporary || g[m].short_lived); m++)
+		stacks[m] = g[m].stack;
+	for (i = 0; i < m; i++) {
 		struct render_group *x = &g[i];
 
-		if (!x->temporary && !x->short_lived)
-			break;
-		msc_frame_label(w, sizeof(w), attributed(c->r, x->stack));
+		where_of(c->r, c->md, stacks, m, i, w, sizeof(w), 40, from, sizeof(from));
 		if (c->md)
 			fprintf(c->out, "| %s | %s | %s | `%s` |\n", cnt(a, sizeof(a), x->temporary),
 				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w);
 		else
 			fprintf(c->out, "  %11s %11s %11s  %s\n", cnt(a, sizeof(a), x->temporary),
-				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs),
-				fit(w, sizeof(w), attributed(c->r, x->stack), 40));
+				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w);
+		if (!c->md && from[0])
+			fprintf(c->out, "%*s  from %s\n", 39, "", from);
 	}
+	free(stacks);
 	free(g);
 }
 
@@ -598,8 +737,8 @@ static void timeline(struct ctx *c)
 					"  no samples (the program ran for less than one sampling interval)\n");
 		goto out;
 	}
-	fprintf(c->out, c->md ? "%zu samples over %s.\n\n```\n" : "  %zu samples over %s\n", n,
-		seconds(a, sizeof(a), last_ts));
+	fprintf(c->out, c->md ? "%zu %s over %s.\n\n```\n" : "  %zu %s over %s\n", n,
+		plural(n, "sample", "samples"), seconds(a, sizeof(a), last_ts));
 	fprintf(c->out, "  rss   ");
 	sparkline(c->out, rss, n, 50);
 	fprintf(c->out, "  %s..%s\n", sz(a, sizeof(a), rlo), sz(b, sizeof(b), rhi));
@@ -673,7 +812,7 @@ static int cmp_dgroup(const void *a, const void *b)
 static void program_table(struct ctx *c, const struct dgroup *grp, size_t ngrp)
 {
 	struct msc_report *r = c->r;
-	char a[40], b[40], d[40];
+	char a[40], b[40], d[40], w[64];
 	size_t i, k;
 
 	heading(c, c->md ? "Program totals" : "PROGRAM TOTALS");
@@ -690,8 +829,8 @@ static void program_table(struct ctx *c, const struct dgroup *grp, size_t ngrp)
 			figure(a, sizeof(a), y->metric, y->before, false);
 			figure(b, sizeof(b), y->metric, y->after, false);
 			figure(d, sizeof(d), y->metric, y->change, true);
-			fprintf(c->out, c->md ? "| `%s` | %s | %s | %s | %s |\n" : "  %-16.16s %-14s %11s -> %-11s %11s\n",
-				y->comm ? y->comm : "?", y->metric ? y->metric : "?", a, b, d);
+			fprintf(c->out, c->md ? "| `%s` | %s | %s | %s | %s |\n" : "  %-16s %-14s %11s -> %-11s %11s\n",
+				c->md ? (y->comm ? y->comm : "?") : tail_fit(w, sizeof(w), y->comm, 16), y->metric ? y->metric : "?", a, b, d);
 		}
 	}
 }
@@ -777,10 +916,9 @@ static void deltas(struct ctx *c)
 			figure(b, sizeof(b), y->metric, y->after, false);
 			figure(d, sizeof(d), y->metric, y->change, true);
 			if (c->md && stacked) {
-				fprintf(c->out, "%s%zu. **%s** (%s → %s%s%s) at `%s`\n\n   ```\n", j ? "\n" : "",
+				fprintf(c->out, "%s%zu. **%s** (%s → %s%s%s) at `%s`\n\n", j ? "\n" : "",
 					j + 1, d, a, b, st ? ", " : "", st ? st : "", what);
 				print_stack(c, y->stack, "   ");
-				fprintf(c->out, "   ```\n");
 			} else if (c->md) {
 				fprintf(c->out, "| %s | %s | %s | `%s`%s |\n", d, a, b, what, tag);
 			} else {
@@ -803,7 +941,7 @@ out:
 static void processes(struct ctx *c)
 {
 	struct msc_report *r = c->r;
-	char a[32], b[32], d[32];
+	char a[32], b[32], d[32], w[64];
 	size_t i;
 
 	heading(c, c->md ? "Processes" : "PROCESSES");
@@ -814,8 +952,8 @@ static void processes(struct ctx *c)
 	for (i = 0; i < r->nprocs && i < c->o->top; i++) {
 		const struct msc_rproc *p = &r->procs[i];
 
-		fprintf(c->out, c->md ? "| %d | %s | %s | %s | %s |\n" : "  %7d %-24.24s %11s %11s %11s\n", p->pid,
-			p->comm ? p->comm : "?", sz(a, sizeof(a), p->rss), p->has_pss ? sz(b, sizeof(b), p->pss) : "-",
+		fprintf(c->out, c->md ? "| %d | %s | %s | %s | %s |\n" : "  %7d %-24s %11s %11s %11s\n", p->pid,
+			c->md ? (p->comm ? p->comm : "?") : tail_fit(w, sizeof(w), p->comm, 24), sz(a, sizeof(a), p->rss), p->has_pss ? sz(b, sizeof(b), p->pss) : "-",
 			sz(d, sizeof(d), p->swap));
 	}
 	if (r->nmaps) {
@@ -829,8 +967,8 @@ static void processes(struct ctx *c)
 			const struct msc_rmapping *m = &r->maps[i];
 
 			fprintf(c->out, c->md ? "| %d | `%s` | %s | %s | %s | %s |\n" :
-						"  %7d %-32.32s %-7s %10s %10s %10s\n",
-				m->pid, m->name ? m->name : "?", m->kind ? m->kind : "", sz(a, sizeof(a), m->rss),
+						"  %7d %-32s %-7s %10s %10s %10s\n",
+				m->pid, c->md ? (m->name ? m->name : "?") : tail_fit(w, sizeof(w), m->name, 32), m->kind ? m->kind : "", sz(a, sizeof(a), m->rss),
 				sz(b, sizeof(b), m->pss), sz(d, sizeof(d), m->swap));
 		}
 	}
@@ -872,7 +1010,7 @@ static void poll_view(struct ctx *c)
 	struct mgrowth *g = calloc(r->nmaps + 1, sizeof(*g));
 	struct msc_strmap idx;
 	uint64_t peak = 0;
-	char a[32], b[32], d[32], e[32];
+	char a[32], b[32], d[32], e[32], w[64];
 	size_t i, n = 0, shown = 0;
 
 	if (!g || msc_strmap_init(&idx, r->nmaps + 1)) {
@@ -894,8 +1032,8 @@ static void poll_view(struct ctx *c)
 		poll_row(c, "rss", s0->rss, s1->rss);
 		poll_row(c, "pss", s0->pss, s1->pss);
 		poll_row(c, "swap", s0->swap, s1->swap);
-		fprintf(c->out, c->md ? "\nPeak rss %s; %zu samples.\n" : "  peak rss %s; %zu samples\n",
-			sz(e, sizeof(e), peak), r->nsamples);
+		fprintf(c->out, c->md ? "\nPeak rss %s; %zu %s.\n" : "  peak rss %s; %zu %s\n",
+			sz(e, sizeof(e), peak), r->nsamples, plural(r->nsamples, "sample", "samples"));
 	}
 	if (!r->complete)
 		fprintf(c->out, c->md ? "\n> **The stream was cut short** (no end record).\n" :
@@ -929,8 +1067,8 @@ static void poll_view(struct ctx *c)
 		if (g[i].last == g[i].first)
 			continue;
 		shown++;
-		fprintf(c->out, c->md ? "| `%s` | %s | %s | %s | %s |\n" : "  %-34.34s %-7s %11s %11s %11s\n",
-			g[i].name, g[i].kind, sz(a, sizeof(a), g[i].first), sz(b, sizeof(b), g[i].last),
+		fprintf(c->out, c->md ? "| `%s` | %s | %s | %s | %s |\n" : "  %-34s %-7s %11s %11s %11s\n",
+			c->md ? g[i].name : tail_fit(w, sizeof(w), g[i].name, 34), g[i].kind, sz(a, sizeof(a), g[i].first), sz(b, sizeof(b), g[i].last),
 			figure(d, sizeof(d), "rss", (int64_t)(g[i].last - g[i].first), true));
 	}
 	if (!shown)
