@@ -69,8 +69,15 @@ struct msc_collector_private {
 	int pidfd, statm_fd;
 	void *region;
 	size_t region_size;
+	/*
+	 * The region is the target's to write, the control page too: after
+	 * setup the collector goes by its own copies of the layout (the
+	 * collector's options) and of rings_used.
+	 */
 	struct msc_ctl *ctl;
 	struct ring_cur *cur;
+	uint32_t ncur;			/* entries of cur: the rings */
+	uint32_t rings_used;		/* high-water mark of ctl->rings_used */
 	uint32_t *cand;			/* rings with an event waiting (pump) */
 	uint32_t *stack_map;		/* shim stack id -> canonical id */
 	uint32_t stack_map_cap;
@@ -148,6 +155,25 @@ static void warn(struct msc_collector *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	c->ops->warn(c->ctx, "%s", msg);
+}
+
+/*
+ * A process whose region holds something the shim never writes: said once
+ * per process (the end record's `corrupt` says it too).  The collector
+ * reads on what it can still trust.
+ */
+static void corrupt(struct msc_collector *c, struct msc_collector_private *p, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (p->corrupt)
+		return;
+	p->corrupt = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn(c, "pid %d: %s", p->pub.pid, msg);
 }
 
 /* An invariant TSC is the cheapest clock that all CPUs agree on; the shim
@@ -296,7 +322,7 @@ static void free_session(struct msc_collector_private *p)
 	if (p->cur) {
 		uint32_t i;
 
-		for (i = 0; p->ctl && i < p->ctl->nrings; i++)
+		for (i = 0; i < p->ncur; i++)
 			free(p->cur[i].build);
 	}
 	free(p->cur);
@@ -442,8 +468,12 @@ static void accept_one(struct msc_collector *c)
 	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
 	if (!p->cur || !p->cand || !p->stack_map)
 		goto fail;
+	p->ncur = c->o.nrings;
+	p->rings_used = 1;
+	/* Not msc_ring_at(): it reads the layout from the control page. */
 	for (unsigned i = 0; i < c->o.nrings; i++) {
-		p->cur[i].ring = msc_ring_at(p->region, ctl, i);
+		p->cur[i].ring = (struct msc_ring *)((char *)p->region + MSC_PROTO_CTL_SIZE +
+						     (uint64_t)i * (MSC_PROTO_RING_HDR + c->o.ring_size));
 		p->cur[i].data = msc_ring_data(p->cur[i].ring);
 	}
 	p->pidfd = pidfd_open_(h.pid);
@@ -672,7 +702,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 {
 	struct ring_cur *cur = &p->cur[ri];
 	uint64_t head = cur->head;
-	uint64_t size = p->ctl->ring_size, mask = size - 1;
+	uint64_t size = c->o.ring_size, mask = size - 1;
 	uint8_t *data = cur->data;
 
 	/* The producer's cache line is read once per batch, not per event:
@@ -735,11 +765,9 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		}
 		cur->pos += (uint64_t)words * 8;
 	}
-	if (cur->broken && !p->corrupt) {
-		p->corrupt = true;
-		warn(c, "pid %d: ring %u holds something that is not a record; its later events are lost",
-		     p->pub.pid, ri);
-	}
+	if (cur->broken)
+		corrupt(c, p, "ring %u holds something that is not a record; its later events are lost",
+			ri);
 }
 
 static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
@@ -849,6 +877,23 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	p->nbatch++;
 }
 
+/*
+ * Rings [0, n) have been claimed.  The shim only ever raises rings_used
+ * (by compare-and-swap), so a lower value is a stray write: the rings it
+ * would hide stay read (their threads would wait for room forever
+ * otherwise), and a higher one is held to the rings there are.
+ */
+static uint32_t rings_in_use(struct msc_collector *c, struct msc_collector_private *p)
+{
+	uint32_t used = __atomic_load_n(&p->ctl->rings_used, __ATOMIC_ACQUIRE);
+
+	if (used > c->o.nrings)
+		used = c->o.nrings;
+	if (used > p->rings_used)
+		p->rings_used = used;
+	return p->rings_used;
+}
+
 static uint64_t watermark(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
 	uint64_t w, now;
@@ -858,9 +903,7 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 		return UINT64_MAX;
 	now = raw_now(c);
 	w = now > c->slack_raw ? now - c->slack_raw : 0;
-	used = p->ctl->rings_used;
-	if (used > p->ctl->nrings)
-		used = p->ctl->nrings;
+	used = rings_in_use(c, p);
 	for (i = 0; i < used; i++) {
 		struct msc_ring *r = p->cur[i].ring;
 
@@ -921,9 +964,12 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
 
-	used = p->ctl->rings_used;
-	if (used > p->ctl->nrings)
-		used = p->ctl->nrings;
+	/* The shim reads the layout from the control page, never writes it:
+	 * a change is a stray write of the target's (its threads that take a
+	 * ring from now on may write it out of place). */
+	if (p->ctl->ring_size != c->o.ring_size || p->ctl->nrings != c->o.nrings)
+		corrupt(c, p, "its control page was overwritten; the rings are read as they were made");
+	used = rings_in_use(c, p);
 	/* The rings with an event waiting; usually one or a few. */
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];

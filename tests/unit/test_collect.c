@@ -182,31 +182,27 @@ static void rig_connect(struct rig *g)
 	assert_int_equal(g->ctl->rings_used, 1);
 }
 
-static int setup(void **state)
+static struct rig *rig_new(void)
 {
 	struct msc_collect_opts o = { .ring_size = RING_SIZE, .nrings = NRINGS };
 	struct rig *g = calloc(1, sizeof(*g));
 	struct msc_err err;
 
-	alarm(TEST_TIMEOUT_S);
 	if (!g || msc_stacks_init(&g->st, false))
-		return -1;
+		return NULL;
 	g->sock = -1;
 	g->c = msc_collector_new(&o, &ops, g, &g->st, &err);
 	if (!g->c)
-		return -1;
+		return NULL;
 	/* Later than the collector's start: events stamped from here on
 	 * come out at a positive time. */
 	usleep(10);
 	g->t0 = msc_now_monotonic();
-	*state = g;
-	return 0;
+	return g;
 }
 
-static int teardown(void **state)
+static void rig_free(struct rig *g)
 {
-	struct rig *g = *state;
-
 	msc_collector_free(g->c);
 	if (g->region)
 		munmap(g->region, g->region_size);
@@ -214,6 +210,18 @@ static int teardown(void **state)
 		close(g->sock);
 	msc_stacks_release(&g->st);
 	free(g);
+}
+
+static int setup(void **state)
+{
+	alarm(TEST_TIMEOUT_S);
+	*state = rig_new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	rig_free(*state);
 	alarm(0);
 	return 0;
 }
@@ -648,12 +656,181 @@ static void test_merge_by_timestamp(void **state)
 	assert_int_equal(g->nwarn, 0);
 }
 
+/* ------------------------------------------------------- corrupt rings */
+
+/*
+ * The frame of every corrupt-ring case: threads on rings 1 and 2 each send
+ * an event, then spoil() writes something into ring 2 (or the control
+ * page) that the shim never would, and ring 1 goes on.  Ring 2's events
+ * from the garbage on are lost, with one warning and `corrupt` at the
+ * end; ring 1's all come out, before and after.  spoil() returns how many
+ * of ring 2's events it wrote still count as delivered.
+ */
+struct corrupt_case {
+	const char *name;
+	unsigned (*spoil)(struct rig *g);
+	bool not_corrupt;		/* a stray write the collector shrugs off */
+};
+
+static void run_corrupt_case(const struct corrupt_case *k)
+{
+	const char *only = getenv("CASE");
+	struct rig *g;
+	unsigned extra, from1 = 0, from2 = 0, sent2 = 0;
+	size_t i;
+
+	/* CASE=substring: only the cases whose name has it (to see one fail). */
+	if (only && !strstr(k->name, only))
+		return;
+	print_message("  case: %s\n", k->name);
+	g = rig_new();
+	assert_non_null(g);
+	rig_connect(g);
+	take_ring(g, 1, 11);
+	take_ring(g, 2, 22);
+	rec(g, 1, MSC_EV_THREAD, 0, 11, 1, g->t0 + 1);
+	rec(g, 2, MSC_EV_THREAD, 0, 22, 1, g->t0 + 2);
+	rec(g, 1, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 10, 0x1000ull, 16ull);
+	publish(g, 1);
+	/* Ring 2 has gone round once, its PAD read: a layout read wrong
+	 * shows. */
+	while (g->head[2] < RING_SIZE + RING_SIZE / 2) {
+		uint64_t start = g->head[2];
+
+		while (g->head[2] - start < RING_SIZE / 2) {
+			sent2++;
+			rec(g, 2, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 20 + sent2, 0x2000ull,
+			    32ull);
+		}
+		publish(g, 2);
+		wait_past(g, 20 + sent2);
+		poll_once(g);
+	}
+	assert_int_equal(g->nev, 3 + sent2);
+
+	extra = k->spoil(g);
+	rec(g, 1, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 1000, 0x1001ull, 16ull);
+	publish(g, 1);
+	wait_past(g, 1000);
+	poll_once(g);
+	poll_once(g);
+	rec(g, 1, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 2000, 0x1001ull);
+	publish(g, 1);
+	wait_past(g, 2000);
+	poll_once(g);
+	finish(g);
+
+	for (i = 0; i < g->nev; i++) {
+		if (g->ev[i].tid == 11)
+			from1++;
+		else if (g->ev[i].tid == 22)
+			from2++;
+		else
+			fail_msg("%s: event %zu of tid %u", k->name, i, g->ev[i].tid);
+	}
+	if (from1 != 4 || from2 != 1 + sent2 + extra)
+		fail_msg("%s: %u events of ring 1 (4 sent), %u of ring 2 (%u expected)", k->name,
+			 from1, from2, 1 + sent2 + extra);
+	assert_int_equal(g->ev[g->nev - 1].type, MSC_CEV_FREE);
+	assert_int_equal(g->ev[g->nev - 1].v[0], 0x1001);
+	if (k->not_corrupt) {
+		if (g->nwarn || g->end.corrupt)
+			fail_msg("%s: %u warnings, corrupt %d:\n%s", k->name, g->nwarn,
+				 g->end.corrupt, g->warns);
+	} else if (g->nwarn != 1 || !g->end.corrupt) {
+		fail_msg("%s: %u warnings (1 expected), corrupt %d:\n%s", k->name, g->nwarn,
+			 g->end.corrupt, g->warns);
+	}
+	rig_free(g);
+}
+
+/* Ring 2 goes on with an honest event after the garbage: never delivered. */
+static void then_honest(struct rig *g)
+{
+	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
+	publish(g, 2);
+}
+
+/* The control page's layout, overwritten: the collector keeps its own. */
+static unsigned spoil_ring_size_up(struct rig *g)
+{
+	g->ctl->ring_size = 1u << 30;
+	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
+	publish(g, 2);
+	return 1;
+}
+
+static unsigned spoil_ring_size_down(struct rig *g)
+{
+	g->ctl->ring_size = 64;
+	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
+	publish(g, 2);
+	return 1;
+}
+
+static unsigned spoil_nrings_up(struct rig *g)
+{
+	g->ctl->nrings = 1u << 20;
+	g->ctl->rings_used = 1u << 20;
+	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
+	publish(g, 2);
+	return 1;
+}
+
+static unsigned spoil_nrings_zero(struct rig *g)
+{
+	g->ctl->nrings = 0;
+	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
+	publish(g, 2);
+	return 1;
+}
+
+/* rings_used only grows: lowered, it must not hide rings 1 and 2. */
+static unsigned spoil_rings_used_zero(struct rig *g)
+{
+	g->ctl->rings_used = 0;
+	then_honest(g);
+	return 1;
+}
+
+static int guard_setup(void **state)
+{
+	(void)state;
+	alarm(TEST_TIMEOUT_S);
+	return 0;
+}
+
+static int guard_teardown(void **state)
+{
+	(void)state;
+	alarm(0);
+	return 0;
+}
+
+static void test_control_page_overwritten(void **state)
+{
+	static const struct corrupt_case cases[] = {
+		{ "ring_size raised", spoil_ring_size_up, false },
+		{ "ring_size lowered", spoil_ring_size_down, false },
+		{ "nrings and rings_used raised", spoil_nrings_up, false },
+		{ "nrings zeroed", spoil_nrings_zero, false },
+		{ "rings_used zeroed", spoil_rings_used_zero, true },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_corrupt_case(&cases[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_events_field_by_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pad_records_over_laps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_by_timestamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_page_overwritten, guard_setup,
+						guard_teardown),
 	};
 
 	/* Timestamps in CLOCK_MONOTONIC ns, which a test can write itself. */
