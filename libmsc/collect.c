@@ -709,6 +709,18 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 	 * every read would pull it away from the writing thread. */
 	if (cur->pos >= head)
 		head = cur->head = __atomic_load_n(&cur->ring->head, __ATOMIC_ACQUIRE);
+	/*
+	 * The producer never goes back, nor more than a ring ahead of the
+	 * tail we gave back (msc_proto.h).  A head that does was written by
+	 * something else, and reading up to it would deliver the ring's stale
+	 * records, lap after lap.
+	 */
+	if (!cur->broken && (head < cur->pos || head - cur->released > size)) {
+		cur->broken = true;
+		corrupt(c, p, "ring %u has a head its thread never wrote; its later events are lost",
+			ri);
+		return;
+	}
 
 	while (!cur->have && !cur->broken && cur->pos < head) {
 		uint64_t off = cur->pos & mask;
@@ -723,7 +735,9 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		if (type == MSC_EV_PAD) {
 			uint64_t skip = (uint64_t)MSC_EV_AUX(hdr) * 8;
 
-			if (!skip || off + skip != size) {
+			/* Past the head, it would give back space the producer
+			 * has not filled: it would wait for room forever. */
+			if (!skip || off + skip != size || cur->pos + skip > head) {
 				cur->broken = true;
 				break;
 			}

@@ -670,6 +670,7 @@ struct corrupt_case {
 	const char *name;
 	unsigned (*spoil)(struct rig *g);
 	bool not_corrupt;		/* a stray write the collector shrugs off */
+	void (*check)(struct rig *g);	/* after the end, if not NULL */
 };
 
 static void run_corrupt_case(const struct corrupt_case *k)
@@ -741,6 +742,8 @@ static void run_corrupt_case(const struct corrupt_case *k)
 		fail_msg("%s: %u warnings (1 expected), corrupt %d:\n%s", k->name, g->nwarn,
 			 g->end.corrupt, g->warns);
 	}
+	if (k->check)
+		k->check(g);
 	rig_free(g);
 }
 
@@ -793,6 +796,66 @@ static unsigned spoil_rings_used_zero(struct rig *g)
 	return 1;
 }
 
+/* Ring 2's head, a little more than a ring ahead of its tail: up to it, the
+ * ring holds the records of the lap before. */
+static unsigned spoil_head_beyond_a_ring(struct rig *g)
+{
+	then_honest(g);
+	ring(g, 2)->head = ring(g, 2)->tail + RING_SIZE + 64;
+	return 0;
+}
+
+/*
+ * Far ahead: read up to it, the ring would go round forever.  (Ring 2's
+ * first lap began with a THREAD record of 16 bytes: one more 16 bytes put
+ * the records of that lap where a record is expected.)
+ */
+static unsigned spoil_head_far_ahead(struct rig *g)
+{
+	rec(g, 2, MSC_EV_MODULES, 0, 0, 1, g->t0);
+	ring(g, 2)->head = g->head[2] + (1ull << 62);
+	return 0;
+}
+
+static unsigned spoil_head_back(struct rig *g)
+{
+	ring(g, 2)->head = g->head[2] - 64;
+	return 0;
+}
+
+/* A PAD to the ring's end, published up to its header only. */
+static unsigned spoil_pad_past_head(struct rig *g)
+{
+	uint64_t off = g->head[2] & (RING_SIZE - 1);
+
+	*(uint64_t *)(ring_data(g, 2) + off) =
+		msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)((RING_SIZE - off) / 8));
+	ring(g, 2)->head = g->head[2] + 8;
+	return 0;
+}
+
+/* The collector gives back only what was published: a tail past the head
+ * is room the writer has not used, and it would wait for room forever. */
+static void tail_not_past_head(struct rig *g)
+{
+	assert_true(ring(g, 2)->tail <= ring(g, 2)->head);
+}
+
+static void test_implausible_head(void **state)
+{
+	static const struct corrupt_case cases[] = {
+		{ "head a ring past the tail", spoil_head_beyond_a_ring, false, NULL },
+		{ "head far ahead", spoil_head_far_ahead, false, NULL },
+		{ "head gone back", spoil_head_back, false, NULL },
+		{ "PAD past the head", spoil_pad_past_head, false, tail_not_past_head },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_corrupt_case(&cases[i]);
+}
+
 static int guard_setup(void **state)
 {
 	(void)state;
@@ -810,11 +873,11 @@ static int guard_teardown(void **state)
 static void test_control_page_overwritten(void **state)
 {
 	static const struct corrupt_case cases[] = {
-		{ "ring_size raised", spoil_ring_size_up, false },
-		{ "ring_size lowered", spoil_ring_size_down, false },
-		{ "nrings and rings_used raised", spoil_nrings_up, false },
-		{ "nrings zeroed", spoil_nrings_zero, false },
-		{ "rings_used zeroed", spoil_rings_used_zero, true },
+		{ "ring_size raised", spoil_ring_size_up, false, NULL },
+		{ "ring_size lowered", spoil_ring_size_down, false, NULL },
+		{ "nrings and rings_used raised", spoil_nrings_up, false, NULL },
+		{ "nrings zeroed", spoil_nrings_zero, false, NULL },
+		{ "rings_used zeroed", spoil_rings_used_zero, true, NULL },
 	};
 	size_t i;
 
@@ -831,6 +894,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_by_timestamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_page_overwritten, guard_setup,
 						guard_teardown),
+		cmocka_unit_test_setup_teardown(test_implausible_head, guard_setup, guard_teardown),
 	};
 
 	/* Timestamps in CLOCK_MONOTONIC ns, which a test can write itself. */
