@@ -46,6 +46,8 @@ struct ring_cur {
 	struct msc_ring *ring;
 	uint8_t *data;			/* the ring's data */
 	const uint64_t *rec;		/* the timestamped event at pos, when have */
+	uint64_t hdr;			/* its header as checked: the target may
+					 * write over the record meanwhile */
 	uint64_t pos;			/* next byte to read, absolute */
 	uint64_t head;			/* last head read: reread only at it */
 	uint64_t released;		/* tail last stored */
@@ -695,6 +697,21 @@ static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 }
 
 /*
+ * The fewest words a record of each type has (msc_proto.h).  A shorter one
+ * is not a record the shim writes, and its fields would be read from the
+ * next record or past the ring's end.  THREAD records grew over time: the
+ * fields past the timestamp are read as far as there are.
+ */
+static const uint8_t min_words[MSC_EV_MAX] = {
+	[MSC_EV_ALLOC] = 4,	[MSC_EV_FREE] = 3,	[MSC_EV_UNFREE] = 3,
+	[MSC_EV_STACK] = 1,	[MSC_EV_MMAP] = 4,	[MSC_EV_MUNMAP] = 4,
+	[MSC_EV_MREMAP] = 6,	[MSC_EV_BRK] = 4,	[MSC_EV_THREAD] = 2,
+	[MSC_EV_MODULES] = 1,	[MSC_EV_MODULE] = 4,	[MSC_EV_MODULES_END] = 1,
+	[MSC_EV_EXIT] = 3,	[MSC_EV_SCAN] = 3,	[MSC_EV_LOST] = 1,
+	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,
+};
+
+/*
  * Advances cur over records that carry no timestamp (processing them) until
  * a timestamped event waits at cur->pos or the committed data ends.
  */
@@ -729,7 +746,8 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		/* The producer wrote these lines on another core: ask for the
 		 * next ones early. */
 		__builtin_prefetch(data + ((cur->pos + 256) & mask));
-		uint64_t hdr = rec[0];
+		/* Read once: what is checked is what is used. */
+		uint64_t hdr = __atomic_load_n(&rec[0], __ATOMIC_RELAXED);
 		unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 
 		if (type == MSC_EV_PAD) {
@@ -744,8 +762,8 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 			cur->pos += skip;
 			continue;
 		}
-		if (!words || off + (uint64_t)words * 8 > size ||
-		    cur->pos + (uint64_t)words * 8 > head || type >= MSC_EV_MAX) {
+		if (type >= MSC_EV_MAX || !words || words < min_words[type] ||
+		    off + (uint64_t)words * 8 > size || cur->pos + (uint64_t)words * 8 > head) {
 			cur->broken = true;
 			break;
 		}
@@ -768,13 +786,10 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		case MSC_EV_LOST:
 			break;
 		default:
-			if (words < 2) {
-				cur->broken = true;
-				break;
-			}
 			cur->have = true;
 			cur->rec = rec;
-			cur->ts = rec[1];
+			cur->hdr = hdr;
+			cur->ts = __atomic_load_n(&rec[1], __ATOMIC_RELAXED);
 			continue;	/* do not advance: delivered by the merge */
 		}
 		cur->pos += (uint64_t)words * 8;
@@ -805,11 +820,14 @@ static struct msc_cevent *batch_slot(struct msc_collector *c, struct msc_collect
 	return &p->batch[p->nbatch];
 }
 
-/* Hands the event waiting at cur over (to the batch). */
+/*
+ * Hands the event waiting at cur over (to the batch).  ring_peek() checked
+ * its header, kept in cur: the record has the words its type reads.
+ */
 static void deliver(struct msc_collector *c, struct msc_collector_private *p, struct ring_cur *cur)
 {
 	const uint64_t *rec = cur->rec;
-	uint64_t hdr = rec[0];
+	uint64_t hdr = cur->hdr;
 	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 	struct msc_cevent *e = batch_slot(c, p);
 
@@ -817,13 +835,11 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	e->stack = 0;
 	cur->have = false;
 	cur->pos += (uint64_t)words * 8;
-	e->ts = to_ns(c, rec[1]);
+	e->ts = to_ns(c, cur->ts);
 	e->tid = cur->tid;
 	e->fn = MSC_EV_FLAGS(hdr);
 	switch (type) {
 	case MSC_EV_ALLOC:
-		if (words < 4)
-			return;
 		e->type = MSC_CEV_ALLOC;
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));
 		e->v[0] = rec[2];
@@ -831,16 +847,12 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		break;
 	case MSC_EV_FREE:
 	case MSC_EV_UNFREE:
-		if (words < 3)
-			return;
 		e->type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
 		e->v[0] = rec[2];
 		break;
 	case MSC_EV_MMAP:
 	case MSC_EV_MUNMAP:
 	case MSC_EV_BRK:
-		if (words < 4)
-			return;
 		e->type = type == MSC_EV_MMAP ? MSC_CEV_MMAP :
 			  type == MSC_EV_MUNMAP ? MSC_CEV_MUNMAP : MSC_CEV_BRK;
 		e->stack = type == MSC_EV_MUNMAP ? 0 : map_stack(p, MSC_EV_AUX(hdr));
@@ -848,8 +860,6 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->v[1] = rec[3];
 		break;
 	case MSC_EV_MREMAP:
-		if (words < 6)
-			return;
 		e->type = MSC_CEV_MREMAP;
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));
 		memcpy(e->v, rec + 2, 4 * sizeof(uint64_t));
@@ -870,8 +880,6 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->tid = MSC_EV_AUX(hdr);
 		break;
 	case MSC_EV_EXIT:
-		if (words < 3)
-			return;
 		p->exit_call_status = (int)rec[2];
 		e->type = MSC_CEV_EXIT;
 		e->v[0] = rec[2];
@@ -879,7 +887,7 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	case MSC_EV_SCAN:
 		/* The scan looks at what every earlier event made. */
 		flush_batch(c, p);
-		if (words >= 3 && c->ops->scan)
+		if (c->ops->scan)
 			c->ops->scan(c->ctx, &p->pub, rec[2], MSC_EV_AUX(hdr));
 		/* Let it go on exiting, whatever the scan found. */
 		__atomic_store_n(&p->ctl->scan_done, 1, __ATOMIC_RELEASE);

@@ -668,9 +668,10 @@ static void test_merge_by_timestamp(void **state)
  */
 struct corrupt_case {
 	const char *name;
-	unsigned (*spoil)(struct rig *g);
+	unsigned (*spoil)(struct rig *g, const struct corrupt_case *k);
 	bool not_corrupt;		/* a stray write the collector shrugs off */
 	void (*check)(struct rig *g);	/* after the end, if not NULL */
+	unsigned type, words;		/* for spoil_record() */
 };
 
 static void run_corrupt_case(const struct corrupt_case *k)
@@ -709,7 +710,7 @@ static void run_corrupt_case(const struct corrupt_case *k)
 	}
 	assert_int_equal(g->nev, 3 + sent2);
 
-	extra = k->spoil(g);
+	extra = k->spoil(g, k);
 	rec(g, 1, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 1000, 0x1001ull, 16ull);
 	publish(g, 1);
 	wait_past(g, 1000);
@@ -755,24 +756,27 @@ static void then_honest(struct rig *g)
 }
 
 /* The control page's layout, overwritten: the collector keeps its own. */
-static unsigned spoil_ring_size_up(struct rig *g)
+static unsigned spoil_ring_size_up(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	g->ctl->ring_size = 1u << 30;
 	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
 	publish(g, 2);
 	return 1;
 }
 
-static unsigned spoil_ring_size_down(struct rig *g)
+static unsigned spoil_ring_size_down(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	g->ctl->ring_size = 64;
 	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
 	publish(g, 2);
 	return 1;
 }
 
-static unsigned spoil_nrings_up(struct rig *g)
+static unsigned spoil_nrings_up(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	g->ctl->nrings = 1u << 20;
 	g->ctl->rings_used = 1u << 20;
 	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
@@ -780,8 +784,9 @@ static unsigned spoil_nrings_up(struct rig *g)
 	return 1;
 }
 
-static unsigned spoil_nrings_zero(struct rig *g)
+static unsigned spoil_nrings_zero(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	g->ctl->nrings = 0;
 	rec(g, 2, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + 1500, 0x2000ull);
 	publish(g, 2);
@@ -789,8 +794,9 @@ static unsigned spoil_nrings_zero(struct rig *g)
 }
 
 /* rings_used only grows: lowered, it must not hide rings 1 and 2. */
-static unsigned spoil_rings_used_zero(struct rig *g)
+static unsigned spoil_rings_used_zero(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	g->ctl->rings_used = 0;
 	then_honest(g);
 	return 1;
@@ -798,8 +804,9 @@ static unsigned spoil_rings_used_zero(struct rig *g)
 
 /* Ring 2's head, a little more than a ring ahead of its tail: up to it, the
  * ring holds the records of the lap before. */
-static unsigned spoil_head_beyond_a_ring(struct rig *g)
+static unsigned spoil_head_beyond_a_ring(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	then_honest(g);
 	ring(g, 2)->head = ring(g, 2)->tail + RING_SIZE + 64;
 	return 0;
@@ -810,24 +817,27 @@ static unsigned spoil_head_beyond_a_ring(struct rig *g)
  * first lap began with a THREAD record of 16 bytes: one more 16 bytes put
  * the records of that lap where a record is expected.)
  */
-static unsigned spoil_head_far_ahead(struct rig *g)
+static unsigned spoil_head_far_ahead(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	rec(g, 2, MSC_EV_MODULES, 0, 0, 1, g->t0);
 	ring(g, 2)->head = g->head[2] + (1ull << 62);
 	return 0;
 }
 
-static unsigned spoil_head_back(struct rig *g)
+static unsigned spoil_head_back(struct rig *g, const struct corrupt_case *k)
 {
+	(void)k;
 	ring(g, 2)->head = g->head[2] - 64;
 	return 0;
 }
 
 /* A PAD to the ring's end, published up to its header only. */
-static unsigned spoil_pad_past_head(struct rig *g)
+static unsigned spoil_pad_past_head(struct rig *g, const struct corrupt_case *k)
 {
 	uint64_t off = g->head[2] & (RING_SIZE - 1);
 
+	(void)k;
 	*(uint64_t *)(ring_data(g, 2) + off) =
 		msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)((RING_SIZE - off) / 8));
 	ring(g, 2)->head = g->head[2] + 8;
@@ -844,10 +854,10 @@ static void tail_not_past_head(struct rig *g)
 static void test_implausible_head(void **state)
 {
 	static const struct corrupt_case cases[] = {
-		{ "head a ring past the tail", spoil_head_beyond_a_ring, false, NULL },
-		{ "head far ahead", spoil_head_far_ahead, false, NULL },
-		{ "head gone back", spoil_head_back, false, NULL },
-		{ "PAD past the head", spoil_pad_past_head, false, tail_not_past_head },
+		{ "head a ring past the tail", spoil_head_beyond_a_ring, false, NULL, 0, 0 },
+		{ "head far ahead", spoil_head_far_ahead, false, NULL, 0, 0 },
+		{ "head gone back", spoil_head_back, false, NULL, 0, 0 },
+		{ "PAD past the head", spoil_pad_past_head, false, tail_not_past_head, 0, 0 },
 	};
 	size_t i;
 
@@ -870,14 +880,146 @@ static int guard_teardown(void **state)
 	return 0;
 }
 
+/* A record of k->type whose header says k->words, all of them written (a
+ * header of length 0 with a word after it). */
+static unsigned spoil_record(struct rig *g, const struct corrupt_case *k)
+{
+	uint64_t v[8] = { g->t0 + 1400, 0x2000, 64, 0x3000, 64, 0, 0, 0 };
+
+	assert_true(k->words <= 9);
+	/* A module is read only inside a module map. */
+	if (k->type == MSC_EV_MODULE)
+		rec(g, 2, MSC_EV_MODULES, 0, 0, 1, g->t0 + 1300);
+	put(g, 2, msc_ev_hdr(k->type, 0, k->words, 1), k->words ? k->words - 1 : 1, v);
+	then_honest(g);
+	return 0;
+}
+
+/* Headers of types and lengths the shim never writes. */
+static void test_malformed_records(void **state)
+{
+	static const struct corrupt_case cases[] = {
+		{ "type past the last", spoil_record, false, NULL, MSC_EV_MAX, 3 },
+		{ "type 0xff", spoil_record, false, NULL, 0xff, 3 },
+		{ "length 0", spoil_record, false, NULL, MSC_EV_FREE, 0 },
+		{ "THREAD of 1 word", spoil_record, false, NULL, MSC_EV_THREAD, 1 },
+		{ "THREAD_EXIT of 1 word", spoil_record, false, NULL, MSC_EV_THREAD_EXIT, 1 },
+		{ "ALLOC of 2 words", spoil_record, false, NULL, MSC_EV_ALLOC, 2 },
+		{ "ALLOC of 3 words", spoil_record, false, NULL, MSC_EV_ALLOC, 3 },
+		{ "FREE of 2 words", spoil_record, false, NULL, MSC_EV_FREE, 2 },
+		{ "UNFREE of 2 words", spoil_record, false, NULL, MSC_EV_UNFREE, 2 },
+		{ "MMAP of 2 words", spoil_record, false, NULL, MSC_EV_MMAP, 2 },
+		{ "MMAP of 3 words", spoil_record, false, NULL, MSC_EV_MMAP, 3 },
+		{ "MUNMAP of 2 words", spoil_record, false, NULL, MSC_EV_MUNMAP, 2 },
+		{ "MUNMAP of 3 words", spoil_record, false, NULL, MSC_EV_MUNMAP, 3 },
+		{ "MREMAP of 5 words", spoil_record, false, NULL, MSC_EV_MREMAP, 5 },
+		{ "BRK of 2 words", spoil_record, false, NULL, MSC_EV_BRK, 2 },
+		{ "BRK of 3 words", spoil_record, false, NULL, MSC_EV_BRK, 3 },
+		{ "EXIT of 2 words", spoil_record, false, NULL, MSC_EV_EXIT, 2 },
+		{ "SCAN of 2 words", spoil_record, false, NULL, MSC_EV_SCAN, 2 },
+		{ "MODULE of 1 word", spoil_record, false, NULL, MSC_EV_MODULE, 1 },
+		{ "MODULE of 3 words", spoil_record, false, NULL, MSC_EV_MODULE, 3 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_corrupt_case(&cases[i]);
+}
+
+/* A record longer than the ring has left, or than what was published. */
+static unsigned spoil_past_ring_end(struct rig *g, const struct corrupt_case *k)
+{
+	uint64_t off = g->head[2] & (RING_SIZE - 1), fill = RING_SIZE - 16 - off;
+	static uint64_t zeros[RING_SIZE / 8];
+
+	(void)k;
+	/* A record the collector skips, up to 16 bytes before the end. */
+	put(g, 2, msc_ev_hdr(MSC_EV_MODULES_END, 0, (unsigned)(fill / 8), 0),
+	    (unsigned)(fill / 8 - 1), zeros);
+	/* Then 4 words in the ring's last 2. */
+	*(uint64_t *)(ring_data(g, 2) + RING_SIZE - 16) = msc_ev_hdr(MSC_EV_ALLOC, 0, 4, 0);
+	*(uint64_t *)(ring_data(g, 2) + RING_SIZE - 8) = g->t0 + 1400;
+	g->head[2] += 32;
+	publish(g, 2);
+	return 0;
+}
+
+static unsigned spoil_past_head(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	rec(g, 2, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 1400, 0x2000ull, 64ull);
+	ring(g, 2)->head = g->head[2] - 8;
+	return 0;
+}
+
+/* A PAD that does not take the reader to the ring's end. */
+static unsigned spoil_short_pad(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	put(g, 2, msc_ev_hdr(MSC_EV_PAD, 0, 0, 2), 1, (const uint64_t[]){ 0 });
+	then_honest(g);
+	return 0;
+}
+
+static void test_bad_lengths(void **state)
+{
+	static const struct corrupt_case cases[] = {
+		{ "record past the ring's end", spoil_past_ring_end, false, NULL, 0, 0 },
+		{ "record past the head", spoil_past_head, false, NULL, 0, 0 },
+		{ "PAD short of the ring's end", spoil_short_pad, false, NULL, 0, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_corrupt_case(&cases[i]);
+}
+
+/*
+ * The target rewrites a record after the collector has read its header
+ * (it waits for the watermark): what is delivered is what was checked,
+ * and the ring goes on at the record's checked end.
+ */
+static void test_record_rewritten_while_held(void **state)
+{
+	struct rig *g = *state;
+	uint64_t future, *hdr;
+
+	rig_connect(g);
+	take_ring(g, 1, 11);
+	rec(g, 1, MSC_EV_THREAD, 0, 11, 1, g->t0);
+	future = msc_now_monotonic() - g->t0 + 20000000;
+	hdr = (uint64_t *)(ring_data(g, 1) + g->head[1]);
+	rec(g, 1, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + future, 0x1000ull, 64ull);
+	rec(g, 1, MSC_EV_FREE, MSC_FN_FREE, 0, 2, g->t0 + future + 1, 0x1000ull);
+	publish(g, 1);
+	poll_once(g);
+	assert_int_equal(g->nev, 1);
+	/* Six words now, as an MREMAP: past the FREE's start. */
+	*hdr = msc_ev_hdr(MSC_EV_MREMAP, MSC_FN_MREMAP, 6, 0);
+	wait_past(g, future + 1);
+	poll_once(g);
+	assert_int_equal(g->nev, 3);
+	assert_int_equal(g->ev[1].type, MSC_CEV_ALLOC);
+	assert_int_equal(g->ev[1].fn, MSC_FN_MALLOC);
+	assert_int_equal(g->ev[1].v[0], 0x1000);
+	assert_int_equal(g->ev[1].v[1], 64);
+	assert_int_equal(g->ev[2].type, MSC_CEV_FREE);
+	assert_int_equal(g->ev[2].v[0], 0x1000);
+	finish(g);
+	assert_int_equal(g->nwarn, 0);
+	assert_false(g->end.corrupt);
+}
+
 static void test_control_page_overwritten(void **state)
 {
 	static const struct corrupt_case cases[] = {
-		{ "ring_size raised", spoil_ring_size_up, false, NULL },
-		{ "ring_size lowered", spoil_ring_size_down, false, NULL },
-		{ "nrings and rings_used raised", spoil_nrings_up, false, NULL },
-		{ "nrings zeroed", spoil_nrings_zero, false, NULL },
-		{ "rings_used zeroed", spoil_rings_used_zero, true, NULL },
+		{ "ring_size raised", spoil_ring_size_up, false, NULL, 0, 0 },
+		{ "ring_size lowered", spoil_ring_size_down, false, NULL, 0, 0 },
+		{ "nrings and rings_used raised", spoil_nrings_up, false, NULL, 0, 0 },
+		{ "nrings zeroed", spoil_nrings_zero, false, NULL, 0, 0 },
+		{ "rings_used zeroed", spoil_rings_used_zero, true, NULL, 0, 0 },
 	};
 	size_t i;
 
@@ -892,6 +1034,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_events_field_by_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pad_records_over_laps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_by_timestamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_rewritten_while_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_records, guard_setup, guard_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_lengths, guard_setup, guard_teardown),
 		cmocka_unit_test_setup_teardown(test_control_page_overwritten, guard_setup,
 						guard_teardown),
 		cmocka_unit_test_setup_teardown(test_implausible_head, guard_setup, guard_teardown),
