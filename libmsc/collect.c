@@ -697,6 +697,31 @@ static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 }
 
 /*
+ * A ring that is never read again must not keep its thread waiting for
+ * room (nor for a scan it asked for there): `abandoned` tells the shim to
+ * drop instead (msc_proto.h), and a thread asleep for room is woken to see
+ * it.  Said again at each round in case the target wrote over it.
+ */
+static void abandon(struct ring_cur *cur)
+{
+	struct msc_ring *r = cur->ring;
+
+	__atomic_store_n(&r->abandoned, 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&r->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &r->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void break_ring(struct msc_collector *c, struct msc_collector_private *p, unsigned ri,
+		       const char *what)
+{
+	p->cur[ri].broken = true;
+	p->cur[ri].have = false;
+	abandon(&p->cur[ri]);
+	corrupt(c, p, "ring %u %s; its later events are lost", ri, what);
+}
+
+/*
  * The fewest words a record of each type has (msc_proto.h).  A shorter one
  * is not a record the shim writes, and its fields would be read from the
  * next record or past the ring's end.  THREAD records grew over time: the
@@ -733,9 +758,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 	 * records, lap after lap.
 	 */
 	if (!cur->broken && (head < cur->pos || head - cur->released > size)) {
-		cur->broken = true;
-		corrupt(c, p, "ring %u has a head its thread never wrote; its later events are lost",
-			ri);
+		break_ring(c, p, ri, "has a head its thread never wrote");
 		return;
 	}
 
@@ -756,7 +779,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 			/* Past the head, it would give back space the producer
 			 * has not filled: it would wait for room forever. */
 			if (!skip || off + skip != size || cur->pos + skip > head) {
-				cur->broken = true;
+				break_ring(c, p, ri, "holds something that is not a record");
 				break;
 			}
 			cur->pos += skip;
@@ -764,7 +787,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		}
 		if (type >= MSC_EV_MAX || !words || words < min_words[type] ||
 		    off + (uint64_t)words * 8 > size || cur->pos + (uint64_t)words * 8 > head) {
-			cur->broken = true;
+			break_ring(c, p, ri, "holds something that is not a record");
 			break;
 		}
 		switch (type) {
@@ -794,9 +817,6 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		}
 		cur->pos += (uint64_t)words * 8;
 	}
-	if (cur->broken)
-		corrupt(c, p, "ring %u holds something that is not a record; its later events are lost",
-			ri);
 }
 
 static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
@@ -930,7 +950,11 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 		struct msc_ring *r = p->cur[i].ring;
 
 		/* A thread inside a hook may still commit an event as old as
-		 * its last committed one (it took its timestamp after). */
+		 * its last committed one (it took its timestamp after).  Not
+		 * in a ring given up: none of its events is delivered, and
+		 * its flag would hold every other ring back. */
+		if (p->cur[i].broken)
+			continue;
 		if (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
 			uint64_t last = __atomic_load_n(&r->last_ts, __ATOMIC_ACQUIRE);
 
@@ -1054,6 +1078,12 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 
 		if (cur->pos != cur->released)
 			release_space(cur);
+		if (cur->broken) {
+			/* Never handed to a new thread: it would drop all. */
+			if (!__atomic_load_n(&r->abandoned, __ATOMIC_RELAXED))
+				abandon(cur);
+			continue;
+		}
 		/* An exited thread's ring, fully read: give it to a new one. */
 		if (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == MSC_RING_CLOSED &&
 		    !cur->have && cur->pos == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {

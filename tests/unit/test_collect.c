@@ -663,8 +663,10 @@ static void test_merge_by_timestamp(void **state)
  * an event, then spoil() writes something into ring 2 (or the control
  * page) that the shim never would, and ring 1 goes on.  Ring 2's events
  * from the garbage on are lost, with one warning and `corrupt` at the
- * end; ring 1's all come out, before and after.  spoil() returns how many
- * of ring 2's events it wrote still count as delivered.
+ * end; ring 1's all come out, before and after, and without waiting for
+ * the end.  spoil() returns how many of ring 2's events it wrote still
+ * count as delivered: with 0, ring 2 is given up, and must say so to its
+ * thread (`abandoned`), which would otherwise wait for room there forever.
  */
 struct corrupt_case {
 	const char *name;
@@ -679,7 +681,7 @@ static void run_corrupt_case(const struct corrupt_case *k)
 	const char *only = getenv("CASE");
 	struct rig *g;
 	unsigned extra, from1 = 0, from2 = 0, sent2 = 0;
-	size_t i;
+	size_t i, nev;
 
 	/* CASE=substring: only the cases whose name has it (to see one fail). */
 	if (only && !strstr(k->name, only))
@@ -720,7 +722,10 @@ static void run_corrupt_case(const struct corrupt_case *k)
 	publish(g, 1);
 	wait_past(g, 2000);
 	poll_once(g);
+	nev = g->nev;
 	finish(g);
+	if (g->nev != nev)
+		fail_msg("%s: %zu events held back to the end", k->name, g->nev - nev);
 
 	for (i = 0; i < g->nev; i++) {
 		if (g->ev[i].tid == 11)
@@ -743,6 +748,9 @@ static void run_corrupt_case(const struct corrupt_case *k)
 		fail_msg("%s: %u warnings (1 expected), corrupt %d:\n%s", k->name, g->nwarn,
 			 g->end.corrupt, g->warns);
 	}
+	if (ring(g, 2)->abandoned != (!k->not_corrupt && extra == 0))
+		fail_msg("%s: ring 2 %s", k->name,
+			 ring(g, 2)->abandoned ? "abandoned" : "not abandoned");
 	if (k->check)
 		k->check(g);
 	rig_free(g);
@@ -895,11 +903,24 @@ static unsigned spoil_record(struct rig *g, const struct corrupt_case *k)
 	return 0;
 }
 
+/* Garbage, and the ring's thread seems inside a hook since the start: a
+ * ring given up must not hold the others back. */
+static unsigned spoil_garbage_busy(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	put(g, 2, msc_ev_hdr(0xee, 0, 2, 0), 1, (const uint64_t[]){ g->t0 + 1400 });
+	publish(g, 2);
+	ring(g, 2)->last_ts = g->t0;
+	ring(g, 2)->busy = 1;
+	return 0;
+}
+
 /* Headers of types and lengths the shim never writes. */
 static void test_malformed_records(void **state)
 {
 	static const struct corrupt_case cases[] = {
 		{ "type past the last", spoil_record, false, NULL, MSC_EV_MAX, 3 },
+		{ "garbage, busy flag up", spoil_garbage_busy, false, NULL, 0, 0 },
 		{ "type 0xff", spoil_record, false, NULL, 0xff, 3 },
 		{ "length 0", spoil_record, false, NULL, MSC_EV_FREE, 0 },
 		{ "THREAD of 1 word", spoil_record, false, NULL, MSC_EV_THREAD, 1 },
@@ -1012,6 +1033,102 @@ static void test_record_rewritten_while_held(void **state)
 	assert_false(g->end.corrupt);
 }
 
+/* A lossless writer that needs room in a ring, as the shim waits for it. */
+struct writer {
+	struct rig *g;
+	unsigned ri;
+	uint64_t need;
+	bool dropped;
+};
+
+/*
+ * wait_space() of the shim, for one thread: room, or an abandoned ring
+ * (drop), or sleep on `wake` until the collector bumps it.  Without the
+ * shim's 10 ms naps, which only look whether the collector is still alive:
+ * a collector that is alive and forgets the thread hangs this test.
+ */
+static void *writer_wait(void *arg)
+{
+	struct writer *w = arg;
+	struct msc_ring *r = ring(w->g, w->ri);
+	uint64_t head = w->g->head[w->ri];
+
+	for (;;) {
+		uint32_t seq;
+
+		if (head + w->need - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) <= RING_SIZE)
+			break;
+		if (__atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE)) {
+			w->dropped = true;
+			break;
+		}
+		seq = __atomic_load_n(&r->wake, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (head + w->need - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > RING_SIZE &&
+		    !__atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, NULL, NULL, 0);
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * Ring 2 is full, and the first record in it is garbage: its thread waits
+ * for room that a reader who gives the ring up will never make.  Giving it
+ * up must let the thread go (its records dropped), and ring 1 goes on.
+ */
+static void test_broken_ring_lets_its_writer_go(void **state)
+{
+	struct rig *g = *state;
+	struct writer w = { g, 2, 0, false };
+	pthread_t th;
+	unsigned n = 0;
+
+	rig_connect(g);
+	take_ring(g, 1, 11);
+	take_ring(g, 2, 22);
+	rec(g, 1, MSC_EV_THREAD, 0, 11, 1, g->t0);
+	rec(g, 2, MSC_EV_THREAD, 0, 22, 1, g->t0);
+	publish(g, 1);
+	publish(g, 2);
+	wait_past(g, 0);
+	poll_once(g);
+	assert_int_equal(g->nev, 2);
+	learn_clock(g, &g->ev[0], 0);
+	put(g, 2, msc_ev_hdr(0xee, 0, 4, 0), 3, (const uint64_t[]){ g->t0 + 1, 0, 0 });
+	while ((g->head[2] & (RING_SIZE - 1)) + 32 <= RING_SIZE)
+		rec(g, 2, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 2 + n++, 0x2000ull, 8ull);
+	publish(g, 2);
+	/* More than the ring has free: a PAD and a record, say. */
+	w.need = RING_SIZE - (g->head[2] - ring(g, 2)->tail) + 32;
+	assert_int_equal(pthread_create(&th, NULL, writer_wait, &w), 0);
+	/* Asleep, as far as can be seen from here. */
+	while (!__atomic_load_n(&ring(g, 2)->waiting, __ATOMIC_ACQUIRE))
+		usleep(100);
+	usleep(1000);
+	rec(g, 1, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, g->t0 + 100, 0x1000ull, 8ull);
+	publish(g, 1);
+	wait_past(g, 100);
+	poll_once(g);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(w.dropped);
+	assert_int_equal(g->nev, 3);
+	expect_alloc(g, 2, 100, 11, 0x1000, 8, MSC_FN_MALLOC);
+	/* Given up for good: an exited thread's ring is not handed on. */
+	ring(g, 2)->state = MSC_RING_CLOSED;
+	poll_once(g);
+	assert_int_equal(ring(g, 2)->state, MSC_RING_CLOSED);
+	/* The target cleared the flag: it is set again. */
+	ring(g, 2)->abandoned = 0;
+	poll_once(g);
+	assert_int_equal(ring(g, 2)->abandoned, 1);
+	finish(g);
+	assert_int_equal(g->nwarn, 1);
+	assert_true(g->end.corrupt);
+	assert_int_equal(g->nev, 3);
+}
+
 static void test_control_page_overwritten(void **state)
 {
 	static const struct corrupt_case cases[] = {
@@ -1037,6 +1154,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_rewritten_while_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_records, guard_setup, guard_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lengths, guard_setup, guard_teardown),
+		cmocka_unit_test_setup_teardown(test_broken_ring_lets_its_writer_go, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_page_overwritten, guard_setup,
 						guard_teardown),
 		cmocka_unit_test_setup_teardown(test_implausible_head, guard_setup, guard_teardown),
