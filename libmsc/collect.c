@@ -22,6 +22,7 @@
 #include <x86intrin.h>
 
 #include "msc_collect.h"
+#include "msc_hash.h"
 #include "msc_proc.h"
 #include "msc_stream.h"
 #include "msc_util.h"
@@ -29,6 +30,13 @@
 #define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u
 #define RELEASE_EVERY (64u * 1024)	/* bytes read before the tail moves */
+/* An event's timestamp is taken before it is committed, so it is never
+ * later than our clock when we read it; another CPU's clock may be a little
+ * ahead, and this is far more than a little. */
+#define FUTURE_SLACK_NS 10000000000ull
+/* The table indexed by stack id grows to ids below twice the stacks seen
+ * plus this (handle_stack). */
+#define STACK_MAP_SLACK 65536u
 
 /* Module segments of one view of a process's address space. */
 struct modseg {
@@ -83,6 +91,9 @@ struct msc_collector_private {
 	uint32_t *cand;			/* rings with an event waiting (pump) */
 	uint32_t *stack_map;		/* shim stack id -> canonical id */
 	uint32_t stack_map_cap;
+	uint32_t stacks_seen;		/* STACK records read */
+	struct msc_u64map stack_far;	/* shim id + 1 -> canonical id, for ids
+					 * past what stack_map may grow to */
 	struct modmap *maps;
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
@@ -112,6 +123,8 @@ struct msc_collector {
 	double ns_per_raw;
 	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
 	uint64_t slack_raw;		/* watermark slack, raw units */
+	uint64_t future_raw;		/* no event is stamped after this */
+	uint64_t future_slack_raw;	/* how far ahead of our clock it is */
 	uint64_t next_sample_raw;
 	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
 	uint64_t sample_every_raw;
@@ -212,6 +225,7 @@ static void calibrate(struct msc_collector *c)
 		c->ns_mult = 1ull << 32;
 		c->raw0 = msc_now_monotonic();
 		c->slack_raw = 50000;
+		c->future_slack_raw = FUTURE_SLACK_NS;
 		return;
 	}
 	m0 = msc_now_monotonic();
@@ -224,6 +238,7 @@ static void calibrate(struct msc_collector *c)
 	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
 	c->raw0 = t0;
 	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
+	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
 }
 
 struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
@@ -330,6 +345,7 @@ static void free_session(struct msc_collector_private *p)
 	free(p->cur);
 	free(p->cand);
 	free(p->stack_map);
+	msc_u64map_release(&p->stack_far);
 	free(p->samples);
 	if (p->region)
 		munmap(p->region, p->region_size);
@@ -618,8 +634,19 @@ static void handle_stack(struct msc_collector *c, struct msc_collector_private *
 		}
 	}
 	id = msc_stacks_intern(c->stacks, f, n);
-	if (shim_id >= p->stack_map_cap) {
-		uint32_t ncap = p->stack_map_cap;
+	/*
+	 * The shim hands ids out in sequence (ctl->next_stack), so a table
+	 * indexed by id is the map, and grows as the ids do.  But the id is
+	 * a word the target wrote: the table grows only as far as the stacks
+	 * received justify, and an id beyond goes to a hash table (so do ids
+	 * run ahead by the STACK records lossy mode dropped).  One record must
+	 * not make the collector allocate gigabytes, nor double a capacity
+	 * past 2^31 to 0, forever.
+	 */
+	p->stacks_seen++;
+	if (shim_id >= p->stack_map_cap && shim_id < 0x80000000u &&
+	    shim_id < 2 * ((uint64_t)p->stacks_seen + STACK_MAP_SLACK)) {
+		uint64_t ncap = p->stack_map_cap;
 		uint32_t *nm;
 
 		while (ncap <= shim_id)
@@ -629,9 +656,15 @@ static void handle_stack(struct msc_collector *c, struct msc_collector_private *
 			return;
 		memset(nm + p->stack_map_cap, 0, (ncap - p->stack_map_cap) * sizeof(*nm));
 		p->stack_map = nm;
-		p->stack_map_cap = ncap;
+		p->stack_map_cap = (uint32_t)ncap;
 	}
-	p->stack_map[shim_id] = id;
+	if (shim_id < p->stack_map_cap) {
+		p->stack_map[shim_id] = id;
+		return;
+	}
+	if (!p->stack_far.slots && msc_u64map_init(&p->stack_far, 64))
+		return;
+	msc_u64map_put(&p->stack_far, (uint64_t)shim_id + 1, id);
 }
 
 static void handle_module(struct msc_collector *c, struct ring_cur *cur, const uint64_t *rec,
@@ -809,10 +842,20 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		case MSC_EV_LOST:
 			break;
 		default:
+			cur->ts = __atomic_load_n(&rec[1], __ATOMIC_RELAXED);
+			/* Far in the future, it would hold its ring back until
+			 * then, and its thread would wait for room.  (Our clock
+			 * is read again only when an event passes the bound.) */
+			if (cur->ts > c->future_raw) {
+				c->future_raw = raw_now(c) + c->future_slack_raw;
+				if (cur->ts > c->future_raw) {
+					break_ring(c, p, ri, "holds an event stamped in the future");
+					return;
+				}
+			}
 			cur->have = true;
 			cur->rec = rec;
 			cur->hdr = hdr;
-			cur->ts = __atomic_load_n(&rec[1], __ATOMIC_RELAXED);
 			continue;	/* do not advance: delivered by the merge */
 		}
 		cur->pos += (uint64_t)words * 8;
@@ -821,7 +864,15 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 
 static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
 {
-	return shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
+	uint32_t id = shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
+
+	if (!id && p->stack_far.count) {
+		const uint64_t *far = msc_u64map_get(&p->stack_far, (uint64_t)shim_id + 1);
+
+		if (far)
+			id = (uint32_t)*far;
+	}
+	return id;
 }
 
 /* Hands the delivered events over, in order. */
@@ -952,8 +1003,11 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 		/* A thread inside a hook may still commit an event as old as
 		 * its last committed one (it took its timestamp after).  Not
 		 * in a ring given up: none of its events is delivered, and
-		 * its flag would hold every other ring back. */
-		if (p->cur[i].broken)
+		 * its flag would hold every other ring back.  Nor in one no
+		 * thread owns: its last thread lowered the flag before it
+		 * let the ring go, so a raised one is a stray write. */
+		if (p->cur[i].broken || (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) !=
+							   MSC_RING_OWNED))
 			continue;
 		if (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
 			uint64_t last = __atomic_load_n(&r->last_ts, __ATOMIC_ACQUIRE);
@@ -1076,7 +1130,10 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 		struct ring_cur *cur = &p->cur[i];
 		struct msc_ring *r = cur->ring;
 
-		if (cur->pos != cur->released)
+		/* Only we write the tail: one that moved was written over,
+		 * and its thread would wait for room we gave back already. */
+		if (cur->pos != cur->released ||
+		    __atomic_load_n(&r->tail, __ATOMIC_RELAXED) != cur->released)
 			release_space(cur);
 		if (cur->broken) {
 			/* Never handed to a new thread: it would drop all. */

@@ -673,7 +673,8 @@ struct corrupt_case {
 	unsigned (*spoil)(struct rig *g, const struct corrupt_case *k);
 	bool not_corrupt;		/* a stray write the collector shrugs off */
 	void (*check)(struct rig *g);	/* after the end, if not NULL */
-	unsigned type, words;		/* for spoil_record() */
+	unsigned type, words;		/* for spoil_record() (type: a stack id
+					 * for spoil_huge_stack_id()) */
 };
 
 static void run_corrupt_case(const struct corrupt_case *k)
@@ -1129,6 +1130,85 @@ static void test_broken_ring_lets_its_writer_go(void **state)
 	assert_int_equal(g->nev, 3);
 }
 
+/* An event stamped an hour ahead would hold ring 2 back for an hour. */
+static unsigned spoil_far_future(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	rec(g, 2, MSC_EV_ALLOC, MSC_FN_MALLOC, 0, 3, msc_now_monotonic() + 3600000000000ull,
+	    0x2000ull, 64ull);
+	then_honest(g);
+	return 0;
+}
+
+/* Stack ids the shim would reach only after 2^31 stacks, and an event
+ * that refers to one: no table indexed by them, and the stack kept. */
+static unsigned spoil_huge_stack_id(struct rig *g, const struct corrupt_case *k)
+{
+	const uint64_t ip = FAKE_BASE + 0x4444;
+
+	send_modules(g, 2);
+	rec(g, 2, MSC_EV_STACK, 0, k->type, 1, ip);
+	rec(g, 2, MSC_EV_ALLOC, MSC_FN_MALLOC, k->type, 3, g->t0 + 1400, 0x2100ull, 64ull);
+	publish(g, 2);
+	return 1;
+}
+
+static void huge_stack_id_kept(struct rig *g)
+{
+	const uint64_t ip = FAKE_BASE + 0x4444;
+	uint32_t id = stack_of(g, FAKE_PATH, FAKE_BASE, &ip, 1);
+	size_t i;
+
+	assert_int_not_equal(id, 0);
+	for (i = 0; i < g->nev; i++)
+		if (g->ev[i].type == MSC_CEV_ALLOC && g->ev[i].v[0] == 0x2100)
+			break;
+	assert_true(i < g->nev);
+	assert_int_equal(g->ev[i].stack, id);
+}
+
+/* Only the collector writes a tail: one written back makes its thread wait
+ * for room it was given already, and nothing more is coming to read. */
+static unsigned spoil_tail_back(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	ring(g, 2)->tail = 0;
+	return 0;
+}
+
+static void tail_restored(struct rig *g)
+{
+	assert_int_equal(ring(g, 2)->tail, g->head[2]);
+}
+
+/* Ring 5, which no thread has taken, seems to be inside a hook since t0:
+ * it must not hold the other rings back. */
+static unsigned spoil_busy_unowned(struct rig *g, const struct corrupt_case *k)
+{
+	(void)k;
+	g->ctl->rings_used = 6;
+	ring(g, 5)->last_ts = g->t0;
+	ring(g, 5)->busy = 1;
+	then_honest(g);
+	return 1;
+}
+
+static void test_other_stray_writes(void **state)
+{
+	static const struct corrupt_case cases[] = {
+		{ "event stamped an hour ahead", spoil_far_future, false, NULL, 0, 0 },
+		{ "stack id 2^31", spoil_huge_stack_id, true, huge_stack_id_kept, 0x80000000u, 0 },
+		{ "stack id 2^32 - 1", spoil_huge_stack_id, true, huge_stack_id_kept, 0xffffffffu, 0 },
+		{ "tail written back", spoil_tail_back, true, tail_restored, 0, 0 },
+		{ "busy flag of a ring no thread has", spoil_busy_unowned, true, NULL, 0, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_corrupt_case(&cases[i]);
+}
+
 static void test_control_page_overwritten(void **state)
 {
 	static const struct corrupt_case cases[] = {
@@ -1158,6 +1238,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_control_page_overwritten, guard_setup,
 						guard_teardown),
 		cmocka_unit_test_setup_teardown(test_implausible_head, guard_setup, guard_teardown),
+		cmocka_unit_test_setup_teardown(test_other_stray_writes, guard_setup, guard_teardown),
 	};
 
 	/* Timestamps in CLOCK_MONOTONIC ns, which a test can write itself. */
