@@ -22,6 +22,7 @@
 #include <x86intrin.h>
 
 #include "msc_collect.h"
+#include "msc_hash.h"
 #include "msc_proc.h"
 #include "msc_stream.h"
 #include "msc_util.h"
@@ -29,6 +30,13 @@
 #define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u
 #define RELEASE_EVERY (64u * 1024)	/* bytes read before the tail moves */
+/* An event's timestamp is taken before it is committed, so it is never
+ * later than our clock when we read it; another CPU's clock may be a little
+ * ahead, and this is far more than a little. */
+#define FUTURE_SLACK_NS 10000000000ull
+/* The table indexed by stack id grows to ids below twice the stacks seen
+ * plus this (handle_stack). */
+#define STACK_MAP_SLACK 65536u
 
 /* Module segments of one view of a process's address space. */
 struct modseg {
@@ -46,6 +54,8 @@ struct ring_cur {
 	struct msc_ring *ring;
 	uint8_t *data;			/* the ring's data */
 	const uint64_t *rec;		/* the timestamped event at pos, when have */
+	uint64_t hdr;			/* its header as checked: the target may
+					 * write over the record meanwhile */
 	uint64_t pos;			/* next byte to read, absolute */
 	uint64_t head;			/* last head read: reread only at it */
 	uint64_t released;		/* tail last stored */
@@ -69,11 +79,21 @@ struct msc_collector_private {
 	int pidfd, statm_fd;
 	void *region;
 	size_t region_size;
+	/*
+	 * The region is the target's to write, the control page too: after
+	 * setup the collector goes by its own copies of the layout (the
+	 * collector's options) and of rings_used.
+	 */
 	struct msc_ctl *ctl;
 	struct ring_cur *cur;
+	uint32_t ncur;			/* entries of cur: the rings */
+	uint32_t rings_used;		/* high-water mark of ctl->rings_used */
 	uint32_t *cand;			/* rings with an event waiting (pump) */
 	uint32_t *stack_map;		/* shim stack id -> canonical id */
 	uint32_t stack_map_cap;
+	uint32_t stacks_seen;		/* STACK records read */
+	struct msc_u64map stack_far;	/* shim id + 1 -> canonical id, for ids
+					 * past what stack_map may grow to */
 	struct modmap *maps;
 	struct sample *samples;
 	size_t nsamples, samples_cap, samples_head;
@@ -103,6 +123,8 @@ struct msc_collector {
 	double ns_per_raw;
 	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
 	uint64_t slack_raw;		/* watermark slack, raw units */
+	uint64_t future_raw;		/* no event is stamped after this */
+	uint64_t future_slack_raw;	/* how far ahead of our clock it is */
 	uint64_t next_sample_raw;
 	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
 	uint64_t sample_every_raw;
@@ -150,6 +172,25 @@ static void warn(struct msc_collector *c, const char *fmt, ...)
 	c->ops->warn(c->ctx, "%s", msg);
 }
 
+/*
+ * A process whose region holds something the shim never writes: said once
+ * per process (the end record's `corrupt` says it too).  The collector
+ * reads on what it can still trust.
+ */
+static void corrupt(struct msc_collector *c, struct msc_collector_private *p, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (p->corrupt)
+		return;
+	p->corrupt = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn(c, "pid %d: %s", p->pub.pid, msg);
+}
+
 /* An invariant TSC is the cheapest clock that all CPUs agree on; the shim
  * reads it with RDTSCP, which orders it after the loads before it. */
 static bool tsc_usable(void)
@@ -184,6 +225,7 @@ static void calibrate(struct msc_collector *c)
 		c->ns_mult = 1ull << 32;
 		c->raw0 = msc_now_monotonic();
 		c->slack_raw = 50000;
+		c->future_slack_raw = FUTURE_SLACK_NS;
 		return;
 	}
 	m0 = msc_now_monotonic();
@@ -196,6 +238,7 @@ static void calibrate(struct msc_collector *c)
 	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
 	c->raw0 = t0;
 	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
+	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
 }
 
 struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
@@ -296,12 +339,13 @@ static void free_session(struct msc_collector_private *p)
 	if (p->cur) {
 		uint32_t i;
 
-		for (i = 0; p->ctl && i < p->ctl->nrings; i++)
+		for (i = 0; i < p->ncur; i++)
 			free(p->cur[i].build);
 	}
 	free(p->cur);
 	free(p->cand);
 	free(p->stack_map);
+	msc_u64map_release(&p->stack_far);
 	free(p->samples);
 	if (p->region)
 		munmap(p->region, p->region_size);
@@ -442,8 +486,12 @@ static void accept_one(struct msc_collector *c)
 	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
 	if (!p->cur || !p->cand || !p->stack_map)
 		goto fail;
+	p->ncur = c->o.nrings;
+	p->rings_used = 1;
+	/* Not msc_ring_at(): it reads the layout from the control page. */
 	for (unsigned i = 0; i < c->o.nrings; i++) {
-		p->cur[i].ring = msc_ring_at(p->region, ctl, i);
+		p->cur[i].ring = (struct msc_ring *)((char *)p->region + MSC_PROTO_CTL_SIZE +
+						     (uint64_t)i * (MSC_PROTO_RING_HDR + c->o.ring_size));
 		p->cur[i].data = msc_ring_data(p->cur[i].ring);
 	}
 	p->pidfd = pidfd_open_(h.pid);
@@ -586,8 +634,19 @@ static void handle_stack(struct msc_collector *c, struct msc_collector_private *
 		}
 	}
 	id = msc_stacks_intern(c->stacks, f, n);
-	if (shim_id >= p->stack_map_cap) {
-		uint32_t ncap = p->stack_map_cap;
+	/*
+	 * The shim hands ids out in sequence (ctl->next_stack), so a table
+	 * indexed by id is the map, and grows as the ids do.  But the id is
+	 * a word the target wrote: the table grows only as far as the stacks
+	 * received justify, and an id beyond goes to a hash table (so do ids
+	 * run ahead by the STACK records lossy mode dropped).  One record must
+	 * not make the collector allocate gigabytes, nor double a capacity
+	 * past 2^31 to 0, forever.
+	 */
+	p->stacks_seen++;
+	if (shim_id >= p->stack_map_cap && shim_id < 0x80000000u &&
+	    shim_id < 2 * ((uint64_t)p->stacks_seen + STACK_MAP_SLACK)) {
+		uint64_t ncap = p->stack_map_cap;
 		uint32_t *nm;
 
 		while (ncap <= shim_id)
@@ -597,9 +656,15 @@ static void handle_stack(struct msc_collector *c, struct msc_collector_private *
 			return;
 		memset(nm + p->stack_map_cap, 0, (ncap - p->stack_map_cap) * sizeof(*nm));
 		p->stack_map = nm;
-		p->stack_map_cap = ncap;
+		p->stack_map_cap = (uint32_t)ncap;
 	}
-	p->stack_map[shim_id] = id;
+	if (shim_id < p->stack_map_cap) {
+		p->stack_map[shim_id] = id;
+		return;
+	}
+	if (!p->stack_far.slots && msc_u64map_init(&p->stack_far, 64))
+		return;
+	msc_u64map_put(&p->stack_far, (uint64_t)shim_id + 1, id);
 }
 
 static void handle_module(struct msc_collector *c, struct ring_cur *cur, const uint64_t *rec,
@@ -665,6 +730,46 @@ static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 }
 
 /*
+ * A ring that is never read again must not keep its thread waiting for
+ * room (nor for a scan it asked for there): `abandoned` tells the shim to
+ * drop instead (msc_proto.h), and a thread asleep for room is woken to see
+ * it.  Said again at each round in case the target wrote over it.
+ */
+static void abandon(struct ring_cur *cur)
+{
+	struct msc_ring *r = cur->ring;
+
+	__atomic_store_n(&r->abandoned, 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&r->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &r->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void break_ring(struct msc_collector *c, struct msc_collector_private *p, unsigned ri,
+		       const char *what)
+{
+	p->cur[ri].broken = true;
+	p->cur[ri].have = false;
+	abandon(&p->cur[ri]);
+	corrupt(c, p, "ring %u %s; its later events are lost", ri, what);
+}
+
+/*
+ * The fewest words a record of each type has (msc_proto.h).  A shorter one
+ * is not a record the shim writes, and its fields would be read from the
+ * next record or past the ring's end.  THREAD records grew over time: the
+ * fields past the timestamp are read as far as there are.
+ */
+static const uint8_t min_words[MSC_EV_MAX] = {
+	[MSC_EV_ALLOC] = 4,	[MSC_EV_FREE] = 3,	[MSC_EV_UNFREE] = 3,
+	[MSC_EV_STACK] = 1,	[MSC_EV_MMAP] = 4,	[MSC_EV_MUNMAP] = 4,
+	[MSC_EV_MREMAP] = 6,	[MSC_EV_BRK] = 4,	[MSC_EV_THREAD] = 2,
+	[MSC_EV_MODULES] = 1,	[MSC_EV_MODULE] = 4,	[MSC_EV_MODULES_END] = 1,
+	[MSC_EV_EXIT] = 3,	[MSC_EV_SCAN] = 3,	[MSC_EV_LOST] = 1,
+	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,
+};
+
+/*
  * Advances cur over records that carry no timestamp (processing them) until
  * a timestamped event waits at cur->pos or the committed data ends.
  */
@@ -672,13 +777,23 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 {
 	struct ring_cur *cur = &p->cur[ri];
 	uint64_t head = cur->head;
-	uint64_t size = p->ctl->ring_size, mask = size - 1;
+	uint64_t size = c->o.ring_size, mask = size - 1;
 	uint8_t *data = cur->data;
 
 	/* The producer's cache line is read once per batch, not per event:
 	 * every read would pull it away from the writing thread. */
 	if (cur->pos >= head)
 		head = cur->head = __atomic_load_n(&cur->ring->head, __ATOMIC_ACQUIRE);
+	/*
+	 * The producer never goes back, nor more than a ring ahead of the
+	 * tail we gave back (msc_proto.h).  A head that does was written by
+	 * something else, and reading up to it would deliver the ring's stale
+	 * records, lap after lap.
+	 */
+	if (!cur->broken && (head < cur->pos || head - cur->released > size)) {
+		break_ring(c, p, ri, "has a head its thread never wrote");
+		return;
+	}
 
 	while (!cur->have && !cur->broken && cur->pos < head) {
 		uint64_t off = cur->pos & mask;
@@ -687,22 +802,25 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		/* The producer wrote these lines on another core: ask for the
 		 * next ones early. */
 		__builtin_prefetch(data + ((cur->pos + 256) & mask));
-		uint64_t hdr = rec[0];
+		/* Read once: what is checked is what is used. */
+		uint64_t hdr = __atomic_load_n(&rec[0], __ATOMIC_RELAXED);
 		unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 
 		if (type == MSC_EV_PAD) {
 			uint64_t skip = (uint64_t)MSC_EV_AUX(hdr) * 8;
 
-			if (!skip || off + skip != size) {
-				cur->broken = true;
+			/* Past the head, it would give back space the producer
+			 * has not filled: it would wait for room forever. */
+			if (!skip || off + skip != size || cur->pos + skip > head) {
+				break_ring(c, p, ri, "holds something that is not a record");
 				break;
 			}
 			cur->pos += skip;
 			continue;
 		}
-		if (!words || off + (uint64_t)words * 8 > size ||
-		    cur->pos + (uint64_t)words * 8 > head || type >= MSC_EV_MAX) {
-			cur->broken = true;
+		if (type >= MSC_EV_MAX || !words || words < min_words[type] ||
+		    off + (uint64_t)words * 8 > size || cur->pos + (uint64_t)words * 8 > head) {
+			break_ring(c, p, ri, "holds something that is not a record");
 			break;
 		}
 		switch (type) {
@@ -724,27 +842,37 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 		case MSC_EV_LOST:
 			break;
 		default:
-			if (words < 2) {
-				cur->broken = true;
-				break;
+			cur->ts = __atomic_load_n(&rec[1], __ATOMIC_RELAXED);
+			/* Far in the future, it would hold its ring back until
+			 * then, and its thread would wait for room.  (Our clock
+			 * is read again only when an event passes the bound.) */
+			if (cur->ts > c->future_raw) {
+				c->future_raw = raw_now(c) + c->future_slack_raw;
+				if (cur->ts > c->future_raw) {
+					break_ring(c, p, ri, "holds an event stamped in the future");
+					return;
+				}
 			}
 			cur->have = true;
 			cur->rec = rec;
-			cur->ts = rec[1];
+			cur->hdr = hdr;
 			continue;	/* do not advance: delivered by the merge */
 		}
 		cur->pos += (uint64_t)words * 8;
-	}
-	if (cur->broken && !p->corrupt) {
-		p->corrupt = true;
-		warn(c, "pid %d: ring %u holds something that is not a record; its later events are lost",
-		     p->pub.pid, ri);
 	}
 }
 
 static uint32_t map_stack(struct msc_collector_private *p, uint32_t shim_id)
 {
-	return shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
+	uint32_t id = shim_id < p->stack_map_cap ? p->stack_map[shim_id] : 0;
+
+	if (!id && p->stack_far.count) {
+		const uint64_t *far = msc_u64map_get(&p->stack_far, (uint64_t)shim_id + 1);
+
+		if (far)
+			id = (uint32_t)*far;
+	}
+	return id;
 }
 
 /* Hands the delivered events over, in order. */
@@ -763,11 +891,14 @@ static struct msc_cevent *batch_slot(struct msc_collector *c, struct msc_collect
 	return &p->batch[p->nbatch];
 }
 
-/* Hands the event waiting at cur over (to the batch). */
+/*
+ * Hands the event waiting at cur over (to the batch).  ring_peek() checked
+ * its header, kept in cur: the record has the words its type reads.
+ */
 static void deliver(struct msc_collector *c, struct msc_collector_private *p, struct ring_cur *cur)
 {
 	const uint64_t *rec = cur->rec;
-	uint64_t hdr = rec[0];
+	uint64_t hdr = cur->hdr;
 	unsigned type = MSC_EV_TYPE(hdr), words = MSC_EV_WORDS(hdr);
 	struct msc_cevent *e = batch_slot(c, p);
 
@@ -775,13 +906,11 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	e->stack = 0;
 	cur->have = false;
 	cur->pos += (uint64_t)words * 8;
-	e->ts = to_ns(c, rec[1]);
+	e->ts = to_ns(c, cur->ts);
 	e->tid = cur->tid;
 	e->fn = MSC_EV_FLAGS(hdr);
 	switch (type) {
 	case MSC_EV_ALLOC:
-		if (words < 4)
-			return;
 		e->type = MSC_CEV_ALLOC;
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));
 		e->v[0] = rec[2];
@@ -789,16 +918,12 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		break;
 	case MSC_EV_FREE:
 	case MSC_EV_UNFREE:
-		if (words < 3)
-			return;
 		e->type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
 		e->v[0] = rec[2];
 		break;
 	case MSC_EV_MMAP:
 	case MSC_EV_MUNMAP:
 	case MSC_EV_BRK:
-		if (words < 4)
-			return;
 		e->type = type == MSC_EV_MMAP ? MSC_CEV_MMAP :
 			  type == MSC_EV_MUNMAP ? MSC_CEV_MUNMAP : MSC_CEV_BRK;
 		e->stack = type == MSC_EV_MUNMAP ? 0 : map_stack(p, MSC_EV_AUX(hdr));
@@ -806,8 +931,6 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->v[1] = rec[3];
 		break;
 	case MSC_EV_MREMAP:
-		if (words < 6)
-			return;
 		e->type = MSC_CEV_MREMAP;
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));
 		memcpy(e->v, rec + 2, 4 * sizeof(uint64_t));
@@ -828,8 +951,6 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->tid = MSC_EV_AUX(hdr);
 		break;
 	case MSC_EV_EXIT:
-		if (words < 3)
-			return;
 		p->exit_call_status = (int)rec[2];
 		e->type = MSC_CEV_EXIT;
 		e->v[0] = rec[2];
@@ -837,7 +958,7 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	case MSC_EV_SCAN:
 		/* The scan looks at what every earlier event made. */
 		flush_batch(c, p);
-		if (words >= 3 && c->ops->scan)
+		if (c->ops->scan)
 			c->ops->scan(c->ctx, &p->pub, rec[2], MSC_EV_AUX(hdr));
 		/* Let it go on exiting, whatever the scan found. */
 		__atomic_store_n(&p->ctl->scan_done, 1, __ATOMIC_RELEASE);
@@ -849,6 +970,23 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 	p->nbatch++;
 }
 
+/*
+ * Rings [0, n) have been claimed.  The shim only ever raises rings_used
+ * (by compare-and-swap), so a lower value is a stray write: the rings it
+ * would hide stay read (their threads would wait for room forever
+ * otherwise), and a higher one is held to the rings there are.
+ */
+static uint32_t rings_in_use(struct msc_collector *c, struct msc_collector_private *p)
+{
+	uint32_t used = __atomic_load_n(&p->ctl->rings_used, __ATOMIC_ACQUIRE);
+
+	if (used > c->o.nrings)
+		used = c->o.nrings;
+	if (used > p->rings_used)
+		p->rings_used = used;
+	return p->rings_used;
+}
+
 static uint64_t watermark(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
 	uint64_t w, now;
@@ -858,14 +996,19 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 		return UINT64_MAX;
 	now = raw_now(c);
 	w = now > c->slack_raw ? now - c->slack_raw : 0;
-	used = p->ctl->rings_used;
-	if (used > p->ctl->nrings)
-		used = p->ctl->nrings;
+	used = rings_in_use(c, p);
 	for (i = 0; i < used; i++) {
 		struct msc_ring *r = p->cur[i].ring;
 
 		/* A thread inside a hook may still commit an event as old as
-		 * its last committed one (it took its timestamp after). */
+		 * its last committed one (it took its timestamp after).  Not
+		 * in a ring given up: none of its events is delivered, and
+		 * its flag would hold every other ring back.  Nor in one no
+		 * thread owns: its last thread lowered the flag before it
+		 * let the ring go, so a raised one is a stray write. */
+		if (p->cur[i].broken || (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) !=
+							   MSC_RING_OWNED))
+			continue;
 		if (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
 			uint64_t last = __atomic_load_n(&r->last_ts, __ATOMIC_ACQUIRE);
 
@@ -921,9 +1064,12 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
 
-	used = p->ctl->rings_used;
-	if (used > p->ctl->nrings)
-		used = p->ctl->nrings;
+	/* The shim reads the layout from the control page, never writes it:
+	 * a change is a stray write of the target's (its threads that take a
+	 * ring from now on may write it out of place). */
+	if (p->ctl->ring_size != c->o.ring_size || p->ctl->nrings != c->o.nrings)
+		corrupt(c, p, "its control page was overwritten; the rings are read as they were made");
+	used = rings_in_use(c, p);
 	/* The rings with an event waiting; usually one or a few. */
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
@@ -984,8 +1130,17 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 		struct ring_cur *cur = &p->cur[i];
 		struct msc_ring *r = cur->ring;
 
-		if (cur->pos != cur->released)
+		/* Only we write the tail: one that moved was written over,
+		 * and its thread would wait for room we gave back already. */
+		if (cur->pos != cur->released ||
+		    __atomic_load_n(&r->tail, __ATOMIC_RELAXED) != cur->released)
 			release_space(cur);
+		if (cur->broken) {
+			/* Never handed to a new thread: it would drop all. */
+			if (!__atomic_load_n(&r->abandoned, __ATOMIC_RELAXED))
+				abandon(cur);
+			continue;
+		}
 		/* An exited thread's ring, fully read: give it to a new one. */
 		if (i > 0 && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == MSC_RING_CLOSED &&
 		    !cur->have && cur->pos == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {

@@ -26,6 +26,12 @@
  * a full fence between, so one of them always sees the other.  Lossy mode
  * drops and counts.
  *
+ * The region is the target's memory too, and a stray write can leave a
+ * ring holding something that is not a record.  The collector then stops
+ * reading that ring and sets its `abandoned`: its thread drops what would
+ * have to wait for room there, and does not wait for a scan it asked for
+ * there, instead of waiting forever.
+ *
  * Ordering.  Every event carries a timestamp (TSC ticks, or CLOCK_MONOTONIC
  * ns when the TSC is not trustworthy; the control page says which), taken
  * after `busy` is raised and before the record is committed.  A free is
@@ -150,7 +156,8 @@ struct msc_ring {
 	volatile uint32_t wake;		/* futex word: bumped when space was freed
 					 * for a producer that said it waits */
 	volatile uint32_t waiting;	/* the producer sleeps on `wake` */
-	uint8_t pad1[64 - 16];
+	volatile uint32_t abandoned;	/* the collector reads this ring no more */
+	uint8_t pad1[64 - 20];
 	uint8_t pad2[MSC_PROTO_RING_HDR - 128];
 	/* followed by ring_size bytes of data */
 };

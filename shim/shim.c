@@ -343,7 +343,8 @@ static bool wait_space(struct tstate *t, uint64_t need)
 	while (!have_space(t, need)) {
 		uint32_t seq;
 
-		if (g_lossy || g_state != ST_ACTIVE) {
+		/* An abandoned ring gets no room again (msc_proto.h). */
+		if (g_lossy || g_state != ST_ACTIVE || r->abandoned) {
 			if (g_lossy)
 				__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
 			errno = saved;
@@ -1310,8 +1311,10 @@ static void request_scan(void)
 		shared_lock(t);
 		sent = emit(t, MSC_EV_SCAN, 0, (uint32_t)raw_gettid(), &sp, 1);
 		shared_unlock(t);
-		/* Until the collector says it is done, or is gone. */
-		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE)) {
+		/* Until the collector says it is done, or is gone, or gave up
+		 * the ring the request is in. */
+		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE) &&
+		       !t->ring->abandoned) {
 			struct timespec ts = { 0, 10000000 };
 
 			syscall(SYS_futex, &g_ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
