@@ -562,15 +562,8 @@ static int procmaps_seg(const struct msc_mapping *mp, void *arg)
 	mod = msc_stacks_module(pw->c->stacks, mp->path, NULL, 0);
 	if (mod < 0)
 		return 0;
-	if (m->n == pw->cap) {
-		size_t ncap = pw->cap ? pw->cap * 2 : 64;
-		struct modseg *ns = realloc(m->segs, ncap * sizeof(*ns));
-
-		if (!ns)
-			return 1;
-		m->segs = ns;
-		pw->cap = ncap;
-	}
+	if (MSC_GROW(m->segs, m->n + 1, pw->cap, 64))
+		return 1;
 	m->segs[m->n++] = (struct modseg){ mp->start, mp->end, mp->start - mp->offset, (uint32_t)mod };
 	return 0;
 }
@@ -687,15 +680,8 @@ static void handle_module(struct msc_collector *c, struct ring_cur *cur, const u
 	if (mod < 0)
 		return;
 	for (i = 0; i < nseg; i++) {
-		if (cur->nbuild == cur->capbuild) {
-			size_t ncap = cur->capbuild ? cur->capbuild * 2 : 64;
-			struct modseg *nb = realloc(cur->build, ncap * sizeof(*nb));
-
-			if (!nb)
-				return;
-			cur->build = nb;
-			cur->capbuild = ncap;
-		}
+		if (MSC_GROW(cur->build, cur->nbuild + 1, cur->capbuild, 64))
+			return;
 		cur->build[cur->nbuild++] = (struct modseg){ rec[4 + 2 * i], rec[5 + 2 * i], base,
 							     (uint32_t)mod };
 	}
@@ -1272,15 +1258,8 @@ static void take_samples(struct msc_collector *c)
 		 * report: zeros are not a sample. */
 		if (sscanf(buf, "%llu %llu", &size, &resident) != 2 || size == 0)
 			continue;
-		if (p->nsamples == p->samples_cap) {
-			size_t ncap = p->samples_cap ? p->samples_cap * 2 : 64;
-			struct sample *ns = realloc(p->samples, ncap * sizeof(*ns));
-
-			if (!ns)
-				continue;
-			p->samples = ns;
-			p->samples_cap = ncap;
-		}
+		if (MSC_GROW(p->samples, p->nsamples + 1, p->samples_cap, 64))
+			continue;
 		p->samples[p->nsamples++] = (struct sample){ now, resident * (uint64_t)c->page_size };
 	}
 }
