@@ -1065,10 +1065,11 @@ static bool session_start(bool forked)
 	 * close, dup2 over or find in /proc/self/fd.
 	 */
 	close(s);
-	/* Not the trace cache (most of it): its entries from an earlier
-	 * session are dead by their generation, and pages untouched here
-	 * stay out of the program's rss. */
-	memset(&g_shared, 0, offsetof(struct tstate, uw) + offsetof(struct unwind_state, tc_layouts));
+	/* Not the unwinder's trace cache (most of it): its entries from an
+	 * earlier session are dead by their generation, and pages untouched
+	 * here stay out of the program's rss (unwind_reset). */
+	memset(&g_shared, 0, offsetof(struct tstate, uw));
+	unwind_reset(&g_shared.uw);
 	g_shared_ready = tstate_setup(&g_shared, 0);
 	g_shared.tid = 0;
 	if (g_shared_ready) {
