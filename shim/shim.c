@@ -43,115 +43,69 @@
 
 /* ---------------------------------------------------------------- state */
 
-enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
-
-static volatile int g_state;
-static struct msc_ctl *g_ctl;
-static void *g_region;
+volatile int g_state;
+struct msc_ctl *g_ctl;
+void *g_region;
 static size_t g_region_size;
-static pid_t g_pid;
-static unsigned g_unwind, g_depth;
-static bool g_lossy, g_follow, g_scan, g_tsc;
+pid_t g_pid;
+unsigned g_unwind, g_depth;
+static bool g_lossy, g_follow, g_scan;
+bool g_tsc;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static pthread_key_t g_key;
-static bool g_key_ok;
-/* Attach mode (attach.c): loaded into a running process, hooks in its
- * GOTs.  Each session has its generation: a thread's state from an
- * earlier one (attach, detach, attach) is dropped on its next event. */
-static bool g_attached;
-static unsigned g_gen;
+pthread_key_t g_key;
+bool g_key_ok;
+bool g_attached;
+unsigned g_gen;
 static void *g_old_region;
 static size_t g_old_region_size;
 
-struct intern_slot {
-	uint64_t h1, h2;
-	uint32_t id;
-	uint32_t pad;
-};
+__thread struct tstate *t_state TLS_IE;
+__thread unsigned t_flags TLS_IE;
+__thread uint64_t t_stack_hi TLS_IE;
 
-struct tstate {
-	struct msc_ring *ring;
-	uint8_t *data;
-	uint64_t size, mask;
-	uint64_t head;			/* our copy of ring->head */
-	uint64_t tail_cache;
-	bool shared;			/* ring 0: serialised by its lock */
-	int tid;
-	uint64_t stack_lo;
-	unsigned gen;			/* the session it belongs to */
-	unsigned long mod_adds, mod_subs;	/* module map last sent */
-	struct intern_slot *tab;
-	uint32_t tab_mask, tab_count;
-	uint64_t ips[TRACE_MAX];
-	struct unwind_state uw;		/* last: its trace cache comes last */
-};
-
-static __thread struct tstate *t_state TLS_IE;
-/*
- * Bits 0..15: recursion guard (inside a hook: pass everything through).
- * IN_NEW: our operator new is calling the real one; the next allocation
- * hook on this thread is its inner malloc and must not be counted again.
- * (The guard cannot be held across the real operator new: bad_alloc would
- * unwind through us and leave it set.)
- */
-static __thread unsigned t_flags TLS_IE;
-#define IN_NEW (1u << 16)
-#define t_guard t_flags
-/* t_state of a thread that records through the shared ring: it exited, or
- * found no ring (or no memory) of its own and does not try again. */
-#define TSTATE_DEAD ((struct tstate *)1)
-/* The thread-specific value of a thread that records on the shared ring:
- * its exit is announced too (thread_exit). */
-#define TSTATE_SHARED_MARK ((void *)2)
-
-/* The top of this thread's stack, for the unwinder: the shared ring's
- * state serves many threads and takes it from here. */
-static __thread uint64_t t_stack_hi TLS_IE;
-
-/* Threads without a ring of their own: exited ones, or too many. */
-static struct tstate g_shared;
-static bool g_shared_ready;
+struct tstate g_shared;
+bool g_shared_ready;
 
 /* ------------------------------------------------------- real functions */
 
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static void *(*real_valloc)(size_t);
-static void *(*real_pvalloc)(size_t);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
-static int (*real_brk)(void *);
-static void *(*real_sbrk)(intptr_t);
-static void (*real_exit)(int) __attribute__((noreturn));
-static void (*real__exit)(int) __attribute__((noreturn));
-static void (*real__Exit)(int) __attribute__((noreturn));
-int (*shim_real_dlclose)(void *) __attribute__((visibility("hidden")));
+void *(*real_malloc)(size_t);
+void (*real_free)(void *);
+void *(*real_calloc)(size_t, size_t);
+void *(*real_realloc)(void *, size_t);
+int (*real_posix_memalign)(void **, size_t, size_t);
+void *(*real_aligned_alloc)(size_t, size_t);
+void *(*real_memalign)(size_t, size_t);
+void *(*real_valloc)(size_t);
+void *(*real_pvalloc)(size_t);
+void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+int (*real_munmap)(void *, size_t);
+void *(*real_mremap)(void *, size_t, size_t, int, ...);
+int (*real_brk)(void *);
+void *(*real_sbrk)(intptr_t);
+void (*real_exit)(int) __attribute__((noreturn));
+void (*real__exit)(int) __attribute__((noreturn));
+void (*real__Exit)(int) __attribute__((noreturn));
+int (*shim_real_dlclose)(void *);
 
 /* C++ operators, resolved when libstdc++ is there. */
-static void *(*real_new)(size_t);
-static void *(*real_new_arr)(size_t);
-static void *(*real_new_nt)(size_t, const void *);
-static void *(*real_new_arr_nt)(size_t, const void *);
-static void *(*real_new_al)(size_t, size_t);
-static void *(*real_new_arr_al)(size_t, size_t);
-static void *(*real_new_al_nt)(size_t, size_t, const void *);
-static void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
-static void (*real_delete)(void *);
-static void (*real_delete_arr)(void *);
-static void (*real_delete_al)(void *, size_t);
-static void (*real_delete_arr_al)(void *, size_t);
-static bool cxx_resolved;
+void *(*real_new)(size_t);
+void *(*real_new_arr)(size_t);
+void *(*real_new_nt)(size_t, const void *);
+void *(*real_new_arr_nt)(size_t, const void *);
+void *(*real_new_al)(size_t, size_t);
+void *(*real_new_arr_al)(size_t, size_t);
+void *(*real_new_al_nt)(size_t, size_t, const void *);
+void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
+void (*real_delete)(void *);
+void (*real_delete_arr)(void *);
+void (*real_delete_al)(void *, size_t);
+void (*real_delete_arr_al)(void *, size_t);
+bool cxx_resolved;
 
 /* Allocations made while dlsym runs (old glibc, sanitizers) come from here. */
 static char boot_pool[128 * 1024] __attribute__((aligned(64)));
 static size_t boot_used;
-static volatile int resolving;
+volatile int resolving;
 
 static bool is_boot(const void *p)
 {
@@ -240,7 +194,7 @@ static void *resolve_attached(const char *name)
 #define RESOLVE(var, name) \
 	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
 
-static void resolve_reals(void)
+void resolve_reals(void)
 {
 	resolving = 1;
 	RESOLVE(real_malloc, "malloc");
@@ -264,7 +218,7 @@ static void resolve_reals(void)
 	resolving = 0;
 }
 
-static void resolve_cxx(void)
+void resolve_cxx(void)
 {
 	t_guard++;
 	RESOLVE(real_new, "_Znwm");
@@ -281,26 +235,6 @@ static void resolve_cxx(void)
 	RESOLVE(real_delete_arr_al, "_ZdaPvSt11align_val_t");
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;
-}
-
-/* ----------------------------------------------------------------- time */
-
-/*
- * An event's timestamp must follow everything the thread saw before it: a
- * free of a block another thread allocated and handed over must be stamped
- * after that allocation.  RDTSC may execute ahead of earlier loads (out of
- * order, past the load that fetched the block's address), by a microsecond
- * and more here; RDTSCP waits for them.
- */
-static inline uint64_t now(void)
-{
-	struct timespec ts;
-	unsigned aux;
-
-	if (likely(g_tsc))
-		return __rdtscp(&aux);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---------------------------------------------------------------- rings */
@@ -320,21 +254,13 @@ static bool collector_alive(void)
 	return true;
 }
 
-static inline bool have_space(struct tstate *t, uint64_t need)
-{
-	uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
-
-	t->tail_cache = tail;
-	return t->head + need - tail <= t->size;
-}
-
 /*
  * Waits until `need` bytes past t->head are free.  False: give up.  A short
  * spin first (the collector may be about to move the tail), then sleeps on
  * the ring's futex word until the collector frees space (msc_proto.h), and
  * looks now and then whether the collector is still alive.
  */
-static bool wait_space(struct tstate *t, uint64_t need)
+bool wait_space(struct tstate *t, uint64_t need)
 {
 	struct msc_ring *r = t->ring;
 	unsigned spins = 0, naps = 0;
@@ -376,98 +302,6 @@ static bool wait_space(struct tstate *t, uint64_t need)
 	return true;
 }
 
-/*
- * Reserves `words` words; returns where to write them, or NULL.
- *
- * A record that would cross into the next 64 KiB of the ring first looks
- * whether the collector has read everything; if so, the ring starts over
- * at its beginning (a PAD fills the rest).  A thread the collector keeps up
- * with then cycles through its first 64 KiB, in memory and cache, and the
- * rest of the ring is touched only when the collector falls behind: the
- * ring can be large without costing memory until it is needed.
- */
-#define RING_REWIND (64u * 1024)
-
-static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
-{
-	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
-
-	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
-		/* All of the ring free: the collector has read everything. */
-		if (have_space(t, t->size)) {
-			uint64_t pad = t->size - off;
-
-			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
-			t->head += pad;
-			off = 0;
-		}
-	}
-	if (unlikely(off + bytes > t->size)) {
-		uint64_t pad = t->size - off;
-
-		if (t->head + pad + bytes - t->tail_cache > t->size && !wait_space(t, pad + bytes))
-			return NULL;
-		*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
-		t->head += pad;
-		off = 0;
-	} else if (unlikely(t->head + bytes - t->tail_cache > t->size) && !wait_space(t, bytes)) {
-		return NULL;
-	}
-	return (uint64_t *)(t->data + off);
-}
-
-static inline void ring_commit(struct tstate *t, unsigned words)
-{
-	t->head += (uint64_t)words * 8;
-	__atomic_store_n(&t->ring->head, t->head, __ATOMIC_RELEASE);
-}
-
-static inline void shared_lock(struct tstate *t)
-{
-	unsigned spins = 0;
-
-	if (unlikely(t->shared))
-		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE)) {
-			/* The holder may be preempted, or waiting for room. */
-			if (++spins < 100)
-				__builtin_ia32_pause();
-			else
-				sched_yield();
-		}
-}
-
-static inline void shared_unlock(struct tstate *t)
-{
-	if (unlikely(t->shared))
-		__atomic_store_n(&t->ring->lock, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * Appends one event: its header (aux: a stack id or a tid), a timestamp and
- * nv values.  The ring is marked busy from before the timestamp is taken to
- * after the commit, so that the collector's watermark waits for it.  False
- * when there was no room (lossy, or stopping).
- */
-static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
-			const uint64_t *v, unsigned nv)
-{
-	uint64_t *rec = ring_begin(t, 2 + nv);
-	unsigned i;
-
-	if (!rec)
-		return false;
-	t->ring->busy = 1;
-	__asm__ volatile("" ::: "memory");
-	rec[0] = msc_ev_hdr(type, fn, 2 + nv, aux);
-	rec[1] = now();
-	for (i = 0; i < nv; i++)
-		rec[2 + i] = v[i];
-	t->ring->last_ts = rec[1];
-	ring_commit(t, 2 + nv);
-	t->ring->busy = 0;
-	return true;
-}
-
 /* --------------------------------------------------------- module maps */
 
 struct mod_walk {
@@ -487,7 +321,7 @@ static int mod_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static char g_exe[512];
+char g_exe[512];
 
 static int mod_emit_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -563,7 +397,7 @@ static int mod_emit_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Sends this thread's view of the loaded modules if it changed. */
-static void modules_check(struct tstate *t)
+void modules_check(struct tstate *t)
 {
 	struct mod_walk w = { .t = t, .ok = true };
 	uint64_t *rec;
@@ -591,24 +425,7 @@ static void modules_check(struct tstate *t)
 
 /* --------------------------------------------------------------- stacks */
 
-static void *map_anon(size_t size)
-{
-	void *p = real_mmap ? real_mmap(NULL, size, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-			    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void unmap(void *p, size_t size)
-{
-	if (real_munmap)
-		real_munmap(p, size);
-	else
-		munmap(p, size);
-}
-
-static bool intern_grow(struct tstate *t)
+bool intern_grow(struct tstate *t)
 {
 	uint32_t ncap = t->tab ? (t->tab_mask + 1) * 2 : 1024, i;
 	struct intern_slot *nt = map_anon(ncap * sizeof(*nt));
@@ -691,11 +508,6 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 
 /* --------------------------------------------------------------- threads */
 
-static int raw_gettid(void)
-{
-	return (int)syscall(SYS_gettid);
-}
-
 /* Top of the main thread's stack, from /proc/self/maps, without malloc. */
 static uint64_t main_stack_top(uint64_t sp)
 {
@@ -752,7 +564,7 @@ static uint64_t stack_top(uint64_t *lo)
 	return (uint64_t)(uintptr_t)addr + size;
 }
 
-static bool tstate_setup(struct tstate *t, unsigned ring_index)
+bool tstate_setup(struct tstate *t, unsigned ring_index)
 {
 	struct msc_ring *r = msc_ring_at(g_region, g_ctl, ring_index);
 
@@ -774,19 +586,14 @@ static bool tstate_setup(struct tstate *t, unsigned ring_index)
  * exits, though glibc keeps it mapped for reuse); the thread pointer (its
  * TCB holds the DTV).
  */
-static void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
-			uint64_t hi, uint64_t lo)
+void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
+		 uint64_t hi, uint64_t lo)
 {
 	const uint64_t v[5] = {
 		(uint64_t)(uintptr_t)own, hi, own ? sizeof(*own) : 0, lo, (uint64_t)pthread_self(),
 	};
 
 	emit(t, MSC_EV_THREAD, flags, tid, v, 5);
-}
-
-static struct tstate *shared_state(void)
-{
-	return g_shared_ready ? &g_shared : NULL;
 }
 
 /*
@@ -810,7 +617,7 @@ static void shared_announce(void)
 		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
 }
 
-static struct tstate *thread_init(void)
+struct tstate *thread_init(void)
 {
 	struct tstate *t = t_state;
 	struct msc_ring *r = NULL;
@@ -871,7 +678,7 @@ shared:
 	return shared_state();
 }
 
-static void thread_exit(void *arg)
+void thread_exit(void *arg)
 {
 	struct tstate *t = arg;
 
@@ -901,17 +708,6 @@ static void thread_exit(void *arg)
 		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
 	unmap(t, sizeof(*t));
 	t_guard--;
-}
-
-static inline struct tstate *get_tstate(void)
-{
-	struct tstate *t = t_state;
-
-	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
-		return t;
-	if (t == TSTATE_DEAD)
-		return shared_state();
-	return thread_init();
 }
 
 /* ------------------------------------------------------------ recording */
@@ -1207,7 +1003,6 @@ static void register_atfork(void)
  * hooks after it).  Runs on a thread the attacher stopped at a safe point,
  * on a borrowed stack: nothing here may record this thread's stack.
  */
-int shim_session_attach(const char *sock) __attribute__((visibility("hidden")));
 int shim_session_attach(const char *sock)
 {
 	if (g_state == ST_ACTIVE)
@@ -1239,7 +1034,6 @@ int shim_session_attach(const char *sock)
 
 /* Detach: no more events; the region stays mapped until the next session
  * (a thread may still be inside a hook, writing its last record). */
-void shim_session_detach(void) __attribute__((visibility("hidden")));
 void shim_session_detach(void)
 {
 	stop_recording();
@@ -1248,7 +1042,7 @@ void shim_session_detach(void)
 	g_old_region_size = g_region_size;
 }
 
-static void shim_init(void)
+void shim_init(void)
 {
 	int expect = ST_UNINIT;
 
@@ -1270,12 +1064,6 @@ static void shim_init(void)
 	t_guard--;
 }
 
-static inline void ensure_init(void)
-{
-	if (unlikely(g_state == ST_UNINIT))
-		shim_init();
-}
-
 __attribute__((constructor)) static void shim_ctor(void)
 {
 	ensure_init();
@@ -1292,7 +1080,7 @@ __attribute__((constructor)) static void shim_ctor(void)
  * classification) while this process waits here, at the very end: after
  * the program's destructors (shim_dtor), or in _exit, which skips them.
  */
-static void request_scan(void)
+void request_scan(void)
 {
 	static int done;
 	struct tstate *t;
@@ -1820,7 +1608,6 @@ SHIM_EXPORT void _Exit(int status)
 }
 
 /* dlclose is in dlclose.S: it must not add a frame of its own. */
-int shim_dlclose_slow(void *handle) __attribute__((visibility("hidden")));
 int shim_dlclose_slow(void *handle)
 {
 	ensure_init();

@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal declarations of libmemscope.so, the code that runs inside the
- * profiled program.  Nothing here may allocate through malloc: per-thread
- * state lives in mmap'ed memory, and everything that could reach malloc runs
- * with the thread's recursion guard set.
+ * What the files of libmemscope.so share: the session's state, the real
+ * functions, the per-thread recording state and the ring operations every
+ * record goes through.  The safety rules at the top of shim.c hold for all
+ * of them: nothing here may allocate through malloc (per-thread state lives
+ * in mmap'ed memory), and everything that could reach malloc runs with the
+ * thread's recursion guard set.
+ *
+ * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
+ * stays within the hooks' file and the static inline functions below.
  */
 #ifndef SHIM_H
 #define SHIM_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
 #include "msc_proto.h"
 #include "unwind.h"
@@ -19,5 +32,319 @@
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Everything declared here is the library's own: no dynamic symbol, and
+ * direct (not GOT) accesses from every file, as within one.  The exported
+ * hooks say SHIM_EXPORT, which overrides this.
+ */
+#pragma GCC visibility push(hidden)
+
+struct tstate;
+
+/* -------------------------------------------------------------- session */
+
+enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
+
+extern volatile int g_state;
+extern struct msc_ctl *g_ctl;
+extern void *g_region;
+extern pid_t g_pid;
+extern unsigned g_unwind, g_depth;
+extern bool g_tsc;
+/* Attach mode (attach.c): loaded into a running process, hooks in its
+ * GOTs.  Each session has its generation: a thread's state from an
+ * earlier one (attach, detach, attach) is dropped on its next event. */
+extern bool g_attached;
+extern unsigned g_gen;
+/* The program's path, read once per image at init. */
+extern char g_exe[512];
+
+void shim_init(void);
+bool wait_space(struct tstate *t, uint64_t need);
+void request_scan(void);
+/* Attach mode's entry points (attach.c calls them). */
+int shim_session_attach(const char *sock);
+void shim_session_detach(void);
+
+static inline void ensure_init(void)
+{
+	if (unlikely(g_state == ST_UNINIT))
+		shim_init();
+}
+
+/* ------------------------------------------------------- real functions */
+
+extern void *(*real_malloc)(size_t);
+extern void (*real_free)(void *);
+extern void *(*real_calloc)(size_t, size_t);
+extern void *(*real_realloc)(void *, size_t);
+extern int (*real_posix_memalign)(void **, size_t, size_t);
+extern void *(*real_aligned_alloc)(size_t, size_t);
+extern void *(*real_memalign)(size_t, size_t);
+extern void *(*real_valloc)(size_t);
+extern void *(*real_pvalloc)(size_t);
+extern void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+extern int (*real_munmap)(void *, size_t);
+extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
+extern int (*real_brk)(void *);
+extern void *(*real_sbrk)(intptr_t);
+extern void (*real_exit)(int) __attribute__((noreturn));
+extern void (*real__exit)(int) __attribute__((noreturn));
+extern void (*real__Exit)(int) __attribute__((noreturn));
+/* dlclose.S jumps through it, or calls shim_dlclose_slow while it is NULL. */
+extern int (*shim_real_dlclose)(void *);
+int shim_dlclose_slow(void *handle);
+
+/* C++ operators, resolved when libstdc++ is there. */
+extern void *(*real_new)(size_t);
+extern void *(*real_new_arr)(size_t);
+extern void *(*real_new_nt)(size_t, const void *);
+extern void *(*real_new_arr_nt)(size_t, const void *);
+extern void *(*real_new_al)(size_t, size_t);
+extern void *(*real_new_arr_al)(size_t, size_t);
+extern void *(*real_new_al_nt)(size_t, size_t, const void *);
+extern void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
+extern void (*real_delete)(void *);
+extern void (*real_delete_arr)(void *);
+extern void (*real_delete_al)(void *, size_t);
+extern void (*real_delete_arr_al)(void *, size_t);
+extern bool cxx_resolved;
+
+/* While resolve_reals runs: allocations (dlsym's) come from the boot pool. */
+extern volatile int resolving;
+
+void resolve_reals(void);
+void resolve_cxx(void);
+
+/* Memory of our own, through the real functions (not our hooks). */
+static inline void *map_anon(size_t size)
+{
+	void *p = real_mmap ? real_mmap(NULL, size, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+			    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void unmap(void *p, size_t size)
+{
+	if (real_munmap)
+		real_munmap(p, size);
+	else
+		munmap(p, size);
+}
+
+/* ----------------------------------------------------------- per thread */
+
+struct intern_slot {
+	uint64_t h1, h2;
+	uint32_t id;
+	uint32_t pad;
+};
+
+struct tstate {
+	struct msc_ring *ring;
+	uint8_t *data;
+	uint64_t size, mask;
+	uint64_t head;			/* our copy of ring->head */
+	uint64_t tail_cache;
+	bool shared;			/* ring 0: serialised by its lock */
+	int tid;
+	uint64_t stack_lo;
+	unsigned gen;			/* the session it belongs to */
+	unsigned long mod_adds, mod_subs;	/* module map last sent */
+	struct intern_slot *tab;
+	uint32_t tab_mask, tab_count;
+	uint64_t ips[TRACE_MAX];
+	struct unwind_state uw;		/* last: its trace cache comes last */
+};
+
+extern __thread struct tstate *t_state TLS_IE;
+/*
+ * Bits 0..15: recursion guard (inside a hook: pass everything through).
+ * IN_NEW: our operator new is calling the real one; the next allocation
+ * hook on this thread is its inner malloc and must not be counted again.
+ * (The guard cannot be held across the real operator new: bad_alloc would
+ * unwind through us and leave it set.)
+ */
+extern __thread unsigned t_flags TLS_IE;
+#define IN_NEW (1u << 16)
+#define t_guard t_flags
+/* t_state of a thread that records through the shared ring: it exited, or
+ * found no ring (or no memory) of its own and does not try again. */
+#define TSTATE_DEAD ((struct tstate *)1)
+/* The thread-specific value of a thread that records on the shared ring:
+ * its exit is announced too (thread_exit). */
+#define TSTATE_SHARED_MARK ((void *)2)
+
+/* The top of this thread's stack, for the unwinder: the shared ring's
+ * state serves many threads and takes it from here. */
+extern __thread uint64_t t_stack_hi TLS_IE;
+
+/* Threads without a ring of their own: exited ones, or too many. */
+extern struct tstate g_shared;
+extern bool g_shared_ready;
+/* Its destructor, thread_exit, announces a thread's exit. */
+extern pthread_key_t g_key;
+extern bool g_key_ok;
+
+bool tstate_setup(struct tstate *t, unsigned ring_index);
+void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
+		 uint64_t hi, uint64_t lo);
+struct tstate *thread_init(void);
+void thread_exit(void *arg);
+
+static inline int raw_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+static inline struct tstate *shared_state(void)
+{
+	return g_shared_ready ? &g_shared : NULL;
+}
+
+static inline struct tstate *get_tstate(void)
+{
+	struct tstate *t = t_state;
+
+	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
+		return t;
+	if (t == TSTATE_DEAD)
+		return shared_state();
+	return thread_init();
+}
+
+/* --------------------------------------------------- stacks and modules */
+
+/* Makes t's stack table larger (or first makes it); false: no memory. */
+bool intern_grow(struct tstate *t);
+/* Sends this thread's view of the loaded modules if it changed. */
+void modules_check(struct tstate *t);
+
+/* ----------------------------------------------------------------- time */
+
+/*
+ * An event's timestamp must follow everything the thread saw before it: a
+ * free of a block another thread allocated and handed over must be stamped
+ * after that allocation.  RDTSC may execute ahead of earlier loads (out of
+ * order, past the load that fetched the block's address), by a microsecond
+ * and more here; RDTSCP waits for them.
+ */
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+	unsigned aux;
+
+	if (likely(g_tsc))
+		return __rdtscp(&aux);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- rings */
+
+static inline bool have_space(struct tstate *t, uint64_t need)
+{
+	uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+
+	t->tail_cache = tail;
+	return t->head + need - tail <= t->size;
+}
+
+/*
+ * Reserves `words` words; returns where to write them, or NULL.
+ *
+ * A record that would cross into the next 64 KiB of the ring first looks
+ * whether the collector has read everything; if so, the ring starts over
+ * at its beginning (a PAD fills the rest).  A thread the collector keeps up
+ * with then cycles through its first 64 KiB, in memory and cache, and the
+ * rest of the ring is touched only when the collector falls behind: the
+ * ring can be large without costing memory until it is needed.
+ */
+#define RING_REWIND (64u * 1024)
+
+static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
+{
+	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
+
+	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
+		/* All of the ring free: the collector has read everything. */
+		if (have_space(t, t->size)) {
+			uint64_t pad = t->size - off;
+
+			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+			t->head += pad;
+			off = 0;
+		}
+	}
+	if (unlikely(off + bytes > t->size)) {
+		uint64_t pad = t->size - off;
+
+		if (t->head + pad + bytes - t->tail_cache > t->size && !wait_space(t, pad + bytes))
+			return NULL;
+		*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+		t->head += pad;
+		off = 0;
+	} else if (unlikely(t->head + bytes - t->tail_cache > t->size) && !wait_space(t, bytes)) {
+		return NULL;
+	}
+	return (uint64_t *)(t->data + off);
+}
+
+static inline void ring_commit(struct tstate *t, unsigned words)
+{
+	t->head += (uint64_t)words * 8;
+	__atomic_store_n(&t->ring->head, t->head, __ATOMIC_RELEASE);
+}
+
+static inline void shared_lock(struct tstate *t)
+{
+	unsigned spins = 0;
+
+	if (unlikely(t->shared))
+		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE)) {
+			/* The holder may be preempted, or waiting for room. */
+			if (++spins < 100)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+}
+
+static inline void shared_unlock(struct tstate *t)
+{
+	if (unlikely(t->shared))
+		__atomic_store_n(&t->ring->lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Appends one event: its header (aux: a stack id or a tid), a timestamp and
+ * nv values.  The ring is marked busy from before the timestamp is taken to
+ * after the commit, so that the collector's watermark waits for it.  False
+ * when there was no room (lossy, or stopping).
+ */
+static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			const uint64_t *v, unsigned nv)
+{
+	uint64_t *rec = ring_begin(t, 2 + nv);
+	unsigned i;
+
+	if (!rec)
+		return false;
+	t->ring->busy = 1;
+	__asm__ volatile("" ::: "memory");
+	rec[0] = msc_ev_hdr(type, fn, 2 + nv, aux);
+	rec[1] = now();
+	for (i = 0; i < nv; i++)
+		rec[2 + i] = v[i];
+	t->ring->last_ts = rec[1];
+	ring_commit(t, 2 + nv);
+	t->ring->busy = 0;
+	return true;
+}
+
+#pragma GCC visibility pop
 
 #endif
