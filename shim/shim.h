@@ -323,9 +323,11 @@ static inline void shared_unlock(struct tstate *t)
  * Appends one event: its header (aux: a stack id or a tid), a timestamp and
  * nv values.  The ring is marked busy from before the timestamp is taken to
  * after the commit, so that the collector's watermark waits for it.  False
- * when there was no room (lossy, or stopping).
+ * when there was no room (lossy, or stopping).  Always inlined: it is most
+ * of the hot path, and GCC's own choice depends on what else the file
+ * holds (it stopped inlining it into record_simple when modules.c left).
  */
-static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+static inline __attribute__((always_inline)) bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
 			const uint64_t *v, unsigned nv)
 {
 	uint64_t *rec = ring_begin(t, 2 + nv);
