@@ -59,7 +59,8 @@ EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-node
 	       examples/bin/twosites-stripped
 
 SHIM = shim/libmemscope.so
-SHIM_OBJS = shim/shim.o shim/session.o shim/resolve.o shim/modules.o shim/threads.o shim/unwind.o shim/dlclose.o shim/attach.o
+SHIM_OBJS = shim/hooks.o shim/session.o shim/threads.o shim/resolve.o shim/modules.o \
+	    shim/unwind.o shim/dlclose.o shim/attach.o
 # Hooks pass their own frame address to the recorder: they need frame
 # pointers and must not become sibling calls.  TLS stays initial-exec (no
 # malloc on first access), symbols hidden unless exported on purpose.  Of

@@ -7,7 +7,7 @@
  * attached, it is the one the program's own calls bind to (resolve_attached).
  * dlsym may allocate (old glibc, sanitizers), and its allocations come back
  * to our malloc before real_malloc is known: while `resolving` is set, the
- * hooks answer them from the boot pool (shim.c).
+ * hooks answer them from the boot pool (hooks.c).
  *
  * Owns real_* (the C++ operators' only when libstdc++ is there, else they
  * stay NULL), and the slow path of the dlclose hook (dlclose.S) for a

@@ -2,13 +2,28 @@
 /*
  * What the files of libmemscope.so share: the session's state, the real
  * functions, the per-thread recording state and the ring operations every
- * record goes through.  The safety rules at the top of shim.c hold for all
+ * record goes through.  The safety rules at the top of hooks.c hold for all
  * of them: nothing here may allocate through malloc (per-thread state lives
  * in mmap'ed memory), and everything that could reach malloc runs with the
  * thread's recursion guard set.
  *
+ * Who owns what:
+ *	hooks.c		the exported hooks, recording, stack interning, the
+ *			boot pool
+ *	session.c	the session (g_state, the region, the options), the
+ *			rings' slow path (wait_space), fork, init and exit,
+ *			attach mode's entry points
+ *	threads.c	t_state, t_flags (the guard), the shared ring's state
+ *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
+ *	modules.c	the module maps sent before a new stack
+ *	unwind.c	stack capture, struct unwind_state (unwind.h)
+ *	attach.c	GOT patching for attach mode; dlclose.S, the dlclose hook
+ *
  * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
- * stays within the hooks' file and the static inline functions below.
+ * stays within hooks.c and the static inline functions below: the only
+ * calls out of it are those it always made (the real function, the
+ * unwinder; thread_init at a thread's first event, wait_space when the
+ * ring is full).
  */
 #ifndef SHIM_H
 #define SHIM_H
@@ -42,7 +57,7 @@
 
 struct tstate;
 
-/* -------------------------------------------------------------- session */
+/* -------------------------------------------------- session (session.c) */
 
 enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
 
@@ -73,7 +88,7 @@ static inline void ensure_init(void)
 		shim_init();
 }
 
-/* ------------------------------------------------------- real functions */
+/* ------------------------------------------- real functions (resolve.c) */
 
 extern void *(*real_malloc)(size_t);
 extern void (*real_free)(void *);
@@ -135,7 +150,7 @@ static inline void unmap(void *p, size_t size)
 		munmap(p, size);
 }
 
-/* ----------------------------------------------------------- per thread */
+/* ----------------------------------------------- per thread (threads.c) */
 
 struct intern_slot {
 	uint64_t h1, h2;
@@ -216,7 +231,7 @@ static inline struct tstate *get_tstate(void)
 	return thread_init();
 }
 
-/* --------------------------------------------------- stacks and modules */
+/* ------------------------------------------ stacks (hooks.c, modules.c) */
 
 /* Makes t's stack table larger (or first makes it); false: no memory. */
 bool intern_grow(struct tstate *t);
@@ -325,9 +340,11 @@ static inline void shared_unlock(struct tstate *t)
  * after the commit, so that the collector's watermark waits for it.  False
  * when there was no room (lossy, or stopping).  Always inlined: it is most
  * of the hot path, and GCC's own choice depends on what else the file
- * holds (it stopped inlining it into record_simple when modules.c left).
+ * holds (it stopped inlining it into record_simple, the free hook's
+ * recorder, when the module code left that file).
  */
-static inline __attribute__((always_inline)) bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+__attribute__((always_inline))
+static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
 			const uint64_t *v, unsigned nv)
 {
 	uint64_t *rec = ring_begin(t, 2 + nv);

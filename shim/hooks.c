@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libmemscope.so: the event source, preloaded into the profiled program.
+ * libmemscope.so's hooks: the functions it exports in place of the
+ * allocator's (the malloc family, the C++ operators, mmap, munmap, mremap,
+ * brk, sbrk, the memscope.h annotations and the exit paths), the event
+ * source preloaded into the profiled program.
  *
  * Each hook forwards to the real function and, unless the thread is already
  * inside the shim (the initial-exec TLS guard), appends a fixed-layout binary
@@ -9,35 +12,31 @@
  * the collector once, as a STACK record, and events carry its id.  No JSON,
  * no symbolization, no stdio and no global lock on this path.
  *
- * Safety rules (see DESIGN.md): the guard makes every allocation the shim,
- * the unwinder, the loader or a signal handler makes on a thread inside a
- * hook pass straight through; a static bootstrap pool answers allocations
- * made while dlsym runs; a free is recorded before the real free; helper
- * work happens only on the calling thread (there is no helper thread);
- * pthread_atfork keeps children consistent; libunwind is loaded with
- * RTLD_LOCAL; a dead collector stops recording, never the program.
+ * Safety rules (see DESIGN.md), for every file of the shim: the guard makes
+ * every allocation the shim, the unwinder, the loader or a signal handler
+ * makes on a thread inside a hook pass straight through; a static bootstrap
+ * pool answers allocations made while dlsym runs; a free is recorded before
+ * the real free; helper work happens only on the calling thread (there is no
+ * helper thread); pthread_atfork keeps children consistent; libunwind is
+ * loaded with RTLD_LOCAL; a dead collector stops recording, never the
+ * program.
+ *
+ * Owns the exported hooks, the recording of events (record_*), stack
+ * interning (stack_id) and the boot pool.  They stay in one file, with the
+ * ring operations inlined from shim.h, so that the hot path (hook ->
+ * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
+ * compiler cannot see into but the real function and the unwinder.  The
+ * rest of the library: session.c (the session, fork, init), threads.c
+ * (per-thread state), resolve.c (the real functions), modules.c (module
+ * maps), unwind.c, attach.c and dlclose.S; shim.h says who owns what.
  */
-#include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
-#include <link.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include "shim.h"
 
