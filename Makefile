@@ -29,7 +29,7 @@ WARN = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototype
 ifeq ($(DEVELOPER),1)
 WARN += -Werror
 endif
-BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc
+BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -Ilibmsc/proto
 SAN_CFLAGS =
 ifneq ($(SANITIZE),)
 SAN_CFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -59,11 +59,14 @@ EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-node
 	       examples/bin/twosites-stripped
 
 SHIM = shim/libmemscope.so
-SHIM_OBJS = shim/shim.o shim/unwind.o shim/dlclose.o shim/attach.o
+SHIM_OBJS = shim/hooks.o shim/session.o shim/threads.o shim/resolve.o shim/modules.o \
+	    shim/unwind.o shim/dlclose.o shim/attach.o
 # Hooks pass their own frame address to the recorder: they need frame
 # pointers and must not become sibling calls.  TLS stays initial-exec (no
-# malloc on first access), symbols hidden unless exported on purpose.
-SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -fPIC -fvisibility=hidden \
+# malloc on first access), symbols hidden unless exported on purpose.  Of
+# libmsc the shim sees only the wire protocol (libmsc/proto/msc_proto.h):
+# nothing that allocates can creep in through an include.
+SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc/proto -fPIC -fvisibility=hidden \
 	      -ftls-model=initial-exec -fno-omit-frame-pointer -fno-optimize-sibling-calls \
 	      -O2 -g
 

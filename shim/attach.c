@@ -35,9 +35,6 @@
 
 #include "shim.h"
 
-int shim_session_attach(const char *sock) __attribute__((visibility("hidden")));
-void shim_session_detach(void) __attribute__((visibility("hidden")));
-
 SHIM_EXPORT long memscope_attach(const char *sock);
 SHIM_EXPORT long memscope_detach(void);
 

@@ -7,7 +7,7 @@
  * with the RUNPATH of the object that called dlopen, found from the return
  * address, and an interposer would become that caller.  New modules are
  * noticed instead by dl_iterate_phdr's load counters when a new stack is
- * interned (shim.c, modules_check).  A jump keeps this stub frameless.
+ * interned (modules.c, modules_check).  A jump keeps this stub frameless.
  */
 	.text
 	.globl	dlclose

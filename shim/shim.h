@@ -1,155 +1,369 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal declarations of libmemscope.so, the code that runs inside the
- * profiled program.  Nothing here may allocate through malloc: per-thread
- * state lives in mmap'ed memory, and everything that could reach malloc runs
- * with the thread's recursion guard set.
+ * What the files of libmemscope.so share: the session's state, the real
+ * functions, the per-thread recording state and the ring operations every
+ * record goes through.  The safety rules at the top of hooks.c hold for all
+ * of them: nothing here may allocate through malloc (per-thread state lives
+ * in mmap'ed memory), and everything that could reach malloc runs with the
+ * thread's recursion guard set.
+ *
+ * Who owns what:
+ *	hooks.c		the exported hooks, recording, stack interning, the
+ *			boot pool
+ *	session.c	the session (g_state, the region, the options), the
+ *			rings' slow path (wait_space), fork, init and exit,
+ *			attach mode's entry points
+ *	threads.c	t_state, t_flags (the guard), the shared ring's state
+ *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
+ *	modules.c	the module maps sent before a new stack
+ *	unwind.c	stack capture, struct unwind_state (unwind.h)
+ *	attach.c	GOT patching for attach mode; dlclose.S, the dlclose hook
+ *
+ * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
+ * stays within hooks.c and the static inline functions below: the only
+ * calls out of it are those it always made (the real function, the
+ * unwinder; thread_init at a thread's first event, wait_space when the
+ * ring is full).
  */
 #ifndef SHIM_H
 #define SHIM_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
 #include "msc_proto.h"
+#include "unwind.h"
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* ------------------------------------------------------------- unwinding */
-
-#define RULE_WAYS 4			/* a set is one cache line */
-#define RULE_SETS 512			/* per thread: 2048 rules, 32 KiB */
-#define TRACE_MAX MSC_PROTO_MAX_DEPTH
-
-struct rule_slot {
-	uint64_t ip;
-	uint64_t rule;
-};
-
 /*
- * One frame of the last DWARF unwind on this thread: its state on entry, how
- * the next state was read from the stack, and the intern hash of the stack
- * from this frame outwards.  The entry after the last walked frame holds the
- * state that frame led to, so that entry k+1 says which words frame k read:
- * the return address at trace[k+1].rsp - 8 (== trace[k+1].ip) and, if rbp
- * was saved, rbp at trace[k+1].rsp + rbp_off (== trace[k+1].rbp).
+ * Everything declared here is the library's own: no dynamic symbol, and
+ * direct (not GOT) accesses from every file, as within one.  The exported
+ * hooks say SHIM_EXPORT, which overrides this.
  */
-#define TF_WALKED 1		/* frame read its return address (and maybe rbp) */
-#define TF_USES_RBP 2		/* its CFA is rbp-based */
-#define TF_RBP_SAVED 4		/* its caller's rbp was read from the stack */
-#define TF_RBP_NEEDED 8		/* the register value of rbp matters from here on */
+#pragma GCC visibility push(hidden)
 
-struct trace_frame {
-	uint64_t ip, rsp, rbp;
-	uint64_t h1, h2;		/* hash of frames [this, outermost] */
-	int16_t rbp_off;
-	uint8_t flags;
-};
+struct tstate;
 
-/*
- * The trace cache (see unwind.c): recent traces of this thread with their
- * stack ids, found by hashing the stack words they read, which sit at the
- * same positions for traces that start at the same (ip, rsp) and have the
- * same frame layout.
- */
-#define TC_WORDS 64			/* words read by a trace it can hold */
-#define TC_LAYOUTS 256
-#define TC_SETS 2048			/* of two traces, most recent first */
+/* -------------------------------------------------- session (session.c) */
 
-struct tc_layout {
-	uint64_t ip, rsp;		/* where its traces start */
-	uint32_t gen;			/* == unwind_state.tc_gen, else empty */
-	uint16_t nword;
-	uint16_t pad;
-	uint32_t off[TC_WORDS];		/* positions of the words, above rsp */
-};
+enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
 
-struct tc_trace {
-	uint64_t key, check;		/* two hashes of the start and the words */
-	uint32_t id;			/* its stack id */
-	uint32_t gen;
-	int16_t n, max;			/* frames, and the depth limit then */
-	bool rbp_needed;		/* check covers rbp at the start */
-} __attribute__((aligned(32)));	/* a set of two is one cache line */
+extern volatile int g_state;
+extern struct msc_ctl *g_ctl;
+extern void *g_region;
+extern pid_t g_pid;
+extern unsigned g_unwind, g_depth;
+extern bool g_tsc;
+/* Attach mode (attach.c): loaded into a running process, hooks in its
+ * GOTs.  Each session has its generation: a thread's state from an
+ * earlier one (attach, detach, attach) is dropped on its next event. */
+extern bool g_attached;
+extern unsigned g_gen;
+/* The program's path, read once per image at init. */
+extern char g_exe[512];
 
-struct unwind_state {
-	uint64_t stack_hi;		/* highest address of this thread's stack */
-	uint32_t epoch;			/* module epoch the rule cache belongs to */
-	int prev_n;			/* frames in prev (-1: none usable) */
-	bool prev_complete;		/* prev reached the outermost frame */
-	struct trace_frame *prev;	/* = trace[which], the last trace */
-	unsigned which;
-	/* The trace cache.  After a hit, prev is an older trace: the frames
-	 * of this one are walked only if asked for. */
-	uint32_t tc_gen;		/* bumped to empty it */
-	bool tc_hit;			/* the last capture came from it */
-	bool tc_fileable;		/* the last capture was walked: file it */
-	/* Where the last capture started (rbp: when it was taken), or where
-	 * the one unwind_prepare() looked up for will start. */
-	int start_max;
-	uint64_t start_ip, start_rsp, start_rbp;
-	struct trace_frame trace[2][TRACE_MAX + 1];
-	struct rule_slot rules[RULE_SETS][RULE_WAYS] __attribute__((aligned(64)));
-	/* The hashes unwind_prepare() found for the coming capture. */
-	bool pre_valid;
-	uint64_t pre_key, pre_check;
-	struct tc_layout tc_layouts[TC_LAYOUTS];
-	struct tc_trace tc_traces[TC_SETS][2] __attribute__((aligned(64)));
-	/* The intern hash of each cached trace, for MEMSCOPE_UNWIND_CHECK
-	 * only (a capture from the cache gives the stack id). */
-	uint64_t tc_check_hash[TC_SETS][2][2];
-};
+void shim_init(void);
+bool wait_space(struct tstate *t, uint64_t need);
+void request_scan(void);
+/* Attach mode's entry points (attach.c calls them). */
+int shim_session_attach(const char *sock);
+void shim_session_detach(void);
 
-/* The result of a capture: the frame count and the stack's intern hash. */
-struct capture {
-	int n;
-	uint64_t h1, h2;
-	uint32_t id;			/* from the trace cache: its stack id, or 0 */
-	bool have_ips;			/* ips[] was filled; else unwind_fill_ips */
-};
-
-/* The intern hash of a stack, folded from the outermost frame inwards. */
-static inline void stack_hash_step(uint64_t *h1, uint64_t *h2, uint64_t ip)
+static inline void ensure_init(void)
 {
-	*h1 = (*h1 ^ ip) * 0xff51afd7ed558ccdull;
-	*h1 ^= *h1 >> 32;
-	*h2 = (*h2 + ip) * 0xc4ceb9fe1a85ec53ull;
-	*h2 ^= *h2 >> 29;
+	if (unlikely(g_state == ST_UNINIT))
+		shim_init();
 }
-#define STACK_HASH_SEED1 0x9e3779b97f4a7c15ull
-#define STACK_HASH_SEED2 0xc2b2ae3d27d4eb4full
 
-void unwind_global_init(void);
-void unwind_load_libunwind(void);
-/* Captures per thread and mismatches found by MEMSCOPE_UNWIND_CHECK=1. */
-void unwind_report(void);
-void unwind_thread_init(struct unwind_state *us);
-/* The stack or the loaded code changed: nothing cached may be reused. */
-void unwind_forget(struct unwind_state *us);
-/* Starts the trace cache lookup of a capture to come from `frame`, so that
- * the allocator's own work hides the wait for the cache line. */
-void unwind_prepare(struct unwind_state *us, void *frame, int max);
-/* The stack id of the last capture, for the trace cache to keep. */
-void unwind_file(struct unwind_state *us, uint32_t id);
+/* ------------------------------------------- real functions (resolve.c) */
+
+extern void *(*real_malloc)(size_t);
+extern void (*real_free)(void *);
+extern void *(*real_calloc)(size_t, size_t);
+extern void *(*real_realloc)(void *, size_t);
+extern int (*real_posix_memalign)(void **, size_t, size_t);
+extern void *(*real_aligned_alloc)(size_t, size_t);
+extern void *(*real_memalign)(size_t, size_t);
+extern void *(*real_valloc)(size_t);
+extern void *(*real_pvalloc)(size_t);
+extern void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+extern int (*real_munmap)(void *, size_t);
+extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
+extern int (*real_brk)(void *);
+extern void *(*real_sbrk)(intptr_t);
+extern void (*real_exit)(int) __attribute__((noreturn));
+extern void (*real__exit)(int) __attribute__((noreturn));
+extern void (*real__Exit)(int) __attribute__((noreturn));
+/* dlclose.S jumps through it, or calls shim_dlclose_slow while it is NULL. */
+extern int (*shim_real_dlclose)(void *);
+int shim_dlclose_slow(void *handle);
+
+/* C++ operators, resolved when libstdc++ is there. */
+extern void *(*real_new)(size_t);
+extern void *(*real_new_arr)(size_t);
+extern void *(*real_new_nt)(size_t, const void *);
+extern void *(*real_new_arr_nt)(size_t, const void *);
+extern void *(*real_new_al)(size_t, size_t);
+extern void *(*real_new_arr_al)(size_t, size_t);
+extern void *(*real_new_al_nt)(size_t, size_t, const void *);
+extern void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
+extern void (*real_delete)(void *);
+extern void (*real_delete_arr)(void *);
+extern void (*real_delete_al)(void *, size_t);
+extern void (*real_delete_arr_al)(void *, size_t);
+extern bool cxx_resolved;
+
+/* While resolve_reals runs: allocations (dlsym's) come from the boot pool. */
+extern volatile int resolving;
+
+void resolve_reals(void);
+void resolve_cxx(void);
+
+/* Memory of our own, through the real functions (not our hooks). */
+static inline void *map_anon(size_t size)
+{
+	void *p = real_mmap ? real_mmap(NULL, size, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+			    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void unmap(void *p, size_t size)
+{
+	if (real_munmap)
+		real_munmap(p, size);
+	else
+		munmap(p, size);
+}
+
+/* ----------------------------------------------- per thread (threads.c) */
+
+struct intern_slot {
+	uint64_t h1, h2;
+	uint32_t id;
+	uint32_t pad;
+};
+
+struct tstate {
+	struct msc_ring *ring;
+	uint8_t *data;
+	uint64_t size, mask;
+	uint64_t head;			/* our copy of ring->head */
+	uint64_t tail_cache;
+	bool shared;			/* ring 0: serialised by its lock */
+	int tid;
+	uint64_t stack_lo;
+	unsigned gen;			/* the session it belongs to */
+	unsigned long mod_adds, mod_subs;	/* module map last sent */
+	struct intern_slot *tab;
+	uint32_t tab_mask, tab_count;
+	uint64_t ips[TRACE_MAX];
+	struct unwind_state uw;		/* last: its trace cache comes last */
+};
+
+extern __thread struct tstate *t_state TLS_IE;
 /*
- * Captures the stack of the code that called the hook whose frame pointer is
- * `frame` (the hooks are built with frame pointers).  ips[0] is the return
- * address into the hook's caller.  Sets c->n (0..max) and c->h1/h2; ips[]
- * is filled only when c->have_ips, else unwind_fill_ips() fills it (the
- * interning path needs it only for a stack it has not seen).
+ * Bits 0..15: recursion guard (inside a hook: pass everything through).
+ * IN_NEW: our operator new is calling the real one; the next allocation
+ * hook on this thread is its inner malloc and must not be counted again.
+ * (The guard cannot be held across the real operator new: bad_alloc would
+ * unwind through us and leave it set.)
  */
-void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max,
-		    struct capture *c);
-void unwind_fill_ips(struct unwind_state *us, uint64_t *ips);
+extern __thread unsigned t_flags TLS_IE;
+#define IN_NEW (1u << 16)
+#define t_guard t_flags
+/* t_state of a thread that records through the shared ring: it exited, or
+ * found no ring (or no memory) of its own and does not try again. */
+#define TSTATE_DEAD ((struct tstate *)1)
+/* The thread-specific value of a thread that records on the shared ring:
+ * its exit is announced too (thread_exit). */
+#define TSTATE_SHARED_MARK ((void *)2)
 
-/* Bumped by our dlclose: rule caches from before are stale. */
-extern volatile uint32_t shim_module_epoch;
+/* The top of this thread's stack, for the unwinder: the shared ring's
+ * state serves many threads and takes it from here. */
+extern __thread uint64_t t_stack_hi TLS_IE;
 
-/* The shim's own text, to strip its frames from libunwind's stacks. */
-extern uint64_t shim_text_lo, shim_text_hi;
+/* Threads without a ring of their own: exited ones, or too many. */
+extern struct tstate g_shared;
+extern bool g_shared_ready;
+/* Its destructor, thread_exit, announces a thread's exit. */
+extern pthread_key_t g_key;
+extern bool g_key_ok;
+
+bool tstate_setup(struct tstate *t, unsigned ring_index);
+void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
+		 uint64_t hi, uint64_t lo);
+struct tstate *thread_init(void);
+void thread_exit(void *arg);
+
+static inline int raw_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+static inline struct tstate *shared_state(void)
+{
+	return g_shared_ready ? &g_shared : NULL;
+}
+
+static inline struct tstate *get_tstate(void)
+{
+	struct tstate *t = t_state;
+
+	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
+		return t;
+	if (t == TSTATE_DEAD)
+		return shared_state();
+	return thread_init();
+}
+
+/* ------------------------------------------ stacks (hooks.c, modules.c) */
+
+/* Makes t's stack table larger (or first makes it); false: no memory. */
+bool intern_grow(struct tstate *t);
+/* Sends this thread's view of the loaded modules if it changed. */
+void modules_check(struct tstate *t);
+
+/* ----------------------------------------------------------------- time */
+
+/*
+ * An event's timestamp must follow everything the thread saw before it: a
+ * free of a block another thread allocated and handed over must be stamped
+ * after that allocation.  RDTSC may execute ahead of earlier loads (out of
+ * order, past the load that fetched the block's address), by a microsecond
+ * and more here; RDTSCP waits for them.
+ */
+static inline uint64_t now(void)
+{
+	struct timespec ts;
+	unsigned aux;
+
+	if (likely(g_tsc))
+		return __rdtscp(&aux);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- rings */
+
+static inline bool have_space(struct tstate *t, uint64_t need)
+{
+	uint64_t tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+
+	t->tail_cache = tail;
+	return t->head + need - tail <= t->size;
+}
+
+/*
+ * Reserves `words` words; returns where to write them, or NULL.
+ *
+ * A record that would cross into the next 64 KiB of the ring first looks
+ * whether the collector has read everything; if so, the ring starts over
+ * at its beginning (a PAD fills the rest).  A thread the collector keeps up
+ * with then cycles through its first 64 KiB, in memory and cache, and the
+ * rest of the ring is touched only when the collector falls behind: the
+ * ring can be large without costing memory until it is needed.
+ */
+#define RING_REWIND (64u * 1024)
+
+static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
+{
+	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
+
+	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
+		/* All of the ring free: the collector has read everything. */
+		if (have_space(t, t->size)) {
+			uint64_t pad = t->size - off;
+
+			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+			t->head += pad;
+			off = 0;
+		}
+	}
+	if (unlikely(off + bytes > t->size)) {
+		uint64_t pad = t->size - off;
+
+		if (t->head + pad + bytes - t->tail_cache > t->size && !wait_space(t, pad + bytes))
+			return NULL;
+		*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));
+		t->head += pad;
+		off = 0;
+	} else if (unlikely(t->head + bytes - t->tail_cache > t->size) && !wait_space(t, bytes)) {
+		return NULL;
+	}
+	return (uint64_t *)(t->data + off);
+}
+
+static inline void ring_commit(struct tstate *t, unsigned words)
+{
+	t->head += (uint64_t)words * 8;
+	__atomic_store_n(&t->ring->head, t->head, __ATOMIC_RELEASE);
+}
+
+static inline void shared_lock(struct tstate *t)
+{
+	unsigned spins = 0;
+
+	if (unlikely(t->shared))
+		while (__atomic_exchange_n(&t->ring->lock, 1, __ATOMIC_ACQUIRE)) {
+			/* The holder may be preempted, or waiting for room. */
+			if (++spins < 100)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+}
+
+static inline void shared_unlock(struct tstate *t)
+{
+	if (unlikely(t->shared))
+		__atomic_store_n(&t->ring->lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Appends one event: its header (aux: a stack id or a tid), a timestamp and
+ * nv values.  The ring is marked busy from before the timestamp is taken to
+ * after the commit, so that the collector's watermark waits for it.  False
+ * when there was no room (lossy, or stopping).  Always inlined: it is most
+ * of the hot path, and GCC's own choice depends on what else the file
+ * holds (it stopped inlining it into record_simple, the free hook's
+ * recorder, when the module code left that file).
+ */
+__attribute__((always_inline))
+static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			const uint64_t *v, unsigned nv)
+{
+	uint64_t *rec = ring_begin(t, 2 + nv);
+	unsigned i;
+
+	if (!rec)
+		return false;
+	t->ring->busy = 1;
+	__asm__ volatile("" ::: "memory");
+	rec[0] = msc_ev_hdr(type, fn, 2 + nv, aux);
+	rec[1] = now();
+	for (i = 0; i < nv; i++)
+		rec[2 + i] = v[i];
+	t->ring->last_ts = rec[1];
+	ring_commit(t, 2 + nv);
+	t->ring->busy = 0;
+	return true;
+}
+
+#pragma GCC visibility pop
 
 #endif

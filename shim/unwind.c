@@ -37,7 +37,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "unwind.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 volatile uint32_t shim_module_epoch;
 uint64_t shim_text_lo, shim_text_hi;
@@ -740,6 +743,11 @@ void unwind_thread_init(struct unwind_state *us)
 	us->prev = us->trace[0];
 	us->epoch = shim_module_epoch;
 	unwind_forget(us);
+}
+
+void unwind_reset(struct unwind_state *us)
+{
+	memset(us, 0, offsetof(struct unwind_state, tc_layouts));
 }
 
 void unwind_forget(struct unwind_state *us)

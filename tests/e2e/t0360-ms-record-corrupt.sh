@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -O1 -g -I"$TOP/libmsc" -o "$OUT/spoil" "$OUT/spoil.c"
+cc -O1 -g -I"$TOP/libmsc/proto" -o "$OUT/spoil" "$OUT/spoil.c"
 
 for how in garbage short; do
 	check_status "$how: the program ends, unhung" 0 \

@@ -2,7 +2,9 @@
 /*
  * msc_proto: the binary protocol between libmemscope.so (in the target) and
  * ms-record (the collector).  Header only, no code that allocates: the shim
- * includes it.
+ * includes it.  It has a directory of its own, libmsc/proto/, the only part
+ * of libmsc on the shim's include path (see SHIM_CFLAGS in the Makefile), and
+ * includes nothing but <stdint.h>.
  *
  * Transport.  Each recorded process gets one shared-memory region (a memfd
  * the collector creates and hands over a unix socket at the process's first

@@ -1,0 +1,715 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libmemscope.so's hooks: the functions it exports in place of the
+ * allocator's (the malloc family, the C++ operators, mmap, munmap, mremap,
+ * brk, sbrk, the memscope.h annotations and the exit paths), the event
+ * source preloaded into the profiled program.
+ *
+ * Each hook forwards to the real function and, unless the thread is already
+ * inside the shim (the initial-exec TLS guard), appends a fixed-layout binary
+ * record to the calling thread's ring in shared memory (msc_proto.h).  The
+ * stack is captured (unwind.c) and interned per thread: a stack crosses to
+ * the collector once, as a STACK record, and events carry its id.  No JSON,
+ * no symbolization, no stdio and no global lock on this path.
+ *
+ * Safety rules (see DESIGN.md), for every file of the shim: the guard makes
+ * every allocation the shim, the unwinder, the loader or a signal handler
+ * makes on a thread inside a hook pass straight through; a static bootstrap
+ * pool answers allocations made while dlsym runs; a free is recorded before
+ * the real free; helper work happens only on the calling thread (there is no
+ * helper thread); pthread_atfork keeps children consistent; libunwind is
+ * loaded with RTLD_LOCAL; a dead collector stops recording, never the
+ * program.
+ *
+ * Owns the exported hooks, the recording of events (record_*), stack
+ * interning (stack_id) and the boot pool.  They stay in one file, with the
+ * ring operations inlined from shim.h, so that the hot path (hook ->
+ * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
+ * compiler cannot see into but the real function and the unwinder.  The
+ * rest of the library: session.c (the session, fork, init), threads.c
+ * (per-thread state), resolve.c (the real functions), modules.c (module
+ * maps), unwind.c, attach.c and dlclose.S; shim.h says who owns what.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/* --------------------------------------------------------------- stacks */
+
+bool intern_grow(struct tstate *t)
+{
+	uint32_t ncap = t->tab ? (t->tab_mask + 1) * 2 : 1024, i;
+	struct intern_slot *nt = map_anon(ncap * sizeof(*nt));
+
+	if (!nt)
+		return false;
+	for (i = 0; t->tab && i <= t->tab_mask; i++) {
+		struct intern_slot *s = &t->tab[i];
+		uint32_t j;
+
+		if (!s->id)
+			continue;
+		j = (uint32_t)s->h1 & (ncap - 1);
+		while (nt[j].id)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = *s;
+	}
+	if (t->tab)
+		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+	t->tab = nt;
+	t->tab_mask = ncap - 1;
+	return true;
+}
+
+/* Captures the stack above `frame` and returns its id (0: none). */
+static uint32_t stack_id(struct tstate *t, void *frame)
+{
+	struct intern_slot *s;
+	struct capture c;
+	uint64_t *rec;
+	uint32_t id, j;
+
+	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
+		/* Another thread's stack: its bound, and nothing to reuse. */
+		t->uw.stack_hi = t_stack_hi;
+		unwind_forget(&t->uw);
+	}
+	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	if (c.id)
+		return c.id;
+	if (c.n <= 0)
+		return 0;
+	j = (uint32_t)c.h1 & t->tab_mask;
+	for (;;) {
+		s = &t->tab[j];
+		if (!s->id)
+			break;
+		if (s->h1 == c.h1 && s->h2 == c.h2) {
+			unwind_file(&t->uw, s->id);
+			return s->id;
+		}
+		j = (j + 1) & t->tab_mask;
+	}
+	/* A new stack: send the module map first if it changed, then it. */
+	if (!c.have_ips)
+		unwind_fill_ips(&t->uw, t->ips);
+	modules_check(t);
+	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
+	rec = ring_begin(t, 1 + (unsigned)c.n);
+	if (!rec)
+		return 0;
+	rec[0] = msc_ev_hdr(MSC_EV_STACK, 0, 1 + (unsigned)c.n, id);
+	memcpy(rec + 1, t->ips, (size_t)c.n * 8);
+	ring_commit(t, 1 + (unsigned)c.n);
+	if ((t->tab_count + 1) * 2 > t->tab_mask + 1) {
+		if (!intern_grow(t))
+			return id;	/* not cached: sent again next time */
+		j = (uint32_t)c.h1 & t->tab_mask;
+		while (t->tab[j].id)
+			j = (j + 1) & t->tab_mask;
+		s = &t->tab[j];
+	}
+	s->h1 = c.h1;
+	s->h2 = c.h2;
+	s->id = id;
+	t->tab_count++;
+	unwind_file(&t->uw, id);
+	return id;
+}
+
+/* ------------------------------------------------------------ recording */
+
+static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	struct tstate *t = get_tstate();
+	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
+
+	if (!t)
+		return;
+	shared_lock(t);
+	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
+	shared_unlock(t);
+}
+
+/*
+ * Called before the real allocator runs, with the guard held: starts the
+ * capture's trace cache lookup, whose cache line then arrives while the
+ * allocator works.  Only for a thread with a ring of its own (the shared
+ * ring's state is not ours until its lock is held).
+ */
+static inline void prepare_alloc(void *frame)
+{
+	struct tstate *t = t_state;
+
+	if (likely(t && t != TSTATE_DEAD) && !t->shared && g_unwind == MSC_UNWIND_DWARF)
+		unwind_prepare(&t->uw, frame, (int)g_depth);
+}
+
+/* FREE, UNFREE, EXIT (one value), MUNMAP (two): events without a stack. */
+static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
+{
+	struct tstate *t = get_tstate();
+	const uint64_t v[2] = { a, b };
+
+	if (!t)
+		return;
+	shared_lock(t);
+	emit(t, type, fn, 0, v, words - 2);
+	shared_unlock(t);
+}
+
+/* MMAP, MREMAP, BRK: events with a stack and up to four values. */
+static void record_region(void *frame, unsigned type, const uint64_t *v, unsigned nv)
+{
+	struct tstate *t = get_tstate();
+
+	if (!t)
+		return;
+	shared_lock(t);
+	emit(t, type, 0, stack_id(t, frame), v, nv);
+	shared_unlock(t);
+}
+
+#define ACTIVE() (likely(!t_flags) && likely(g_state == ST_ACTIVE))
+
+/* Not recording this call; consumes a pending IN_NEW. */
+static inline void passing_through(void)
+{
+	if (unlikely(t_flags & IN_NEW))
+		t_flags &= ~IN_NEW;
+}
+
+/* ------------------------------------------------------------ boot pool */
+
+/*
+ * Allocations made while dlsym runs (old glibc, sanitizers) come from here:
+ * resolve.c sets `resolving` meanwhile.  The hooks are its only users, and
+ * inline it.
+ */
+static char boot_pool[128 * 1024] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static bool is_boot(const void *p)
+{
+	return (const char *)p >= boot_pool && (const char *)p < boot_pool + sizeof(boot_pool);
+}
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	size_t off, *hdr;
+
+	if (align < 16)
+		align = 16;
+	off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+	for (;;) {
+		size_t start = (off + 16 + align - 1) & ~(align - 1);
+
+		if (start + size > sizeof(boot_pool) || start + size < start)
+			return NULL;
+		if (__atomic_compare_exchange_n(&boot_used, &off, start + size, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			hdr = (size_t *)(boot_pool + start) - 1;
+			*hdr = size;
+			return boot_pool + start;
+		}
+	}
+}
+
+static size_t boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+/* Exported hooks that no C header declares. */
+SHIM_EXPORT void *memalign(size_t align, size_t size);
+SHIM_EXPORT void *pvalloc(size_t size);
+SHIM_EXPORT void *_Znwm(size_t size);
+SHIM_EXPORT void *_Znam(size_t size);
+SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt);
+SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const void *nt);
+SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t al);
+SHIM_EXPORT void *_ZnamSt11align_val_t(size_t size, size_t al);
+SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
+SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
+SHIM_EXPORT void _ZdlPv(void *p);
+SHIM_EXPORT void _ZdaPv(void *p);
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al);
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al);
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al);
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+
+SHIM_EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (unlikely(!real_malloc)) {
+		if (resolving)
+			return boot_alloc(size, 16);
+		ensure_init();
+		if (!real_malloc)
+			return boot_alloc(size, 16);
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_malloc(size);
+	}
+	t_guard++;
+	prepare_alloc(__builtin_frame_address(0));
+	p = real_malloc(size);
+	if (p)
+		record_alloc(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void free(void *ptr)
+{
+	if (unlikely(!ptr || is_boot(ptr)))
+		return;
+	if (unlikely(!real_free)) {
+		ensure_init();
+		if (!real_free)
+			return;
+	}
+	if (!ACTIVE()) {
+		real_free(ptr);
+		return;
+	}
+	t_guard++;
+	/* Before the real free: afterwards another thread may get ptr back. */
+	record_simple(MSC_EV_FREE, MSC_FN_FREE, (uint64_t)(uintptr_t)ptr, 0, 3);
+	real_free(ptr);
+	t_guard--;
+}
+
+SHIM_EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (unlikely(!real_calloc)) {
+		if (resolving) {
+			if (size && n > SIZE_MAX / size)
+				return NULL;
+			p = boot_alloc(n * size, 16);	/* the pool is zeroed memory */
+			return p;
+		}
+		ensure_init();
+		if (!real_calloc)
+			return NULL;
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_calloc(n, size);
+	}
+	t_guard++;
+	prepare_alloc(__builtin_frame_address(0));
+	p = real_calloc(n, size);
+	if (p)
+		record_alloc(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
+	t_guard--;
+	return p;
+}
+
+static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
+{
+	void *p;
+
+	if (unlikely(is_boot(ptr))) {
+		p = malloc(size);
+		if (p)
+			memcpy(p, ptr, boot_size(ptr) < size ? boot_size(ptr) : size);
+		return p;
+	}
+	if (!ACTIVE())
+		return real_realloc(ptr, size);
+	t_guard++;
+	if (ptr)
+		record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	prepare_alloc(frame);
+	p = real_realloc(ptr, size);
+	if (p)
+		record_alloc(frame, p, size, fn);
+	else if (ptr && size)
+		record_simple(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void *realloc(void *ptr, size_t size)
+{
+	if (unlikely(!real_realloc)) {
+		if (resolving) {
+			void *p = boot_alloc(size, 16);
+
+			if (p && ptr)
+				memcpy(p, ptr, boot_size(ptr) < size ? boot_size(ptr) : size);
+			return p;
+		}
+		ensure_init();
+		if (!real_realloc)
+			return NULL;
+	}
+	return do_realloc(__builtin_frame_address(0), ptr, size, MSC_FN_REALLOC);
+}
+
+SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(!real_realloc)) {
+		ensure_init();
+		if (!real_realloc)
+			return NULL;
+	}
+	return do_realloc(__builtin_frame_address(0), ptr, n * size, MSC_FN_REALLOCARRAY);
+}
+
+SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int ret;
+
+	ensure_init();
+	if (unlikely(!real_posix_memalign)) {
+		void *p = boot_alloc(size, align);
+
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	if (!ACTIVE()) {
+		passing_through();
+		return real_posix_memalign(out, align, size);
+	}
+	t_guard++;
+	ret = real_posix_memalign(out, align, size);
+	if (ret == 0)
+		record_alloc(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
+	t_guard--;
+	return ret;
+}
+
+#define ALIGNED_HOOK(name, fn, params, args, realcall, sizeexpr)                              \
+	SHIM_EXPORT void *name params                                                         \
+	{                                                                                     \
+		void *p;                                                                      \
+		ensure_init();                                                                \
+		if (unlikely(!real_##name))                                                   \
+			return NULL;                                                          \
+		if (!ACTIVE()) {                                                              \
+			passing_through();                                                    \
+			return realcall;                                                      \
+		}                                                                             \
+		t_guard++;                                                                    \
+		p = realcall;                                                                 \
+		if (p)                                                                        \
+			record_alloc(__builtin_frame_address(0), p, sizeexpr, fn);           \
+		t_guard--;                                                                    \
+		return p;                                                                     \
+	}
+
+ALIGNED_HOOK(aligned_alloc, MSC_FN_ALIGNED_ALLOC, (size_t align, size_t size), (align, size),
+	     real_aligned_alloc(align, size), size)
+ALIGNED_HOOK(memalign, MSC_FN_MEMALIGN, (size_t align, size_t size), (align, size),
+	     real_memalign(align, size), size)
+ALIGNED_HOOK(valloc, MSC_FN_VALLOC, (size_t size), (size), real_valloc(size), size)
+ALIGNED_HOOK(pvalloc, MSC_FN_PVALLOC, (size_t size), (size), real_pvalloc(size), size)
+
+/* ------------------------------------------------------ C++ operators */
+
+static inline void cxx_ready(void)
+{
+	ensure_init();
+	if (unlikely(!__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE)))
+		resolve_cxx();
+}
+
+/* No libstdc++ operator to call (cannot happen in a C++ program). */
+static void *new_fallback(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		abort();	/* cannot throw std::bad_alloc from here */
+	return p;
+}
+
+#define NEW_HOOK(sym, realfn, fn, params, callargs)                                     \
+	SHIM_EXPORT void *sym params                                                    \
+	{                                                                               \
+		void *p;                                                                \
+		cxx_ready();                                                            \
+		if (unlikely(!realfn))                                                  \
+			return new_fallback(size);                                      \
+		if (!ACTIVE())                                                          \
+			return realfn callargs;                                         \
+		t_guard++;                                                              \
+		prepare_alloc(__builtin_frame_address(0));                              \
+		t_guard--;                                                              \
+		t_flags |= IN_NEW;                                                      \
+		p = realfn callargs;                                                    \
+		t_flags &= ~IN_NEW;                                                     \
+		if (p && ACTIVE()) {                                                    \
+			t_guard++;                                                      \
+			record_alloc(__builtin_frame_address(0), p, size, fn);          \
+			t_guard--;                                                      \
+		}                                                                       \
+		return p;                                                               \
+	}
+
+NEW_HOOK(_Znwm, real_new, MSC_FN_NEW, (size_t size), (size))
+NEW_HOOK(_Znam, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size))
+NEW_HOOK(_ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt), (size, nt))
+NEW_HOOK(_ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY, (size_t size, const void *nt),
+	 (size, nt))
+NEW_HOOK(_ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al), (size, al))
+NEW_HOOK(_ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY, (size_t size, size_t al),
+	 (size, al))
+NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
+NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
+
+/* Deletes never throw: the guard may be held across the real one. */
+static void do_delete(void *ptr, unsigned fn, void (*realfn)(void *))
+{
+	if (!ptr)
+		return;
+	cxx_ready();
+	if (unlikely(!realfn))
+		realfn = real_delete ? real_delete : free;
+	if (!ACTIVE()) {
+		realfn(ptr);
+		return;
+	}
+	t_guard++;
+	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	realfn(ptr);
+	t_guard--;
+}
+
+static void do_delete_al(void *ptr, size_t al, unsigned fn, void (*realfn)(void *, size_t))
+{
+	if (!ptr)
+		return;
+	cxx_ready();
+	if (unlikely(!realfn)) {
+		do_delete(ptr, fn, NULL);
+		return;
+	}
+	if (!ACTIVE()) {
+		realfn(ptr, al);
+		return;
+	}
+	t_guard++;
+	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	realfn(ptr, al);
+	t_guard--;
+}
+
+SHIM_EXPORT void _ZdlPv(void *p) { do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPv(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE, real_delete); }
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+
+/* ---------------------------------------------------- mappings and brk */
+
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	ensure_init();
+	if (unlikely(!real_mmap))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (!ACTIVE() || !(flags & MAP_ANONYMOUS) || (flags & MAP_SHARED))
+		return real_mmap(addr, len, prot, flags, fd, off);
+	t_guard++;
+	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)p, len };
+
+		record_region(__builtin_frame_address(0), MSC_EV_MMAP, v, 2);
+	}
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+SHIM_EXPORT int munmap(void *addr, size_t len)
+{
+	int ret;
+
+	ensure_init();
+	if (unlikely(!real_munmap))
+		return (int)syscall(SYS_munmap, addr, len);
+	if (!ACTIVE())
+		return real_munmap(addr, len);
+	t_guard++;
+	/* Like free: before the range can be handed out again. */
+	record_simple(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
+	ret = real_munmap(addr, len);
+	t_guard--;
+	return ret;
+}
+
+SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *p, *new_addr = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	ensure_init();
+	if (unlikely(!real_mremap))
+		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+	if (!ACTIVE())
+		return real_mremap(old, old_len, new_len, flags, new_addr);
+	t_guard++;
+	p = real_mremap(old, old_len, new_len, flags, new_addr);
+	if (p != MAP_FAILED) {
+		uint64_t v[4] = { (uint64_t)(uintptr_t)old, old_len, (uint64_t)(uintptr_t)p, new_len };
+
+		record_region(__builtin_frame_address(0), MSC_EV_MREMAP, v, 4);
+	}
+	t_guard--;
+	return p;
+}
+
+SHIM_EXPORT int brk(void *end)
+{
+	void *old;
+	int ret;
+
+	ensure_init();
+	if (!real_brk || !real_sbrk)
+		return (int)syscall(SYS_brk, end) == (long)end ? 0 : -1;
+	if (!ACTIVE())
+		return real_brk(end);
+	t_guard++;
+	old = real_sbrk(0);
+	ret = real_brk(end);
+	if (ret == 0) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)end };
+
+		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
+	}
+	t_guard--;
+	return ret;
+}
+
+SHIM_EXPORT void *sbrk(intptr_t inc)
+{
+	void *old;
+
+	ensure_init();
+	if (!real_sbrk)
+		return (void *)-1;
+	if (!ACTIVE() || inc == 0)
+		return real_sbrk(inc);
+	t_guard++;
+	old = real_sbrk(inc);
+	if (old != (void *)-1) {
+		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + (uint64_t)inc };
+
+		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
+	}
+	t_guard--;
+	return old;
+}
+
+/* ------------------------------------------- memscope.h annotations */
+
+SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size);
+SHIM_EXPORT void memscope_free(const void *ptr);
+
+SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_alloc(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_free(const void *ptr)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_simple(MSC_EV_FREE, MSC_FN_CUSTOM, (uint64_t)(uintptr_t)ptr, 0, 3);
+	t_guard--;
+}
+
+/* ---------------------------------------------------------- exit paths */
+
+static void record_exit(int status)
+{
+	if (!ACTIVE() || getpid() != g_pid)
+		return;
+	t_guard++;
+	record_simple(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
+	t_guard--;
+}
+
+SHIM_EXPORT void exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	if (real_exit)
+		real_exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SHIM_EXPORT void _exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	request_scan();
+	if (real__exit)
+		real__exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SHIM_EXPORT void _Exit(int status)
+{
+	ensure_init();
+	record_exit(status);
+	request_scan();
+	if (real__Exit)
+		real__Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session: connecting to the collector (ms-record) and mapping the
+ * shared region, keeping or stopping recording, and what happens at fork,
+ * at the program's start and end, and on attach and detach.
+ *
+ * A preloaded shim starts its session from the constructor (or from the
+ * first allocation, if that comes first): it connects to MEMSCOPE_SOCK,
+ * says hello, and receives the region's descriptor; the socket is closed
+ * right after.  Attach mode starts one from shim_session_attach (attach.c).
+ * A fork child is recorded only with --follow, as a session of its own.  At
+ * the end, the program waits while the collector scans its memory for leaks
+ * (request_scan).  A collector that died stops recording; the program runs
+ * on.  Also here, the rings' slow path: waiting for room (wait_space).
+ *
+ * Owns the session's state (g_state, g_ctl, the region, the options the
+ * collector chose, the session generation g_gen) and the fork handlers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+volatile int g_state;
+struct msc_ctl *g_ctl;
+void *g_region;
+static size_t g_region_size;
+pid_t g_pid;
+unsigned g_unwind, g_depth;
+static bool g_lossy, g_follow, g_scan;
+bool g_tsc;
+static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+bool g_attached;
+unsigned g_gen;
+static void *g_old_region;
+static size_t g_old_region_size;
+char g_exe[512];
+
+/* ---------------------------------------------------------------- rings */
+
+static void stop_recording(void)
+{
+	__atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+}
+
+/* Is the collector still there?  (Slow path only.) */
+static bool collector_alive(void)
+{
+	if (g_ctl->stop || g_ctl->dead)
+		return false;
+	if (g_ctl->collector_pid && kill((pid_t)g_ctl->collector_pid, 0) < 0 && errno == ESRCH)
+		return false;
+	return true;
+}
+
+/*
+ * Waits until `need` bytes past t->head are free.  False: give up.  A short
+ * spin first (the collector may be about to move the tail), then sleeps on
+ * the ring's futex word until the collector frees space (msc_proto.h), and
+ * looks now and then whether the collector is still alive.
+ */
+bool wait_space(struct tstate *t, uint64_t need)
+{
+	struct msc_ring *r = t->ring;
+	unsigned spins = 0, naps = 0;
+	int saved = errno;
+
+	while (!have_space(t, need)) {
+		uint32_t seq;
+
+		/* An abandoned ring gets no room again (msc_proto.h). */
+		if (g_lossy || g_state != ST_ACTIVE || r->abandoned) {
+			if (g_lossy)
+				__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
+			errno = saved;
+			return false;
+		}
+		if (spins++ == 0)
+			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
+		if (spins < 64) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		seq = __atomic_load_n(&r->wake, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!have_space(t, need)) {
+			/* At most 10 ms: the collector may be gone. */
+			struct timespec ts = { 0, 10000000 };
+
+			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, &ts, NULL, 0);
+			if ((++naps & 3) == 0 && !collector_alive()) {
+				g_ctl->dead = 1;
+				stop_recording();
+				errno = saved;
+				return false;
+			}
+		}
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+	}
+	errno = saved;
+	return true;
+}
+
+/* ----------------------------------------------------------------- init */
+
+static bool recv_welcome(int s, struct msc_welcome *w, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	do {
+		n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*w))
+		return false;
+	*fd = -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return w->magic == MSC_PROTO_MAGIC && *fd >= 0;
+}
+
+/* Connects to the collector and maps this process's region. */
+static bool session_start(bool forked)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct msc_hello hello = { 0 };
+	struct msc_welcome welcome;
+	int s, fd = -1, hi;
+	void *region;
+	ssize_t n;
+
+	if (!g_sock_path[0])
+		return false;
+	memcpy(sa.sun_path, g_sock_path, sizeof(sa.sun_path));
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	/* Far from the descriptors programs pick and reuse (dup2(x, 3)). */
+	hi = fcntl(s, F_DUPFD_CLOEXEC, 900);
+	if (hi >= 0) {
+		close(s);
+		s = hi;
+	}
+	hello.magic = MSC_PROTO_MAGIC;
+	hello.version = MSC_PROTO_VERSION;
+	hello.pid = getpid();
+	hello.ppid = getppid();
+	hello.flags = forked ? MSC_HELLO_FORKED : 0;
+	/* Read once per image, at init (a fork child runs the same one). */
+	n = (ssize_t)strnlen(g_exe, sizeof(hello.exe) - 1);
+	memcpy(hello.exe, g_exe, (size_t)n);
+	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+		goto fail;
+	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0)
+		goto fail;
+	region = mmap(NULL, welcome.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	fd = -1;
+	if (region == MAP_FAILED)
+		goto fail;
+	g_region = region;
+	g_region_size = welcome.region_size;
+	g_ctl = region;
+	if (g_ctl->magic != MSC_PROTO_MAGIC || g_ctl->version != MSC_PROTO_VERSION ||
+	    (g_ctl->ring_size & (g_ctl->ring_size - 1)) || g_ctl->nrings < 1) {
+		munmap(region, welcome.region_size);
+		goto fail;
+	}
+	g_depth = g_ctl->depth ? g_ctl->depth : 64;
+	if (g_depth > TRACE_MAX)
+		g_depth = TRACE_MAX;
+	g_unwind = g_ctl->unwind;
+	g_lossy = g_ctl->flags & MSC_CTL_LOSSY;
+	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
+	g_scan = g_ctl->flags & MSC_CTL_SCAN;
+	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
+	/*
+	 * Nothing more goes over the socket (the scan's reply is a futex word
+	 * in the region): the program is left with no descriptor of ours to
+	 * close, dup2 over or find in /proc/self/fd.
+	 */
+	close(s);
+	/* Not the unwinder's trace cache (most of it): its entries from an
+	 * earlier session are dead by their generation, and pages untouched
+	 * here stay out of the program's rss (unwind_reset). */
+	memset(&g_shared, 0, offsetof(struct tstate, uw));
+	unwind_reset(&g_shared.uw);
+	g_shared_ready = tstate_setup(&g_shared, 0);
+	g_shared.tid = 0;
+	if (g_shared_ready) {
+		/* Announced like a thread's (tid 0: no thread), so that the
+		 * leak scan does not take what it holds (register values
+		 * among them) for roots: it lives in our .bss, which the
+		 * kernel maps without a name. */
+		shared_lock(&g_shared);
+		emit_thread(&g_shared, 0, 0, &g_shared, 0, 0);
+		shared_unlock(&g_shared);
+	}
+	return true;
+fail:
+	if (fd >= 0)
+		close(fd);
+	close(s);
+	return false;
+}
+
+/* Removes our entry from LD_PRELOAD in place (no malloc): children that
+ * exec do not load the shim unless --follow asked for it. */
+static void strip_preload(void)
+{
+	extern char **environ;
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		char *v, *tok, *out;
+
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			continue;
+		v = *e + 11;
+		out = v;
+		tok = v;
+		while (*tok) {
+			char *end = tok;
+			size_t len;
+			const char *base;
+
+			while (*end && *end != ':' && *end != ' ')
+				end++;
+			len = (size_t)(end - tok);
+			base = tok;
+			for (const char *q = tok; q < end; q++)
+				if (*q == '/')
+					base = q + 1;
+			if (len && !((size_t)(end - base) == 14 && memcmp(base, "libmemscope.so", 14) == 0)) {
+				if (out != v)
+					*out++ = ':';
+				memmove(out, tok, len);
+				out += len;
+			}
+			tok = *end ? end + 1 : end;
+		}
+		*out = '\0';
+		if (!*v)
+			unsetenv("LD_PRELOAD");
+		return;
+	}
+}
+
+static void fork_prepare(void)
+{
+	t_guard++;
+}
+
+static void fork_parent(void)
+{
+	t_guard--;
+}
+
+static void fork_child(void)
+{
+	/* Only this thread survives; the parent's region is not ours. */
+	t_state = NULL;
+	g_shared_ready = false;
+	if (g_region) {
+		unmap(g_region, g_region_size);
+		g_region = NULL;
+		g_ctl = NULL;
+	}
+	g_pid = getpid();
+	if (g_state == ST_ACTIVE && g_follow && session_start(true)) {
+		g_state = ST_ACTIVE;
+	} else {
+		/*
+		 * A child that is not followed: what it executes does not
+		 * load us (only our LD_PRELOAD entry goes).  The recorded
+		 * process itself keeps it, so that an exec in its place is
+		 * still recorded.
+		 */
+		if (g_state == ST_ACTIVE)
+			strip_preload();
+		g_state = ST_OFF;
+	}
+	t_guard--;
+}
+
+/* What a session needs to know before it connects: the real functions,
+ * who we are, where the collector listens (sock may be NULL: none). */
+static void session_prepare(const char *sock)
+{
+	ssize_t n;
+
+	resolve_reals();
+	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
+		resolve_cxx();
+	g_pid = getpid();
+	if (sock && strlen(sock) < sizeof(g_sock_path))
+		memcpy(g_sock_path, sock, strlen(sock) + 1);
+	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+	g_exe[n > 0 ? n : 0] = '\0';
+}
+
+/* Connected: recording starts. */
+static void session_activate(void)
+{
+	unwind_global_init();
+	if (!g_key_ok)
+		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+}
+
+/* The fork handlers, once however many sessions there are. */
+static void register_atfork(void)
+{
+	static bool done;
+
+	if (!done)
+		done = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+}
+
+/*
+ * Attach mode: a session begun in a running process (attach.c installs the
+ * hooks after it).  Runs on a thread the attacher stopped at a safe point,
+ * on a borrowed stack: nothing here may record this thread's stack.
+ */
+int shim_session_attach(const char *sock)
+{
+	if (g_state == ST_ACTIVE)
+		return -EALREADY;
+	if (g_state != ST_OFF && g_state != ST_UNINIT)
+		return -EBUSY;
+	if (!sock || strlen(sock) >= sizeof(g_sock_path))
+		return -EINVAL;
+	t_guard++;
+	g_state = ST_INIT;
+	g_attached = true;
+	session_prepare(sock);
+	/* An earlier session's region: no thread is in a hook of it now. */
+	if (g_old_region) {
+		unmap(g_old_region, g_old_region_size);
+		g_old_region = NULL;
+	}
+	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
+	if (!session_start(false)) {
+		g_state = ST_OFF;
+		t_guard--;
+		return -ECONNREFUSED;
+	}
+	register_atfork();
+	session_activate();
+	t_guard--;
+	return 0;
+}
+
+/* Detach: no more events; the region stays mapped until the next session
+ * (a thread may still be inside a hook, writing its last record). */
+void shim_session_detach(void)
+{
+	stop_recording();
+	g_shared_ready = false;
+	g_old_region = g_region;
+	g_old_region_size = g_region_size;
+}
+
+void shim_init(void)
+{
+	int expect = ST_UNINIT;
+
+	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_INIT, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	t_guard++;
+	session_prepare(getenv("MEMSCOPE_SOCK"));
+	if (!session_start(false)) {
+		/* Not recorded (not followed, or no collector): our children
+		 * must not load us either. */
+		if (g_sock_path[0])
+			strip_preload();
+		g_state = ST_OFF;
+		t_guard--;
+		return;
+	}
+	session_activate();
+	t_guard--;
+}
+
+__attribute__((constructor)) static void shim_ctor(void)
+{
+	ensure_init();
+	if (g_state != ST_ACTIVE)
+		return;
+	t_guard++;
+	unwind_load_libunwind();
+	register_atfork();
+	t_guard--;
+}
+
+/*
+ * Asks the collector to look for pointers to the blocks still live (leak
+ * classification) while this process waits here, at the very end: after
+ * the program's destructors (shim_dtor), or in _exit, which skips them.
+ */
+void request_scan(void)
+{
+	static int done;
+	struct tstate *t;
+	bool sent = false;
+	int saved = errno;
+
+	if (g_state != ST_ACTIVE || !g_scan || getpid() != g_pid ||
+	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	t_guard++;
+	t = get_tstate();
+	if (t && collector_alive()) {
+		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+		unsigned naps = 0;
+
+		shared_lock(t);
+		sent = emit(t, MSC_EV_SCAN, 0, (uint32_t)raw_gettid(), &sp, 1);
+		shared_unlock(t);
+		/* Until the collector says it is done, or is gone, or gave up
+		 * the ring the request is in. */
+		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE) &&
+		       !t->ring->abandoned) {
+			struct timespec ts = { 0, 10000000 };
+
+			syscall(SYS_futex, &g_ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
+			if ((++naps & 15) == 0 && !collector_alive())
+				break;
+		}
+	}
+	errno = saved;
+	t_guard--;
+}
+
+__attribute__((destructor)) static void shim_dtor(void)
+{
+	if (g_state == ST_ACTIVE && getpid() == g_pid)
+		unwind_report();
+	request_scan();
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread recording state: a thread's ring, its stack table and its
+ * unwinder state, set up at its first event and given back at its exit.
+ *
+ * A thread takes a free ring of the region for itself and maps its struct
+ * tstate (never malloc); one that finds none, or no memory, records on the
+ * shared ring 0 under its lock, and so does a thread after it exited.  Each
+ * announces its stack (a THREAD record) for the leak scan, and its exit
+ * (THREAD_EXIT) through the pthread key's destructor, thread_exit.
+ *
+ * Owns t_state, t_flags (the recursion guard), t_stack_hi, the shared
+ * ring's state (g_shared, g_shared_ready: set up by session.c at each
+ * session start) and the pthread key.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+__thread struct tstate *t_state TLS_IE;
+__thread unsigned t_flags TLS_IE;
+__thread uint64_t t_stack_hi TLS_IE;
+
+struct tstate g_shared;
+bool g_shared_ready;
+pthread_key_t g_key;
+bool g_key_ok;
+
+/* Top of the main thread's stack, from /proc/self/maps, without malloc. */
+static uint64_t main_stack_top(uint64_t sp)
+{
+	char buf[4096];
+	size_t have = 0;
+	uint64_t top = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			unsigned long long lo, hi;
+
+			*nl = '\0';
+			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi) {
+				top = hi;
+				goto out;
+			}
+			line = nl + 1;
+		}
+		have = strlen(line);
+		memmove(buf, line, have);
+	}
+out:
+	close(fd);
+	return top;
+}
+
+static uint64_t stack_top(uint64_t *lo)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	*lo = 0;
+	if (raw_gettid() == getpid())
+		return main_stack_top(sp);
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return 0;
+	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
+		size = 0, addr = NULL;
+	pthread_attr_destroy(&attr);
+	*lo = (uint64_t)(uintptr_t)addr;
+	return (uint64_t)(uintptr_t)addr + size;
+}
+
+bool tstate_setup(struct tstate *t, unsigned ring_index)
+{
+	struct msc_ring *r = msc_ring_at(g_region, g_ctl, ring_index);
+
+	t->ring = r;
+	t->data = msc_ring_data(r);
+	t->size = g_ctl->ring_size;
+	t->mask = t->size - 1;
+	t->head = r->head;
+	t->tail_cache = r->tail;
+	t->shared = ring_index == 0;
+	unwind_thread_init(&t->uw);
+	return intern_grow(t);
+}
+
+/*
+ * A THREAD record on t's ring (msc_proto.h): `own`, the recording state
+ * the thread uses, if it is its own (our memory: the leak scan must not
+ * take it for a root); the stack [lo, hi) (dead memory once the thread
+ * exits, though glibc keeps it mapped for reuse); the thread pointer (its
+ * TCB holds the DTV).
+ */
+void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
+		 uint64_t hi, uint64_t lo)
+{
+	const uint64_t v[5] = {
+		(uint64_t)(uintptr_t)own, hi, own ? sizeof(*own) : 0, lo, (uint64_t)pthread_self(),
+	};
+
+	emit(t, MSC_EV_THREAD, flags, tid, v, 5);
+}
+
+/*
+ * A thread that records on the shared ring still says where its stack is,
+ * and when it exits: the leak scan must know its stack, and that it is dead
+ * memory afterwards (glibc keeps exited threads' stacks mapped, stale
+ * pointers and all).  MSC_THREAD_SHARED: its events on the ring keep tid 0.
+ */
+static void shared_announce(void)
+{
+	struct tstate *t = shared_state();
+	uint64_t lo = 0;
+
+	t_stack_hi = stack_top(&lo);
+	if (!t)
+		return;
+	shared_lock(t);
+	emit_thread(t, MSC_THREAD_SHARED, (uint32_t)raw_gettid(), NULL, t_stack_hi, lo);
+	shared_unlock(t);
+	if (g_key_ok)
+		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
+}
+
+struct tstate *thread_init(void)
+{
+	struct tstate *t = t_state;
+	struct msc_ring *r = NULL;
+	unsigned i, n = g_ctl->nrings;
+	int saved = errno;
+
+	/* Ours from an earlier session: its ring went with that region. */
+	if (t && t != TSTATE_DEAD) {
+		if (t->tab)
+			unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+		unmap(t, sizeof(*t));
+		t_state = NULL;
+	}
+
+	/* A ring first: without one, the thread maps nothing. */
+	for (i = 1; i < n; i++) {
+		uint32_t expect = MSC_RING_FREE;
+
+		r = msc_ring_at(g_region, g_ctl, i);
+		if (r->state == MSC_RING_FREE &&
+		    __atomic_compare_exchange_n(&r->state, &expect, MSC_RING_OWNED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
+	if (i >= n)
+		goto shared;
+	t = map_anon(sizeof(*t));
+	if (!t || !tstate_setup(t, i)) {
+		if (t)
+			unmap(t, sizeof(*t));
+		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
+		goto shared;
+	}
+	{
+		uint32_t used = g_ctl->rings_used;
+
+		while (used < i + 1 &&
+		       !__atomic_compare_exchange_n(&g_ctl->rings_used, &used, i + 1, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	t->tid = raw_gettid();
+	t->gen = g_gen;
+	t->ring->tid = (uint32_t)t->tid;
+	t->uw.stack_hi = t_stack_hi = stack_top(&t->stack_lo);
+	t_state = t;
+	if (g_key_ok)
+		pthread_setspecific(g_key, t);
+	emit_thread(t, 0, (uint32_t)t->tid, t, t->uw.stack_hi, t->stack_lo);
+	errno = saved;
+	return t;
+shared:
+	/* Once is enough: looking again at every event would cost a scan of
+	 * the rings (and a mapping) per allocation. */
+	t_state = TSTATE_DEAD;
+	shared_announce();
+	errno = saved;
+	return shared_state();
+}
+
+void thread_exit(void *arg)
+{
+	struct tstate *t = arg;
+
+	if (arg == TSTATE_SHARED_MARK) {
+		t = shared_state();
+		if (t) {
+			t_guard++;
+			shared_lock(t);
+			emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)raw_gettid(), NULL, 0);
+			shared_unlock(t);
+			t_guard--;
+		}
+		return;
+	}
+	if (!t || t == TSTATE_DEAD || t->shared)
+		return;
+	t_guard++;
+	/* Of an earlier session (attach mode): its ring is gone or unread. */
+	if (t->gen == g_gen)
+		emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
+	t_state = TSTATE_DEAD;
+	/* Everything committed stays readable; the collector frees the ring
+	 * once it has drained it. */
+	if (t->gen == g_gen)
+		__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
+	if (t->tab)
+		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+	unmap(t, sizeof(*t));
+	t_guard--;
+}
