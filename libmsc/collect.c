@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Collector side of the shim protocol: see msc_collect.h and msc_proto.h. */
+/* Collector side of the shim protocol, sessions aside (collect_session.c): see msc_collect.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,17 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "collect_internal.h"
 #include "msc_collect.h"
 #include "msc_hash.h"
 #include "msc_proc.h"
@@ -37,109 +35,6 @@
 /* The table indexed by stack id grows to ids below twice the stacks seen
  * plus this (handle_stack). */
 #define STACK_MAP_SLACK 65536u
-
-/* Module segments of one view of a process's address space. */
-struct modseg {
-	uint64_t start, end, base;
-	uint32_t module;
-};
-
-struct modmap {
-	struct modseg *segs;
-	size_t n;
-	struct modmap *next;		/* all maps of a session, for freeing */
-};
-
-struct ring_cur {
-	struct msc_ring *ring;
-	uint8_t *data;			/* the ring's data */
-	const uint64_t *rec;		/* the timestamped event at pos, when have */
-	uint64_t hdr;			/* its header as checked: the target may
-					 * write over the record meanwhile */
-	uint64_t pos;			/* next byte to read, absolute */
-	uint64_t head;			/* last head read: reread only at it */
-	uint64_t released;		/* tail last stored */
-	uint32_t tid;
-	bool have;			/* a timestamped event waits at pos */
-	bool broken;			/* held garbage: ignored from then on */
-	uint64_t ts;			/* its raw timestamp */
-	struct modmap *mods;		/* this thread's view of the modules */
-	struct modseg *build;		/* a map being received */
-	size_t nbuild, capbuild;
-	bool building;
-};
-
-struct sample {
-	uint64_t ts;			/* raw clock */
-	uint64_t rss;
-};
-
-struct msc_collector_private {
-	struct msc_cproc pub;
-	int pidfd, statm_fd;
-	void *region;
-	size_t region_size;
-	/*
-	 * The region is the target's to write, the control page too: after
-	 * setup the collector goes by its own copies of the layout (the
-	 * collector's options) and of rings_used.
-	 */
-	struct msc_ctl *ctl;
-	struct ring_cur *cur;
-	uint32_t ncur;			/* entries of cur: the rings */
-	uint32_t rings_used;		/* high-water mark of ctl->rings_used */
-	uint32_t *cand;			/* rings with an event waiting (pump) */
-	uint32_t *stack_map;		/* shim stack id -> canonical id */
-	uint32_t stack_map_cap;
-	uint32_t stacks_seen;		/* STACK records read */
-	struct msc_u64map stack_far;	/* shim id + 1 -> canonical id, for ids
-					 * past what stack_map may grow to */
-	struct modmap *maps;
-	struct sample *samples;
-	size_t nsamples, samples_cap, samples_head;
-	struct msc_cevent batch[MSC_CEV_BATCH];	/* delivered, not yet handed over */
-	unsigned nbatch;
-	bool ended, corrupt;
-	int exit_call_status;		/* from an exit() call, -1 unknown */
-	struct msc_collector_private *next;
-	/* /proc/PID/maps fallback for addresses no module map covers */
-	struct modmap *procmaps;
-	uint64_t procmaps_at;
-};
-
-struct msc_collector {
-	struct msc_collect_opts o;
-	const struct msc_collect_ops *ops;
-	void *ctx;
-	struct msc_stacks *stacks;
-	char dir[256];
-	char sock_path[300];
-	int listen_fd;
-	struct msc_collector_private *procs;
-	unsigned nprocs;
-	/* clock */
-	unsigned ts_kind;
-	uint64_t raw0;			/* raw clock at start */
-	double ns_per_raw;
-	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
-	uint64_t slack_raw;		/* watermark slack, raw units */
-	uint64_t future_raw;		/* no event is stamped after this */
-	uint64_t future_slack_raw;	/* how far ahead of our clock it is */
-	uint64_t next_sample_raw;
-	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
-	uint64_t sample_every_raw;
-	/* child */
-	int child_pid, child_pidfd, child_status;
-	unsigned peer_uid;		/* another user whose processes may connect */
-	bool peer_uid_set;
-	bool child_done;
-	struct rusage child_usage;
-	long page_size;
-	/* msc_collector_poll's descriptors: 3 + one per session */
-	struct pollfd *pfd;
-	struct msc_collector_private **owner;
-	size_t pfd_cap;
-};
 
 static uint64_t raw_now(const struct msc_collector *c)
 {
@@ -312,207 +207,6 @@ int msc_cproc_pid(const struct msc_cproc *p)
 unsigned msc_collector_sessions(const struct msc_collector *c)
 {
 	return c->nprocs;
-}
-
-/* ------------------------------------------------------------ sessions */
-
-static int pidfd_open_(int pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-static void free_session(struct msc_collector_private *p)
-{
-	struct modmap *m = p->maps;
-
-	while (m) {
-		struct modmap *next = m->next;
-
-		free(m->segs);
-		free(m);
-		m = next;
-	}
-	if (p->procmaps) {
-		free(p->procmaps->segs);
-		free(p->procmaps);
-	}
-	if (p->cur) {
-		uint32_t i;
-
-		for (i = 0; i < p->ncur; i++)
-			free(p->cur[i].build);
-	}
-	free(p->cur);
-	free(p->cand);
-	free(p->stack_map);
-	msc_u64map_release(&p->stack_far);
-	free(p->samples);
-	if (p->region)
-		munmap(p->region, p->region_size);
-	if (p->pidfd >= 0)
-		close(p->pidfd);
-	if (p->statm_fd >= 0)
-		close(p->statm_fd);
-	free(p);
-}
-
-static bool send_welcome(int s, int status, uint64_t size, int fd)
-{
-	struct msc_welcome w = { MSC_PROTO_MAGIC, status, 0, size };
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &w, sizeof(w) };
-	struct msghdr mh = { 0 };
-	ssize_t n;
-
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	do {
-		n = sendmsg(s, &mh, MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(w);
-}
-
-static void end_session(struct msc_collector *c, struct msc_collector_private *p,
-			const char *reason, int wait_status, bool have_status);
-
-/* Reads the hello within a second; the shim sends it right after connect. */
-static bool read_hello(int s, struct msc_hello *h)
-{
-	size_t got = 0;
-
-	while (got < sizeof(*h)) {
-		struct pollfd pfd = { s, POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&pfd, 1, 1000) <= 0)
-			return false;
-		n = read(s, (char *)h + got, sizeof(*h) - got);
-		if (n <= 0) {
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			return false;
-		}
-		got += (size_t)n;
-	}
-	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0;
-}
-
-static void accept_one(struct msc_collector *c)
-{
-	struct msc_collector_private *p, *old, *next;
-	struct msc_hello h;
-	struct msc_ctl *ctl;
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
-	char path[64];
-	int s, fd = -1;
-
-	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (s < 0)
-		return;
-	/* Only processes of our own user may talk to us (the directory is
-	 * 0700 already; this also names the real pid). */
-	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-	    (cred.uid != geteuid() && !(c->peer_uid_set && cred.uid == c->peer_uid)) ||
-	    !read_hello(s, &h) || h.pid != cred.pid) {
-		close(s);
-		return;
-	}
-	/* An exec: the pid's previous image is gone. */
-	/* (end_session may free old: its successor is read first.) */
-	for (old = c->procs; old; old = next) {
-		next = old->next;
-		if (old->pub.pid == h.pid && !old->ended)
-			end_session(c, old, "exec", 0, false);
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		close(s);
-		return;
-	}
-	p->pidfd = -1;
-	p->statm_fd = -1;
-	p->exit_call_status = -1;
-	p->pub.pid = h.pid;
-	p->pub.ppid = h.ppid;
-	p->pub.priv = p;
-	p->pub.forked = h.flags & MSC_HELLO_FORKED;
-	p->pub.is_child = h.pid == c->child_pid;
-	h.exe[sizeof(h.exe) - 1] = '\0';
-	memcpy(p->pub.exe, h.exe, sizeof(p->pub.exe));
-	if (!c->ops->attach(c->ctx, &p->pub)) {
-		send_welcome(s, -EPERM, 0, -1);
-		close(s);
-		p->region = NULL;
-		free_session(p);
-		return;
-	}
-	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
-	fd = memfd_create("memscope", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0)
-		goto fail;
-	p->region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p->region == MAP_FAILED) {
-		p->region = NULL;
-		goto fail;
-	}
-	ctl = p->ctl = p->region;
-	ctl->magic = MSC_PROTO_MAGIC;
-	ctl->version = MSC_PROTO_VERSION;
-	ctl->ring_size = c->o.ring_size;
-	ctl->nrings = c->o.nrings;
-	ctl->ts_kind = c->ts_kind;
-	ctl->depth = c->o.depth;
-	ctl->unwind = c->o.unwind;
-	ctl->flags = (c->o.lossy ? MSC_CTL_LOSSY : 0) | (c->o.follow ? MSC_CTL_FOLLOW : 0) |
-		     (c->o.scan ? MSC_CTL_SCAN : 0);
-	ctl->collector_pid = (uint32_t)getpid();
-	ctl->rings_used = 1;
-	p->cur = calloc(c->o.nrings, sizeof(*p->cur));
-	p->cand = calloc(c->o.nrings, sizeof(*p->cand));
-	p->stack_map_cap = 4096;
-	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
-	if (!p->cur || !p->cand || !p->stack_map)
-		goto fail;
-	p->ncur = c->o.nrings;
-	p->rings_used = 1;
-	/* Not msc_ring_at(): it reads the layout from the control page. */
-	for (unsigned i = 0; i < c->o.nrings; i++) {
-		p->cur[i].ring = (struct msc_ring *)((char *)p->region + MSC_PROTO_CTL_SIZE +
-						     (uint64_t)i * (MSC_PROTO_RING_HDR + c->o.ring_size));
-		p->cur[i].data = msc_ring_data(p->cur[i].ring);
-	}
-	p->pidfd = pidfd_open_(h.pid);
-	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
-	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!send_welcome(s, 0, p->region_size, fd))
-		goto fail;
-	/* All else goes through the region and the pidfd. */
-	close(s);
-	close(fd);
-	p->next = c->procs;
-	c->procs = p;
-	c->nprocs++;
-	return;
-fail:
-	if (fd >= 0)
-		close(fd);
-	send_welcome(s, -ENOMEM, 0, -1);
-	close(s);
-	c->ops->detach(c->ctx, &p->pub, &(struct msc_cend){ "error", -1, 0, false, 0, 0, false });
-	free_session(p);
 }
 
 /* --------------------------------------------------------------- rings */
@@ -1043,7 +737,7 @@ static void release_space(struct ring_cur *cur)
  * last event (see watermark()).  Heads read before the watermark could miss
  * an event committed in between, and an older one would follow a newer.
  */
-static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
+unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
 	uint64_t w = watermark(c, p, final);
 	uint32_t used, i, ncand = 0;
@@ -1137,103 +831,7 @@ static unsigned pump(struct msc_collector *c, struct msc_collector_private *p, b
 	return delivered;
 }
 
-/* ---------------------------------------------------------------- ends */
-
-static void end_session(struct msc_collector *c, struct msc_collector_private *p,
-			const char *reason, int wait_status, bool have_status)
-{
-	struct msc_cend end = { 0 };
-	struct msc_collector_private **pp;
-
-	if (p->ended)
-		return;
-	p->ended = true;
-	/* Whatever was committed is final now. */
-	pump(c, p, true);
-	end.reason = reason;
-	end.status = -1;
-	if (have_status) {
-		if (WIFEXITED(wait_status)) {
-			end.reason = "exit";
-			end.status = WEXITSTATUS(wait_status);
-		} else if (WIFSIGNALED(wait_status)) {
-			end.reason = "signal";
-			end.signal = WTERMSIG(wait_status);
-			end.core = WCOREDUMP(wait_status);
-		}
-	} else if (strcmp(reason, "exit") == 0) {
-		end.status = p->exit_call_status;
-	}
-	end.lost = p->ctl ? p->ctl->lost : 0;
-	end.waits = p->ctl ? p->ctl->waits : 0;
-	end.corrupt = p->corrupt;
-	c->ops->detach(c->ctx, &p->pub, &end);
-	for (pp = &c->procs; *pp; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			break;
-		}
-	c->nprocs--;
-	free_session(p);
-}
-
-int msc_collector_allow_uid(struct msc_collector *c, unsigned uid)
-{
-	if (uid == geteuid())
-		return 0;
-	/* The directory stays 0700: it becomes the other user's, which root
-	 * can still enter. */
-	if (chown(c->dir, uid, (gid_t)-1) < 0 || chown(c->sock_path, uid, (gid_t)-1) < 0)
-		return -errno;
-	c->peer_uid = uid;
-	c->peer_uid_set = true;
-	return 0;
-}
-
-void msc_collector_set_child(struct msc_collector *c, int pid)
-{
-	c->child_pid = pid;
-	c->child_pidfd = pidfd_open_(pid);
-}
-
-bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uint64_t *cpu)
-{
-	if (!c->child_done)
-		return false;
-	*hwm = (uint64_t)c->child_usage.ru_maxrss * 1024;
-	*cpu = (uint64_t)c->child_usage.ru_utime.tv_sec * 1000000000ull +
-	       (uint64_t)c->child_usage.ru_utime.tv_usec * 1000ull +
-	       (uint64_t)c->child_usage.ru_stime.tv_sec * 1000000000ull +
-	       (uint64_t)c->child_usage.ru_stime.tv_usec * 1000ull;
-	return true;
-}
-
-bool msc_collector_child_done(const struct msc_collector *c, int *status)
-{
-	if (c->child_done && status)
-		*status = c->child_status;
-	return c->child_done;
-}
-
-static void reap_child(struct msc_collector *c)
-{
-	struct msc_collector_private *p, *next;
-	int status;
-	pid_t r;
-
-	if (c->child_pid <= 0 || c->child_done)
-		return;
-	r = wait4(c->child_pid, &status, WNOHANG, &c->child_usage);
-	if (r != c->child_pid)
-		return;
-	c->child_done = true;
-	c->child_status = status;
-	for (p = c->procs; p; p = next) {
-		next = p->next;
-		if (p->pub.pid == c->child_pid)
-			end_session(c, p, "exit", status, true);
-	}
-}
+/* ---------------------------------------------------------------- loop */
 
 static void take_samples(struct msc_collector *c)
 {
@@ -1287,7 +885,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	struct timespec to;
 
 	for (p = c->procs; p; p = p->next)
-		delivered += pump(c, p, false);
+		delivered += collect_pump(c, p, false);
 	take_samples(c);
 	now = msc_now_monotonic();
 	if (delivered >= ROUND_BUSY_EVENTS) {
@@ -1333,7 +931,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		if (p->pidfd < 0) {
 			/* No pidfd (an old kernel): look whether it is gone. */
 			if (kill(p->pub.pid, 0) < 0 && errno == ESRCH)
-				end_session(c, p, "exit", 0, false);
+				collect_end_session(c, p, "exit", 0, false);
 			continue;
 		}
 		owner[n] = p;
@@ -1344,7 +942,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	if (ppoll(pfd, n, wait_ns == UINT64_MAX ? NULL : &to, NULL) <= 0) {
 		/* Without a child pidfd (old kernels), reap by polling. */
 		if (c->child_pidfd < 0)
-			reap_child(c);
+			collect_reap_child(c);
 		return 0;
 	}
 	if (extra_at >= 0 && (pfd[extra_at].revents & POLLIN))
@@ -1352,16 +950,16 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	/* Ends first, then new connections (which may end an exec'ed image). */
 	for (i = first_proc; i < n; i++)
 		if (pfd[i].revents & (POLLIN | POLLHUP))
-			end_session(c, owner[i], "exit", 0, false);
+			collect_end_session(c, owner[i], "exit", 0, false);
 	if ((child_at >= 0 && (pfd[child_at].revents & POLLIN)) || c->child_pidfd < 0)
-		reap_child(c);
+		collect_reap_child(c);
 	if (pfd[0].revents & POLLIN)
 		for (;;) {
 			struct pollfd lp = { c->listen_fd, POLLIN, 0 };
 
 			if (poll(&lp, 1, 0) <= 0)
 				break;
-			accept_one(c);
+			collect_accept_one(c);
 		}
 	return ret;
 }
@@ -1374,7 +972,7 @@ void msc_collector_finish(struct msc_collector *c, const char *reason)
 		if (p->ctl)
 			__atomic_store_n(&p->ctl->stop, 1, __ATOMIC_RELEASE);
 	while (c->procs)
-		end_session(c, c->procs, reason, 0, false);
+		collect_end_session(c, c->procs, reason, 0, false);
 }
 
 void msc_collector_free(struct msc_collector *c)
@@ -1385,7 +983,7 @@ void msc_collector_free(struct msc_collector *c)
 		struct msc_collector_private *p = c->procs;
 
 		c->procs = p->next;
-		free_session(p);
+		collect_free_session(p);
 	}
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);

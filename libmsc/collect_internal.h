@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collect_internal: what the two files of the collector share (private to
+ * libmsc: collect.c and collect_session.c include it, tools never do; they
+ * see msc_collect.h only).
+ *
+ * Who owns what:
+ *	collect.c		the clock and its calibration, the collector's
+ *				creation, the rings and their decoding (module
+ *				maps, stacks, the merge by timestamp: ring_peek,
+ *				deliver, watermark, pump), rss samples, the poll
+ *				loop, finish and free
+ *	collect_session.c	the sessions: a connecting process (hello,
+ *				region, welcome), its end and freeing, the
+ *				direct child (reaping, its usage), allow_uid
+ *
+ * Everything called per event stays static in collect.c: what crosses
+ * between the files is called once per connection, session end or round.
+ */
+#ifndef MSC_COLLECT_INTERNAL_H
+#define MSC_COLLECT_INTERNAL_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "msc_collect.h"
+#include "msc_hash.h"
+#include "msc_proto.h"
+
+/* Module segments of one view of a process's address space. */
+struct modseg {
+	uint64_t start, end, base;
+	uint32_t module;
+};
+
+struct modmap {
+	struct modseg *segs;
+	size_t n;
+	struct modmap *next;		/* all maps of a session, for freeing */
+};
+
+struct ring_cur {
+	struct msc_ring *ring;
+	uint8_t *data;			/* the ring's data */
+	const uint64_t *rec;		/* the timestamped event at pos, when have */
+	uint64_t hdr;			/* its header as checked: the target may
+					 * write over the record meanwhile */
+	uint64_t pos;			/* next byte to read, absolute */
+	uint64_t head;			/* last head read: reread only at it */
+	uint64_t released;		/* tail last stored */
+	uint32_t tid;
+	bool have;			/* a timestamped event waits at pos */
+	bool broken;			/* held garbage: ignored from then on */
+	uint64_t ts;			/* its raw timestamp */
+	struct modmap *mods;		/* this thread's view of the modules */
+	struct modseg *build;		/* a map being received */
+	size_t nbuild, capbuild;
+	bool building;
+};
+
+struct sample {
+	uint64_t ts;			/* raw clock */
+	uint64_t rss;
+};
+
+struct msc_collector_private {
+	struct msc_cproc pub;
+	int pidfd, statm_fd;
+	void *region;
+	size_t region_size;
+	/*
+	 * The region is the target's to write, the control page too: after
+	 * setup the collector goes by its own copies of the layout (the
+	 * collector's options) and of rings_used.
+	 */
+	struct msc_ctl *ctl;
+	struct ring_cur *cur;
+	uint32_t ncur;			/* entries of cur: the rings */
+	uint32_t rings_used;		/* high-water mark of ctl->rings_used */
+	uint32_t *cand;			/* rings with an event waiting (pump) */
+	uint32_t *stack_map;		/* shim stack id -> canonical id */
+	uint32_t stack_map_cap;
+	uint32_t stacks_seen;		/* STACK records read */
+	struct msc_u64map stack_far;	/* shim id + 1 -> canonical id, for ids
+					 * past what stack_map may grow to */
+	struct modmap *maps;
+	struct sample *samples;
+	size_t nsamples, samples_cap, samples_head;
+	struct msc_cevent batch[MSC_CEV_BATCH];	/* delivered, not yet handed over */
+	unsigned nbatch;
+	bool ended, corrupt;
+	int exit_call_status;		/* from an exit() call, -1 unknown */
+	struct msc_collector_private *next;
+	/* /proc/PID/maps fallback for addresses no module map covers */
+	struct modmap *procmaps;
+	uint64_t procmaps_at;
+};
+
+struct msc_collector {
+	struct msc_collect_opts o;
+	const struct msc_collect_ops *ops;
+	void *ctx;
+	struct msc_stacks *stacks;
+	char dir[256];
+	char sock_path[300];
+	int listen_fd;
+	struct msc_collector_private *procs;
+	unsigned nprocs;
+	/* clock */
+	unsigned ts_kind;
+	uint64_t raw0;			/* raw clock at start */
+	double ns_per_raw;
+	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
+	uint64_t slack_raw;		/* watermark slack, raw units */
+	uint64_t future_raw;		/* no event is stamped after this */
+	uint64_t future_slack_raw;	/* how far ahead of our clock it is */
+	uint64_t next_sample_raw;
+	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
+	uint64_t sample_every_raw;
+	/* child */
+	int child_pid, child_pidfd, child_status;
+	unsigned peer_uid;		/* another user whose processes may connect */
+	bool peer_uid_set;
+	bool child_done;
+	struct rusage child_usage;
+	long page_size;
+	/* msc_collector_poll's descriptors: 3 + one per session */
+	struct pollfd *pfd;
+	struct msc_collector_private **owner;
+	size_t pfd_cap;
+};
+
+/*
+ * Delivers every event of p older than the watermark (all that were
+ * committed when final), in time order; returns how many (collect.c).
+ */
+unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, bool final);
+
+/*
+ * collect_session.c.  collect_accept_one() takes one connection from the
+ * listening socket: a process of our user (or the allowed one) that says
+ * hello gets a region, or is turned away.  collect_end_session() drains p
+ * to its last committed record, hands it to ops->detach with what is known
+ * of its end and frees it; reason is "exit", "exec", ..., and wait_status
+ * counts only when have_status.  collect_free_session() frees a session
+ * that is no longer in c->procs (or never was) without telling anyone.
+ * collect_reap_child() waits for the direct child without blocking and, if
+ * it has ended, ends its session.
+ */
+void collect_accept_one(struct msc_collector *c);
+void collect_end_session(struct msc_collector *c, struct msc_collector_private *p,
+			 const char *reason, int wait_status, bool have_status);
+void collect_free_session(struct msc_collector_private *p);
+void collect_reap_child(struct msc_collector *c);
+
+#endif

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* The collector's sessions, from hello to end, and its direct child: see collect_internal.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect_internal.h"
+#include "msc_collect.h"
+#include "msc_hash.h"
+
+static int pidfd_open_(int pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+void collect_free_session(struct msc_collector_private *p)
+{
+	struct modmap *m = p->maps;
+
+	while (m) {
+		struct modmap *next = m->next;
+
+		free(m->segs);
+		free(m);
+		m = next;
+	}
+	if (p->procmaps) {
+		free(p->procmaps->segs);
+		free(p->procmaps);
+	}
+	if (p->cur) {
+		uint32_t i;
+
+		for (i = 0; i < p->ncur; i++)
+			free(p->cur[i].build);
+	}
+	free(p->cur);
+	free(p->cand);
+	free(p->stack_map);
+	msc_u64map_release(&p->stack_far);
+	free(p->samples);
+	if (p->region)
+		munmap(p->region, p->region_size);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->statm_fd >= 0)
+		close(p->statm_fd);
+	free(p);
+}
+
+static bool send_welcome(int s, int status, uint64_t size, int fd)
+{
+	struct msc_welcome w = { MSC_PROTO_MAGIC, status, 0, size };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &w, sizeof(w) };
+	struct msghdr mh = { 0 };
+	ssize_t n;
+
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(s, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(w);
+}
+
+/* Reads the hello within a second; the shim sends it right after connect. */
+static bool read_hello(int s, struct msc_hello *h)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*h)) {
+		struct pollfd pfd = { s, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 1000) <= 0)
+			return false;
+		n = read(s, (char *)h + got, sizeof(*h) - got);
+		if (n <= 0) {
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			return false;
+		}
+		got += (size_t)n;
+	}
+	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0;
+}
+
+void collect_accept_one(struct msc_collector *c)
+{
+	struct msc_collector_private *p, *old, *next;
+	struct msc_hello h;
+	struct msc_ctl *ctl;
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char path[64];
+	int s, fd = -1;
+
+	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		return;
+	/* Only processes of our own user may talk to us (the directory is
+	 * 0700 already; this also names the real pid). */
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+	    (cred.uid != geteuid() && !(c->peer_uid_set && cred.uid == c->peer_uid)) ||
+	    !read_hello(s, &h) || h.pid != cred.pid) {
+		close(s);
+		return;
+	}
+	/* An exec: the pid's previous image is gone. */
+	/* (collect_end_session may free old: its successor is read first.) */
+	for (old = c->procs; old; old = next) {
+		next = old->next;
+		if (old->pub.pid == h.pid && !old->ended)
+			collect_end_session(c, old, "exec", 0, false);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(s);
+		return;
+	}
+	p->pidfd = -1;
+	p->statm_fd = -1;
+	p->exit_call_status = -1;
+	p->pub.pid = h.pid;
+	p->pub.ppid = h.ppid;
+	p->pub.priv = p;
+	p->pub.forked = h.flags & MSC_HELLO_FORKED;
+	p->pub.is_child = h.pid == c->child_pid;
+	h.exe[sizeof(h.exe) - 1] = '\0';
+	memcpy(p->pub.exe, h.exe, sizeof(p->pub.exe));
+	if (!c->ops->attach(c->ctx, &p->pub)) {
+		send_welcome(s, -EPERM, 0, -1);
+		close(s);
+		p->region = NULL;
+		collect_free_session(p);
+		return;
+	}
+	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
+	fd = memfd_create("memscope", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0)
+		goto fail;
+	p->region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p->region == MAP_FAILED) {
+		p->region = NULL;
+		goto fail;
+	}
+	ctl = p->ctl = p->region;
+	ctl->magic = MSC_PROTO_MAGIC;
+	ctl->version = MSC_PROTO_VERSION;
+	ctl->ring_size = c->o.ring_size;
+	ctl->nrings = c->o.nrings;
+	ctl->ts_kind = c->ts_kind;
+	ctl->depth = c->o.depth;
+	ctl->unwind = c->o.unwind;
+	ctl->flags = (c->o.lossy ? MSC_CTL_LOSSY : 0) | (c->o.follow ? MSC_CTL_FOLLOW : 0) |
+		     (c->o.scan ? MSC_CTL_SCAN : 0);
+	ctl->collector_pid = (uint32_t)getpid();
+	ctl->rings_used = 1;
+	p->cur = calloc(c->o.nrings, sizeof(*p->cur));
+	p->cand = calloc(c->o.nrings, sizeof(*p->cand));
+	p->stack_map_cap = 4096;
+	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
+	if (!p->cur || !p->cand || !p->stack_map)
+		goto fail;
+	p->ncur = c->o.nrings;
+	p->rings_used = 1;
+	/* Not msc_ring_at(): it reads the layout from the control page. */
+	for (unsigned i = 0; i < c->o.nrings; i++) {
+		p->cur[i].ring = (struct msc_ring *)((char *)p->region + MSC_PROTO_CTL_SIZE +
+						     (uint64_t)i * (MSC_PROTO_RING_HDR + c->o.ring_size));
+		p->cur[i].data = msc_ring_data(p->cur[i].ring);
+	}
+	p->pidfd = pidfd_open_(h.pid);
+	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
+	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!send_welcome(s, 0, p->region_size, fd))
+		goto fail;
+	/* All else goes through the region and the pidfd. */
+	close(s);
+	close(fd);
+	p->next = c->procs;
+	c->procs = p;
+	c->nprocs++;
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	send_welcome(s, -ENOMEM, 0, -1);
+	close(s);
+	c->ops->detach(c->ctx, &p->pub, &(struct msc_cend){ "error", -1, 0, false, 0, 0, false });
+	collect_free_session(p);
+}
+
+void collect_end_session(struct msc_collector *c, struct msc_collector_private *p,
+			 const char *reason, int wait_status, bool have_status)
+{
+	struct msc_cend end = { 0 };
+	struct msc_collector_private **pp;
+
+	if (p->ended)
+		return;
+	p->ended = true;
+	/* Whatever was committed is final now. */
+	collect_pump(c, p, true);
+	end.reason = reason;
+	end.status = -1;
+	if (have_status) {
+		if (WIFEXITED(wait_status)) {
+			end.reason = "exit";
+			end.status = WEXITSTATUS(wait_status);
+		} else if (WIFSIGNALED(wait_status)) {
+			end.reason = "signal";
+			end.signal = WTERMSIG(wait_status);
+			end.core = WCOREDUMP(wait_status);
+		}
+	} else if (strcmp(reason, "exit") == 0) {
+		end.status = p->exit_call_status;
+	}
+	end.lost = p->ctl ? p->ctl->lost : 0;
+	end.waits = p->ctl ? p->ctl->waits : 0;
+	end.corrupt = p->corrupt;
+	c->ops->detach(c->ctx, &p->pub, &end);
+	for (pp = &c->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	c->nprocs--;
+	collect_free_session(p);
+}
+
+int msc_collector_allow_uid(struct msc_collector *c, unsigned uid)
+{
+	if (uid == geteuid())
+		return 0;
+	/* The directory stays 0700: it becomes the other user's, which root
+	 * can still enter. */
+	if (chown(c->dir, uid, (gid_t)-1) < 0 || chown(c->sock_path, uid, (gid_t)-1) < 0)
+		return -errno;
+	c->peer_uid = uid;
+	c->peer_uid_set = true;
+	return 0;
+}
+
+void msc_collector_set_child(struct msc_collector *c, int pid)
+{
+	c->child_pid = pid;
+	c->child_pidfd = pidfd_open_(pid);
+}
+
+bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uint64_t *cpu)
+{
+	if (!c->child_done)
+		return false;
+	*hwm = (uint64_t)c->child_usage.ru_maxrss * 1024;
+	*cpu = (uint64_t)c->child_usage.ru_utime.tv_sec * 1000000000ull +
+	       (uint64_t)c->child_usage.ru_utime.tv_usec * 1000ull +
+	       (uint64_t)c->child_usage.ru_stime.tv_sec * 1000000000ull +
+	       (uint64_t)c->child_usage.ru_stime.tv_usec * 1000ull;
+	return true;
+}
+
+bool msc_collector_child_done(const struct msc_collector *c, int *status)
+{
+	if (c->child_done && status)
+		*status = c->child_status;
+	return c->child_done;
+}
+
+void collect_reap_child(struct msc_collector *c)
+{
+	struct msc_collector_private *p, *next;
+	int status;
+	pid_t r;
+
+	if (c->child_pid <= 0 || c->child_done)
+		return;
+	r = wait4(c->child_pid, &status, WNOHANG, &c->child_usage);
+	if (r != c->child_pid)
+		return;
+	c->child_done = true;
+	c->child_status = status;
+	for (p = c->procs; p; p = next) {
+		next = p->next;
+		if (p->pub.pid == c->child_pid)
+			collect_end_session(c, p, "exit", status, true);
+	}
+}
