@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Collector side of the shim protocol, sessions aside (collect_session.c): see msc_collect.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -136,6 +137,52 @@ static void calibrate(struct msc_collector *c)
 	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
 }
 
+/*
+ * What recorders killed with SIGKILL left in base: directories named and
+ * owned as ours whose ctl.sock nobody listens on.  Removed before one more
+ * is made, so that they do not pile up.  A directory without its socket
+ * may be a recorder's between mkdtemp and bind: it is left alone unless it
+ * is a minute old.
+ */
+static void prune_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char dir[PATH_MAX];
+		struct stat st, sst;
+		int s, rc;
+
+		if (strncmp(e->d_name, "memscope.", 9) != 0 || strlen(e->d_name) != 15 ||
+		    (size_t)snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= sizeof(dir) ||
+		    lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl.sock", dir) >=
+			    sizeof(sa.sun_path))
+			continue;
+		if (lstat(sa.sun_path, &sst) == 0) {
+			if (!S_ISSOCK(sst.st_mode))
+				continue;
+			s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (s < 0)
+				continue;
+			rc = connect(s, (struct sockaddr *)&sa, sizeof(sa));
+			close(s);
+			if (rc == 0 || errno != ECONNREFUSED)
+				continue;	/* alive, or cannot tell */
+			unlink(sa.sun_path);
+		} else if (errno != ENOENT || now - st.st_mtime < 60) {
+			continue;
+		}
+		rmdir(dir);	/* fails if something else is inside: not ours to judge */
+	}
+	closedir(d);
+}
+
 struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 					const struct msc_collect_ops *ops, void *ctx,
 					struct msc_stacks *stacks, struct msc_err *err)
@@ -164,6 +211,7 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 	c->page_size = sysconf(_SC_PAGESIZE);
 	if (!base || access(base, W_OK) != 0)
 		base = "/tmp";
+	prune_stale(base);
 	snprintf(c->dir, sizeof(c->dir), "%s/memscope.XXXXXX", base);
 	if (!mkdtemp(c->dir)) {	/* mode 0700 */
 		msc_err_set(err, -errno, "cannot create a directory in '%s': %s", base,

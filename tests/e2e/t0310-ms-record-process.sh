@@ -103,7 +103,8 @@ check_eq "stopped collector: keep_one's block, still pointed to" "1 256 reachabl
 	"$(leaks_in "$R" keep_one)"
 
 # --- the collector dies: the program runs on -------------------------------
-ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
+mkdir -p "$OUT/run"
+XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
 rec=$!
 wait_for_line "$OUT/dead.log" "churn: started"
 sleep 0.3
@@ -111,4 +112,12 @@ kill -KILL $rec
 wait $rec 2>/dev/null
 wait_for_line "$OUT/dead.log" "churn: done" 15
 check_grep "program finished after ms-record was killed" "churn: done" "$OUT/dead.log"
+# SIGKILL leaves the recorder's socket directory; the next recorder
+# removes it (not a fresh directory without a socket, which may be a
+# recorder starting; memscope/ holds the live sockets).
+check_eq "a killed recorder leaves its directory" 1 "$(ls -d "$OUT"/run/memscope.* | wc -l)"
+mkdir "$OUT/run/memscope.keepme" "$OUT/run/other"
+XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o /dev/null "$EX/leaky" >/dev/null 2>&1
+check_eq "the next recorder removes it, and only it" "memscope memscope.keepme other" \
+	"$(ls "$OUT/run" | tr '\n' ' ' | sed 's/ $//')"
 finish
