@@ -101,6 +101,29 @@ void msc_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool is_long(const char *arg)
+{
+	return arg && arg[0] == '-' && arg[1] == '-';
+}
+
+/*
+ * Whether getopt_long's error was "--quiet=yes": arg, the last argument it
+ * took, is a long option with an argument whose name (or a prefix of it,
+ * as getopt_long takes them) has the value val.  (Otherwise the error was
+ * an invalid letter, maybe inside a later "-qz".)
+ */
+static bool given_argument(const struct option *all, const char *arg, int val)
+{
+	size_t n = is_long(arg) ? strcspn(arg + 2, "=") : 0;
+
+	if (!n || arg[2 + n] != '=')
+		return false;
+	for (; all->name; all++)
+		if (all->val == val && strncmp(all->name, arg + 2, n) == 0)
+			return true;
+	return false;
+}
+
 int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 {
 	static struct option *all;
@@ -138,13 +161,18 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 		printf("%s (memscope) %s\n", cli->name, MSC_VERSION);
 		exit(msc_cli_close_stdout());
 	case ':':
-		if (optopt)
+		/* getopt_long sets optopt to a long option's value, which is
+		 * no letter: a long option is named as it was written. */
+		if (!is_long(argv[optind - 1]))
 			msc_usage_error("option '-%c' requires an argument", optopt);
 		msc_usage_error("option '%s' requires an argument", argv[optind - 1]);
 	case '?':
-		if (optopt)
-			msc_usage_error("invalid option -- '%c'", optopt);
-		msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
+		if (!optopt)
+			msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
+		if (given_argument(all, argv[optind - 1], optopt))
+			msc_usage_error("option '%.*s' doesn't allow an argument",
+					(int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		msc_usage_error("invalid option -- '%c'", optopt);
 	default:
 		return c;
 	}

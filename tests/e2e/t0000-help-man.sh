@@ -87,6 +87,23 @@ for t in $tools; do
 	check_eq "$t --no-such-option: how to get help" "Try '$t --help' for more information." \
 		"$(tail -n 1 "$OUT/last.err")"
 
+	# Usage errors name the option as it was written: a long option's
+	# value is no letter (it printed "option '-\0'" for --metric).
+	help_syntax "$t" | sed -n 's/.*\(--[a-z][a-z0-9-]*\) [A-Z].*/\1/p' >$t.argopts
+	for o in $(cat $t.argopts); do
+		check_status "$t $o without its argument: usage error" 2 "$t" "$o"
+		check_eq "$t $o without its argument: message" \
+			"$t: option '$o' requires an argument" "$(head -n 1 "$OUT/last.err")"
+	done
+	check_status "$t -o without its argument: usage error" 2 "$t" -o
+	check_eq "$t -o without its argument: message" "$t: option '-o' requires an argument" \
+		"$(head -n 1 "$OUT/last.err")"
+	check_status "$t --version=1: usage error" 2 "$t" --version=1
+	check_eq "$t --version=1: message" "$t: option '--version' doesn't allow an argument" \
+		"$(head -n 1 "$OUT/last.err")"
+	check_status "$t -%: usage error" 2 "$t" -%
+	check_eq "$t -%: message" "$t: invalid option -- '%'" "$(head -n 1 "$OUT/last.err")"
+
 	# ---------------------------------------------- the man page
 	if [ ! -f "$page" ]; then
 		not_ok "$t: no man page man/$t.1"
