@@ -197,6 +197,22 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_array_append_new(t, s);
 	}
 	json_object_set_new(root, "timeline", t);
+	if (r->mode && !strcmp(r->mode, "diff") && r->complete && r->diff_metric) {
+		/* The totals of the first metric, as ms-diff's end record has them. */
+		t = json_object();
+		if (r->before && r->after)
+			json_object_set_new(t, "inputs", json_pack("[o,o]", jstring(r->before),
+								   jstring(r->after)));
+		json_object_set_new(t, "metric", jstring(r->diff_metric));
+		json_object_set_new(t, "before", json_integer(r->diff_before));
+		json_object_set_new(t, "after", json_integer(r->diff_after));
+		json_object_set_new(t, "growth", json_integer(r->diff_after - r->diff_before));
+		if (r->diff_has_elapsed)
+			json_object_set_new(t, "elapsed", json_integer(r->diff_elapsed));
+		json_object_set_new(t, "processes_new", json_integer((json_int_t)r->diff_new));
+		json_object_set_new(t, "processes_gone", json_integer((json_int_t)r->diff_gone));
+		json_object_set_new(root, "diff", t);
+	}
 	if (r->ndeltas) {
 		t = json_array();
 		qsort(r->deltas, r->ndeltas, sizeof(*r->deltas), render_cmp_delta);
