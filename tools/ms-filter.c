@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_cli.h"
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
 	struct msc_err err;
 	const char *output = NULL, *supp_path = NULL, *input;
 	char *types_copy = NULL;
+	struct stat sb;
 	bool quiet = false;
 	int c, fd = 1, ret, status = 0;
 
@@ -213,6 +215,8 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
+	/* A pipe or a terminal: someone may be watching a recording. */
+	o.live = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
 	if (msc_writer_init(&w, fd, 0))
 		msc_die("out of memory");
 	ret = msc_filter_run(&o, &r, &w, &st, &err);
