@@ -130,6 +130,9 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	json_object_set_new(sum, "indirectly_bytes", json_integer((json_int_t)tt.indirectly));
 	json_object_set_new(sum, "possibly_bytes", json_integer((json_int_t)tt.possibly));
 	json_object_set_new(sum, "reachable_bytes", json_integer((json_int_t)tt.reachable));
+	json_object_set_new(sum, "unscanned_bytes", json_integer((json_int_t)tt.unscanned));
+	json_object_set_new(sum, "unknown_bytes", json_integer((json_int_t)tt.unknown));
+	json_object_set_new(sum, "unknown_blocks", json_integer((json_int_t)tt.unknown_blocks));
 	json_object_set_new(sum, "temporary", json_integer((json_int_t)tt.temporary));
 	if (r->complete) {
 		json_object_set_new(sum, "duration", json_integer((json_int_t)r->duration));
