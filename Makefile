@@ -4,7 +4,9 @@
 #   make check      install missing packages, build, run every test
 #   make demo       install missing packages, build, run the main pipeline
 #   make bench      compare with heaptrack and valgrind (installs them)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=  (tools, libmemscope.so, memscope.h
+#                   with its pkg-config file memscope.pc, man pages)
+#   make uninstall  the same PREFIX and DESTDIR: removes what install put there
 #
 # Options: V=1 shows commands, DEVELOPER=1 turns warnings into errors,
 # SANITIZE=address,undefined builds everything with sanitizers but the shim:
@@ -21,6 +23,8 @@ BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib/memscope
 INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
+# memscope.pc describes a header only (no library to link): arch-independent.
+PKGCONFIGDIR = $(PREFIX)/share/pkgconfig
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -80,7 +84,7 @@ DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcm
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
 
-.PHONY: all check demo deps bench-deps install clean unit e2e bench
+.PHONY: all check demo deps bench-deps install uninstall clean unit e2e bench
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -170,10 +174,26 @@ bench: bench-deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)sh tests/bench/run.sh
 
+MAN_PAGES = $(wildcard man/*.[1-9])
+
+# pkg-config --cflags memscope: where memscope.h is.  Paths under PREFIX are
+# written from ${prefix}, so that pkg-config --define-prefix can move them.
+define MEMSCOPE_PC
+prefix=$(PREFIX)
+includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
+libdir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+
+Name: memscope
+Description: memscope.h, the annotation API of custom allocators for the memscope memory profiler (a header: nothing to link)
+Version: $(VERSION)
+Cflags: -I$${includedir}
+endef
+export MEMSCOPE_PC
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)
 	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)
 	install -m 644 shim/memscope.h $(DESTDIR)$(INCDIR)
@@ -181,6 +201,18 @@ install: all
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 man/*.7 $(DESTDIR)$(MANDIR)/man7
+	printf '%s\n' "$$MEMSCOPE_PC" >$(DESTDIR)$(PKGCONFIGDIR)/memscope.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/memscope.pc
+
+# Every file install put there, and LIBDIR, which is memscope's own; the
+# directories it shares with other software stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SHIM))
+	rm -f $(DESTDIR)$(INCDIR)/memscope.h
+	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/memscope.pc
+	if [ -d $(DESTDIR)$(LIBDIR) ]; then rmdir $(DESTDIR)$(LIBDIR); fi
 
 clean:
 	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)

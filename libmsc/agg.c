@@ -980,13 +980,13 @@ void msc_agg_set_fate_unknown(struct msc_agg *a)
 		a->regions[i].kind = MSC_LEAK_UNKNOWN;
 }
 
-void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
-			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
+void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS],
+			 uint64_t blocks[MSC_LEAK_KINDS])
 {
 	size_t i;
-	uint64_t b = 0, n = 0, p = 0, r = 0;
-	bool any_scanned = false;
 
+	memset(bytes, 0, MSC_LEAK_KINDS * sizeof(*bytes));
+	memset(blocks, 0, MSC_LEAK_KINDS * sizeof(*blocks));
 	for (i = 0; i <= a->live_mask + a->nregions; i++) {
 		unsigned kind;
 		uint64_t size;
@@ -1004,30 +1004,36 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 			size = reg->end - reg->start;
 			primary = reg->primary;
 		}
-		if (kind != MSC_LEAK_UNSCANNED && kind != MSC_LEAK_UNKNOWN)
+		if (kind >= MSC_LEAK_KINDS)
+			kind = MSC_LEAK_UNSCANNED;
+		bytes[kind] += size;
+		blocks[kind] += primary;
+	}
+}
+
+void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
+			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
+{
+	uint64_t kb[MSC_LEAK_KINDS], kn[MSC_LEAK_KINDS], b = 0, n = 0;
+	bool any_scanned = false;
+	unsigned k;
+
+	msc_agg_kind_totals(a, kb, kn);
+	for (k = 0; k < MSC_LEAK_KINDS; k++) {
+		if (msc_leak_kind_leaked(k)) {
+			b += kb[k];
+			n += kn[k];
+		}
+		/* A piece of a mapping has bytes, a malloc(0) a block. */
+		if (k != MSC_LEAK_UNSCANNED && k != MSC_LEAK_UNKNOWN && (kb[k] || kn[k]))
 			any_scanned = true;
-		if (msc_leak_kind_leaked(kind)) {
-			b += size;
-			n += primary;
-			continue;
-		}
-		switch (kind) {
-		case MSC_LEAK_POSSIBLY:
-			p += size;
-			break;
-		case MSC_LEAK_REACHABLE:
-			r += size;
-			break;
-		default:
-			break;
-		}
 	}
 	*bytes = b;
 	*blocks = n;
 	if (possibly)
-		*possibly = p;
+		*possibly = kb[MSC_LEAK_POSSIBLY];
 	if (reachable)
-		*reachable = r;
+		*reachable = kb[MSC_LEAK_REACHABLE];
 	if (scanned)
 		*scanned = any_scanned || (a->live_count + a->nregions == 0);
 }

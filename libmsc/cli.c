@@ -101,19 +101,62 @@ void msc_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool is_long(const char *arg)
+{
+	return arg && arg[0] == '-' && arg[1] == '-';
+}
+
+/*
+ * Whether getopt_long's error was "--quiet=yes": arg, the last argument it
+ * took, is a long option with an argument whose name (or a prefix of it,
+ * as getopt_long takes them) has the value val.  (Otherwise the error was
+ * an invalid letter, maybe inside a later "-qz".)
+ */
+static bool given_argument(const struct option *all, const char *arg, int val)
+{
+	size_t n = is_long(arg) ? strcspn(arg + 2, "=") : 0;
+
+	if (!n || arg[2 + n] != '=')
+		return false;
+	for (; all->name; all++)
+		if (all->val == val && strncmp(all->name, arg + 2, n) == 0)
+			return true;
+	return false;
+}
+
+/* Long aliases are told apart by their value: ALIAS_VAL + their index. */
+#define ALIAS_VAL 0x40000000
+
+static const struct msc_cli_alias *alias_used(const struct msc_cli *cli, int c)
+{
+	const struct msc_cli_alias *a;
+
+	for (a = cli->aliases; a && a->old; a++) {
+		if (c >= ALIAS_VAL ? c - ALIAS_VAL == a - cli->aliases :
+		    a->old[1] != '-' && a->old[1] == c)
+			return a;
+	}
+	return NULL;
+}
+
 int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 {
 	static struct option *all;
 	static char *shortopts;
+	const struct msc_cli_alias *alias;
+	size_t nalias = 0;
 	int c;
 
+	while (cli->aliases && cli->aliases[nalias].old)
+		nalias++;
 	if (!all) {
-		size_t n = 0, i;
+		size_t n = 0, i, k;
+		const char *so = cli->shortopts ? cli->shortopts : "";
 
 		while (cli->longopts && cli->longopts[n].name)
 			n++;
-		all = calloc(n + 3, sizeof(*all));
-		shortopts = malloc(strlen(cli->shortopts ? cli->shortopts : "") + 4);
+		all = calloc(n + nalias + 3, sizeof(*all));
+		shortopts = malloc(strlen(so) + 3 * nalias + 4);
 		if (!all || !shortopts)
 			msc_die("out of memory");
 		for (i = 0; i < n; i++)
@@ -123,10 +166,25 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 		/* Leading ':' makes getopt report a missing argument as ':';
 		 * a tool's leading '+' (stop at the first non-option, for
 		 * commands that take a program) must come first. */
-		if (cli->shortopts && cli->shortopts[0] == '+')
-			sprintf(shortopts, "+:%shV", cli->shortopts + 1);
+		if (so[0] == '+')
+			sprintf(shortopts, "+:%shV", so + 1);
 		else
-			sprintf(shortopts, ":%shV", cli->shortopts ? cli->shortopts : "");
+			sprintf(shortopts, ":%shV", so);
+		for (i = 0, k = n + 2; i < nalias; i++) {
+			const struct msc_cli_alias *a = &cli->aliases[i];
+
+			if (a->old[1] == '-') {
+				all[k++] = (struct option){ a->old + 2, a->has_arg, NULL,
+							    ALIAS_VAL + (int)i };
+			} else {
+				size_t len = strlen(shortopts);
+
+				shortopts[len++] = a->old[1];
+				if (a->has_arg == required_argument)
+					shortopts[len++] = ':';
+				shortopts[len] = '\0';
+			}
+		}
 		opterr = 0;
 	}
 	c = getopt_long(argc, argv, shortopts, all, NULL);
@@ -138,15 +196,25 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 		printf("%s (memscope) %s\n", cli->name, MSC_VERSION);
 		exit(msc_cli_close_stdout());
 	case ':':
-		if (optopt)
+		/* getopt_long sets optopt to a long option's value, which is
+		 * no letter: a long option is named as it was written. */
+		if (!is_long(argv[optind - 1]))
 			msc_usage_error("option '-%c' requires an argument", optopt);
 		msc_usage_error("option '%s' requires an argument", argv[optind - 1]);
 	case '?':
-		if (optopt)
-			msc_usage_error("invalid option -- '%c'", optopt);
-		msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
+		if (!optopt)
+			msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
+		if (given_argument(all, argv[optind - 1], optopt))
+			msc_usage_error("option '%.*s' doesn't allow an argument",
+					(int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		msc_usage_error("invalid option -- '%c'", optopt);
 	default:
-		return c;
+		alias = c > 0 ? alias_used(cli, c) : NULL;
+		if (!alias)
+			return c;
+		msc_warn("%s is an old spelling of %s and goes in memscope %s", alias->old,
+			 alias->now, MSC_CLI_ALIAS_UNTIL);
+		return alias->val;
 	}
 }
 

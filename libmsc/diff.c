@@ -769,10 +769,10 @@ void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w)
 	msc_w_end(w);
 }
 
-int msc_diff_print(const struct msc_diff *d, FILE *out, bool md, unsigned top)
+int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_report_format format,
+		   unsigned top)
 {
-	struct msc_report_opts o = { md ? MSC_REPORT_MD : MSC_REPORT_TEXT, MSC_COST_LEAKED, top,
-				     MSC_SECTION_ALL, NULL };
+	struct msc_report_opts o = { format, MSC_COST_LEAKED, top, MSC_SECTION_ALL, NULL };
 	struct msc_report r;
 	struct msc_reader rd;
 	struct msc_writer w;

@@ -933,6 +933,12 @@ drop:
 	return 0;
 }
 
+/* Records that a recording writes as it goes, a few a second. */
+static bool is_timely(enum msc_rtype t)
+{
+	return t == MSC_R_SAMPLE || t == MSC_R_HEADER || t == MSC_R_END;
+}
+
 int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct msc_writer *w,
 		   struct msc_filter_stats *st, struct msc_err *err)
 {
@@ -963,6 +969,8 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 			msc_err_set(err, ret, "%s: out of memory", r->name);
 		if (ret || w->error)
 			break;
+		if (o->live && is_timely(msc_rec_rtype(&rec)))
+			msc_writer_flush(w);
 	}
 	if (ret == 0 && first)
 		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", r->name);

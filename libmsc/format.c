@@ -288,10 +288,16 @@ void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, ui
 
 void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 {
-	uint64_t leaked, blocks, possibly, reachable;
+	/* Every figure of ms-report's summary, in the order it lists them. */
+	static const unsigned kinds[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY, MSC_LEAK_POSSIBLY,
+					  MSC_LEAK_REACHABLE, MSC_LEAK_UNSCANNED, MSC_LEAK_UNKNOWN };
+	uint64_t leaked, blocks, kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS];
+	char key[32];
 	bool scanned;
+	unsigned k;
 
-	msc_agg_leak_totals(a, &leaked, &blocks, &possibly, &reachable, &scanned);
+	msc_agg_leak_totals(a, &leaked, &blocks, NULL, NULL, &scanned);
+	msc_agg_kind_totals(a, kind_bytes, kind_blocks);
 	msc_w_u64(w, "allocs", a->allocs);
 	msc_w_u64(w, "frees", a->frees);
 	msc_w_u64(w, "bytes", a->bytes);
@@ -302,8 +308,12 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	if (leaks) {
 		msc_w_u64(w, "leaked_bytes", leaked);
 		msc_w_u64(w, "leaked_blocks", blocks);
-		msc_w_u64(w, "possibly_bytes", possibly);
-		msc_w_u64(w, "reachable_bytes", reachable);
+		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+			snprintf(key, sizeof(key), "%s_bytes", msc_leak_kind_name(kinds[k]));
+			msc_w_u64(w, key, kind_bytes[kinds[k]]);
+			snprintf(key, sizeof(key), "%s_blocks", msc_leak_kind_name(kinds[k]));
+			msc_w_u64(w, key, kind_blocks[kinds[k]]);
+		}
 		msc_w_bool(w, "scanned", scanned);
 	}
 	msc_w_u64(w, "temporary", a->temporary);

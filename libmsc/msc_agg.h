@@ -341,4 +341,10 @@ void msc_agg_set_fate_unknown(struct msc_agg *a);
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);
 
+/* The live blocks and regions by leak kind (MSC_LEAK_*): bytes, and blocks
+ * (a mapping that munmap cut into pieces counts once), as the leak records
+ * of msc_agg_leaks() add up. */
+void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS],
+			 uint64_t blocks[MSC_LEAK_KINDS]);
+
 #endif

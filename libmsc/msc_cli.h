@@ -28,12 +28,29 @@
 #define MSC_EXIT_FINDING 1
 #define MSC_EXIT_TROUBLE 2
 
+/*
+ * The old spelling of a renamed option, kept working for one release so
+ * that scripts do not break: accepted but not in --help (the man page says
+ * when it goes), and each use prints a note on standard error that names
+ * the new spelling.  old is "-i" or "--all".
+ */
+struct msc_cli_alias {
+	const char *old;
+	const char *now;		/* "-I (--ignore)": what to write instead */
+	int has_arg;			/* no_argument or required_argument */
+	int val;			/* what msc_cli_getopt() returns for it */
+};
+
 struct msc_cli {
 	const char *name;		/* "ms-snap" */
 	const char *help;		/* the whole --help text */
 	const char *shortopts;		/* without h and V: added here */
 	const struct option *longopts;	/* without help/version: added here */
+	const struct msc_cli_alias *aliases;	/* NULL, or ends with old == NULL */
 };
+
+/* The release in which the old spellings of msc_cli_alias go. */
+#define MSC_CLI_ALIAS_UNTIL "0.2"
 
 extern const char *msc_prog;		/* the tool's name, for messages */
 
@@ -45,8 +62,10 @@ void msc_cli_start(const char *name);
 
 /*
  * getopt_long over cli's options plus -h/--help and -V/--version, which it
- * handles (print, exit 0).  An unknown option or missing argument is a usage
- * error (exit 2).  Returns the option value, or -1 after the last option.
+ * handles (print, exit 0), and cli's aliases (a note on stderr, then the
+ * value of the option they stand for).  An unknown option or missing
+ * argument is a usage error (exit 2).  Returns the option value, or -1
+ * after the last option.
  */
 int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[]);
 

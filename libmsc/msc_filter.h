@@ -82,6 +82,14 @@ struct msc_filter_opts {
 	unsigned ntypes;
 	int pid;			/* 0: every pid */
 	unsigned top;			/* 0: all */
+	/*
+	 * Someone watches the output (a pipe, a terminal): a header, sample
+	 * or end record flushes the writer after it is read, so that a
+	 * running recording shows as it goes, at most a sample interval
+	 * late, without a write(2) per record (six times slower on an
+	 * --events stream).
+	 */
+	bool live;
 };
 
 struct msc_filter_stats {

@@ -84,6 +84,21 @@ struct msc_rmapping {
 	uint64_t size, rss, pss, swap;
 };
 
+/*
+ * A process image of a recording, from its header to its end: one per
+ * process of an ms-record --follow recording, one more after each exec.
+ * Its figures are what its site and leak records add up to.
+ */
+struct msc_rimage {
+	int pid, ppid;
+	const char *argv, *start;
+	bool complete, has_status;
+	const char *reason;
+	int status, signal;
+	uint64_t duration, peak, peak_ts, lost;
+	uint64_t allocs, frees, bytes, temporary;
+	uint64_t kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS];
+};
 
 struct msc_report {
 	const char *source;
@@ -129,6 +144,10 @@ struct msc_report {
 	size_t nprocs, procs_cap;
 	struct msc_rmapping *maps;
 	size_t nmaps, maps_cap;
+	/* a recording's process images, every process's, in header order */
+	struct msc_rimage *images;
+	size_t nimages, images_cap;
+	struct msc_u64map image_of;	/* pid + 1 -> index + 1 of its last image */
 	/* an --events recording, aggregated again */
 	bool from_events;
 	struct msc_agg agg;

@@ -105,9 +105,106 @@ static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_
 	return a;
 }
 
+/* How a process (image) ended, as its end record says. */
+struct ending {
+	bool complete, has_status;
+	const char *reason;
+	int status, signal;
+	uint64_t duration, peak, peak_ts, lost;
+};
+
+/* The members of a summary, into the object sum. */
+static void jsummary(json_t *sum, const struct render_totals *tt, const struct ending *e)
+{
+	json_object_set_new(sum, "allocs", json_integer((json_int_t)tt->allocs));
+	json_object_set_new(sum, "frees", json_integer((json_int_t)tt->frees));
+	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt->bytes));
+	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt->leaked));
+	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt->leaked_blocks));
+	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt->definitely));
+	json_object_set_new(sum, "indirectly_bytes", json_integer((json_int_t)tt->indirectly));
+	json_object_set_new(sum, "possibly_bytes", json_integer((json_int_t)tt->possibly));
+	json_object_set_new(sum, "reachable_bytes", json_integer((json_int_t)tt->reachable));
+	json_object_set_new(sum, "unscanned_bytes", json_integer((json_int_t)tt->unscanned));
+	json_object_set_new(sum, "unknown_bytes", json_integer((json_int_t)tt->unknown));
+	json_object_set_new(sum, "unknown_blocks", json_integer((json_int_t)tt->unknown_blocks));
+	json_object_set_new(sum, "temporary", json_integer((json_int_t)tt->temporary));
+	if (e->complete) {
+		json_object_set_new(sum, "duration", json_integer((json_int_t)e->duration));
+		json_object_set_new(sum, "peak", json_integer((json_int_t)e->peak));
+		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)e->peak_ts));
+		json_object_set_new(sum, "lost", json_integer((json_int_t)e->lost));
+		if (e->reason)
+			json_object_set_new(sum, "reason", jstring(e->reason));
+		if (e->has_status)
+			json_object_set_new(sum, "status", json_integer(e->status));
+		if (e->signal)
+			json_object_set_new(sum, "signal", json_integer(e->signal));
+	}
+}
+
+/*
+ * One summary per process image of a recording (ms-record --follow: every
+ * process, and each image of a process that exec'ed).  The image the report
+ * is about has the figures of "summary"; the others', what their site and
+ * leak records add up to (what a filter dropped is not in them either).
+ */
+static json_t *jimages(const struct msc_report *r, const struct render_totals *main_tt,
+		       const struct ending *main_end)
+{
+	json_t *a = json_array();
+	size_t i, main_image = r->nimages;
+
+	for (i = 0; i < r->nimages; i++)
+		if (r->images[i].pid == r->pid)
+			main_image = i;
+	for (i = 0; i < r->nimages; i++) {
+		const struct msc_rimage *im = &r->images[i];
+		json_t *o = json_object();
+		struct render_totals tt = { 0 };
+		struct ending e = { im->complete, im->has_status, im->reason, im->status, im->signal,
+				    im->duration, im->peak, im->peak_ts, im->lost };
+		unsigned k;
+
+		json_object_set_new(o, "pid", json_integer(im->pid));
+		if (im->ppid)
+			json_object_set_new(o, "ppid", json_integer(im->ppid));
+		if (im->argv)
+			json_object_set_new(o, "program", jstring(im->argv));
+		if (im->start)
+			json_object_set_new(o, "start", jstring(im->start));
+		if (i == main_image) {
+			jsummary(o, main_tt, main_end);
+		} else {
+			tt.allocs = im->allocs;
+			tt.frees = im->frees;
+			tt.bytes = im->bytes;
+			tt.temporary = im->temporary;
+			for (k = 0; k < MSC_LEAK_KINDS; k++) {
+				if (msc_leak_kind_leaked(k)) {
+					tt.leaked += im->kind_bytes[k];
+					tt.leaked_blocks += im->kind_blocks[k];
+				}
+			}
+			tt.definitely = im->kind_bytes[MSC_LEAK_DEFINITELY];
+			tt.indirectly = im->kind_bytes[MSC_LEAK_INDIRECTLY];
+			tt.possibly = im->kind_bytes[MSC_LEAK_POSSIBLY];
+			tt.reachable = im->kind_bytes[MSC_LEAK_REACHABLE];
+			tt.unscanned = im->kind_bytes[MSC_LEAK_UNSCANNED];
+			tt.unknown = im->kind_bytes[MSC_LEAK_UNKNOWN];
+			tt.unknown_blocks = im->kind_blocks[MSC_LEAK_UNKNOWN];
+			jsummary(o, &tt, &e);
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
 	json_t *root = json_object(), *sum = json_object(), *t;
+	struct ending main_end = { r->complete, r->has_status, r->reason, r->status, r->signal,
+				   r->duration, r->peak, r->peak_ts, r->lost };
 	struct render_totals tt;
 	struct render_group *g;
 	size_t n, i;
@@ -121,27 +218,10 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	if (r->pid)
 		json_object_set_new(root, "pid", json_integer(r->pid));
 	json_object_set_new(root, "complete", json_boolean(r->complete));
-	json_object_set_new(sum, "allocs", json_integer((json_int_t)tt.allocs));
-	json_object_set_new(sum, "frees", json_integer((json_int_t)tt.frees));
-	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt.bytes));
-	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt.leaked));
-	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt.leaked_blocks));
-	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt.definitely));
-	json_object_set_new(sum, "indirectly_bytes", json_integer((json_int_t)tt.indirectly));
-	json_object_set_new(sum, "possibly_bytes", json_integer((json_int_t)tt.possibly));
-	json_object_set_new(sum, "reachable_bytes", json_integer((json_int_t)tt.reachable));
-	json_object_set_new(sum, "temporary", json_integer((json_int_t)tt.temporary));
-	if (r->complete) {
-		json_object_set_new(sum, "duration", json_integer((json_int_t)r->duration));
-		json_object_set_new(sum, "peak", json_integer((json_int_t)r->peak));
-		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)r->peak_ts));
-		json_object_set_new(sum, "lost", json_integer((json_int_t)r->lost));
-		if (r->reason)
-			json_object_set_new(sum, "reason", jstring(r->reason));
-		if (r->has_status)
-			json_object_set_new(sum, "status", json_integer(r->status));
-	}
+	jsummary(sum, &tt, &main_end);
 	json_object_set_new(root, "summary", sum);
+	if (r->nimages)
+		json_object_set_new(root, "summaries", jimages(r, &tt, &main_end));
 	if (render_filtered_count(r)) {
 		t = json_object();
 		for (i = 0; i < r->nfiltered; i++) {
@@ -197,6 +277,22 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_array_append_new(t, s);
 	}
 	json_object_set_new(root, "timeline", t);
+	if (r->mode && !strcmp(r->mode, "diff") && r->complete && r->diff_metric) {
+		/* The totals of the first metric, as ms-diff's end record has them. */
+		t = json_object();
+		if (r->before && r->after)
+			json_object_set_new(t, "inputs", json_pack("[o,o]", jstring(r->before),
+								   jstring(r->after)));
+		json_object_set_new(t, "metric", jstring(r->diff_metric));
+		json_object_set_new(t, "before", json_integer(r->diff_before));
+		json_object_set_new(t, "after", json_integer(r->diff_after));
+		json_object_set_new(t, "growth", json_integer(r->diff_after - r->diff_before));
+		if (r->diff_has_elapsed)
+			json_object_set_new(t, "elapsed", json_integer(r->diff_elapsed));
+		json_object_set_new(t, "processes_new", json_integer((json_int_t)r->diff_new));
+		json_object_set_new(t, "processes_gone", json_integer((json_int_t)r->diff_gone));
+		json_object_set_new(root, "diff", t);
+	}
 	if (r->ndeltas) {
 		t = json_array();
 		qsort(r->deltas, r->ndeltas, sizeof(*r->deltas), render_cmp_delta);

@@ -108,9 +108,35 @@ static int check_stack(struct msc_report *r, const struct msc_rec *rec, uint64_t
 	return 0;
 }
 
+/* The image a record of process pid belongs to: its last one, or NULL. */
+static struct msc_rimage *image_of(struct msc_report *r, int pid)
+{
+	uint64_t *v = msc_u64map_get(&r->image_of, (uint64_t)pid + 1);
+
+	return v ? &r->images[*v - 1] : NULL;
+}
+
+static void image_add_leak(struct msc_report *r, const struct msc_rec *rec, int pid,
+			   uint64_t count, uint64_t bytes)
+{
+	struct msc_rimage *im = image_of(r, pid);
+	const char *kind;
+	int k;
+
+	if (!im)
+		return;
+	kind = msc_rec_str(rec, "kind", NULL);
+	k = kind ? msc_leak_kind_parse(kind) : -1;
+	if (k < 0)
+		k = MSC_LEAK_UNSCANNED;
+	im->kind_bytes[k] += bytes;
+	im->kind_blocks[k] += count;
+}
+
 static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
 {
 	struct msc_rsite *s;
+	struct msc_rimage *im;
 	const struct msc_field *ages;
 	uint64_t stack;
 	int ret;
@@ -127,6 +153,13 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return ret;
 	s->stack = (uint32_t)stack;
 	s->pid = msc_rec_pid(rec, r->pid);
+	im = image_of(r, s->pid);
+	if (im) {
+		im->allocs += s->allocs;
+		im->frees += s->frees;
+		im->bytes += s->bytes;
+		im->temporary += u64(rec, "temporary");
+	}
 	/* One process per report (see load_event); an --events stream's
 	 * sites are built again from its events. */
 	if ((r->pid && s->pid != r->pid) || r->from_events)
@@ -169,6 +202,7 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return ret;
 	l->stack = (uint32_t)stack;
 	l->pid = msc_rec_pid(rec, r->pid);
+	image_add_leak(r, rec, l->pid, l->count, l->bytes);
 	if (r->pid && l->pid != r->pid)
 		return 0;
 	if (msc_rec_u64(rec, "size_max", &l->size_max))
@@ -281,10 +315,34 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	return 0;
 }
 
+/* An image's end: how and when it ended. */
+static void image_end(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rimage *im = image_of(r, msc_rec_pid(rec, r->pid));
+	int64_t v;
+
+	if (!im || im->complete)
+		return;
+	im->complete = true;
+	im->reason = str(r, rec, "reason");
+	if (msc_rec_i64(rec, "status", &v) == 0) {
+		im->status = (int)v;
+		im->has_status = true;
+	}
+	if (msc_rec_i64(rec, "signal", &v) == 0)
+		im->signal = (int)v;
+	im->duration = u64(rec, "ts");
+	im->peak = u64(rec, "peak");
+	im->peak_ts = u64(rec, "peak_ts");
+	im->lost = u64(rec, "lost");
+}
+
 static int load_end(struct msc_report *r, const struct msc_rec *rec)
 {
 	const struct msc_field *f;
 	int64_t v;
+
+	image_end(r, rec);
 
 	/* The main process's end describes the program (the first stream's;
 	 * with --follow, the others end before or after it). */
@@ -365,9 +423,54 @@ static int new_image(struct msc_report *r)
 	return 0;
 }
 
+/* The header's argv as one string (NULL without one), in the arena. */
+static const char *header_argv(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *argv = msc_rec_field(rec, "argv");
+	struct msc_jiter it;
+	struct msc_jval v;
+	char buf[1024];
+	size_t n = 0;
+
+	if (!argv || argv->val.kind != MSC_J_ARR)
+		return NULL;
+	msc_jiter_init(&it, &argv->val);
+	buf[0] = '\0';
+	while (msc_jiter_next(&it, NULL, &v) > 0 && n < sizeof(buf) - 2) {
+		const char *a = msc_jval_str(&v, &r->arena, NULL);
+
+		if (!a)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "", a);
+	}
+	return msc_arena_strdup(&r->arena, buf);
+}
+
+/* A recording's header (not a --poll one's: no heap) starts an image. */
+static int new_image_of(struct msc_report *r, const struct msc_rec *rec, int pid)
+{
+	const char *mode = msc_rec_str(rec, "mode", NULL);
+	struct msc_rimage *im;
+	int64_t ppid;
+
+	if (!mode || (strcmp(mode, "launch") != 0 && strcmp(mode, "attach") != 0))
+		return 0;
+	if (MSC_GROW(r->images, r->nimages + 1, r->images_cap, 16))
+		return -ENOMEM;
+	im = &r->images[r->nimages++];
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	if (msc_rec_i64(rec, "ppid", &ppid) == 0)
+		im->ppid = (int)ppid;
+	im->argv = header_argv(r, rec);
+	im->start = str(r, rec, "start");
+	return msc_u64map_put(&r->image_of, (uint64_t)pid + 1, r->nimages);
+}
+
 static int load_header(struct msc_report *r, const struct msc_rec *rec)
 {
-	const struct msc_field *argv = msc_rec_field(rec, "argv"), *opts;
+	const struct msc_field *opts;
+	const char *argv;
 	struct msc_jval ms;
 	int64_t pid;
 	int p = msc_rec_pid(rec, r->pid);
@@ -377,6 +480,8 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 			return -ENOMEM;
 		r->streams++;
 	}
+	if (new_image_of(r, rec, p))
+		return -ENOMEM;
 	if (r->tool) {
 		/* The first stream names the report, unless its process
 		 * exec'ed: then the program it became does. */
@@ -399,23 +504,9 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
 argv:
-	if (argv && argv->val.kind == MSC_J_ARR) {
-		struct msc_jiter it;
-		struct msc_jval v;
-		char buf[1024];
-		size_t n = 0;
-
-		msc_jiter_init(&it, &argv->val);
-		buf[0] = '\0';
-		while (msc_jiter_next(&it, NULL, &v) > 0 && n < sizeof(buf) - 2) {
-			const char *a = msc_jval_str(&v, &r->arena, NULL);
-
-			if (!a)
-				continue;
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "", a);
-		}
-		r->argv = msc_arena_strdup(&r->arena, buf);
-	}
+	argv = header_argv(r, rec);
+	if (argv)
+		r->argv = argv;
 	return 0;
 }
 
@@ -428,6 +519,7 @@ static int load_sample(struct msc_report *r, const struct msc_rec *rec)
 	if (MSC_GROW(r->samples, r->nsamples + 1, r->samples_cap, 64))
 		return -ENOMEM;
 	s = &r->samples[r->nsamples++];
+	memset(s, 0, sizeof(*s));	/* a --poll sample has no heap */
 	s->pid = msc_rec_pid(rec, r->pid);
 	s->ts = u64(rec, "ts");
 	s->rss = u64(rec, "rss");
@@ -597,7 +689,8 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->nalloc_fns = nalloc_fns;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
-	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16))
+	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||
+	    msc_u64map_init(&r->image_of, 16))
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	while ((ret = msc_reader_next(rd, &rec, err)) > 0) {
 		if (first) {
@@ -666,9 +759,11 @@ void msc_report_release(struct msc_report *r)
 	free(r->deltas);
 	free(r->procs);
 	free(r->maps);
+	free(r->images);
 	if (r->agg_ready)
 		msc_agg_release(&r->agg);
 	msc_u64map_release(&r->stacks);
 	msc_u64map_release(&r->pids);
+	msc_u64map_release(&r->image_of);
 	msc_arena_release(&r->arena);
 }

@@ -16,8 +16,8 @@
 static const char help[] =
 	"Usage: ms-diff [options] BEFORE AFTER\n"
 	"Compare two memscope snapshots (ms-snap) or two recordings (ms-record)\n"
-	"and write what changed, largest growth first, as \"delta\" records (or a\n"
-	"table with --text or --md).\n"
+	"and write what changed, largest growth first, as \"delta\" records (or the\n"
+	"report 'ms-diff | ms-report' prints, with --text, --md or --json).\n"
 	"\n"
 	"      --metric LIST          figures to compare, comma-separated (default\n"
 	"                             rss,pss,swap for snapshots, live_bytes,\n"
@@ -25,13 +25,14 @@ static const char help[] =
 	"                             recordings; \"all\" for every figure); the\n"
 	"                             first one is used for the totals\n"
 	"      --min-change SIZE      hide changes smaller than SIZE (K/M/G suffixes)\n"
-	"      --all                  show unchanged figures too\n"
+	"      --unchanged            show unchanged figures too\n"
 	"      --fail-on-growth SIZE|PCT\n"
 	"                             exit 1 when the total growth is more than\n"
 	"                             SIZE bytes or PCT percent (\"10%\")\n"
 	"      --text                 print a report for a terminal (the one\n"
 	"                             'ms-diff | ms-report' prints)\n"
 	"      --md                   print it as GitHub-flavoured Markdown\n"
+	"      --json                 print it as one JSON document\n"
 	"  -n, --top N                rows per table with --text or --md\n"
 	"                             (default 10)\n"
 	"  -o, --output FILE          write to FILE instead of standard output\n"
@@ -44,22 +45,29 @@ static const char help[] =
 	"of recordings by call path (function names), the programs by name.\n"
 	"Exit status: 0 ok, 1 growth above --fail-on-growth, 2 trouble.\n";
 
-enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_ALL, OPT_FAIL, OPT_TEXT, OPT_MD };
+enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_UNCHANGED, OPT_FAIL, OPT_TEXT, OPT_MD, OPT_JSON };
 
 static const struct option longopts[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
-	{ "all", no_argument, NULL, OPT_ALL },
+	{ "unchanged", no_argument, NULL, OPT_UNCHANGED },
 	{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
 	{ "text", no_argument, NULL, OPT_TEXT },
 	{ "md", no_argument, NULL, OPT_MD },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "top", required_argument, NULL, 'n' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-diff", help, "n:o:q", longopts };
+/* --all was --unchanged until 0.1: it is ms-snap's every process. */
+static const struct msc_cli_alias aliases[] = {
+	{ "--all", "--unchanged", no_argument, OPT_UNCHANGED },
+	{ NULL, NULL, 0, 0 },
+};
+
+static const struct msc_cli cli = { "ms-diff", help, "n:o:q", longopts, aliases };
 
 int main(int argc, char **argv)
 {
@@ -70,7 +78,8 @@ int main(int argc, char **argv)
 	const char *output = NULL, *metric_arg = NULL;
 	const char **metrics = NULL;
 	char *metric_copy = NULL;
-	bool text = false, md = false, fail = false, fail_pct = false, quiet = false;
+	bool report = false, fail = false, fail_pct = false, quiet = false;
+	enum msc_report_format format = MSC_REPORT_TEXT;
 	uint64_t fail_at = 0;
 	unsigned top = 10;
 	int c, status = 0, fd = 1;
@@ -85,7 +94,7 @@ int main(int argc, char **argv)
 			if (msc_parse_size(optarg, &o.min_change))
 				msc_usage_error("invalid size '%s'", optarg);
 			break;
-		case OPT_ALL:
+		case OPT_UNCHANGED:
 			o.all = true;
 			break;
 		case OPT_FAIL:
@@ -94,12 +103,16 @@ int main(int argc, char **argv)
 			fail = true;
 			break;
 		case OPT_TEXT:
-			text = true;
-			md = false;
+			report = true;
+			format = MSC_REPORT_TEXT;
 			break;
 		case OPT_MD:
-			md = true;
-			text = false;
+			report = true;
+			format = MSC_REPORT_MD;
+			break;
+		case OPT_JSON:
+			report = true;
+			format = MSC_REPORT_JSON;
 			break;
 		case 'n':
 			top = msc_cli_count(optarg, 1000000);
@@ -158,13 +171,13 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
-	if (text || md) {
+	if (report) {
 		FILE *out = fd == 1 ? stdout : fdopen(fd, "w");
 		int ret;
 
 		if (!out)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
-		ret = msc_diff_print(&d, out, md, top);
+		ret = msc_diff_print(&d, out, format, top);
 		if (out != stdout && fclose(out) && !ret)
 			ret = -errno;
 		fd = 1;

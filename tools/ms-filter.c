@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_cli.h"
@@ -18,7 +19,7 @@ static const char help[] =
 	"\n"
 	"  -m, --min SIZE         keep allocations of SIZE bytes or more (K/M/G)\n"
 	"  -M, --max SIZE         keep allocations of SIZE bytes or less\n"
-	"  -i, --ignore PAT       drop what PAT allocates for itself: the frame an\n"
+	"  -I, --ignore PAT       drop what PAT allocates for itself: the frame an\n"
 	"                         allocation is attributed to (the innermost one that\n"
 	"                         is not a wrapper such as strdup) matches PAT, a\n"
 	"                         glob on function, source file or module (libc)\n"
@@ -50,7 +51,7 @@ enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE };
 static const struct option longopts[] = {
 	{ "min", required_argument, NULL, 'm' },
 	{ "max", required_argument, NULL, 'M' },
-	{ "ignore", required_argument, NULL, 'i' },
+	{ "ignore", required_argument, NULL, 'I' },
 	{ "ignore-frame", required_argument, NULL, OPT_IGNORE_FRAME },
 	{ "only", required_argument, NULL, OPT_ONLY },
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
@@ -65,7 +66,13 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-filter", help, "m:M:i:s:tp:n:o:q", longopts };
+/* -i was --ignore until 0.1: it is ms-record's --interval. */
+static const struct msc_cli_alias aliases[] = {
+	{ "-i", "-I (--ignore)", required_argument, 'I' },
+	{ NULL, NULL, 0, 0 },
+};
+
+static const struct msc_cli cli = { "ms-filter", help, "m:M:I:s:tp:n:o:q", longopts, aliases };
 
 /* A growable list of option arguments. */
 struct list {
@@ -114,6 +121,7 @@ int main(int argc, char **argv)
 	struct msc_err err;
 	const char *output = NULL, *supp_path = NULL, *input;
 	char *types_copy = NULL;
+	struct stat sb;
 	bool quiet = false;
 	int c, fd = 1, ret, status = 0;
 
@@ -130,7 +138,7 @@ int main(int argc, char **argv)
 				msc_usage_error("invalid size '%s'", optarg);
 			o.has_max = true;
 			break;
-		case 'i':
+		case 'I':
 			add(&ignore, optarg);
 			break;
 		case OPT_IGNORE_FRAME:
@@ -207,6 +215,8 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
+	/* A pipe or a terminal: someone may be watching a recording. */
+	o.live = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
 	if (msc_writer_init(&w, fd, 0))
 		msc_die("out of memory");
 	ret = msc_filter_run(&o, &r, &w, &st, &err);

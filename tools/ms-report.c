@@ -26,6 +26,7 @@ static const char help[] =
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
 	"      --title TEXT      the title of the --svg flame graph\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"  -q, --quiet           no warnings (errors are still reported)\n"
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
@@ -46,10 +47,11 @@ static const struct option longopts[] = {
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-report", help, "n:o:", longopts };
+static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
 
 int main(int argc, char **argv)
 {
@@ -115,6 +117,10 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'q':
+			/* Every message of ms-report is an error today (a stream
+			 * cut short is exit 2): -q is taken as every tool takes it. */
 			break;
 		}
 	}

@@ -6,6 +6,7 @@
 # tool; the man page has the sections of STYLE.md and formats cleanly.
 . "$(dirname "$0")/lib.sh"
 cd "$OUT" || exit 2
+: >all.pairs
 
 VERSION=$(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")
 
@@ -87,6 +88,23 @@ for t in $tools; do
 	check_eq "$t --no-such-option: how to get help" "Try '$t --help' for more information." \
 		"$(tail -n 1 "$OUT/last.err")"
 
+	# Usage errors name the option as it was written: a long option's
+	# value is no letter (it printed "option '-\0'" for --metric).
+	help_syntax "$t" | sed -n 's/.*\(--[a-z][a-z0-9-]*\) [A-Z].*/\1/p' >$t.argopts
+	for o in $(cat $t.argopts); do
+		check_status "$t $o without its argument: usage error" 2 "$t" "$o"
+		check_eq "$t $o without its argument: message" \
+			"$t: option '$o' requires an argument" "$(head -n 1 "$OUT/last.err")"
+	done
+	check_status "$t -o without its argument: usage error" 2 "$t" -o
+	check_eq "$t -o without its argument: message" "$t: option '-o' requires an argument" \
+		"$(head -n 1 "$OUT/last.err")"
+	check_status "$t --version=1: usage error" 2 "$t" --version=1
+	check_eq "$t --version=1: message" "$t: option '--version' doesn't allow an argument" \
+		"$(head -n 1 "$OUT/last.err")"
+	check_status "$t -%: usage error" 2 "$t" -%
+	check_eq "$t -%: message" "$t: invalid option -- '%'" "$(head -n 1 "$OUT/last.err")"
+
 	# ---------------------------------------------- the man page
 	if [ ! -f "$page" ]; then
 		not_ok "$t: no man page man/$t.1"
@@ -135,7 +153,54 @@ for t in $tools; do
 		echo --version >>src.opts
 		check_eq "$t: long options accepted = long options in --help" \
 			"$(grep -- '^--' help.opts | sort)" "$(sort -u src.opts)"
+		# ... but for the old spellings of renamed options (struct
+		# msc_cli_alias), which the man page lists, with when they go.
+		awk '/^\.SH/ { in_sec = ($0 ~ /^\.SH +"?DEPRECATED OPTIONS"?$/); next } in_sec' "$page" |
+			unescape >man.deprecated.txt
+		for old in $(sed -n 's/^[[:space:]]*{ *"\(--*[A-Za-z][a-z0-9-]*\)", *"[^"]*",.*/\1/p' "$src"); do
+			check_egrep "man/$t.1: DEPRECATED OPTIONS says what $old was" "(^|[ (])$old([ ,.)]|\$)" \
+				man.deprecated.txt
+			check_grep "man/$t.1: DEPRECATED OPTIONS says when $old goes" "memscope 0\.2" man.deprecated.txt
+		done
 	fi
+	# "tool letter long" for the cross-tool checks below ("-": no letter).
+	help_syntax "$t" | sed -n -e 's/^-\([A-Za-z]\), --\([a-z][a-z0-9-]*\).*/\1 \2/p' \
+		-e 's/^--\([a-z][a-z0-9-]*\).*/- \1/p' | sed "s/^/$t /" >>all.pairs
 done
+
+# ------------------------------------------------ one meaning per option
+# A letter means the same long option in every tool, and a long option has
+# the same letter (or none) in every tool that has it (STYLE.md).
+for l in $(awk '$2 != "-" { print $2 }' all.pairs | sort -u); do
+	check_eq "-$l means one long option in every tool ($(awk -v l="$l" '$2 == l { printf "%s --%s; ", $1, $3 }' all.pairs))" \
+		1 "$(awk -v l="$l" '$2 == l { print $3 }' all.pairs | sort -u | wc -l)"
+done
+for o in $(awk '{ print $3 }' all.pairs | sort -u); do
+	check_eq "--$o has one letter (or none) in every tool ($(awk -v o="$o" '$3 == o { printf "%s -%s; ", $1, $2 }' all.pairs))" \
+		1 "$(awk -v o="$o" '$3 == o { print $2 }' all.pairs | sort -u | wc -l)"
+done
+
+# The README's table of options says the same: a row for every letter and
+# for every long option that more than one tool has, naming the tools.
+sed -n 's/^| *\(`-[^|]*\) *|.*| *\([^|]*[^ |]\) *|$/\1|\2/p' "$TOP/README.md" |
+	sed -e 's/`//g' -e 's/^-\([A-Za-z]\), --\([a-z0-9-]*\)[^|]*/\1 \2/' \
+	    -e 's/^--\([a-z0-9-]*\)[^|]*/- \1/' >readme.rows
+check_eq "README has a table of options" true "$([ -s readme.rows ] && echo true)"
+all_tools=$(printf '%s\n' $tools | sort | tr '\n' ' ')
+awk '{ print $2, $3 }' all.pairs | sort -u >all.options
+while read -r l o; do
+	in=$(awk -v l="$l" -v o="$o" '$2 == l && $3 == o { print $1 }' all.pairs | sort | tr '\n' ' ')
+	[ "$l" = - ] && [ "$(echo $in | wc -w)" -lt 2 ] && continue
+	name="$([ "$l" = - ] || echo "-$l, ")--$o"
+	row=$(awk -v l="$l" -v o="$o" -F'|' '{ split($1, k, " ") } k[1] == l && k[2] == o { print $2 }' readme.rows)
+	[ "$row" = "every tool" ] && row=$all_tools
+	check_eq "README: the row of $name lists the tools that have it" \
+		"$in" "$(printf '%s\n' $(echo "$row" | tr ',' ' ') | sort | tr '\n' ' ')"
+done <all.options
+while IFS='|' read -r key row; do
+	set -- $key
+	check_eq "README: $([ "$1" = - ] || echo "-$1, ")--$2 is an option of some tool's --help" \
+		true "$(grep -qx -- "$1 $2" all.options && echo true || echo false)"
+done <readme.rows
 
 finish

@@ -105,8 +105,16 @@ sc=$(stack_change m0.json)
 check_eq "--min-change = the change keeps it" "$sc" "$(ms-diff --min-change $sc a.json b2.json | stack_change /dev/stdin)"
 check_eq "--min-change = change+1 hides it" 0 \
 	"$(ms-diff --min-change $((sc + 1)) a.json b2.json | jq -s 'map(select(.type == "delta" and .name == "[stack]")) | length')"
-check_eq "--all lists unchanged figures too" true \
-	"$(ms-diff --all a.json b.json | jq -s 'any(.[]; .type == "delta" and .change == 0)')"
+check_eq "--unchanged lists unchanged figures too" true \
+	"$(ms-diff --unchanged a.json b.json | jq -s 'any(.[]; .type == "delta" and .change == 0)')"
+check_eq "without --unchanged no unchanged figure" false \
+	"$(ms-diff a.json b.json | jq -s 'any(.[]; .type == "delta" and .change == 0)')"
+# --all, its name until 0.1.0 (ms-snap's every process), still works until 0.2.
+check_status "--all, the old spelling of --unchanged" 0 ms-diff --all a.json b.json
+check_eq "--all: the same records as --unchanged" "$(ms-diff --unchanged a.json b.json | sed 1d)" \
+	"$(sed 1d "$OUT/last.out")"
+check_eq "--all: a note on stderr" \
+	"ms-diff: --all is an old spelling of --unchanged and goes in memscope 0.2" "$(cat "$OUT/last.err")"
 
 # ------------------------------------------------------ --text and --md
 ms-diff --text a.json b.json >d.txt 2>&1
@@ -131,6 +139,18 @@ check_egrep "--md: process row" "^\| \+64\.0 MiB \| .* \| 65\.[0-9] MiB \| \`$P 
 check_egrep "--md: [anon] row" "^\| \+64\.0 MiB \| .* \| 64\.0 MiB \| \`$P memhog \[anon\]\` \|\$" d.md
 ms-diff a.json b.json | ms-report --md >piped.md
 check_eq "--md: same as ms-diff | ms-report --md" "$(cat piped.md)" "$(cat d.md)"
+# --json: the document ms-report --json makes of the records.
+check_status "--json: exit status" 0 ms-diff --json a.json b.json
+mv "$OUT/last.out" report.json
+ms-diff a.json b.json | ms-report --json >pipereport.json
+check_eq "--json: same as ms-diff | ms-report --json" "$(cat pipereport.json)" "$(cat report.json)"
+check_eq "--json: the totals of the end record" \
+	"$(ms-diff a.json b.json | jq -c 'select(.type == "end") | [.metric, .before, .after, .growth, .processes_new, .processes_gone]')" \
+	"$(jq -c '.diff | [.metric, .before, .after, .growth, .processes_new, .processes_gone]' report.json)"
+check_eq "--json: the inputs" '["a.json","b.json"]' "$(jq -c .diff.inputs report.json)"
+check_eq "--json: the process grew by the [anon] growth and more" true \
+	"$(jq --argjson a "$anon_change" '[.deltas[] | select(.key == "process" and .metric == "rss")][0].change >= $a' report.json)"
+check_eq "--json: deltas largest first" true "$(jq '[.deltas[].change] | . == (sort | reverse)' report.json)"
 ms-diff --md -n 1 a.json b.json >top1.md
 check_eq "--top 1: one row in the mappings' pss table" 1 \
 	"$(sed -n '/^### Mappings: pss/,/^###/p' top1.md | grep -c '^| [+-]')"

@@ -92,6 +92,12 @@ check_eq "--ignore libc: the leaked total is the program's own" "148 6" \
 check_eq "--ignore libc: strdup called by libc itself (tzset) goes" "" \
 	"$(jq -r -s '(map(select(.type=="stack")) | map(select(.frames[1].fn == "tzset_internal")) | map(.id)) as $ids
 		| .[] | select(.type=="site" and (.stack as $s | $ids | index($s))) | .size' nolibc.ndjson)"
+check_eq "-I is --ignore" "$(cat nolibc.ndjson)" "$(ms-filter -I libc wordfreq.ndjson)"
+# -i, its letter until 0.1.0 (ms-record's --interval), still works until 0.2.
+check_status "-i, the old spelling of -I" 0 ms-filter -i libc wordfreq.ndjson
+check_eq "-i: the same records as -I" "$(cat nolibc.ndjson)" "$(cat "$OUT/last.out")"
+check_eq "-i: a note on stderr" "ms-filter: -i is an old spelling of -I (--ignore) and goes in memscope 0.2" \
+	"$(cat "$OUT/last.err")"
 check_eq "leaky: --ignore libc keeps the strdup'ed leaks" "1 7 definitely 7
 1 7 definitely 7
 1 7 definitely 7" "$(ms-filter --ignore libc leaky.ndjson >il.ndjson; leaks_in il.ndjson __strdup)"

@@ -33,6 +33,10 @@ check_eq "md: every leak, largest first, with the line that allocated it" \
 8. **7 B** in 1 block of 7 B from \`malloc\` at \`leak_name leaky.c:$L_name\`, definitely lost" \
 	"$(grep -E '^[0-9]+\. \*\*' leaky.md)"
 check_fgrep "md: stacks go down to main" "   main leaky.c:" leaky.md
+# -q, as every tool takes it: the same report, nothing on stderr.
+check_status "ms-report -q --md" 0 ms-report -q --md leaky.ndjson
+check_eq "-q: the same report" "$(cat leaky.md)" "$(cat "$OUT/last.out")"
+check_empty "-q: nothing on stderr" "$OUT/last.err"
 check_nogrep "md: no C runtime frames" "__libc_start_main|_start " leaky.md
 check_fgrep "md: top sites table" "### Top allocation sites by bytes" leaky.md
 check_fgrep "md: the churn site" "| 200,000 | 0 B | 0 B | 16 | \`churn leaky.c:$(line_of "$SRC/leaky.c" "q = malloc(16);")\` |" leaky.md
