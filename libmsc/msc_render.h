@@ -62,6 +62,25 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t);
 bool render_filtered_relevant(const struct msc_report *r, const struct msc_filtered *f);
 unsigned render_filtered_count(const struct msc_report *r);
 size_t render_utf8_len(const unsigned char *p);
+/* Text for XML and HTML: escaped, and well-formed whatever the bytes (a
+ * byte that is not UTF-8, or a control character XML forbids, becomes
+ * U+FFFD). */
+void render_xml(FILE *out, const char *s);
+
+/*
+ * The cost a flame graph draws: the one asked for, and for MSC_COST_AUTO
+ * the bytes leaked, or when nothing leaked those at the heap's peak, or
+ * when there is no peak either the bytes allocated.
+ */
+enum msc_report_cost render_flame_cost(const struct msc_report *r, enum msc_report_cost asked);
+/*
+ * An SVG flame graph (or icicle, o->icicle) of the cost.  standalone: an
+ * SVG document with its script; otherwise an <svg> element for a page,
+ * which calls msFlame(element) from render_flame_script() once loaded.
+ */
+int render_flame_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out, bool standalone);
+/* The script that makes a flame graph interactive: msFlame(svg). */
+void render_flame_script(FILE *out);
 
 /* The renderers: 0 or a negative errno. */
 int render_text(struct msc_report *r, const struct msc_report_opts *o, FILE *out);

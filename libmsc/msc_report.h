@@ -110,6 +110,7 @@ struct msc_report {
 	uint64_t duration, peak, peak_ts, lost, leaked_bytes, leaked_blocks;
 	uint64_t end_allocs, end_frees, end_bytes;
 	bool has_end_totals, scanned;
+	unsigned depth;			/* ms-record --depth; 0: not known */
 	struct msc_filtered *filtered;
 	unsigned nfiltered;
 	const char **filters;
@@ -140,9 +141,19 @@ struct msc_report {
 	unsigned nalloc_fns;
 };
 
+/*
+ * Loads a stream into r.  The caller may set alloc_fns and nalloc_fns
+ * before: they are kept, the rest is cleared.
+ */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);
 const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id);
+/*
+ * Whether the stack was cut at ms-record's --depth: as many frames as the
+ * depth (inlined frames apart), and its outermost is not where a program
+ * or a thread starts.  False when the depth is not known.
+ */
+bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s);
 
 enum msc_report_format {
 	MSC_REPORT_TEXT,
@@ -153,6 +164,8 @@ enum msc_report_format {
 };
 
 enum msc_report_cost {
+	MSC_COST_AUTO,			/* leaked; pictures: peak, then bytes,
+					 * when nothing leaked */
 	MSC_COST_LEAKED,
 	MSC_COST_ALLOCS,
 	MSC_COST_BYTES,
@@ -173,6 +186,7 @@ struct msc_report_opts {
 	unsigned top;			/* rows per table */
 	unsigned sections;
 	const char *title;		/* SVG title */
+	bool icicle;			/* flame graphs top-down */
 };
 
 /* Parses "summary,leaks,..."; returns 0 or -EINVAL. */

@@ -250,6 +250,27 @@ size_t render_utf8_len(const unsigned char *p)
 	return 0;
 }
 
+void render_xml(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = render_utf8_len(p);
+
+		switch (*p) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			if (!n || (*p < 0x20 && *p != '\t' && *p != '\n'))
+				fputs("\xef\xbf\xbd", out);
+			else
+				fwrite(p, 1, n, out);
+		}
+		p += n ? n : 1;
+	}
+}
 
 /* ---------------------------------------------------------------- entry */
 

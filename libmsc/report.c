@@ -99,6 +99,30 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
 	return v ? (const struct msc_rstack *)(uintptr_t)*v : NULL;
 }
 
+/* Where a process's or a thread's stack begins: nothing calls these. */
+static bool outermost_frame(const char *fn)
+{
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_main_impl",
+					      "__libc_start_call_main", "start_thread", "clone", "clone3" };
+	size_t i;
+
+	for (i = 0; fn && i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(fn, roots[i]))
+			return true;
+	return false;
+}
+
+bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s)
+{
+	unsigned i, calls = 0;
+
+	if (!r->depth || !s || !s->n || outermost_frame(s->frames[s->n - 1].fn))
+		return false;
+	for (i = 0; i < s->n; i++)
+		calls += !s->frames[i].inlined;
+	return calls >= r->depth;
+}
+
 static int check_stack(struct msc_report *r, const struct msc_rec *rec, uint64_t stack,
 		       struct msc_err *err)
 {
@@ -398,6 +422,12 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	r->start = str(r, rec, "start");
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "depth", &ms) > 0) {
+		uint64_t d = 0;
+
+		if (!msc_jval_u64(&ms, &d) && d <= UINT32_MAX)
+			r->depth = (unsigned)d;
+	}
 argv:
 	if (argv && argv->val.kind == MSC_J_ARR) {
 		struct msc_jiter it;

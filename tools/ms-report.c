@@ -21,8 +21,10 @@ static const char help[] =
 	"  -n, --top N           rows per table (default 10)\n"
 	"      --sections LIST   summary,leaks,top,temporary,sizes,timeline or all\n"
 	"                        (default all)\n"
-	"      --cost WHAT       what --collapsed and --svg weigh: leaked (default),\n"
+	"      --cost WHAT       what --collapsed and --svg weigh: leaked\n"
+	"                        (default; pictures: peak when nothing leaked),\n"
 	"                        allocs, bytes, peak\n"
+	"      --icicle          flame graphs top-down, the callers above\n"
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
 	"      --title TEXT      the title of the --svg flame graph\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
@@ -32,7 +34,10 @@ static const char help[] =
 	"Exit status: 0 ok, 2 bad input or error (the report of what was read\n"
 	"before the bad record is still written).\n";
 
-enum { OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_SECTIONS, OPT_COST, OPT_ALLOC_FN, OPT_TITLE };
+enum {
+	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_SECTIONS, OPT_COST,
+	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
+};
 
 static const struct option longopts[] = {
 	{ "text", no_argument, NULL, OPT_TEXT },
@@ -43,6 +48,7 @@ static const struct option longopts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "cost", required_argument, NULL, OPT_COST },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "output", required_argument, NULL, 'o' },
@@ -53,7 +59,7 @@ static const struct msc_cli cli = { "ms-report", help, "n:o:", longopts };
 
 int main(int argc, char **argv)
 {
-	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_LEAKED, 10, MSC_SECTION_ALL, NULL };
+	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false };
 	struct msc_report r = { 0 };
 	struct msc_reader rd;
 	struct msc_err err;
@@ -80,6 +86,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SVG:
 			o.format = MSC_REPORT_SVG;
+			break;
+		case OPT_ICICLE:
+			o.icicle = true;
 			break;
 		case 'n':
 			o.top = msc_cli_count(optarg, 1000000);
