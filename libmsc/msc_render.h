@@ -5,7 +5,9 @@
  * msc_report_render() (render.c) hands a loaded report to one renderer per
  * output: render_text.c (80-column text and GitHub Markdown, the same
  * sections), render_json.c (one JSON document), render_flame.c
- * (flamegraph.pl's folded stacks and a self-contained SVG flame graph).
+ * (flamegraph.pl's folded stacks and a self-contained SVG flame graph),
+ * render_html.c (one self-contained page: summary, heap over time, leaks
+ * and the flame graph).
  * They share the views of the model defined in render.c: sites and leaks
  * grouped by stack, the orders they are listed in, the totals, and what a
  * filter dropped.
@@ -87,5 +89,6 @@ int render_text(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 
 #endif

@@ -77,6 +77,38 @@ struct msc_rproc {
 	bool has_pss;
 };
 
+/*
+ * The heap over time by stack, kept from an --events recording when asked
+ * (msc_report.want_heap_series): each stack's live bytes, as it stood at the
+ * end of each time slot where it changed.  Slots start 10 us wide and double
+ * whenever the run outgrows MSC_HEAP_SLOTS of them, so a run of any length
+ * ends with between half and all of them, and memory stays proportional to
+ * slots times the stacks active in each.
+ */
+#define MSC_HEAP_SLOTS 512
+
+struct msc_rheap_change {
+	uint32_t slot, stack;
+	int64_t live;			/* the stack's live bytes at the slot's end */
+};
+
+struct msc_rheap_stack {
+	int64_t live;
+	uint32_t slot;			/* of its last change */
+	size_t at;			/* that change's index in the log */
+};
+
+struct msc_rheap {
+	uint64_t slot_ns;		/* 0: nothing kept */
+	uint32_t nslots;		/* slots up to the last change */
+	struct msc_rheap_change *log;	/* in slot order */
+	size_t nlog, log_cap;
+	uint64_t *total;		/* per slot: the heap at its end */
+	struct msc_rheap_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct msc_u64map index;	/* stack id + 1 -> index in stacks */
+};
+
 struct msc_rmapping {
 	int pid;
 	const char *name, *kind;
@@ -139,11 +171,13 @@ struct msc_report {
 	char last_fn_name[24];
 	const char *const *alloc_fns;	/* for attribution (ms-filter --alloc-fn) */
 	unsigned nalloc_fns;
+	bool want_heap_series;		/* set before loading: keep heap */
+	struct msc_rheap heap;
 };
 
 /*
- * Loads a stream into r.  The caller may set alloc_fns and nalloc_fns
- * before: they are kept, the rest is cleared.
+ * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns and
+ * want_heap_series before: they are kept, the rest is cleared.
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);
@@ -161,6 +195,7 @@ enum msc_report_format {
 	MSC_REPORT_JSON,
 	MSC_REPORT_COLLAPSED,
 	MSC_REPORT_SVG,
+	MSC_REPORT_HTML,
 };
 
 enum msc_report_cost {

@@ -18,15 +18,17 @@ static const char help[] =
 	"      --json            one JSON document, for scripts\n"
 	"      --collapsed       folded stacks for flamegraph.pl\n"
 	"      --svg             a self-contained interactive flame graph\n"
+	"      --html            one self-contained page: summary, heap over time,\n"
+	"                        leaks with their stacks, flame graph\n"
 	"  -n, --top N           rows per table (default 10)\n"
 	"      --sections LIST   summary,leaks,top,temporary,sizes,timeline or all\n"
 	"                        (default all)\n"
-	"      --cost WHAT       what --collapsed and --svg weigh: leaked\n"
+	"      --cost WHAT       what --collapsed, --svg and --html weigh: leaked\n"
 	"                        (default; pictures: peak when nothing leaked),\n"
 	"                        allocs, bytes, peak\n"
 	"      --icicle          flame graphs top-down, the callers above\n"
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
-	"      --title TEXT      the title of the --svg flame graph\n"
+	"      --title TEXT      the title of the --svg flame graph or --html page\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -35,7 +37,7 @@ static const char help[] =
 	"before the bad record is still written).\n";
 
 enum {
-	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_SECTIONS, OPT_COST,
+	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_SECTIONS, OPT_COST,
 	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
 };
 
@@ -45,6 +47,7 @@ static const struct option longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
 	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "html", no_argument, NULL, OPT_HTML },
 	{ "top", required_argument, NULL, 'n' },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "cost", required_argument, NULL, OPT_COST },
@@ -86,6 +89,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SVG:
 			o.format = MSC_REPORT_SVG;
+			break;
+		case OPT_HTML:
+			o.format = MSC_REPORT_HTML;
 			break;
 		case OPT_ICICLE:
 			o.icicle = true;
@@ -134,6 +140,8 @@ int main(int argc, char **argv)
 		msc_die("%s", err.msg);
 	r.alloc_fns = alloc_fns;
 	r.nalloc_fns = nalloc_fns;
+	/* The page draws the heap over time by site from an --events stream. */
+	r.want_heap_series = o.format == MSC_REPORT_HTML;
 	ret = msc_report_load(&r, &rd, &err);
 	/* An empty or foreign input has nothing to report. */
 	if (ret && !r.tool) {

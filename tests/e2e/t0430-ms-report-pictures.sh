@@ -3,7 +3,10 @@
 # heap's peak and says so; stacks cut at ms-record --depth share one
 # [truncated] root, with exactly the bytes of the cut stacks; --icicle puts
 # the root on top; the flame graph of a large recording (a generated one,
-# 20,000 stacks, 90,000 call tree nodes) stays small.
+# 20,000 stacks, 90,000 call tree nodes) stays small.  --html: one
+# well-formed page that loads nothing, with the summary's exact figures,
+# the leaks and their stacks, the heap over time up to the end of the run
+# (from the samples, whose last is at the end), by site from the events.
 . "$(dirname "$0")/lib.sh"
 cd "$OUT" || exit 2
 
@@ -98,4 +101,53 @@ check_range "big.svg: at most 1,500 frames drawn" 500 1500 "$(attr big.svg data-
 check_range "big.svg: under 300 kB" 100000 300000 "$(wc -c <big.svg)"
 check_eq "big.svg: the total is every byte" \
 	"$(jq -s 'map(select(.type=="site") | .bytes) | add' big.ndjson)" "$(attr big.svg data-total)"
+
+# --- --html ------------------------------------------------------------------------
+# chart_json PAGE ID: the data of the page's chart ID as [times, series, names].
+chart_json() {
+	grep "^msChart('$2'," "$1" | sed "s/^msChart('$2', [0-9]*, [0-9]*, [0-9]*, /[/; s/);\$/]/; s/'/\"/g"
+}
+R=d64.ndjson
+check_status "--html" 0 ms-report --html -o leaky.html "$R"
+check_eq "html: one file written, nothing else" "d4.ndjson d4.svg d64.ndjson icicle.svg leaky.html" \
+	"$(ls | grep -E '^(d4|d64|icicle|leaky)' | tr '\n' ' ' | sed 's/ $//')"
+check_status "html: well-formed (an XML parser reads it)" 0 xmllint --noout leaky.html
+check_fgrep "html: an HTML5 page" "<!DOCTYPE html>" leaky.html
+check_nogrep "html: names no address, loads nothing" 'https?:|src=|href=|<link|@import|url\(' leaky.html
+check_fgrep "html: the summary's leaked total, exact" \
+	'<tr class="strong"><td>leaked</td><td class="n">89,609 B</td><td>in 1,020 blocks</td></tr>' leaky.html
+check_fgrep "html: the summary's allocations" \
+	"<td>allocations</td><td class=\"n\">$(jq -r 'select(.type=="end") | .allocs' "$R" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')</td>" leaky.html
+check_fgrep "html: the leaks heading" "<h2>Leaks: 89,609 B in 1,020 blocks</h2>" leaky.html
+L_small=$(line_of "$TOP/examples/leaky.c" "char *p = malloc(48);")
+check_fgrep "html: the largest leak, where it was allocated" \
+	"48,000 B</span> in 1,000 blocks of 48 B from <code>malloc</code> at <code>leak_small_inner leaky.c:$L_small</code>, definitely lost" leaky.html
+check_fgrep "html: its stack" "<li>leak_small_inner leaky.c:$L_small <span class=\"mod\">leaky</span></li>" leaky.html
+check_eq "html: the flame graph, inline" 1 "$(grep -c '<svg class="msflame"' leaky.html)"
+check_fgrep "html: the flame graph's total" "examples/bin/leaky: 87.5 KiB leaked</text>" leaky.html
+# The samples cover the run: the last is at the end record's time, with its
+# heap; the chart ends there.
+end_ts=$(jq 'select(.type=="end") | .ts' "$R")
+check_eq "recording: the last sample is at the end" "$end_ts" "$(jq 'select(.type=="sample") | .ts' "$R" | tail -1)"
+chart_json leaky.html heapchart >heap.json
+check_eq "html: the heap chart ends at the end of the run, with the heap left" "$end_ts 89609" \
+	"$(jq -r '"\(.[0] | last) \(.[1][0] | last)"' heap.json)"
+check_eq "html: the heap chart has the peak" \
+	"$(jq -r 'select(.type=="end") | "\(.peak_ts) \(.peak)"' "$R")" \
+	"$(jq -r '. as $c | [range(0; .[0] | length)] | map(select($c[1][0][.] == ($c[1][0] | max)))[0] as $i | "\($c[0][$i]) \($c[1][0][$i])"' heap.json)"
+check_eq "html: and every sample" "$(jq -s 'map(select(.type=="sample")) | length' "$R")" \
+	"$(jq '.[0] | length - 2' heap.json)"
+# By site, from the events: twosites' three sites, exactly.
+check_status "twosites recorded with --events" 0 ms-record -q --events -o ts.ndjson "$EX/twosites"
+check_status "--html of an --events recording" 0 ms-report --html -o ts.html ts.ndjson
+check_status "ts.html: well-formed" 0 xmllint --noout ts.html
+chart_json ts.html heapchart >ts.json
+check_eq "ts.html: the three sites and the rest, largest first" \
+	'["leak_two","leak_anon","leak_two","all"]' \
+	"$(jq -c '[.[2][] | split(" ")[0] | sub("[.].*"; "")]' ts.json)"
+check_eq "ts.html: at the end each holds its leaks" "640 256 192 0" \
+	"$(jq -r '[.[1][] | last] | map(tostring) | join(" ")' ts.json)"
+check_eq "ts.html: the chart ends at the end of the run" \
+	"$(jq 'select(.type=="end") | .ts' ts.ndjson)" "$(jq '.[0] | last' ts.json)"
+check_fgrep "ts.html: says where the figures come from" "from the recording's events" ts.html
 finish
