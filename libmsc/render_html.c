@@ -156,6 +156,7 @@ static const char page_style[] =
 	"  vertical-align: -1px; border-radius: 2px; }\n"
 	".note { color: #5a5a55; font-size: 12.5px; margin: 6px 0 0; }\n"
 	".warn { background: #fff4e0; border: 1px solid #f0c36d; padding: 6px 10px; border-radius: 4px; }\n"
+	"svg.chart, svg.msflame { max-width: 100%; height: auto; display: block; }\n"
 	"svg.chart text { font-size: 11px; fill: #5a5a55; }\n"
 	"svg.chart .tip text { fill: #1d1d1b; }\n"
 	"pre { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 12.5px; }\n"
@@ -383,7 +384,8 @@ static int chart_by_site(struct chart *c, const struct msc_report *r, const stru
 	}
 	qsort(rank, h->nstacks, 2 * sizeof(*rank), cmp_u64_desc);
 	c->by_site = true;
-	for (k = 0; k < h->nstacks && k < TOP_SERIES && rank[2 * k]; k++)
+	/* A site that never held 1 % of the peak would be a hairline. */
+	for (k = 0; k < h->nstacks && k < TOP_SERIES && rank[2 * k] && rank[2 * k] >= r->peak / 100; k++)
 		c->stacks[c->nsites++] = (uint32_t)rank[2 * k + 1];
 	if (chart_alloc(c, h->nslots + 3, c->nsites + 1))
 		goto out;
@@ -726,8 +728,8 @@ static void heap_section(struct page *p, const struct charts *cs)
 		fputs("</div>\n", p->out);
 		if (cs->heap.by_site)
 			fprintf(p->out, "<p class=\"note\">The bytes each site (call path) held, stacked: the %u that "
-					"held the most, and all others together; from the recording's events, as "
-					"they stood every %s, and at the peak (%s at %s).</p>\n",
+					"held the most (at least 1 %% of the peak), and all others together; from the "
+					"recording's events, as they stood every %s, and at the peak (%s at %s).</p>\n",
 				cs->heap.nsites, msc_fmt_duration(a, sizeof(a), r->heap.slot_ns),
 				sz(b, sizeof(b), r->peak), seconds(c, sizeof(c), r->peak_ts));
 		else
