@@ -4,6 +4,10 @@
 #   make check      install missing packages, build, run every test
 #   make demo       install missing packages, build, run the main pipeline
 #   make bench      compare with heaptrack and valgrind (installs them)
+#   make screenshot ms-report --html and --svg drawn by headless Chromium
+#                   (installs it): PNGs in tests/bench/out/pictures, and
+#                   their scripts checked in the browser
+#   make pictures   the same, and the README's examples/pictures/*.png
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Options: V=1 shows commands, DEVELOPER=1 turns warnings into errors,
@@ -76,8 +80,9 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
+SHOT_PKGS = chromium fonts-dejavu-core
 
-.PHONY: all check demo deps bench-deps install clean unit e2e bench
+.PHONY: all check demo deps bench-deps shot-deps install clean unit e2e bench screenshot pictures
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -145,6 +150,9 @@ deps:
 bench-deps:
 	$(Q)PKGS="$(DEPS_PKGS) $(BENCH_PKGS)" sh tests/deps.sh
 
+shot-deps:
+	$(Q)PKGS="$(DEPS_PKGS) $(SHOT_PKGS)" sh tests/deps.sh
+
 unit: $(UNIT_TESTS)
 	$(Q)fail=0; for t in $(UNIT_TESTS); do \
 		echo "  UNIT    $$t"; \
@@ -166,6 +174,15 @@ demo: deps
 bench: bench-deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)sh tests/bench/run.sh
+
+# Not part of check: a browser is a large dependency for a test suite.
+screenshot: shot-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tests/bench/pictures.sh
+
+pictures: shot-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tests/bench/pictures.sh --examples
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
