@@ -7,6 +7,10 @@
 #   make install    PREFIX=/usr/local DESTDIR=  (tools, libmemscope.so, memscope.h
 #                   with its pkg-config file memscope.pc, man pages)
 #   make uninstall  the same PREFIX and DESTDIR: removes what install put there
+#   make screenshot ms-report --html and --svg drawn by headless Chromium
+#                   (installs it): PNGs in tests/bench/out/pictures, and
+#                   their scripts checked in the browser
+#   make pictures   the same, and the README's examples/pictures/*.png
 #
 # Options: V=1 shows commands, DEVELOPER=1 turns warnings into errors,
 # SANITIZE=address,undefined builds everything with sanitizers but the shim:
@@ -49,7 +53,7 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util ndjson cli proc stream snap hash diff sym agg stacks collect collect_session scan format recorder inject live poll filter report render render_text render_json render_flame
+LIBMSC_MODS = arena err util ndjson cli proc stream snap hash diff sym agg stacks collect collect_session scan format recorder inject live poll filter report render render_text render_json render_flame render_html
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
@@ -83,8 +87,9 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
+SHOT_PKGS = chromium fonts-dejavu-core
 
-.PHONY: all check demo deps bench-deps install uninstall clean unit e2e bench
+.PHONY: all check demo deps bench-deps shot-deps install uninstall clean unit e2e bench screenshot pictures
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -152,6 +157,9 @@ deps:
 bench-deps:
 	$(Q)PKGS="$(DEPS_PKGS) $(BENCH_PKGS)" sh tests/deps.sh
 
+shot-deps:
+	$(Q)PKGS="$(DEPS_PKGS) $(SHOT_PKGS)" sh tests/deps.sh
+
 unit: $(UNIT_TESTS)
 	$(Q)fail=0; for t in $(UNIT_TESTS); do \
 		echo "  UNIT    $$t"; \
@@ -189,6 +197,15 @@ Version: $(VERSION)
 Cflags: -I$${includedir}
 endef
 export MEMSCOPE_PC
+
+# Not part of check: a browser is a large dependency for a test suite.
+screenshot: shot-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tests/bench/pictures.sh
+
+pictures: shot-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tests/bench/pictures.sh --examples
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \

@@ -773,7 +773,7 @@ int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_report_format f
 		   unsigned top)
 {
 	struct msc_report_opts o = { format, MSC_COST_LEAKED, top, MSC_SECTION_ALL, NULL };
-	struct msc_report r;
+	struct msc_report r = { 0 };
 	struct msc_reader rd;
 	struct msc_writer w;
 	struct msc_err err;

@@ -5,7 +5,9 @@
  * msc_report_render() (render.c) hands a loaded report to one renderer per
  * output: render_text.c (80-column text and GitHub Markdown, the same
  * sections), render_json.c (one JSON document), render_flame.c
- * (flamegraph.pl's folded stacks and a self-contained SVG flame graph).
+ * (flamegraph.pl's folded stacks and a self-contained SVG flame graph),
+ * render_html.c (one self-contained page: summary, heap over time, leaks
+ * and the flame graph).
  * They share the views of the model defined in render.c: sites and leaks
  * grouped by stack, the orders they are listed in, the totals, and what a
  * filter dropped.
@@ -62,11 +64,31 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t);
 bool render_filtered_relevant(const struct msc_report *r, const struct msc_filtered *f);
 unsigned render_filtered_count(const struct msc_report *r);
 size_t render_utf8_len(const unsigned char *p);
+/* Text for XML and HTML: escaped, and well-formed whatever the bytes (a
+ * byte that is not UTF-8, or a control character XML forbids, becomes
+ * U+FFFD). */
+void render_xml(FILE *out, const char *s);
+
+/*
+ * The cost a flame graph draws: the one asked for, and for MSC_COST_AUTO
+ * the bytes leaked, or when nothing leaked those at the heap's peak, or
+ * when there is no peak either the bytes allocated.
+ */
+enum msc_report_cost render_flame_cost(const struct msc_report *r, enum msc_report_cost asked);
+/*
+ * An SVG flame graph (or icicle, o->icicle) of the cost.  standalone: an
+ * SVG document with its script; otherwise an <svg> element for a page,
+ * which calls msFlame(element) from render_flame_script() once loaded.
+ */
+int render_flame_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out, bool standalone);
+/* The script that makes a flame graph interactive: msFlame(svg). */
+void render_flame_script(FILE *out);
 
 /* The renderers: 0 or a negative errno. */
 int render_text(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 
 #endif

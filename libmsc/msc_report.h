@@ -77,6 +77,38 @@ struct msc_rproc {
 	bool has_pss;
 };
 
+/*
+ * The heap over time by stack, kept from an --events recording when asked
+ * (msc_report.want_heap_series): each stack's live bytes, as it stood at the
+ * end of each time slot where it changed.  Slots start 10 us wide and double
+ * whenever the run outgrows MSC_HEAP_SLOTS of them, so a run of any length
+ * ends with between half and all of them, and memory stays proportional to
+ * slots times the stacks active in each.
+ */
+#define MSC_HEAP_SLOTS 512
+
+struct msc_rheap_change {
+	uint32_t slot, stack;
+	int64_t live;			/* the stack's live bytes at the slot's end */
+};
+
+struct msc_rheap_stack {
+	int64_t live;
+	uint32_t slot;			/* of its last change */
+	size_t at;			/* that change's index in the log */
+};
+
+struct msc_rheap {
+	uint64_t slot_ns;		/* 0: nothing kept */
+	uint32_t nslots;		/* slots up to the last change */
+	struct msc_rheap_change *log;	/* in slot order */
+	size_t nlog, log_cap;
+	uint64_t *total;		/* per slot: the heap at its end */
+	struct msc_rheap_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct msc_u64map index;	/* stack id + 1 -> index in stacks */
+};
+
 struct msc_rmapping {
 	int pid;
 	const char *name, *kind;
@@ -125,6 +157,7 @@ struct msc_report {
 	uint64_t duration, peak, peak_ts, lost, leaked_bytes, leaked_blocks;
 	uint64_t end_allocs, end_frees, end_bytes;
 	bool has_end_totals, scanned;
+	unsigned depth;			/* ms-record --depth; 0: not known */
 	struct msc_filtered *filtered;
 	unsigned nfiltered;
 	const char **filters;
@@ -157,11 +190,23 @@ struct msc_report {
 	char last_fn_name[24];
 	const char *const *alloc_fns;	/* for attribution (ms-filter --alloc-fn) */
 	unsigned nalloc_fns;
+	bool want_heap_series;		/* set before loading: keep heap */
+	struct msc_rheap heap;
 };
 
+/*
+ * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns and
+ * want_heap_series before: they are kept, the rest is cleared.
+ */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);
 const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id);
+/*
+ * Whether the stack was cut at ms-record's --depth: as many frames as the
+ * depth (inlined frames apart), and its outermost is not where a program
+ * or a thread starts.  False when the depth is not known.
+ */
+bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s);
 
 enum msc_report_format {
 	MSC_REPORT_TEXT,
@@ -169,9 +214,12 @@ enum msc_report_format {
 	MSC_REPORT_JSON,
 	MSC_REPORT_COLLAPSED,
 	MSC_REPORT_SVG,
+	MSC_REPORT_HTML,
 };
 
 enum msc_report_cost {
+	MSC_COST_AUTO,			/* leaked; pictures: peak, then bytes,
+					 * when nothing leaked */
 	MSC_COST_LEAKED,
 	MSC_COST_ALLOCS,
 	MSC_COST_BYTES,
@@ -192,6 +240,7 @@ struct msc_report_opts {
 	unsigned top;			/* rows per table */
 	unsigned sections;
 	const char *title;		/* SVG title */
+	bool icicle;			/* flame graphs top-down */
 };
 
 /* Parses "summary,leaks,..."; returns 0 or -EINVAL. */

@@ -37,6 +37,7 @@ struct rproc {
 	size_t nown, capown;
 	struct thread *threads;		/* its threads, for the scan */
 	size_t nthreads, capthreads;
+	uint64_t last_rss;		/* the last rss read, for the closing sample */
 };
 
 struct msc_recorder {
@@ -175,6 +176,21 @@ static void thread_gone(struct rproc *pr, uint32_t tid)
 		}
 }
 
+/* The process's rss now, or 0 when it cannot be read (it has gone). */
+static uint64_t rss_of(int pid)
+{
+	struct msc_procfs fs;
+	struct msc_pstatm st;
+	uint64_t rss = 0;
+
+	if (msc_procfs_init(&fs, NULL))
+		return 0;
+	if (msc_proc_statm(&fs, pid, &st, NULL) == 0 && st.size)
+		rss = st.resident;
+	msc_procfs_release(&fs);
+	return rss;
+}
+
 /* ------------------------------------------------------------ callbacks */
 
 static bool on_attach(void *ctx, struct msc_cproc *p)
@@ -194,6 +210,8 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	}
 	pr->pid = p->pid;
 	p->user = pr;
+	if (r->o.interval_ms)
+		pr->last_rss = rss_of(p->pid);
 	if (is_main) {
 		r->main_seen = true;
 		r->main_pr = pr;
@@ -224,6 +242,7 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 			thread_seen(pr, ev);
 		break;
 	case MSC_CEV_SAMPLE:
+		pr->last_rss = ev->v[0];
 		if (!r->output_gone) {
 			msc_write_sample(r->w, a, p->pid, ev->ts, ev->v[0]);
 			flush_output(r);
@@ -265,6 +284,14 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 	size_t i, nex = 0;
 
 	(void)tid;
+	/* The program waits at its exit, its destructors run: the rss the
+	 * closing sample gives. */
+	if (r->o.interval_ms) {
+		uint64_t rss = rss_of(p->pid);
+
+		if (rss)
+			pr->last_rss = rss;
+	}
 	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
 	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
 	roots = malloc((pr->nthreads + 1) * sizeof(*roots));
@@ -338,7 +365,15 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	const struct msc_site **order;
 	struct msc_leak *leaks = NULL;
 	long nleaks = 0, nsites = 0, i;
+	/* The end is now, not after the results are written (a large
+	 * recording takes a while to write them). */
+	uint64_t end_ts = now(r, a);
 
+	/* The samples' last point is the end: the heap and totals the end
+	 * record gives, with the last rss read (at the leak scan when one
+	 * ran; the process is gone by now). */
+	if (r->o.interval_ms)
+		msc_write_sample(w, a, pr->pid, end_ts, pr->last_rss);
 	order = malloc((a->nsites ? a->nsites : 1) * sizeof(*order));
 	if (!order) {
 		warn(r, "out of memory writing the results of pid %d", pr->pid);
@@ -372,7 +407,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 		if (end->core)
 			msc_w_bool(w, "core", true);
 	}
-	msc_w_u64(w, "ts", now(r, a));
+	msc_w_u64(w, "ts", end_ts);
 	msc_write_totals(w, a, !exec);
 	msc_w_u64(w, "lost", end->lost);
 	if (end->waits)

@@ -250,6 +250,27 @@ size_t render_utf8_len(const unsigned char *p)
 	return 0;
 }
 
+void render_xml(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = render_utf8_len(p);
+
+		switch (*p) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			if (!n || (*p < 0x20 && *p != '\t' && *p != '\n'))
+				fputs("\xef\xbf\xbd", out);
+			else
+				fwrite(p, 1, n, out);
+		}
+		p += n ? n : 1;
+	}
+}
 
 /* ---------------------------------------------------------------- entry */
 
@@ -297,6 +318,9 @@ int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FIL
 		break;
 	case MSC_REPORT_SVG:
 		ret = render_svg(r, o, out);
+		break;
+	case MSC_REPORT_HTML:
+		ret = render_html(r, o, out);
 		break;
 	}
 	if (!ret && (fflush(out) || ferror(out)))

@@ -99,6 +99,123 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
 	return v ? (const struct msc_rstack *)(uintptr_t)*v : NULL;
 }
 
+/* Where a process's or a thread's stack begins: nothing calls these. */
+static bool outermost_frame(const char *fn)
+{
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_main_impl",
+					      "__libc_start_call_main", "start_thread", "clone", "clone3" };
+	size_t i;
+
+	for (i = 0; fn && i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(fn, roots[i]))
+			return true;
+	return false;
+}
+
+bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s)
+{
+	unsigned i, calls = 0;
+
+	if (!r->depth || !s || !s->n || outermost_frame(s->frames[s->n - 1].fn))
+		return false;
+	for (i = 0; i < s->n; i++)
+		calls += !s->frames[i].inlined;
+	return calls >= r->depth;
+}
+
+/* ------------------------------------------------------ heap over time */
+
+#define HEAP_FIRST_SLOT_NS 10000ull
+
+/* Twice as wide slots: the log keeps each stack's last change per slot. */
+static void heap_coarser(struct msc_rheap *h)
+{
+	size_t i, o = 0;
+	uint32_t s;
+
+	h->slot_ns *= 2;
+	for (i = 0; i < h->nstacks; i++)
+		h->stacks[i].slot = UINT32_MAX;
+	for (i = 0; i < h->nlog; i++) {
+		struct msc_rheap_change c = h->log[i];
+		uint64_t *k = msc_u64map_get(&h->index, (uint64_t)c.stack + 1);
+		struct msc_rheap_stack *st = &h->stacks[*k];
+
+		c.slot /= 2;
+		if (st->slot == c.slot) {
+			h->log[st->at].live = c.live;
+			continue;
+		}
+		st->slot = c.slot;
+		st->at = o;
+		h->log[o++] = c;
+	}
+	h->nlog = o;
+	for (s = 0; s < MSC_HEAP_SLOTS / 2; s++)
+		h->total[s] = h->total[2 * s + 1 < h->nslots ? 2 * s + 1 : 2 * s];
+	for (; s < MSC_HEAP_SLOTS; s++)
+		h->total[s] = 0;
+	h->nslots = (h->nslots + 1) / 2;
+}
+
+/* The stack's live bytes changed by delta at ts; the heap is now total. */
+static int heap_change(struct msc_rheap *h, uint64_t ts, uint32_t stack, int64_t delta, uint64_t total)
+{
+	struct msc_rheap_stack *st;
+	uint64_t *k, slot;
+	uint32_t s;
+
+	if (!h->slot_ns) {
+		h->slot_ns = HEAP_FIRST_SLOT_NS;
+		h->total = calloc(MSC_HEAP_SLOTS, sizeof(*h->total));
+		if (!h->total || msc_u64map_init(&h->index, 1024))
+			return -ENOMEM;
+	}
+	while ((slot = ts / h->slot_ns) >= MSC_HEAP_SLOTS)
+		heap_coarser(h);
+	/* Events come in time order; one that does not is taken as late. */
+	if (h->nslots && slot < h->nslots - 1)
+		slot = h->nslots - 1;
+	k = msc_u64map_get(&h->index, (uint64_t)stack + 1);
+	if (!k) {
+		if (MSC_GROW(h->stacks, h->nstacks + 1, h->stacks_cap, 256) ||
+		    msc_u64map_put(&h->index, (uint64_t)stack + 1, h->nstacks))
+			return -ENOMEM;
+		st = &h->stacks[h->nstacks++];
+		st->live = 0;
+		st->slot = UINT32_MAX;
+	} else {
+		st = &h->stacks[*k];
+	}
+	st->live += delta;
+	/* Slots without a change keep the heap as it was. */
+	for (s = h->nslots; s < slot; s++)
+		h->total[s] = s ? h->total[s - 1] : 0;
+	if (slot >= h->nslots)
+		h->nslots = (uint32_t)slot + 1;
+	h->total[slot] = total;
+	if (st->slot == slot) {
+		h->log[st->at].live = st->live;
+		return 0;
+	}
+	if (MSC_GROW(h->log, h->nlog + 1, h->log_cap, 1024))
+		return -ENOMEM;
+	st->slot = (uint32_t)slot;
+	st->at = h->nlog;
+	h->log[h->nlog++] = (struct msc_rheap_change){ (uint32_t)slot, stack, st->live };
+	return 0;
+}
+
+static void heap_release(struct msc_rheap *h)
+{
+	free(h->log);
+	free(h->total);
+	free(h->stacks);
+	if (h->slot_ns)
+		msc_u64map_release(&h->index);
+	memset(h, 0, sizeof(*h));
+}
+
 static int check_stack(struct msc_report *r, const struct msc_rec *rec, uint64_t stack,
 		       struct msc_err *err)
 {
@@ -244,7 +361,7 @@ static unsigned fn_id(struct msc_report *r, const char *name)
 static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t,
 		      struct msc_err *err)
 {
-	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0;
+	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0, before;
 	const char *fn = msc_rec_str(rec, "fn", NULL);
 	struct msc_cevent ev = { 0 };
 	int ret;
@@ -311,7 +428,12 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	default:
 		return 0;
 	}
+	before = r->agg.live_bytes;
 	msc_agg_apply(&r->agg, &ev, NULL);
+	/* A free's record names the stack of the block it frees. */
+	if (r->want_heap_series && r->agg.live_bytes != before &&
+	    heap_change(&r->heap, ts, ev.stack, (int64_t)(r->agg.live_bytes - before), r->agg.live_bytes))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -408,6 +530,7 @@ static int new_image(struct msc_report *r)
 {
 	r->nsites = 0;
 	r->nleaks = 0;
+	heap_release(&r->heap);
 	if (r->agg_ready) {
 		msc_agg_release(&r->agg);
 		r->agg_ready = false;
@@ -503,6 +626,12 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	r->start = str(r, rec, "start");
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "depth", &ms) > 0) {
+		uint64_t d = 0;
+
+		if (!msc_jval_u64(&ms, &d) && d <= UINT32_MAX)
+			r->depth = (unsigned)d;
+	}
 argv:
 	argv = header_argv(r, rec);
 	if (argv)
@@ -679,6 +808,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 {
 	const char *const *alloc_fns = r->alloc_fns;
 	unsigned nalloc_fns = r->nalloc_fns;
+	bool want_heap_series = r->want_heap_series;
 	struct msc_rec rec;
 	enum msc_rtype t;
 	bool first = true;
@@ -687,6 +817,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	memset(r, 0, sizeof(*r));
 	r->alloc_fns = alloc_fns;
 	r->nalloc_fns = nalloc_fns;
+	r->want_heap_series = want_heap_series;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||
@@ -762,6 +893,7 @@ void msc_report_release(struct msc_report *r)
 	free(r->images);
 	if (r->agg_ready)
 		msc_agg_release(&r->agg);
+	heap_release(&r->heap);
 	msc_u64map_release(&r->stacks);
 	msc_u64map_release(&r->pids);
 	msc_u64map_release(&r->image_of);

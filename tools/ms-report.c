@@ -18,13 +18,17 @@ static const char help[] =
 	"      --json            one JSON document, for scripts\n"
 	"      --collapsed       folded stacks for flamegraph.pl\n"
 	"      --svg             a self-contained interactive flame graph\n"
+	"      --html            one self-contained page: summary, heap over time,\n"
+	"                        leaks with their stacks, flame graph\n"
 	"  -n, --top N           rows per table (default 10)\n"
 	"      --sections LIST   summary,leaks,top,temporary,sizes,timeline or all\n"
 	"                        (default all)\n"
-	"      --cost WHAT       what --collapsed and --svg weigh: leaked (default),\n"
+	"      --cost WHAT       what --collapsed, --svg and --html weigh: leaked\n"
+	"                        (default; pictures: peak when nothing leaked),\n"
 	"                        allocs, bytes, peak\n"
+	"      --icicle          flame graphs top-down, the callers above\n"
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
-	"      --title TEXT      the title of the --svg flame graph\n"
+	"      --title TEXT      the title of the --svg flame graph or --html page\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
 	"  -q, --quiet           no warnings (errors are still reported)\n"
 	"  -h, --help            show this help and exit\n"
@@ -33,7 +37,10 @@ static const char help[] =
 	"Exit status: 0 ok, 2 bad input or error (the report of what was read\n"
 	"before the bad record is still written).\n";
 
-enum { OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_SECTIONS, OPT_COST, OPT_ALLOC_FN, OPT_TITLE };
+enum {
+	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_SECTIONS, OPT_COST,
+	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
+};
 
 static const struct option longopts[] = {
 	{ "text", no_argument, NULL, OPT_TEXT },
@@ -41,9 +48,11 @@ static const struct option longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
 	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "html", no_argument, NULL, OPT_HTML },
 	{ "top", required_argument, NULL, 'n' },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "cost", required_argument, NULL, OPT_COST },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "output", required_argument, NULL, 'o' },
@@ -55,7 +64,7 @@ static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
 
 int main(int argc, char **argv)
 {
-	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_LEAKED, 10, MSC_SECTION_ALL, NULL };
+	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false };
 	struct msc_report r = { 0 };
 	struct msc_reader rd;
 	struct msc_err err;
@@ -82,6 +91,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SVG:
 			o.format = MSC_REPORT_SVG;
+			break;
+		case OPT_HTML:
+			o.format = MSC_REPORT_HTML;
+			break;
+		case OPT_ICICLE:
+			o.icicle = true;
 			break;
 		case 'n':
 			o.top = msc_cli_count(optarg, 1000000);
@@ -131,6 +146,8 @@ int main(int argc, char **argv)
 		msc_die("%s", err.msg);
 	r.alloc_fns = alloc_fns;
 	r.nalloc_fns = nalloc_fns;
+	/* The page draws the heap over time by site from an --events stream. */
+	r.want_heap_series = o.format == MSC_REPORT_HTML;
 	ret = msc_report_load(&r, &rd, &err);
 	/* An empty or foreign input has nothing to report. */
 	if (ret && !r.tool) {

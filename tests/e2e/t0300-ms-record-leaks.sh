@@ -10,6 +10,14 @@ check_status "leaky runs" 0 ms-record -q -o "$OUT/leaky.ndjson" "$EX/leaky"
 R="$OUT/leaky.ndjson"
 check_eq "leaky end" '601025 600005 1020 89609 89609 1020 true 0' \
 	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.live) \(.live_bytes) \(.leaked_bytes) \(.leaked_blocks) \(.scanned) \(.lost)"' "$R")"
+# The samples cover the run: the last is at the end, with its figures.
+check_eq "leaky: the last sample is the end's ts, heap, allocs and bytes" \
+	"$(jq -r 'select(.type=="end") | "\(.ts) \(.live_bytes) \(.allocs) \(.bytes)"' "$R")" \
+	"$(jq -r 'select(.type=="sample") | "\(.ts) \(.heap) \(.allocs) \(.bytes)"' "$R" | tail -1)"
+check_range "leaky: the last sample's rss is read" 1 100000000000 \
+	"$(jq -r 'select(.type=="sample") | .rss' "$R" | tail -1)"
+check_status "-i 0: no samples" 0 ms-record -q -i 0 -o "$OUT/nosample.ndjson" "$EX/leaky"
+check_eq "-i 0: no samples, not even the last" 0 "$(grep -c '"type":"sample"' "$OUT/nosample.ndjson")"
 check_eq "leaky: leak kinds" 'definitely' "$(jq -r 'select(.type=="leak") | .kind' "$R" | sort -u)"
 check_eq "leak_small_inner" '1000 48000 definitely 48' "$(leaks_in "$R" leak_small_inner)"
 check_eq "leak_page_inner" '10 40960 definitely 4096' "$(leaks_in "$R" leak_page_inner)"

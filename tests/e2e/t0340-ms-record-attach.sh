@@ -271,7 +271,7 @@ while [ $i -lt 10 ]; do
 	i0=$((i * 10))
 	ms-record -p $P --duration 1s -o "$OUT/race.ndjson" 2>"$OUT/race.err"
 	s=$?
-	if { [ $s = 2 ] && ! { grep -Eq "exited|no process|exiting" "$OUT/race.err" &&
+	if { [ $s = 2 ] && ! { grep -Eiq "exited|no process|no such process|exiting" "$OUT/race.err" &&
 			      [ "$(wc -l <"$OUT/race.err")" = 1 ]; }; } ||
 	   { [ $s != 0 ] && [ $s != 2 ]; }; then
 		odd=$((odd + 1))

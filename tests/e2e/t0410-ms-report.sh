@@ -108,11 +108,25 @@ check_status "--svg" 0 ms-report --svg -o leaks.svg leaky.ndjson
 check_status "svg: well-formed XML" 0 xmllint --noout leaks.svg
 check_nogrep "svg: self-contained (no external script or style)" '(src|href)=' leaks.svg
 check_fgrep "svg: its own script" '<script type="text/ecmascript">' leaks.svg
-check_fgrep "svg: the total in the title" "examples/bin/leaky: 87.5 KiB leaked bytes" leaks.svg
-check_fgrep "svg: a frame's cost" "<title>leak_small_inner (46.9 KiB bytes, 53.57%)</title>" leaks.svg
-check_eq "svg: one box per node of the call tree" \
-	"$(ms-report --collapsed leaky.ndjson | awk '{ $NF = ""; n = split($0, f, ";"); p = ""; for (i = 1; i <= n; i++) { p = p ";" f[i]; if (!(p in seen)) { seen[p] = 1; c++ } } } END { print c }')" \
-	"$(grep -c '<g class="f"' leaks.svg)"
+check_fgrep "svg: the total in the title" "examples/bin/leaky: 87.5 KiB leaked</text>" leaks.svg
+check_fgrep "svg: what the width is" "The width of a frame is its share of the bytes leaked" leaks.svg
+# A frame's tooltip: its name, file:line and module, its cost and share.
+check_eq "svg: a frame's tooltip" "leak_small_inner
+leaky.c:$L_small in leaky
+46.9 KiB (53.57%)" "$(grep -A2 '<title>leak_small_inner$' leaks.svg | sed 's#</title>.*##; s/<[^>]*>//g')"
+check_nogrep "svg: sizes without a second unit" 'iB bytes|B bytes' leaks.svg
+# Every node of the call tree is counted; frames under a pixel (here 76 B)
+# are drawn merged with their siblings when together they make one: the
+# strdup'ed names (3 x 7 B) do not, and are not drawn.
+check_eq "svg: every node of the call tree counted" \
+	"$(ms-report --collapsed leaky.ndjson | awk '{ $NF = ""; n = split($0, f, ";"); p = ""; for (i = 1; i <= n; i++) { p = p ";" f[i]; if (!(p in seen)) { seen[p] = 1; c++ } } } END { print c + 1 }')" \
+	"$(grep -o 'data-frames="[0-9]*"' leaks.svg | tr -dc 0-9)"
+check_eq "svg: one box per frame drawn" "$(grep -o 'data-drawn="[0-9]*"' leaks.svg | tr -dc 0-9)" \
+	"$(grep -c '^<g data-c=' leaks.svg)"
+check_eq "svg: 13 of 15 frames drawn" "15 13" \
+	"$(grep -o 'data-frames="[0-9]*" data-drawn="[0-9]*"' leaks.svg | tr -dc '0-9 ')"
+check_nogrep "svg: leak_name (21 B) not drawn" '<title>leak_name$' leaks.svg
+check_egrep "svg: leak_aligned (128 B) drawn" '<title>leak_aligned$' leaks.svg
 ms-report --svg --cost allocs --title 'my title' leaky.ndjson >allocs.svg
 check_fgrep "svg --title and --cost allocs" "my title: 601,025 allocations" allocs.svg
 
