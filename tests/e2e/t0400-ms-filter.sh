@@ -237,11 +237,15 @@ EOF
 sed 's/"id":1,/"id":4294967297,/; s/"stack":1}/"stack":4294967297}/' mm.ndjson >bigid.ndjson
 check_status "a stack id past 32 bits" 2 ms-filter --only main bigid.ndjson
 check_one_line_error "a stack id past 32 bits" "$OUT/last.err"
-# Frames that are not objects: bad input, named by its line, for both tools.
-printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":[1,2]}' >badframes.ndjson
+# Frames that are neither objects nor frame ids, and ids of frame records
+# that are not there: bad input, named by its line, for both tools.
+printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":["a"]}' >badframes.ndjson
+printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":[1,2]}' >noframes.ndjson
 for tool in ms-filter ms-report; do
 	check_status "$tool: frames that are not objects" 2 $tool badframes.ndjson
-	check_grep "$tool: the error names line 2" "badframes.ndjson:2: stack frames must be objects" "$OUT/last.err"
+	check_grep "$tool: the error names line 2" "badframes.ndjson:2: stack frames must be objects or frame ids" "$OUT/last.err"
+	check_status "$tool: frames never defined" 2 $tool noframes.ndjson
+	check_grep "$tool: the error names line 2" "noframes.ndjson:2: stack record refers to frame 1, never defined" "$OUT/last.err"
 done
 for args in "--only main" "--max 4096" "--transient --only main"; do
 	# shellcheck disable=SC2086
