@@ -37,7 +37,7 @@
 #include "msc_err.h"
 
 #define MSC_FORMAT_NAME "memscope"
-#define MSC_FORMAT_VERSION 1
+#define MSC_FORMAT_VERSION 2
 
 /* ---------------------------------------------------------------- writer */
 
