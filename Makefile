@@ -50,7 +50,7 @@ LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
-MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lstdc++ -lm
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 
 EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
@@ -73,8 +73,10 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
              tests/bench/bin/peakmem
 
 # Debian packages that building and testing need (make deps installs them).
+# libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
+# its files and ours are the same stream.
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
-            libdw-dev libelf-dev libncurses-dev jq libxml2-utils
+            libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
 
 .PHONY: all check demo deps bench-deps install clean unit e2e bench

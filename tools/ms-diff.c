@@ -35,6 +35,7 @@ static const char help[] =
 	"  -n, --top N                rows per table with --text or --md\n"
 	"                             (default 10)\n"
 	"  -o, --output FILE          write to FILE instead of standard output\n"
+	"                             (compressed with zstd if it ends in .zst)\n"
 	"  -q, --quiet                no warnings\n"
 	"  -h, --help                 show this help and exit\n"
 	"  -V, --version              show the version and exit\n"
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
-	if (text || md) {
+	if ((text || md) && !msc_zst_name(output)) {
 		FILE *out = fd == 1 ? stdout : fdopen(fd, "w");
 		int ret;
 
@@ -176,9 +177,19 @@ int main(int argc, char **argv)
 	} else {
 		struct msc_writer w;
 
-		if (msc_writer_init(&w, fd, 0))
+		if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 			msc_die("out of memory");
-		msc_diff_write_stream(&d, &w);
+		if (text || md) {
+			/* The report, compressed. */
+			FILE *out = msc_writer_fopen(&w);
+
+			if (!out)
+				msc_die("out of memory");
+			msc_diff_print(&d, out, md, top);
+			fclose(out);
+		} else {
+			msc_diff_write_stream(&d, &w);
+		}
 		status = msc_cli_finish_output(&w, fd, output);
 	}
 

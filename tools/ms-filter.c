@@ -39,6 +39,7 @@ static const char help[] =
 	"      --expand           write each stack with its frames in place, as\n"
 	"                         format version 1 does (for older readers)\n"
 	"  -o, --output FILE      write to FILE instead of standard output\n"
+	"                         (compressed with zstd if it ends in .zst)\n"
 	"  -q, --quiet            no warnings, no suppression summary\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
@@ -213,7 +214,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
-	if (msc_writer_init(&w, fd, 0))
+	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 		msc_die("out of memory");
 	ret = msc_filter_run(&o, &r, &w, &st, &err);
 	/* What passed before any error goes out. */
