@@ -74,9 +74,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 
 # Debian packages that building and testing need (make deps installs them).
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
-# its files and ours are the same stream.
+# its files and ours are the same stream.  python3 and python3-dbg (its
+# debug information): the size of a real program's stacks (t0430).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
-            libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd
+            libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
+            python3 python3-dbg
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
 
 .PHONY: all check demo deps bench-deps install clean unit e2e bench
