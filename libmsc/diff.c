@@ -801,7 +801,7 @@ int msc_diff_print(const struct msc_diff *d, FILE *out, bool md, unsigned top)
 {
 	struct msc_report_opts o = { md ? MSC_REPORT_MD : MSC_REPORT_TEXT, MSC_COST_LEAKED, top,
 				     MSC_SECTION_ALL, NULL };
-	struct msc_report r;
+	struct msc_report r = { 0 };	/* no --alloc-fn: load keeps none */
 	struct msc_reader rd;
 	struct msc_writer w;
 	struct msc_err err;

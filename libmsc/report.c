@@ -428,6 +428,7 @@ static int load_sample(struct msc_report *r, const struct msc_rec *rec)
 	if (MSC_GROW(r->samples, r->nsamples + 1, r->samples_cap, 64))
 		return -ENOMEM;
 	s = &r->samples[r->nsamples++];
+	memset(s, 0, sizeof(*s));	/* a --poll sample has no heap */
 	s->pid = msc_rec_pid(rec, r->pid);
 	s->ts = u64(rec, "ts");
 	s->rss = u64(rec, "rss");
