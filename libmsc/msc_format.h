@@ -69,7 +69,7 @@ struct msc_rframe {
 	bool inlined;
 	/* The frame as a version 1 frame object ("{...}", not terminated):
 	 * always for frames of "frame" records, for frames written inside
-	 * stack records only when the table keeps them (keep_json). */
+	 * stack records when the table keeps them (keep_json, keep_lines). */
 	const char *json;
 	uint32_t json_len;
 };
@@ -118,7 +118,8 @@ struct msc_framedef {
 };
 
 /* One element of a stack record's "frames": a frame record, or a frame
- * object written in place (its JSON; NULL once the stack is resolved). */
+ * object written in place: its JSON, in the line or a copy kept, NULL
+ * after msc_stack_frames() when neither is kept. */
 struct msc_frameref {
 	const struct msc_framedef *def;
 	const char *json;
@@ -164,13 +165,13 @@ int msc_stackdefs_frame(struct msc_stackdefs *d, const struct msc_rec *rec,
 int msc_stackdefs_stack(struct msc_stackdefs *d, const struct msc_rec *rec,
 			struct msc_stackdef **out, struct msc_err *err);
 
-/* The latest definitions of an id, or NULL. */
+/* The latest definition of stack id, or NULL. */
 struct msc_stackdef *msc_stackdefs_get(const struct msc_stackdefs *d, uint64_t id);
 
 /*
- * A stack's frames, innermost first, its parents' included: read on first
- * use, then kept (owned by the table).  Returns 0, -ENOMEM, or -EINVAL
- * when a frame written in place is not an object (err names the stack).
+ * Reads a stack's frames into s->frames (s->n of them, innermost first,
+ * its parents' included) on first use; they stay (owned by the table).
+ * Returns 0 or -ENOMEM (err set).
  */
 int msc_stackdef_frames(struct msc_stackdefs *d, struct msc_stackdef *s, struct msc_err *err);
 

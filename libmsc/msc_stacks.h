@@ -96,7 +96,6 @@ struct msc_stacks_out {
 		uint32_t stack, off;
 	} *suf;
 	uint32_t nsuf, suf_cap;
-	uint64_t frames_written, stacks_written;
 };
 
 struct msc_sym_frame;

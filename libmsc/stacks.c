@@ -384,7 +384,6 @@ static int write_frames(struct msc_stacks *st, struct msc_stacks_out *o, struct 
 		else if (l->fn_offset)
 			msc_w_hex(w, "fn_offset", l->fn_offset);
 		msc_w_end(w);
-		o->frames_written++;
 	}
 	return 0;
 }
@@ -451,7 +450,6 @@ static int write_record(struct msc_stacks *st, struct msc_stacks_out *o, struct 
 	msc_w_arr_end(w);
 	msc_w_end(w);
 	o->st[id] = (struct msc_stack_written){ parent, own, true };
-	o->stacks_written++;
 	return 0;
 }
 
