@@ -58,7 +58,7 @@ LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
-MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lstdc++ -lm
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 
 EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
@@ -84,8 +84,12 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
              tests/bench/bin/peakmem
 
 # Debian packages that building and testing need (make deps installs them).
+# libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
+# its files and ours are the same stream.  python3 and python3-dbg (its
+# debug information): the size of a real program's stacks (t0435).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
-            libdw-dev libelf-dev libncurses-dev jq libxml2-utils
+            libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
+            python3 python3-dbg
 BENCH_PKGS = heaptrack valgrind sqlite3 python3
 SHOT_PKGS = chromium fonts-dejavu-core
 

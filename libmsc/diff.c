@@ -95,6 +95,7 @@ static const char *rec_strdup(struct msc_snapshot *s, const struct msc_rec *rec,
 struct loader {
 	struct msc_u64map procs;	/* pid -> index + 1 of its process entity */
 	struct msc_u64map stacks;	/* stack id -> struct rstack * */
+	struct msc_stackdefs defs;	/* frame and stack records, their JSON kept */
 	struct msc_strmap ids;		/* entity id -> index + 1 (recordings) */
 	const char *prog;		/* the current stream's program */
 	unsigned ends;			/* end records seen */
@@ -103,16 +104,39 @@ struct loader {
 struct rstack {
 	const char *sig;		/* call path by function name */
 	const char *label;		/* "fn file:line" of the allocating frame */
-	const char *frames;		/* the "frames" JSON */
+	const char *frames;		/* the "frames" JSON, every frame in place */
 	size_t frames_len;
 };
+
+/* The frames as a version 1 "frames" array, in the arena. */
+static char *frames_json(struct msc_arena *a, const struct msc_rframe *fr, unsigned n, size_t *len)
+{
+	size_t total = 2, k;
+	char *json, *p;
+
+	for (k = 0; k < n; k++)
+		total += fr[k].json_len + 1;
+	p = json = msc_arena_alloc(a, total + 1);
+	if (!json)
+		return NULL;
+	*p++ = '[';
+	for (k = 0; k < n; k++) {
+		if (k)
+			*p++ = ',';
+		memcpy(p, fr[k].json, fr[k].json_len);
+		p += fr[k].json_len;
+	}
+	*p++ = ']';
+	*p = '\0';
+	*len = (size_t)(p - json);
+	return json;
+}
 
 /* A stack record: its signature (fn;fn;... with module+offset for frames
  * without a name) and the frame an allocation is attributed to. */
 static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
 		      struct msc_err *err)
 {
-	const struct msc_field *frames = msc_rec_field(rec, "frames");
 	struct msc_rframe *fr;
 	struct rstack *st;
 	char *sig = NULL, label[512] = "";
@@ -123,7 +147,7 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 
 	if (msc_rec_u64(rec, "id", &id) || !id || id > UINT32_MAX)
 		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	ret = msc_stack_frames(rec, &s->arena, NULL, 0, &fr, &n, &attr, err);
+	ret = msc_stack_frames(&l->defs, rec, NULL, 0, &fr, &n, &attr, err);
 	if (ret)
 		return ret;
 	st = msc_arena_zalloc(&s->arena, sizeof(*st));
@@ -160,8 +184,7 @@ static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc
 		msc_frame_label(label, sizeof(label), &fr[attr]);
 	st->sig = sig ? sig : "";
 	st->label = msc_arena_strdup(&s->arena, label);
-	st->frames = msc_arena_strndup(&s->arena, frames->val.p, frames->val.len);
-	st->frames_len = frames->val.len;
+	st->frames = frames_json(&s->arena, fr, n, &st->frames_len);
 	if (!st->label || !st->frames)
 		return -ENOMEM;
 	return msc_u64map_put(&l->stacks, id, (uint64_t)(uintptr_t)st);
@@ -293,6 +316,8 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 		break;
 	case MSC_R_STACK:
 		return load_stack(s, l, rec, err);
+	case MSC_R_FRAME:
+		return msc_stackdefs_frame(&l->defs, rec, NULL, err);
 	case MSC_R_SITE:
 		return site_entity(s, l, rec, err);
 	/* Recordings only: a snapshot has none of these. */
@@ -388,12 +413,14 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	if (ret)
 		return ret;
 	if (msc_u64map_init(&l.procs, 64) || msc_u64map_init(&l.stacks, 256) ||
-	    msc_strmap_init(&l.ids, 256)) {
+	    msc_strmap_init(&l.ids, 256) || msc_stackdefs_init(&l.defs)) {
 		msc_u64map_release(&l.procs);
 		msc_u64map_release(&l.stacks);
+		msc_strmap_release(&l.ids);
 		msc_reader_release(&r);
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	}
+	l.defs.keep_json = true;
 	while ((ret = msc_reader_next(&r, &rec, err)) > 0) {
 		if (first) {
 			ret = msc_stream_parse_header(&rec, &s->header, err);
@@ -424,6 +451,7 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	msc_u64map_release(&l.procs);
 	msc_u64map_release(&l.stacks);
 	msc_strmap_release(&l.ids);
+	msc_stackdefs_release(&l.defs);
 	msc_reader_release(&r);
 	return ret;
 }
@@ -773,7 +801,7 @@ int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_report_format f
 		   unsigned top)
 {
 	struct msc_report_opts o = { format, MSC_COST_LEAKED, top, MSC_SECTION_ALL, NULL };
-	struct msc_report r = { 0 };
+	struct msc_report r = { 0 };	/* no --alloc-fn: load keeps none */
 	struct msc_reader rd;
 	struct msc_writer w;
 	struct msc_err err;

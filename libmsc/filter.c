@@ -170,23 +170,28 @@ void msc_supp_release(struct msc_supp *s)
 
 /* -------------------------------------------------------------- stacks */
 
+/* What the filter knows of a stack record (its definition's user data). */
 struct fstack {
-	char *line;
-	size_t len;
+	struct msc_stackdef *def;
 	bool written;
 	bool decided;
 	bool ignored, only, ignored_frame;
 	int supp;			/* rule index, -1 none */
-	struct msc_rframe *frames;
-	unsigned n, attr;
+	unsigned attr;
+};
+
+/* Of a frame record: whether the output has it. */
+struct fframe {
+	bool written;
 };
 
 struct filter {
 	const struct msc_filter_opts *o;
 	struct msc_writer *w;
 	struct msc_err *err;
-	struct msc_arena arena;		/* stack lines and frames */
-	struct msc_u64map stacks;	/* id -> struct fstack * */
+	struct msc_arena arena;		/* struct fstack, struct fframe */
+	struct msc_stackdefs defs;	/* frame and stack records, lines kept */
+	int failed;			/* -errno of writing a stack, 0 */
 	int cur_pid;			/* pid of the last header */
 	struct stream *streams;
 	unsigned nstreams;
@@ -249,51 +254,35 @@ static struct stream *stream_of(struct filter *f, int pid)
 	return s;
 }
 
+/* A frame record: held back until a stack that goes out needs it. */
+static int store_frame(struct filter *f, const struct msc_rec *rec)
+{
+	struct msc_framedef *fd;
+	int ret = msc_stackdefs_frame(&f->defs, rec, &fd, f->err);
+
+	if (ret)
+		return ret;
+	fd->user = msc_arena_zalloc(&f->arena, sizeof(struct fframe));
+	return fd->user ? 0 : -ENOMEM;
+}
+
+/* A stack record: checked here, where an error can name its line, and held
+ * back; its frames are read later, if a rule needs them. */
 static int store_stack(struct filter *f, const struct msc_rec *rec)
 {
-	const struct msc_field *frames;
-	struct msc_jiter it;
-	struct msc_jval v;
+	struct msc_stackdef *def;
 	struct fstack *s;
-	uint64_t id;
-	int ret = msc_rec_u64(rec, "id", &id);
+	int ret = msc_stackdefs_stack(&f->defs, rec, &def, f->err);
 
-	if (ret || id == 0 || id > UINT32_MAX)
-		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	frames = msc_rec_field(rec, "frames");
-	if (!frames || frames->val.kind != MSC_J_ARR)
-		return msc_rec_err(f->err, rec, -EINVAL, "stack record needs a \"frames\" array");
-	/* Checked here, where an error can name this line: the frames are
-	 * read later, if a rule needs them (msc_stack_frames). */
-	msc_jiter_init(&it, &frames->val);
-	while (msc_jiter_next(&it, NULL, &v) > 0)
-		if (v.kind != MSC_J_OBJ)
-			return msc_rec_err(f->err, rec, -EINVAL, "stack frames must be objects");
+	if (ret)
+		return ret;
 	s = msc_arena_zalloc(&f->arena, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->line = msc_arena_strndup(&f->arena, rec->line, rec->len);
-	if (!s->line)
-		return -ENOMEM;
-	s->len = rec->len;
+	s->def = def;
 	s->supp = -1;
-	return msc_u64map_put(&f->stacks, id, (uint64_t)(uintptr_t)s);
-}
-
-/* Parses a stack's frames (first use only). */
-static int parse_frames(struct filter *f, struct fstack *s)
-{
-	struct msc_reader r;
-	struct msc_rec rec;
-	int ret;
-
-	msc_reader_init_mem(&r, s->line, s->len, "stack");
-	ret = msc_reader_next(&r, &rec, f->err);
-	if (ret > 0)
-		ret = msc_stack_frames(&rec, &f->arena, f->o->alloc_fns, f->o->nalloc_fns, &s->frames,
-				       &s->n, &s->attr, f->err);
-	msc_reader_release(&r);
-	return ret < 0 ? ret : 0;
+	def->user = s;
+	return 0;
 }
 
 /* Supppression patterns: substrings of any frame's function, file or module. */
@@ -306,7 +295,8 @@ static bool supp_matches(const char *glob, const struct msc_rframe *fr)
 static int decide(struct filter *f, struct fstack *s)
 {
 	const struct msc_filter_opts *o = f->o;
-	unsigned i, k, attr;
+	const struct msc_rframe *frames;
+	unsigned i, k, attr, n;
 	int ret;
 
 	if (s->decided)
@@ -315,16 +305,17 @@ static int decide(struct filter *f, struct fstack *s)
 	/* Without rules on frames, the frames need not be read. */
 	if (!o->nignore && !o->nignore_frame && !o->nonly && !o->supp)
 		return 0;
-	ret = parse_frames(f, s);
+	ret = msc_stackdef_frames(&f->defs, s->def, f->err);
 	if (ret)
 		return ret;
-	attr = s->attr;
-	for (k = 0; k < o->nignore && attr < s->n; k++)
-		if (msc_frame_matches(o->ignore[k], s->frames[attr].fn, s->frames[attr].file,
-				      s->frames[attr].obj))
+	frames = s->def->frames;
+	n = s->def->n;
+	attr = s->attr = msc_stack_attr(frames, n, o->alloc_fns, o->nalloc_fns);
+	for (k = 0; k < o->nignore && attr < n; k++)
+		if (msc_frame_matches(o->ignore[k], frames[attr].fn, frames[attr].file, frames[attr].obj))
 			s->ignored = true;
-	for (i = 0; i < s->n; i++) {
-		const struct msc_rframe *fr = &s->frames[i];
+	for (i = 0; i < n; i++) {
+		const struct msc_rframe *fr = &frames[i];
 
 		for (k = 0; k < o->nignore_frame; k++)
 			if (msc_frame_matches(o->ignore_frame[k], fr->fn, fr->file, fr->obj))
@@ -339,21 +330,55 @@ static int decide(struct filter *f, struct fstack *s)
 	return 0;
 }
 
+/* One stack record as it came, after the frame records it names. */
+static void write_one(struct filter *f, struct msc_stackdef *def)
+{
+	struct fstack *s = def->user;
+	unsigned k;
+
+	for (k = 0; k < def->nown; k++) {
+		const struct msc_framedef *fd = def->own[k].def;
+		struct fframe *ff = fd ? fd->user : NULL;
+
+		if (ff && !ff->written) {
+			ff->written = true;
+			msc_w_line(f->w, fd->line, fd->len);
+		}
+	}
+	s->written = true;
+	msc_w_line(f->w, def->line, def->len);
+}
+
+/*
+ * Writes stack id, unless it went out already, after what it refers to:
+ * its parents, outermost first, and the frame records they and it name.
+ * With --expand, one record with every frame in place instead.
+ */
 static void write_stack(struct filter *f, uint64_t id)
 {
-	uint64_t *v;
-	struct fstack *s;
+	struct msc_stackdef *def = id ? msc_stackdefs_get(&f->defs, id) : NULL, *p;
+	struct fstack *s = def ? def->user : NULL;
+	int ret;
 
-	if (!id)
+	if (!s || s->written)
 		return;
-	v = msc_u64map_get(&f->stacks, id);
-	if (!v)
+	if (f->o->expand) {
+		ret = msc_stackdef_frames(&f->defs, def, f->err);
+		if (!ret)
+			ret = msc_write_stack_v1(f->w, def);
+		if (ret && !f->failed)
+			f->failed = msc_err_set(f->err, ret, "stack %u: %s", def->id,
+						ret == -ENOMEM ? "out of memory" : "a frame without JSON");
+		s->written = true;
 		return;
-	s = (struct fstack *)(uintptr_t)*v;
-	if (s->written)
-		return;
-	s->written = true;
-	msc_w_line(f->w, s->line, s->len);
+	}
+	/* Parents first, without recursion: the outermost unwritten one,
+	 * then down again. */
+	while (!((struct fstack *)def->user)->written) {
+		for (p = def; p->parent && !((struct fstack *)p->parent->user)->written; p = p->parent)
+			;
+		write_one(f, p);
+	}
 }
 
 /* -------------------------------------------------------- record kinds */
@@ -771,6 +796,27 @@ static void write_end(struct filter *f, const struct msc_rec *rec, struct stream
 	msc_w_end(f->w);
 }
 
+/* The header of a stream --expand writes: version 1, which it is (every
+ * stack's frames in place, no frame records), members in their places. */
+static void write_header_v1(struct msc_writer *w, const struct msc_rec *rec)
+{
+	unsigned i;
+
+	msc_w_begin(w, rec->type);
+	for (i = 0; i < rec->nfields; i++) {
+		const struct msc_field *fl = &rec->fields[i];
+		bool plain = !fl->key_escaped;
+
+		if (plain && fl->key_len == 4 && memcmp(fl->key, "type", 4) == 0)
+			continue;
+		if (plain && fl->key_len == 7 && memcmp(fl->key, "version", 7) == 0)
+			msc_w_i64(w, "version", 1);
+		else
+			msc_w_raw_member(w, fl->key, fl->key_len, fl->val.p, fl->val.len);
+	}
+	msc_w_end(w);
+}
+
 /* -------------------------------------------------------------- the run */
 
 static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_filter_stats *st)
@@ -799,11 +845,16 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		str->started = true;
 		str->ended = false;
 		st->streams++;
-		msc_w_line(f->w, rec->line, rec->len);
+		if (o->expand)
+			write_header_v1(f->w, rec);
+		else
+			msc_w_line(f->w, rec->line, rec->len);
 		return 0;
 	}
 	if (type == MSC_R_STACK)
 		return store_stack(f, rec);
+	if (type == MSC_R_FRAME)
+		return store_frame(f, rec);
 	if (type == MSC_R_END) {
 		struct stream *str;
 
@@ -829,13 +880,13 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	if (ret == -EINVAL || ret == -ERANGE)
 		return msc_rec_err(f->err, rec, -EINVAL, "\"stack\" must be a stack id");
 	if (kind != C_OTHER && stack) {
-		uint64_t *v = msc_u64map_get(&f->stacks, stack);
+		struct msc_stackdef *def = msc_stackdefs_get(&f->defs, stack);
 
-		if (!v)
+		if (!def)
 			return msc_rec_err(f->err, rec, -EINVAL,
 					   "%s record refers to stack %" PRIu64 ", never defined",
 					   rec->type, stack);
-		s = (struct fstack *)(uintptr_t)*v;
+		s = def->user;
 		ret = decide(f, s);
 		if (ret)
 			return ret;
@@ -950,8 +1001,11 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 
 	memset(st, 0, sizeof(*st));
 	msc_arena_init(&f.arena);
-	if (msc_u64map_init(&f.stacks, 1024) || msc_u64map_init(&f.pending_alloc, 1024))
+	if (msc_stackdefs_init(&f.defs) || msc_u64map_init(&f.pending_alloc, 1024)) {
+		msc_stackdefs_release(&f.defs);
 		return msc_err_set(err, -ENOMEM, "out of memory");
+	}
+	f.defs.keep_lines = true;
 	/* Buckets entirely below --min-age (rounded down to a decade). */
 	for (b = 0; b < MSC_AGE_BUCKETS && msc_age_bucket_limit(b) <= o->min_age; b++)
 		;
@@ -967,6 +1021,8 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 		ret = one_record(&f, &rec, st);
 		if (ret == -ENOMEM)
 			msc_err_set(err, ret, "%s: out of memory", r->name);
+		if (!ret)
+			ret = f.failed;
 		if (ret || w->error)
 			break;
 		if (o->live && is_timely(msc_rec_rtype(&rec)))
@@ -990,7 +1046,7 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 		free(f.streams[b].top);
 	free(f.streams);
 	free(f.held);
-	msc_u64map_release(&f.stacks);
+	msc_stackdefs_release(&f.defs);
 	msc_u64map_release(&f.pending_alloc);
 	msc_arena_release(&f.arena);
 	return ret;

@@ -2,7 +2,9 @@
 /* The record vocabulary: see msc_format.h. */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "msc_proto.h"
@@ -13,8 +15,9 @@
 
 static const char *const rtype_names[MSC_R_NTYPES] = {
 	[MSC_R_OTHER] = "",	      [MSC_R_HEADER] = "header",   [MSC_R_END] = "end",
-	[MSC_R_STACK] = "stack",      [MSC_R_SITE] = "site",	   [MSC_R_LEAK] = "leak",
-	[MSC_R_SAMPLE] = "sample",    [MSC_R_ALLOC] = "alloc",	   [MSC_R_FREE] = "free",
+	[MSC_R_STACK] = "stack",      [MSC_R_FRAME] = "frame",	   [MSC_R_SITE] = "site",
+	[MSC_R_LEAK] = "leak",	      [MSC_R_SAMPLE] = "sample",   [MSC_R_ALLOC] = "alloc",
+	[MSC_R_FREE] = "free",
 	[MSC_R_UNFREE] = "unfree",    [MSC_R_MMAP] = "mmap",	   [MSC_R_MUNMAP] = "munmap",
 	[MSC_R_MREMAP] = "mremap",    [MSC_R_BRK] = "brk",	   [MSC_R_THREAD] = "thread",
 	[MSC_R_PROCESS] = "process",  [MSC_R_MAPPING] = "mapping", [MSC_R_LIVE] = "live",
@@ -85,50 +88,370 @@ bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextr
 	return false;
 }
 
-int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char *const *extra,
+unsigned msc_stack_attr(const struct msc_rframe *fr, unsigned n, const char *const *extra,
+			unsigned nextra)
+{
+	unsigned at = 0;
+
+	while (at + 1 < n && msc_is_passthrough(fr[at].fn, extra, nextra))
+		at++;
+	return at;
+}
+
+/* ------------------------------------------------- frame and stack records */
+
+int msc_stackdefs_init(struct msc_stackdefs *d)
+{
+	memset(d, 0, sizeof(*d));
+	msc_arena_init(&d->arena);
+	if (msc_u64map_init(&d->frames, 1024) || msc_u64map_init(&d->stacks, 1024)) {
+		msc_stackdefs_release(d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void msc_stackdefs_release(struct msc_stackdefs *d)
+{
+	msc_u64map_release(&d->frames);
+	msc_u64map_release(&d->stacks);
+	msc_arena_release(&d->arena);
+}
+
+static bool key_is(const struct msc_field *k, const char *key, size_t n)
+{
+	return !k->key_escaped && k->key_len == n && memcmp(k->key, key, n) == 0;
+}
+
+/* A frame object's members, strings unescaped into the arena; the first of
+ * a key that is there twice counts, members of other types are unknown. */
+static void read_frame(const struct msc_jval *obj, struct msc_arena *a, struct msc_rframe *f)
+{
+	struct msc_jiter it;
+	struct msc_field k;
+	struct msc_jval v;
+	bool has_line = false, has_inline = false;
+	uint64_t line;
+
+	f->fn = f->file = f->obj = f->offset = f->fn_offset = NULL;
+	f->line = 0;
+	f->inlined = false;
+	msc_jiter_init(&it, obj);
+	while (msc_jiter_next(&it, &k, &v) > 0) {
+		const char **str = NULL;
+
+		if (key_is(&k, "fn", 2))
+			str = &f->fn;
+		else if (key_is(&k, "file", 4))
+			str = &f->file;
+		else if (key_is(&k, "obj", 3))
+			str = &f->obj;
+		else if (key_is(&k, "offset", 6))
+			str = &f->offset;
+		else if (key_is(&k, "fn_offset", 9))
+			str = &f->fn_offset;
+		if (str) {
+			if (!*str && v.kind == MSC_J_STR)
+				*str = msc_jval_str(&v, a, NULL);
+		} else if (key_is(&k, "line", 4) && !has_line) {
+			has_line = true;
+			if (!msc_jval_u64(&v, &line) && line <= UINT_MAX)
+				f->line = (unsigned)line;
+		} else if (key_is(&k, "inline", 6) && !has_inline) {
+			has_inline = true;
+			f->inlined = v.kind == MSC_J_TRUE;
+		}
+	}
+}
+
+/* A positive integer id that fits 32 bits, or 0. */
+static uint32_t rec_id(const struct msc_rec *rec, const char *key)
+{
+	uint64_t id;
+
+	return msc_rec_u64(rec, key, &id) || !id || id > UINT32_MAX ? 0 : (uint32_t)id;
+}
+
+int msc_stackdefs_frame(struct msc_stackdefs *d, const struct msc_rec *rec,
+			struct msc_framedef **out, struct msc_err *err)
+{
+	struct msc_framedef *fd;
+	struct msc_jval obj = { .kind = MSC_J_OBJ };
+	uint32_t id = rec_id(rec, "id");
+	size_t len = 2, i;
+	char *json, *p;
+	bool first = true;
+
+	if (!id)
+		return msc_rec_err(err, rec, -EINVAL, "frame record needs a positive integer \"id\"");
+	/* The frame object of version 1: the record without type and id. */
+	for (i = 0; i < rec->nfields; i++)
+		len += rec->fields[i].key_len + rec->fields[i].val.len + 4;
+	fd = msc_arena_zalloc(&d->arena, sizeof(*fd));
+	json = msc_arena_alloc(&d->arena, len);
+	if (!fd || !json)
+		return -ENOMEM;
+	p = json;
+	*p++ = '{';
+	for (i = 0; i < rec->nfields; i++) {
+		const struct msc_field *f = &rec->fields[i];
+
+		if (key_is(f, "type", 4) || key_is(f, "id", 2))
+			continue;
+		if (!first)
+			*p++ = ',';
+		first = false;
+		*p++ = '"';
+		memcpy(p, f->key, f->key_len);
+		p += f->key_len;
+		*p++ = '"';
+		*p++ = ':';
+		memcpy(p, f->val.p, f->val.len);
+		p += f->val.len;
+	}
+	*p++ = '}';
+	obj.p = json;
+	obj.len = (uint32_t)(p - json);
+	fd->id = id;
+	fd->f.json = json;
+	fd->f.json_len = obj.len;
+	read_frame(&obj, &d->arena, &fd->f);
+	if (d->keep_lines) {
+		fd->line = msc_arena_strndup(&d->arena, rec->line, rec->len);
+		fd->len = (uint32_t)rec->len;
+		if (!fd->line)
+			return -ENOMEM;
+	}
+	if (msc_u64map_put(&d->frames, id, (uint64_t)(uintptr_t)fd))
+		return -ENOMEM;
+	if (out)
+		*out = fd;
+	return 0;
+}
+
+struct msc_stackdef *msc_stackdefs_get(const struct msc_stackdefs *d, uint64_t id)
+{
+	uint64_t *v = msc_u64map_get(&d->stacks, id);
+
+	return v ? (struct msc_stackdef *)(uintptr_t)*v : NULL;
+}
+
+/* Reads a stack record; frames written in place are copied into the arena
+ * when copy is set, else they point into rec (read them before the next
+ * record). */
+static int add_stack(struct msc_stackdefs *d, const struct msc_rec *rec, bool copy,
+		     struct msc_stackdef **out, struct msc_err *err)
+{
+	const struct msc_field *frames = msc_rec_field(rec, "frames");
+	const struct msc_field *parent = msc_rec_field(rec, "parent");
+	struct msc_stackdef *s, *p = NULL;
+	uint32_t id = rec_id(rec, "id");
+	struct msc_jiter it;
+	struct msc_jval v;
+	unsigned k = 0, steps = 0;
+	size_t nown = 0;
+
+	if (!id)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
+	if (!frames || frames->val.kind != MSC_J_ARR)
+		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
+	msc_jiter_init(&it, &frames->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		if (v.kind != MSC_J_OBJ && v.kind != MSC_J_INT)
+			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects or frame ids");
+		nown++;
+	}
+	if (parent) {
+		uint32_t pid = rec_id(rec, "parent");
+		const struct msc_stackdef *q;
+
+		if (!pid)
+			return msc_rec_err(err, rec, -EINVAL, "\"parent\" must be a stack id");
+		p = msc_stackdefs_get(d, pid);
+		if (!p)
+			return msc_rec_err(err, rec, -EINVAL,
+					   "stack record refers to parent stack %u, never defined", pid);
+		/*
+		 * Parents as the stream now defines them: none may be the
+		 * stack itself (a reader that looks ids up would loop).  Only
+		 * an id defined again can close a cycle: no definition refers
+		 * to an id before it is defined.
+		 */
+		q = msc_stackdefs_get(d, id) ? p : NULL;
+		for (; q; q = q->parent_id ? msc_stackdefs_get(d, q->parent_id) : NULL) {
+			if (q->id == id)
+				return msc_rec_err(err, rec, -EINVAL,
+						   "stack %u: its parent chain leads back to itself", id);
+			if (++steps > MSC_STACK_MAX_FRAMES)
+				break;
+		}
+	}
+	if (nown > MSC_STACK_MAX_FRAMES || (p && nown + p->n > MSC_STACK_MAX_FRAMES) ||
+	    (p && p->depth >= MSC_STACK_MAX_FRAMES))
+		return msc_rec_err(err, rec, -EINVAL, "stack %u has more than %d frames or parents", id,
+				   MSC_STACK_MAX_FRAMES);
+	s = msc_arena_zalloc(&d->arena, sizeof(*s));
+	if (!s || !(s->own = msc_arena_alloc(&d->arena, (nown + 1) * sizeof(*s->own))))
+		return -ENOMEM;
+	s->id = id;
+	s->parent = p;
+	s->parent_id = p ? p->id : 0;
+	s->depth = p ? p->depth + 1 : 1;
+	s->nown = (unsigned)nown;
+	s->n = (unsigned)nown + (p ? p->n : 0);
+	if (d->keep_lines) {
+		s->line = msc_arena_strndup(&d->arena, rec->line, rec->len);
+		s->len = (uint32_t)rec->len;
+		if (!s->line)
+			return -ENOMEM;
+	}
+	msc_jiter_init(&it, &frames->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0) {
+		struct msc_frameref *r = &s->own[k++];
+		uint64_t fid;
+		uint64_t *fv;
+
+		r->def = NULL;
+		r->json = NULL;
+		r->len = 0;
+		if (v.kind == MSC_J_OBJ) {
+			/* In the line kept, or a copy of its own. */
+			if (s->line)
+				r->json = s->line + (v.p - rec->line);
+			else
+				r->json = copy ? msc_arena_strndup(&d->arena, v.p, v.len) : v.p;
+			r->len = v.len;
+			if (!r->json)
+				return -ENOMEM;
+			continue;
+		}
+		fv = msc_jval_u64(&v, &fid) ? NULL : msc_u64map_get(&d->frames, fid);
+		if (!fv)
+			return msc_rec_err(err, rec, -EINVAL,
+					   "stack record refers to frame %.*s, never defined", (int)v.len, v.p);
+		r->def = (const struct msc_framedef *)(uintptr_t)*fv;
+	}
+	if (msc_u64map_put(&d->stacks, id, (uint64_t)(uintptr_t)s))
+		return -ENOMEM;
+	*out = s;
+	return 0;
+}
+
+int msc_stackdefs_stack(struct msc_stackdefs *d, const struct msc_rec *rec,
+			struct msc_stackdef **out, struct msc_err *err)
+{
+	return add_stack(d, rec, true, out, err);
+}
+
+/* Reads one stack's frames; its parent's are read already. */
+static int resolve(struct msc_stackdefs *d, struct msc_stackdef *s)
+{
+	struct msc_rframe *fr = msc_arena_alloc(&d->arena, (s->n + 1) * sizeof(*fr));
+	unsigned k;
+
+	if (!fr)
+		return -ENOMEM;
+	for (k = 0; k < s->nown; k++) {
+		struct msc_frameref *r = &s->own[k];
+		struct msc_jval obj = { .kind = MSC_J_OBJ };
+
+		if (r->def) {
+			fr[k] = r->def->f;
+			continue;
+		}
+		obj.p = r->json;
+		obj.len = r->len;
+		read_frame(&obj, &d->arena, &fr[k]);
+		fr[k].json = r->json;
+		fr[k].json_len = r->len;
+	}
+	if (s->parent)
+		memcpy(fr + s->nown, s->parent->frames, s->parent->n * sizeof(*fr));
+	s->frames = fr;
+	return 0;
+}
+
+int msc_stackdef_frames(struct msc_stackdefs *d, struct msc_stackdef *s, struct msc_err *err)
+{
+	struct msc_stackdef *p, **chain;
+	unsigned n = 0, i;
+	int ret = 0;
+
+	if (s->frames)
+		return 0;
+	if (!s->parent || s->parent->frames)
+		ret = resolve(d, s);
+	else {
+		/* Parents first, outermost first, without recursion: a chain
+		 * may be MSC_STACK_MAX_FRAMES long. */
+		for (p = s; p && !p->frames; p = p->parent)
+			n++;
+		chain = malloc(n * sizeof(*chain));
+		if (!chain)
+			return msc_err_set(err, -ENOMEM, "out of memory");
+		for (i = 0, p = s; i < n; i++, p = p->parent)
+			chain[i] = p;
+		for (i = n; i-- > 0 && !ret;)
+			ret = resolve(d, chain[i]);
+		free(chain);
+	}
+	return ret ? msc_err_set(err, ret, "out of memory") : 0;
+}
+
+int msc_stack_frames(struct msc_stackdefs *d, const struct msc_rec *rec, const char *const *extra,
 		     unsigned nextra, struct msc_rframe **frames, unsigned *n, unsigned *attr,
 		     struct msc_err *err)
 {
-	const struct msc_field *field = msc_rec_field(rec, "frames");
-	struct msc_rframe *fr = NULL;
-	struct msc_jiter it;
-	struct msc_jval v;
-	unsigned cap = 0, k = 0, at = 0;
+	struct msc_stackdef *s;
+	unsigned k;
+	int ret = add_stack(d, rec, d->keep_json, &s, err);
 
-	if (!field || field->val.kind != MSC_J_ARR)
-		return msc_rec_err(err, rec, -EINVAL, "stack record needs a \"frames\" array");
-	msc_jiter_init(&it, &field->val);
-	while (msc_jiter_next(&it, NULL, &v) > 0) {
-		struct msc_jval x;
-		uint64_t line = 0;
-
-		if (v.kind != MSC_J_OBJ)
-			return msc_rec_err(err, rec, -EINVAL, "stack frames must be objects");
-		if (k == cap) {
-			unsigned ncap = cap ? cap * 2 : 16;
-			struct msc_rframe *nf = msc_arena_alloc(a, ncap * sizeof(*nf));
-
-			if (!nf)
-				return -ENOMEM;
-			if (k)
-				memcpy(nf, fr, k * sizeof(*nf));
-			fr = nf;
-			cap = ncap;
+	if (ret)
+		return ret;
+	ret = msc_stackdef_frames(d, s, err);
+	/* Frames written in place were read from the record, which goes. */
+	for (k = 0; k < s->nown; k++)
+		if (!d->keep_json && !s->line && !s->own[k].def) {
+			s->own[k].json = NULL;
+			s->frames[k].json = NULL;
+			s->frames[k].json_len = 0;
 		}
-		fr[k].fn = msc_jval_member_str(&v, "fn", a);
-		fr[k].file = msc_jval_member_str(&v, "file", a);
-		fr[k].obj = msc_jval_member_str(&v, "obj", a);
-		fr[k].offset = msc_jval_member_str(&v, "offset", a);
-		fr[k].fn_offset = msc_jval_member_str(&v, "fn_offset", a);
-		fr[k].line = msc_jval_member(&v, "line", &x) > 0 && !msc_jval_u64(&x, &line) ? (unsigned)line : 0;
-		fr[k].inlined = msc_jval_member(&v, "inline", &x) > 0 && x.kind == MSC_J_TRUE;
-		k++;
+	if (ret)
+		return ret;
+	*frames = s->frames;
+	*n = s->n;
+	*attr = msc_stack_attr(s->frames, s->n, extra, nextra);
+	return 0;
+}
+
+int msc_write_stack_v1(struct msc_writer *w, const struct msc_stackdef *s)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	unsigned k;
+
+	for (k = 0; k < s->n; k++)
+		if (!s->frames[k].json)
+			return -EINVAL;
+	msc_w_record(w, MSC_R_STACK);
+	msc_w_u64(w, "id", s->id);
+	if (s->line) {
+		msc_reader_init_mem(&r, s->line, s->len, "stack");
+		if (msc_reader_next(&r, &rec, NULL) > 0)
+			for (k = 0; k < rec.nfields; k++) {
+				const struct msc_field *f = &rec.fields[k];
+
+				if (!key_is(f, "type", 4) && !key_is(f, "id", 2) && !key_is(f, "parent", 6) &&
+				    !key_is(f, "frames", 6))
+					msc_w_raw_member(w, f->key, f->key_len, f->val.p, f->val.len);
+			}
+		msc_reader_release(&r);
 	}
-	while (at + 1 < k && msc_is_passthrough(fr[at].fn, extra, nextra))
-		at++;
-	*frames = fr;
-	*n = k;
-	*attr = at;
+	msc_w_arr(w, "frames");
+	for (k = 0; k < s->n; k++)
+		msc_w_raw(w, NULL, s->frames[k].json, s->frames[k].json_len);
+	msc_w_arr_end(w);
+	msc_w_end(w);
 	return 0;
 }
 

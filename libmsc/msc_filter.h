@@ -5,8 +5,11 @@
  * It reads any memscope stream and writes the records that pass, keeping the
  * stream valid: header and end records always pass (end gains a "filtered"
  * member: what was dropped, by record type, and a "filters" list saying how),
- * stack records are held back and written just before the first passing
- * record that refers to them, and unknown types and members pass untouched.
+ * stack and frame records are held back and written just before the first
+ * passing record that needs them (a stack after its parent stacks and the
+ * frame records it names), and unknown types and members pass untouched.
+ * With expand, each stack goes out as version 1 writes it, every frame in
+ * place, without frame records or parents, under a version 1 header.
  *
  * Allocation records are the ones that carry a stack and a size: site,
  * leak, and the events alloc, free, mmap, munmap, mremap, brk.  Matching:
@@ -90,6 +93,7 @@ struct msc_filter_opts {
 	 * --events stream).
 	 */
 	bool live;
+	bool expand;			/* stacks with their frames in place (version 1) */
 };
 
 struct msc_filter_stats {

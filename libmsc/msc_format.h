@@ -4,8 +4,11 @@
  *
  *   - the record types: one table of names, an enum every reader switches
  *     on and every writer begins records with;
- *   - stack records read back into frames, the frame an allocation is
- *     attributed to, and the one label a frame has in every output;
+ *   - "frame" and "stack" records read back into frames (struct
+ *     msc_stackdefs: version 1 stacks list their frames, version 2 stacks
+ *     refer to frame records and to a parent stack by id), the frame an
+ *     allocation is attributed to, and the one label a frame has in every
+ *     output;
  *   - writing what the collector and msc_agg know as records: "site",
  *     "leak", "sample", the event records of --events, and the totals of
  *     "end".  ms-record writes them all through these functions;
@@ -22,6 +25,7 @@
 #include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_collect.h"
+#include "msc_hash.h"
 #include "msc_ndjson.h"
 
 /* ------------------------------------------------------------ types */
@@ -29,7 +33,7 @@
 /* Every record type a memscope tool writes (memscope-format(5)). */
 enum msc_rtype {
 	MSC_R_OTHER,		/* a type this version does not know */
-	MSC_R_HEADER, MSC_R_END, MSC_R_STACK,
+	MSC_R_HEADER, MSC_R_END, MSC_R_STACK, MSC_R_FRAME,
 	MSC_R_SITE, MSC_R_LEAK, MSC_R_SAMPLE,			/* ms-record */
 	MSC_R_ALLOC, MSC_R_FREE, MSC_R_UNFREE, MSC_R_MMAP,	/* --events */
 	MSC_R_MUNMAP, MSC_R_MREMAP, MSC_R_BRK, MSC_R_THREAD,
@@ -57,12 +61,17 @@ static inline void msc_w_record(struct msc_writer *w, enum msc_rtype t)
 
 /* ------------------------------------------------------------ stacks */
 
-/* A frame of a stack record, its strings in an arena. */
+/* A frame of a stack, its strings in an arena. */
 struct msc_rframe {
 	const char *fn, *file, *obj, *offset;
 	const char *fn_offset;		/* hex, frames without a line */
 	unsigned line;
 	bool inlined;
+	/* The frame as a version 1 frame object ("{...}", not terminated):
+	 * always for frames of "frame" records, for frames written inside
+	 * stack records when the table keeps them (keep_json, keep_lines). */
+	const char *json;
+	uint32_t json_len;
 };
 
 /*
@@ -73,16 +82,117 @@ struct msc_rframe {
  */
 bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextra);
 
+/* The frame an allocation is attributed to: the first past the allocator
+ * and pass-through wrappers (msc_is_passthrough with extra); 0 for n 0. */
+unsigned msc_stack_attr(const struct msc_rframe *frames, unsigned n, const char *const *extra,
+			unsigned nextra);
+
 /*
- * Reads a stack record's "frames" (objects; anything else is bad input)
- * into an array in the arena; *attr gets the frame an allocation is
- * attributed to: the first past the allocator and pass-through wrappers
- * (msc_is_passthrough, with extra allocation functions).  Returns 0,
- * -EINVAL with err set, or -ENOMEM.
+ * The frames and stacks a stream has defined so far.  memscope-format(5)
+ * version 1 writes a stack's frames inside its record; version 2 writes
+ * each frame once, as a "frame" record with an id, and a stack record lists
+ * frame ids, then, with "parent", the frames of an earlier stack:
+ *
+ *	{"type":"frame","id":12,"fn":"grow","file":"/src/v.c","line":9,...}
+ *	{"type":"stack","id":7,"parent":3,"frames":[12,13]}
+ *
+ * is frames 12 and 13 followed by stack 3's frames.  Both forms (and
+ * arrays that mix them) are read.  A reference is to the latest record with
+ * that id before it: a stream that joins the records of several recordings
+ * (ms-snap) reuses ids.  A reference to a frame or stack not defined yet, a
+ * parent whose parents lead back to the stack itself, or a stack of more
+ * than MSC_STACK_MAX_FRAMES frames (or parents) is bad input.
+ *
+ * Definitions are captured when they are read: a stack keeps the frames
+ * and parent it referred to even when their ids are defined again later.
+ * Everything lives in the table's arena until msc_stackdefs_release().
  */
-int msc_stack_frames(const struct msc_rec *rec, struct msc_arena *a, const char *const *extra,
+#define MSC_STACK_MAX_FRAMES 16384
+
+struct msc_framedef {
+	uint32_t id;
+	struct msc_rframe f;
+	const char *line;		/* the record (keep_lines), else NULL */
+	uint32_t len;
+	void *user;			/* the caller's */
+};
+
+/* One element of a stack record's "frames": a frame record, or a frame
+ * object written in place: its JSON, in the line or a copy kept, NULL
+ * after msc_stack_frames() when neither is kept. */
+struct msc_frameref {
+	const struct msc_framedef *def;
+	const char *json;
+	uint32_t len;
+};
+
+struct msc_stackdef {
+	uint32_t id;
+	uint32_t parent_id;		/* 0: none */
+	struct msc_stackdef *parent;
+	unsigned depth;			/* stacks in its parent chain, itself included */
+	unsigned nown;			/* elements of its own "frames" */
+	struct msc_frameref *own;
+	unsigned n;			/* frames in all, its parents' included */
+	struct msc_rframe *frames;	/* n frames once resolved, else NULL */
+	const char *line;		/* the record (keep_lines), else NULL */
+	uint32_t len;
+	void *user;			/* the caller's */
+};
+
+struct msc_stackdefs {
+	struct msc_arena arena;
+	struct msc_u64map frames;	/* id -> struct msc_framedef * */
+	struct msc_u64map stacks;	/* id -> struct msc_stackdef * */
+	bool keep_json;			/* frames written in place keep their JSON */
+	bool keep_lines;		/* definitions keep their records' lines */
+};
+
+/* Returns 0 or -ENOMEM. */
+int msc_stackdefs_init(struct msc_stackdefs *d);
+void msc_stackdefs_release(struct msc_stackdefs *d);
+
+/* Reads a "frame" record.  Returns 0, -EINVAL with err set ("FILE:LINE:
+ * ...") or -ENOMEM; *out (if not NULL) gets the definition. */
+int msc_stackdefs_frame(struct msc_stackdefs *d, const struct msc_rec *rec,
+			struct msc_framedef **out, struct msc_err *err);
+
+/*
+ * Reads a "stack" record (any form) and checks its references; its frames
+ * are read later, by msc_stackdef_frames(), if at all.  Returns 0, -EINVAL
+ * with err set, or -ENOMEM; *out gets the definition.
+ */
+int msc_stackdefs_stack(struct msc_stackdefs *d, const struct msc_rec *rec,
+			struct msc_stackdef **out, struct msc_err *err);
+
+/* The latest definition of stack id, or NULL. */
+struct msc_stackdef *msc_stackdefs_get(const struct msc_stackdefs *d, uint64_t id);
+
+/*
+ * Reads a stack's frames into s->frames (s->n of them, innermost first,
+ * its parents' included) on first use; they stay (owned by the table).
+ * Returns 0 or -ENOMEM (err set).
+ */
+int msc_stackdef_frames(struct msc_stackdefs *d, struct msc_stackdef *s, struct msc_err *err);
+
+/*
+ * Reads a stack record (any form) into the table and its frames at once:
+ * *frames (owned by the table) and *n, and *attr, the frame an allocation
+ * is attributed to (msc_stack_attr with extra).  Returns 0, -EINVAL with
+ * err set ("FILE:LINE: ..."), or -ENOMEM.
+ */
+int msc_stack_frames(struct msc_stackdefs *d, const struct msc_rec *rec, const char *const *extra,
 		     unsigned nextra, struct msc_rframe **frames, unsigned *n, unsigned *attr,
 		     struct msc_err *err);
+
+/*
+ * Writes a resolved stack as version 1 writes it: {"type":"stack","id":ID,
+ * "frames":[{...},...]}, every frame in place, from the frames' JSON
+ * (frame records always keep it, frames written in place with keep_json),
+ * followed by the record's other members when its line was kept.  Returns
+ * 0, or -EINVAL when a frame has no JSON (nothing is written then).
+ */
+int msc_write_stack_v1(struct msc_writer *w, const struct msc_stackdef *s);
 
 /*
  * A frame's label, the same in every output: "fn file.c:12" with line

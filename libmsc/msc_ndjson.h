@@ -15,6 +15,9 @@
  * reader turns back into the same byte: any path round-trips exactly.  The
  * first write error is kept in w->error and later output is dropped; EPIPE
  * is reported like any other error and tools decide to stay quiet about it.
+ * A writer may compress what it writes with zstd (msc_writer_compress):
+ * a flush then ends a zstd block, so that what was flushed can be read
+ * back even if the writer never finishes, and release ends the frame.
  *
  * Reader.  struct msc_reader reads a file descriptor in large chunks and
  * yields one record per line, whatever the line's length.  Each line is fully
@@ -24,7 +27,10 @@
  * into a per-record scratch arena.  Nothing the reader hands out survives the
  * next call to msc_reader_next().  Blank lines are skipped.  Unknown types
  * and keys are the caller's business: the reader accepts any object with a
- * string "type" member.  Errors carry "FILE:LINE: what".
+ * string "type" member.  Errors carry "FILE:LINE: what".  An input that
+ * starts with the zstd magic number (28 b5 2f fd), file or pipe, is read
+ * as the records it decompresses to; compressed data that is cut short or
+ * corrupt ends the input with an error, after the records before it.
  */
 #ifndef MSC_NDJSON_H
 #define MSC_NDJSON_H
@@ -32,16 +38,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "msc_arena.h"
 #include "msc_err.h"
 
 #define MSC_FORMAT_NAME "memscope"
-#define MSC_FORMAT_VERSION 1
+#define MSC_FORMAT_VERSION 2
 
 /* ---------------------------------------------------------------- writer */
 
 #define MSC_WRITER_MAX_DEPTH 32
+
+/* zstd's level for -o FILE.zst: its default, about as fast as writing. */
+#define MSC_ZSTD_LEVEL 3
+
+struct ZSTD_CCtx_s;
+struct ZSTD_DCtx_s;
 
 struct msc_writer {
 	int fd;
@@ -54,6 +67,9 @@ struct msc_writer {
 	uint64_t arrays;		/* bit d: container at depth d is an array */
 	uint64_t records;		/* records completed */
 	uint64_t bytes;			/* bytes handed to write(2) successfully */
+	struct ZSTD_CCtx_s *zc;		/* compressing, or NULL */
+	char *zbuf;			/* compressed output */
+	size_t zcap;
 };
 
 /* bufsize 0 means 64 KiB.  Returns 0 or -ENOMEM. */
@@ -61,7 +77,19 @@ int msc_writer_init(struct msc_writer *w, int fd, size_t bufsize);
 /* Flushes and frees the buffer (the fd stays open); returns -errno of the
  * first write error, or 0. */
 int msc_writer_release(struct msc_writer *w);
+/* Writes what is buffered; compressed, all of it can be read back. */
 int msc_writer_flush(struct msc_writer *w);
+/* Compresses everything written from now on as one zstd frame (level
+ * 1..19).  Returns 0, or -ENOMEM. */
+int msc_writer_compress(struct msc_writer *w, int level);
+/* Compresses (at MSC_ZSTD_LEVEL) when path ends in ".zst", the tools'
+ * -o FILE.zst; NULL is standard output, never compressed.  0 or -ENOMEM. */
+int msc_writer_compress_by_name(struct msc_writer *w, const char *path);
+/* Does path end in ".zst"? */
+bool msc_zst_name(const char *path);
+/* A stdio stream that writes into w (text output, compressed as w is);
+ * fclose() it before releasing w.  NULL with errno set on failure. */
+FILE *msc_writer_fopen(struct msc_writer *w);
 
 /* Starts a record: {"type":"<type>" */
 void msc_w_begin(struct msc_writer *w, const char *type);
@@ -157,6 +185,13 @@ struct msc_reader {
 	struct msc_field *fields;
 	unsigned fields_cap;
 	struct msc_arena scratch;
+	/* zstd input: the compressed bytes read and not yet decompressed */
+	bool sniffed;			/* the first bytes were looked at */
+	struct ZSTD_DCtx_s *zd;		/* decompressing, or NULL */
+	char *zin;
+	size_t zin_start, zin_end, zin_cap;
+	size_t zhint;			/* 0: at the end of a frame */
+	char zmsg[160];			/* what went wrong with the compressed data */
 };
 
 /* path NULL or "-" reads standard input.  Returns 0 or -errno (message in err). */
@@ -170,7 +205,9 @@ void msc_reader_release(struct msc_reader *r);
  * Reads the next record.  Returns 1 with rec filled, 0 at end of input, or a
  * negative errno with err set: -EINVAL for a line that is not a JSON object
  * with a string "type" (err names the line and column), -EPIPE for a last
- * line cut short (no newline and not valid JSON), -EIO/-errno for read errors.
+ * line cut short (no newline and not valid JSON), -EIO/-errno for read errors,
+ * -EPIPE for compressed data cut short and -EBADMSG for corrupt compressed
+ * data (both after every whole record before them; the input ends there).
  * After an error the reader may be called again: it resumes at the next line.
  */
 int msc_reader_next(struct msc_reader *r, struct msc_rec *rec, struct msc_err *err);

@@ -165,6 +165,7 @@ struct msc_report {
 	/* what the stream holds: stacks of every process, sites, leaks and
 	 * samples of the main one (the first header's pid) */
 	struct msc_u64map stacks;	/* id -> struct msc_rstack * */
+	struct msc_stackdefs defs;	/* the stream's frame and stack records */
 	struct msc_rsite *sites;
 	size_t nsites, sites_cap;
 	struct msc_rleak *leaks;

@@ -16,9 +16,22 @@
  * address).
  *
  * Ids are dense from 1 and unique in one output stream.  Stacks are written
- * as "stack" records lazily, the first time a record refers to them, so an
- * output is self-contained and can be read anywhere; the ip and offset
- * written are those of the first instance seen.
+ * lazily, the first time a record refers to them, so an output is
+ * self-contained and can be read anywhere; the ip and offset written are
+ * those of the first instance seen.  They are written as memscope-format(5)
+ * version 2 has them: each frame once, as a "frame" record (one per level
+ * of a location's inline chain), and a stack as the ids of its innermost
+ * frames followed by a parent stack, the longest outer part it shares with
+ * the stacks written before it:
+ *
+ *	{"type":"stack","id":7,"parent":3,"frames":[12,13]}
+ *
+ * When the part shared is only part of an earlier stack's own frames, that
+ * part becomes a stack of its own (interned here like any other: an id
+ * that site records may name too) and the parent of the new one, so that
+ * stacks that branch at the same place share one record of what is above.
+ * What an output was given is a struct msc_stacks_out: the table has one
+ * for the main stream, a live snapshot (another stream) has its own.
  *
  * Modules are identified by path and build-id; a frame whose address fell in
  * no known module keeps module MSC_NO_MODULE and its absolute address.
@@ -63,7 +76,26 @@ struct msc_symframe {
 struct msc_stack {
 	uint32_t first;			/* index of its first frame in stack_frames[] */
 	uint32_t n;
-	bool written;
+};
+
+/* What one output stream has been given. */
+struct msc_stacks_out {
+	uint32_t *frame_of;		/* location -> id of its first frame record, 0: none */
+	uint32_t frame_of_cap;
+	struct msc_stack_written {	/* by stack id */
+		uint32_t parent;	/* as written, 0: none */
+		uint32_t own;		/* locations before the parent's */
+		bool written;
+	} *st;
+	uint32_t st_cap;
+	uint32_t next_frame;		/* frame ids from 1 */
+	/* Every suffix of the written stacks' locations, once: found by the
+	 * hash of its locations, it is a stack (off 0) or the tail of one. */
+	struct msc_u64map suffixes;	/* hash -> index in suf[] */
+	struct msc_suffix {
+		uint32_t stack, off;
+	} *suf;
+	uint32_t nsuf, suf_cap;
 };
 
 struct msc_sym_frame;
@@ -91,6 +123,7 @@ struct msc_stacks {
 	struct msc_stack *stacks;	/* [0] unused: ids start at 1 */
 	uint32_t nstacks, stacks_cap;
 	struct msc_u64map by_hash;	/* hash of locations -> id (probing) */
+	struct msc_stacks_out out;	/* the main output's */
 	struct msc_sym *sym;		/* NULL: do not symbolize */
 	void (*warn)(void *ctx, const char *fmt, ...);
 	void *warn_ctx;
@@ -106,9 +139,19 @@ long msc_stacks_module(struct msc_stacks *st, const char *path, const unsigned c
 /* Returns the id of the stack made of frames[0..n) (innermost first), 0 on ENOMEM. */
 uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *frames, unsigned n);
 
-/* Writes the "stack" record of id unless it was written already. */
+/*
+ * Writes the "stack" record of id to the main output unless it was written
+ * already, after the records it needs: the frame records it names and its
+ * parent.  Out of memory sets w->error (ENOMEM): the output stops rather
+ * than go on without the stack.
+ */
 void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id);
-/* Writes it whether or not it was written (to another stream). */
-void msc_stacks_write_copy(struct msc_stacks *st, struct msc_writer *w, uint32_t id);
+
+/* Another output stream (a live snapshot's): its own frames and stacks. */
+int msc_stacks_out_init(struct msc_stacks_out *o);
+void msc_stacks_out_release(struct msc_stacks_out *o);
+/* As msc_stacks_write, to the stream that o describes. */
+void msc_stacks_write_to(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+			 uint32_t id);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "msc_ndjson.h"
 #include "msc_util.h"
@@ -29,16 +30,15 @@ int msc_writer_init(struct msc_writer *w, int fd, size_t bufsize)
 	return 0;
 }
 
-int msc_writer_flush(struct msc_writer *w)
+static void put(struct msc_writer *w, const char *s, size_t n);
+
+/* write(2)s all of p; the first error goes to w->error. */
+static int write_all(struct msc_writer *w, const char *p, size_t len)
 {
 	size_t off = 0;
 
-	if (w->error) {
-		w->len = 0;
-		return -w->error;
-	}
-	while (off < w->len) {
-		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+	while (off < len) {
+		ssize_t n = write(w->fd, p + off, len - off);
 
 		if (n > 0) {
 			off += (size_t)n;
@@ -56,8 +56,47 @@ int msc_writer_flush(struct msc_writer *w)
 		w->error = n < 0 ? errno : EIO;
 		break;
 	}
+	return -w->error;
+}
+
+/*
+ * Writes the buffer out.  Compressed, mode says how far: ZSTD_e_continue
+ * hands it to zstd (which writes when it has a block), ZSTD_e_flush makes
+ * everything so far readable, ZSTD_e_end ends the frame.
+ */
+static int flush_mode(struct msc_writer *w, ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer in = { w->buf, w->len, 0 };
+
+	if (w->error) {
+		w->len = 0;
+		return -w->error;
+	}
+	if (!w->zc) {
+		write_all(w, w->buf, w->len);
+		w->len = 0;
+		return -w->error;
+	}
+	for (;;) {
+		ZSTD_outBuffer out = { w->zbuf, w->zcap, 0 };
+		size_t left = ZSTD_compressStream2(w->zc, &out, &in, mode);
+
+		if (ZSTD_isError(left)) {
+			w->error = EIO;
+			break;
+		}
+		if (out.pos && write_all(w, w->zbuf, out.pos))
+			break;
+		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
+			break;
+	}
 	w->len = 0;
 	return -w->error;
+}
+
+int msc_writer_flush(struct msc_writer *w)
+{
+	return flush_mode(w, ZSTD_e_flush);
 }
 
 int msc_writer_release(struct msc_writer *w)
@@ -65,18 +104,75 @@ int msc_writer_release(struct msc_writer *w)
 	int ret = 0;
 
 	if (w->buf)
-		ret = msc_writer_flush(w);
+		ret = flush_mode(w, ZSTD_e_end);
 	free(w->buf);
 	w->buf = NULL;
 	w->cap = 0;
+	ZSTD_freeCCtx(w->zc);
+	w->zc = NULL;
+	free(w->zbuf);
+	w->zbuf = NULL;
 	return ret;
+}
+
+int msc_writer_compress(struct msc_writer *w, int level)
+{
+	if (w->zc)
+		return 0;
+	/* What was written so far stays as it was. */
+	flush_mode(w, ZSTD_e_continue);
+	w->zcap = ZSTD_CStreamOutSize();
+	w->zbuf = malloc(w->zcap);
+	w->zc = ZSTD_createCCtx();
+	if (!w->zbuf || !w->zc) {
+		ZSTD_freeCCtx(w->zc);
+		w->zc = NULL;
+		free(w->zbuf);
+		w->zbuf = NULL;
+		return -ENOMEM;
+	}
+	/* The checksum tells corrupt data from data. */
+	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
+	return 0;
+}
+
+static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
+{
+	struct msc_writer *w = cookie;
+
+	put(w, buf, n);
+	if (w->error) {
+		errno = w->error;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+FILE *msc_writer_fopen(struct msc_writer *w)
+{
+	cookie_io_functions_t io = { .write = cookie_write };
+
+	return fopencookie(w, "w", io);
+}
+
+bool msc_zst_name(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	return n > 4 && strcmp(path + n - 4, ".zst") == 0;
+}
+
+int msc_writer_compress_by_name(struct msc_writer *w, const char *path)
+{
+	return msc_zst_name(path) ? msc_writer_compress(w, MSC_ZSTD_LEVEL) : 0;
 }
 
 /* Makes room for n more bytes; returns NULL after an error (output dropped). */
 static char *reserve(struct msc_writer *w, size_t n)
 {
 	if (msc_unlikely(w->len + n > w->cap)) {
-		msc_writer_flush(w);
+		flush_mode(w, ZSTD_e_continue);
 		if (w->error)
 			return NULL;
 		if (n > w->cap) {
@@ -835,17 +931,39 @@ void msc_reader_release(struct msc_reader *r)
 		close(r->fd);
 	free(r->buf);
 	free(r->fields);
+	free(r->zin);
+	ZSTD_freeDCtx(r->zd);
 	msc_arena_release(&r->scratch);
 	r->buf = NULL;
 	r->fields = NULL;
+	r->zin = NULL;
+	r->zd = NULL;
 	r->fd = -1;
 }
 
-/* Reads more input after compacting; returns bytes read, 0 at EOF, <0 error. */
-static ssize_t fill(struct msc_reader *r)
+/* read(2) that waits on a non-blocking input and retries EINTR. */
+static ssize_t read_some(int fd, char *p, size_t n)
 {
-	ssize_t n;
+	ssize_t got;
 
+	do {
+		got = read(fd, p, n);
+		if (got < 0 && errno == EAGAIN) {
+			/*
+			 * A non-blocking input (inherited from a shell): wait
+			 * for data, as the writer waits for room.
+			 */
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			poll(&pfd, 1, -1);
+		}
+	} while (got < 0 && (errno == EINTR || errno == EAGAIN));
+	return got < 0 ? -errno : got;
+}
+
+/* Moves the unread part of the buffer to its start and makes room. */
+static int compact(struct msc_reader *r)
+{
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
 		r->end -= r->start;
@@ -853,21 +971,114 @@ static ssize_t fill(struct msc_reader *r)
 	}
 	if (r->cap - r->end < READ_CHUNK / 4 && MSC_GROW(r->buf, r->cap + 1, r->cap, READ_CHUNK))
 		return -ENOMEM;
-	do {
-		n = read(r->fd, r->buf + r->end, r->cap - r->end);
-		if (n < 0 && errno == EAGAIN) {
-			/*
-			 * A non-blocking input (inherited from a shell): wait
-			 * for data, as the writer waits for room.
-			 */
-			struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	return 0;
+}
 
-			poll(&pfd, 1, -1);
+/* The compressed data went wrong: say what, and end the input there (what
+ * is left of a line cut in the middle goes too). */
+static ssize_t zstd_failed(struct msc_reader *r, int code, const char *what)
+{
+	if (r->lineno)
+		snprintf(r->zmsg, sizeof(r->zmsg), "%s (after line %lu)", what, r->lineno);
+	else
+		snprintf(r->zmsg, sizeof(r->zmsg), "%s (before any record)", what);
+	r->start = r->end;
+	r->eof = true;
+	return code;
+}
+
+/* Decompresses more input into the buffer: bytes added, 0 at the end of the
+ * input, <0 error (r->zmsg says what for the compressed data). */
+static ssize_t fill_zstd(struct msc_reader *r)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (r->zin_start < r->zin_end || r->zhint) {
+			ZSTD_inBuffer in = { r->zin + r->zin_start, r->zin_end - r->zin_start, 0 };
+			ZSTD_outBuffer out = { r->buf + r->end, r->cap - r->end, 0 };
+			size_t hint = ZSTD_decompressStream(r->zd, &out, &in);
+
+			if (ZSTD_isError(hint)) {
+				char what[120];
+
+				snprintf(what, sizeof(what), "corrupt zstd data: %s", ZSTD_getErrorName(hint));
+				return zstd_failed(r, -EBADMSG, what);
+			}
+			r->zin_start += in.pos;
+			r->end += out.pos;
+			r->zhint = hint;
+			if (out.pos)
+				return (ssize_t)out.pos;
+			if (r->zin_start < r->zin_end)
+				continue;	/* a frame header, a checksum */
 		}
-	} while (n < 0 && (errno == EINTR || errno == EAGAIN));
-	if (n < 0)
-		return -errno;
-	r->end += (size_t)n;
+		r->zin_start = r->zin_end = 0;
+		n = read_some(r->fd, r->zin, r->zin_cap);
+		if (n < 0)
+			return n;
+		if (n == 0) {
+			if (r->zhint)
+				return zstd_failed(r, -EPIPE, "compressed data cut short: the zstd "
+						   "stream ends inside a frame");
+			return 0;
+		}
+		r->zin_end = (size_t)n;
+	}
+}
+
+/*
+ * The first bytes: at least 4 of them (or the whole input, if shorter) to
+ * compare with the zstd magic number.  Compressed, they become the
+ * decompressor's first input.
+ */
+static ssize_t sniff(struct msc_reader *r)
+{
+	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	size_t have = r->end - r->start;
+	ssize_t n;
+
+	r->sniffed = true;
+	while (have < sizeof(magic)) {
+		n = read_some(r->fd, r->buf + r->end, r->cap - r->end);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		r->end += (size_t)n;
+		have += (size_t)n;
+	}
+	if (have < sizeof(magic) || memcmp(r->buf + r->start, magic, sizeof(magic)) != 0)
+		return (ssize_t)have;
+	r->zin_cap = ZSTD_DStreamInSize();
+	if (r->zin_cap < have)
+		r->zin_cap = have;
+	r->zin = malloc(r->zin_cap);
+	r->zd = ZSTD_createDCtx();
+	if (!r->zin || !r->zd)
+		return -ENOMEM;
+	memcpy(r->zin, r->buf + r->start, have);
+	r->zin_start = 0;
+	r->zin_end = have;
+	r->zhint = 1;
+	r->end = r->start;
+	return fill_zstd(r);
+}
+
+/* Reads more input after compacting; returns bytes read, 0 at EOF, <0 error. */
+static ssize_t fill(struct msc_reader *r)
+{
+	ssize_t n;
+
+	if (compact(r))
+		return -ENOMEM;
+	if (!r->sniffed)
+		return sniff(r);
+	if (r->zd)
+		return fill_zstd(r);
+	n = read_some(r->fd, r->buf + r->end, r->cap - r->end);
+	if (n > 0)
+		r->end += (size_t)n;
 	return n;
 }
 
@@ -996,13 +1207,15 @@ static int parse_record(struct msc_reader *r, struct parse *ps, struct msc_rec *
 int msc_reader_next(struct msc_reader *r, struct msc_rec *rec, struct msc_err *err)
 {
 	for (;;) {
-		const char *line;
-		size_t len;
-		bool complete;
+		const char *line = NULL;
+		size_t len = 0;
+		bool complete = false;
 		struct parse ps;
 		int ret;
 
 		ret = next_line(r, &line, &len, &complete);
+		if (ret < 0 && r->zmsg[0])
+			return msc_err_set(err, ret, "%s: %s", r->name, r->zmsg);
 		if (ret < 0)
 			return msc_err_set(err, ret, "%s: read error: %s", r->name, strerror(-ret));
 		if (ret == 0)

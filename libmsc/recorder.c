@@ -444,9 +444,9 @@ static void live_stop(struct msc_recorder *r)
 static void live_serve(struct msc_recorder *r)
 {
 	const struct timeval tv = { 2, 0 };
+	struct msc_stacks_out out;
 	struct msc_writer lw;
 	struct msc_agg *a;
-	uint8_t *sent;
 	size_t i;
 	int fd;
 
@@ -457,20 +457,22 @@ static void live_serve(struct msc_recorder *r)
 			close(fd);
 			continue;
 		}
+		/* A stream of its own: the frames and stacks it needs. */
+		if (msc_stacks_out_init(&out)) {
+			msc_writer_release(&lw);
+			close(fd);
+			continue;
+		}
 		a = &r->main_pr->agg;
-		sent = calloc(r->stacks.nstacks + 1, 1);
-		for (i = 0; sent && i < a->nsites; i++) {
+		for (i = 0; i < a->nsites && !lw.error; i++) {
 			const struct msc_site *s = &a->sites[i];
 
 			if (s->removed)
 				continue;
-			if (s->stack < r->stacks.nstacks && !sent[s->stack]) {
-				sent[s->stack] = 1;
-				msc_stacks_write_copy(&r->stacks, &lw, s->stack);
-			}
+			msc_stacks_write_to(&r->stacks, &out, &lw, s->stack);
 			msc_write_site(&lw, a, s, r->main_pid);
 		}
-		free(sent);
+		msc_stacks_out_release(&out);
 		msc_writer_release(&lw);
 		close(fd);
 	}

@@ -85,7 +85,7 @@ static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct ms
 	if (!s)
 		return -ENOMEM;
 	s->id = (uint32_t)id;
-	ret = msc_stack_frames(rec, &r->arena, r->alloc_fns, r->nalloc_fns, &s->frames, &s->n,
+	ret = msc_stack_frames(&r->defs, rec, r->alloc_fns, r->nalloc_fns, &s->frames, &s->n,
 			       &s->attr, err);
 	if (ret)
 		return ret;
@@ -821,7 +821,8 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||
-	    msc_u64map_init(&r->image_of, 16))
+	    msc_u64map_init(&r->image_of, 16) ||
+	    msc_stackdefs_init(&r->defs))
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	while ((ret = msc_reader_next(rd, &rec, err)) > 0) {
 		if (first) {
@@ -839,6 +840,9 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 			break;
 		case MSC_R_STACK:
 			ret = load_stack(r, &rec, err);
+			break;
+		case MSC_R_FRAME:
+			ret = msc_stackdefs_frame(&r->defs, &rec, NULL, err);
 			break;
 		case MSC_R_SITE:
 			ret = load_site(r, &rec, err);
@@ -897,5 +901,6 @@ void msc_report_release(struct msc_report *r)
 	msc_u64map_release(&r->stacks);
 	msc_u64map_release(&r->pids);
 	msc_u64map_release(&r->image_of);
+	msc_stackdefs_release(&r->defs);
 	msc_arena_release(&r->arena);
 }

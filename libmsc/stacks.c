@@ -15,7 +15,8 @@ int msc_stacks_init(struct msc_stacks *st, bool symbolize)
 {
 	memset(st, 0, sizeof(*st));
 	if (msc_strmap_init(&st->module_index, 64) || msc_u64map_init(&st->by_hash, 1024) ||
-	    msc_u64map_init(&st->sf_by_addr, 4096) || msc_u64map_init(&st->sf_by_src, 4096))
+	    msc_u64map_init(&st->sf_by_addr, 4096) || msc_u64map_init(&st->sf_by_src, 4096) ||
+	    msc_stacks_out_init(&st->out))
 		goto oom;
 	st->stacks_cap = 1024;
 	st->stacks = calloc(st->stacks_cap, sizeof(*st->stacks));
@@ -54,6 +55,7 @@ void msc_stacks_release(struct msc_stacks *st)
 	msc_u64map_release(&st->by_hash);
 	msc_u64map_release(&st->sf_by_addr);
 	msc_u64map_release(&st->sf_by_src);
+	msc_stacks_out_release(&st->out);
 	msc_sym_free(st->sym);
 	memset(st, 0, sizeof(*st));
 }
@@ -269,22 +271,13 @@ static uint64_t hash_locations(const uint32_t *l, unsigned n)
 	return h | 1;
 }
 
-uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f, unsigned n)
+/* The id of the stack of these locations, interned if new; 0 on ENOMEM. */
+static uint32_t intern_locations(struct msc_stacks *st, const uint32_t *loc, unsigned n)
 {
-	uint32_t loc[MSC_PROTO_MAX_DEPTH];
-	uint64_t h, key;
+	uint64_t h = hash_locations(loc, n), key;
 	uint64_t *slot;
 	struct msc_stack *s;
-	unsigned i;
 
-	if (n > MSC_PROTO_MAX_DEPTH)
-		n = MSC_PROTO_MAX_DEPTH;
-	for (i = 0; i < n; i++) {
-		loc[i] = location(st, &f[i]);
-		if (!loc[i])
-			return 0;
-	}
-	h = hash_locations(loc, n);
 	for (key = h;; key += 2) {
 		slot = msc_u64map_get(&st->by_hash, key);
 		if (!slot)
@@ -302,58 +295,232 @@ uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f,
 	s = &st->stacks[st->nstacks];
 	s->first = (uint32_t)st->nframes;
 	s->n = n;
-	s->written = false;
 	memcpy(&st->stack_frames[st->nframes], loc, n * sizeof(*loc));
 	st->nframes += n;
 	return st->nstacks++;
 }
 
-void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
+uint32_t msc_stacks_intern(struct msc_stacks *st, const struct msc_frame_ref *f, unsigned n)
 {
-	if (id == 0 || id >= st->nstacks || st->stacks[id].written)
-		return;
-	st->stacks[id].written = true;
-	msc_stacks_write_copy(st, w, id);
+	uint32_t loc[MSC_PROTO_MAX_DEPTH];
+	unsigned i;
+
+	if (n > MSC_PROTO_MAX_DEPTH)
+		n = MSC_PROTO_MAX_DEPTH;
+	for (i = 0; i < n; i++) {
+		loc[i] = location(st, &f[i]);
+		if (!loc[i])
+			return 0;
+	}
+	return intern_locations(st, loc, n);
 }
 
-void msc_stacks_write_copy(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
-{
-	struct msc_stack *s;
-	uint32_t i;
+/* ---------------------------------------------------------------- output */
 
-	if (id == 0 || id >= st->nstacks)
-		return;
-	s = &st->stacks[id];
+int msc_stacks_out_init(struct msc_stacks_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->next_frame = 1;
+	return msc_u64map_init(&o->suffixes, 1024);
+}
+
+void msc_stacks_out_release(struct msc_stacks_out *o)
+{
+	free(o->frame_of);
+	free(o->st);
+	free(o->suf);
+	msc_u64map_release(&o->suffixes);
+	memset(o, 0, sizeof(*o));
+}
+
+/* MSC_GROW for tables indexed by id: what is added is zero. */
+#define GROW_ZERO(arr, need, cap, first)                                                \
+	__extension__({                                                                 \
+		uint32_t old_ = (cap);                                                  \
+		int r_ = MSC_GROW(arr, need, cap, first);                               \
+		if (!r_ && (cap) > old_)                                                \
+			memset((arr) + old_, 0, ((size_t)(cap) - old_) * sizeof(*(arr))); \
+		r_;                                                                     \
+	})
+
+/* Inline levels of a location: each is a frame record. */
+static unsigned levels(const struct msc_symframe *l)
+{
+	return l->nchain ? l->nchain : 1;
+}
+
+/* The frame records of a location, the first time the output needs them:
+ * the members of a version 1 frame, after type and id. */
+static int write_frames(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+			uint32_t loc)
+{
+	const struct msc_symframe *l = &st->sf[loc];
+	const struct msc_module *m = l->module != MSC_NO_MODULE ? &st->modules[l->module] : NULL;
+	unsigned k, nc = levels(l);
+
+	if (loc < o->frame_of_cap && o->frame_of[loc])
+		return 0;
+	if (GROW_ZERO(o->frame_of, (size_t)loc + 1, o->frame_of_cap, 4096))
+		return -ENOMEM;
+	o->frame_of[loc] = o->next_frame;
+	for (k = 0; k < nc; k++) {
+		const struct msc_sym_frame *c = l->nchain ? &st->chain[l->chain + k] : NULL;
+
+		msc_w_record(w, MSC_R_FRAME);
+		msc_w_u64(w, "id", o->next_frame++);
+		msc_w_hex(w, "ip", l->ip);
+		if (m) {
+			msc_w_str(w, "obj", m->path);
+			msc_w_hex(w, "offset", l->addr);
+		}
+		if (c && c->fn)
+			msc_w_str(w, "fn", c->fn);
+		if (c && c->file)
+			msc_w_str(w, "file", c->file);
+		if (c && c->line)
+			msc_w_u64(w, "line", c->line);
+		if (c && c->inlined)
+			msc_w_bool(w, "inline", true);
+		else if (l->fn_offset)
+			msc_w_hex(w, "fn_offset", l->fn_offset);
+		msc_w_end(w);
+	}
+	return 0;
+}
+
+/* Hashes of every suffix of loc: h[i] covers loc[i..n), h[n] none. */
+static void suffix_hashes(const uint32_t *loc, unsigned n, uint64_t *h)
+{
+	unsigned i;
+
+	h[n] = 0x8a5cd789635d2dffull;
+	for (i = n; i-- > 0;)
+		h[i] = msc_hash_u64(h[i + 1] ^ loc[i]) | 1;
+}
+
+/* The written suffix with these locations, or NULL. */
+static struct msc_suffix *find_suffix(const struct msc_stacks *st, struct msc_stacks_out *o,
+				      uint64_t h, const uint32_t *loc, unsigned n)
+{
+	uint64_t key, *slot;
+
+	for (key = h; (slot = msc_u64map_get(&o->suffixes, key)); key += 2) {
+		struct msc_suffix *e = &o->suf[*slot];
+		const struct msc_stack *t = &st->stacks[e->stack];
+
+		if (t->n - e->off == n &&
+		    memcmp(&st->stack_frames[t->first + e->off], loc, n * sizeof(*loc)) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static int add_suffix(struct msc_stacks_out *o, uint64_t h, uint32_t stack, uint32_t off)
+{
+	uint64_t key;
+
+	if (MSC_GROW(o->suf, o->nsuf + 1, o->suf_cap, 1024))
+		return -ENOMEM;
+	for (key = h; msc_u64map_get(&o->suffixes, key); key += 2)
+		;
+	if (msc_u64map_put(&o->suffixes, key, o->nsuf))
+		return -ENOMEM;
+	o->suf[o->nsuf++] = (struct msc_suffix){ stack, off };
+	return 0;
+}
+
+/* The stack record: own locations' frame ids, then the parent. */
+static int write_record(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+			uint32_t id, const uint32_t *loc, uint32_t own, uint32_t parent)
+{
+	uint32_t i;
+	unsigned k;
+
+	for (i = 0; i < own; i++)
+		if (write_frames(st, o, w, loc[i]))
+			return -ENOMEM;
 	msc_w_record(w, MSC_R_STACK);
 	msc_w_u64(w, "id", id);
+	if (parent)
+		msc_w_u64(w, "parent", parent);
 	msc_w_arr(w, "frames");
-	for (i = 0; i < s->n; i++) {
-		const struct msc_symframe *l = &st->sf[st->stack_frames[s->first + i]];
-		const struct msc_module *m = l->module != MSC_NO_MODULE ? &st->modules[l->module] : NULL;
-		unsigned k, nc = l->nchain ? l->nchain : 1;
-
-		for (k = 0; k < nc; k++) {
-			const struct msc_sym_frame *c = l->nchain ? &st->chain[l->chain + k] : NULL;
-
-			msc_w_obj(w, NULL);
-			msc_w_hex(w, "ip", l->ip);
-			if (m) {
-				msc_w_str(w, "obj", m->path);
-				msc_w_hex(w, "offset", l->addr);
-			}
-			if (c && c->fn)
-				msc_w_str(w, "fn", c->fn);
-			if (c && c->file)
-				msc_w_str(w, "file", c->file);
-			if (c && c->line)
-				msc_w_u64(w, "line", c->line);
-			if (c && c->inlined)
-				msc_w_bool(w, "inline", true);
-			else if (l->fn_offset)
-				msc_w_hex(w, "fn_offset", l->fn_offset);
-			msc_w_obj_end(w);
-		}
-	}
+	for (i = 0; i < own; i++)
+		for (k = 0; k < levels(&st->sf[loc[i]]); k++)
+			msc_w_u64(w, NULL, o->frame_of[loc[i]] + k);
 	msc_w_arr_end(w);
 	msc_w_end(w);
+	o->st[id] = (struct msc_stack_written){ parent, own, true };
+	return 0;
+}
+
+/*
+ * Writes stack id as the tail of a written stack, from offset off of it
+ * (e->off): the rest of that stack's own locations, and its parent.  The
+ * suffix now names the new stack.
+ */
+static int write_tail(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+		      uint32_t id, struct msc_suffix *e, const uint32_t *loc)
+{
+	const struct msc_stack_written *t = &o->st[e->stack];
+	int ret = write_record(st, o, w, id, loc, t->own - e->off, t->parent);
+
+	if (!ret)
+		*e = (struct msc_suffix){ id, 0 };
+	return ret;
+}
+
+static int write_stack(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+		       uint32_t id)
+{
+	uint32_t loc[MSC_PROTO_MAX_DEPTH], parent = 0, own;
+	uint64_t h[MSC_PROTO_MAX_DEPTH + 1];
+	struct msc_suffix *e = NULL;
+	unsigned n, i;
+
+	if (GROW_ZERO(o->st, st->nstacks, o->st_cap, 1024))
+		return -ENOMEM;
+	if (o->st[id].written)
+		return 0;
+	/* A copy: interning a parent may move the table's arrays. */
+	n = st->stacks[id].n;
+	memcpy(loc, &st->stack_frames[st->stacks[id].first], n * sizeof(*loc));
+	suffix_hashes(loc, n, h);
+	/* The longest suffix the output has: the stack's outer part. */
+	for (i = 0; i < n && !e; i++)
+		e = find_suffix(st, o, h[i], loc + i, n - i);
+	i = e ? i - 1 : n;
+	if (e && i == 0)
+		return write_tail(st, o, w, id, e, loc);
+	if (e && e->off == 0) {
+		parent = e->stack;
+	} else if (e) {
+		/* Part of an earlier stack's own frames: it becomes a stack
+		 * of its own, which both have above them from now on. */
+		parent = intern_locations(st, loc + i, n - i);
+		if (!parent || GROW_ZERO(o->st, st->nstacks, o->st_cap, 1024))
+			return -ENOMEM;
+		if (write_tail(st, o, w, parent, e, loc + i))
+			return -ENOMEM;
+	}
+	own = i;
+	if (write_record(st, o, w, id, loc, own, parent))
+		return -ENOMEM;
+	for (i = 0; i < own; i++)
+		if (add_suffix(o, h[i], id, i))
+			return -ENOMEM;
+	return 0;
+}
+
+void msc_stacks_write_to(struct msc_stacks *st, struct msc_stacks_out *o, struct msc_writer *w,
+			 uint32_t id)
+{
+	if (id == 0 || id >= st->nstacks)
+		return;
+	if (write_stack(st, o, w, id) && !w->error)
+		w->error = ENOMEM;
+}
+
+void msc_stacks_write(struct msc_stacks *st, struct msc_writer *w, uint32_t id)
+{
+	msc_stacks_write_to(st, &st->out, w, id);
 }

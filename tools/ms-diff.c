@@ -36,6 +36,7 @@ static const char help[] =
 	"  -n, --top N                rows per table with --text or --md\n"
 	"                             (default 10)\n"
 	"  -o, --output FILE          write to FILE instead of standard output\n"
+	"                             (compressed with zstd if it ends in .zst)\n"
 	"  -q, --quiet                no warnings\n"
 	"  -h, --help                 show this help and exit\n"
 	"  -V, --version              show the version and exit\n"
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
-	if (report) {
+	if (report && !msc_zst_name(output)) {
 		FILE *out = fd == 1 ? stdout : fdopen(fd, "w");
 		int ret;
 
@@ -189,9 +190,19 @@ int main(int argc, char **argv)
 	} else {
 		struct msc_writer w;
 
-		if (msc_writer_init(&w, fd, 0))
+		if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 			msc_die("out of memory");
-		msc_diff_write_stream(&d, &w);
+		if (report) {
+			/* The report, compressed. */
+			FILE *out = msc_writer_fopen(&w);
+
+			if (!out)
+				msc_die("out of memory");
+			msc_diff_print(&d, out, format, top);
+			fclose(out);
+		} else {
+			msc_diff_write_stream(&d, &w);
+		}
 		status = msc_cli_finish_output(&w, fd, output);
 	}
 

@@ -37,7 +37,10 @@ static const char help[] =
 	"      --type T[,T...]    keep only records of these types\n"
 	"  -p, --pid PID          keep only the records of process PID\n"
 	"  -n, --top N            keep the N largest sites and leaks (by bytes)\n"
+	"      --expand           write each stack with its frames in place, as\n"
+	"                         format version 1 does (for older readers)\n"
 	"  -o, --output FILE      write to FILE instead of standard output\n"
+	"                         (compressed with zstd if it ends in .zst)\n"
 	"  -q, --quiet            no warnings, no suppression summary\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
@@ -46,7 +49,7 @@ static const char help[] =
 	"(\"filtered\") and by which filters.  Exit status: 0 ok, 2 bad input or\n"
 	"error (what was written before the bad record stays written).\n";
 
-enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE };
+enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND };
 
 static const struct option longopts[] = {
 	{ "min", required_argument, NULL, 'm' },
@@ -61,6 +64,7 @@ static const struct option longopts[] = {
 	{ "type", required_argument, NULL, OPT_TYPE },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "top", required_argument, NULL, 'n' },
+	{ "expand", no_argument, NULL, OPT_EXPAND },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
@@ -182,6 +186,9 @@ int main(int argc, char **argv)
 		case 'n':
 			o.top = msc_cli_count(optarg, 1000000000);
 			break;
+		case OPT_EXPAND:
+			o.expand = true;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -217,7 +224,7 @@ int main(int argc, char **argv)
 	}
 	/* A pipe or a terminal: someone may be watching a recording. */
 	o.live = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
-	if (msc_writer_init(&w, fd, 0))
+	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 		msc_die("out of memory");
 	ret = msc_filter_run(&o, &r, &w, &st, &err);
 	/* What passed before any error goes out. */

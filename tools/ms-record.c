@@ -40,7 +40,8 @@ static const char help[] =
 	"                       rss, pss, swap and mappings from /proc each\n"
 	"                       interval (-i, default 1000 ms)\n"
 	"  -o, --output FILE    write the records to FILE (default: standard output;\n"
-	"                       on a terminal, memscope.NAME.PID.ndjson)\n"
+	"                       on a terminal, memscope.NAME.PID.ndjson), compressed\n"
+	"                       with zstd if it ends in .zst\n"
 	"  -e, --events         also write every allocation and free event\n"
 	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
 	"                       0 for none; 1000 with --poll)\n"
@@ -423,7 +424,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (msc_writer_init(&w, fd, 256 * 1024)) {
+	if (msc_writer_init(&w, fd, 256 * 1024) || msc_writer_compress_by_name(&w, output)) {
 		msc_warn("out of memory");
 		status = EXIT_OWN;
 		goto out;

@@ -28,6 +28,7 @@ static const char help[] =
 	"      --no-maps       process records only (default with -a)\n"
 	"      --kthreads      with -a, include kernel threads\n"
 	"  -o, --output FILE   write to FILE instead of standard output\n"
+	"                      (compressed with zstd if it ends in .zst)\n"
 	"      --proc DIR      read DIR instead of /proc\n"
 	"  -q, --quiet         do not warn about processes that cannot be read\n"
 	"  -h, --help          show this help and exit\n"
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
 	}
-	if (msc_writer_init(&w, fd, 0))
+	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 		msc_die("out of memory");
 	msc_snapper_init(&snap, &fs, &w, maps);
 

@@ -21,7 +21,7 @@ LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers attach"
+SECTIONS="reader snapshot filter profilers attach sizes"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -369,6 +369,68 @@ bench_attach() {
 		"| heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') -p (through gdb) | ${_ht_rate} | ${_ht_at} | - |"
 }
 
+# ---------------------------------------------------------------- sizes
+
+# The size of a recording: python3 (with its debug information, from
+# python3-dbg: every inlined frame and line) building a 200,000-entry dict,
+# PYTHONMALLOC=malloc so that every object is a malloc: ms-record's
+# records (format version 2), compressed (-o FILE.zst), the same stream as
+# format version 1 wrote it (ms-filter --expand, compressed or not), and
+# heaptrack's trace (zstd, as heaptrack writes it).  Bytes per event: per
+# allocation and free the program made (ms-record's count; heaptrack sees
+# the same program).
+bench_sizes() {
+	cat >"$OUT/py_dict200k.py" <<'PY'
+d = {}
+for i in range(200000):
+    d[str(i)] = [i, str(i * 2)]
+PY
+	_dbg=no
+	[ -n "$(find /usr/lib/debug/.build-id -name "$(readelf -n "$(readlink -f "$PY")" 2>/dev/null |
+		sed -n 's/.*Build ID: \(..\)\(.*\)/\2.debug/p')" 2>/dev/null | head -1)" ] && _dbg=yes
+	note "sizes: python3 (debug information: $_dbg), ms-record plain and .zst, heaptrack"
+	rm -f "$OUT"/sizes.*
+	PYTHONMALLOC=malloc ms-record -q -o "$OUT/sizes.ndjson" "$PY" "$OUT/py_dict200k.py" >/dev/null ||
+		{ note "sizes: ms-record failed"; return 1; }
+	PYTHONMALLOC=malloc ms-record -q -o "$OUT/sizes.ndjson.zst" "$PY" "$OUT/py_dict200k.py" >/dev/null ||
+		{ note "sizes: ms-record -o .zst failed"; return 1; }
+	ms-filter -q --expand -o "$OUT/sizes.v1.ndjson" "$OUT/sizes.ndjson" || return 1
+	ms-filter -q --expand -o "$OUT/sizes.v1.ndjson.zst" "$OUT/sizes.ndjson" || return 1
+	PYTHONMALLOC=malloc timeout 300 heaptrack -o "$OUT/sizes.ht" "$PY" "$OUT/py_dict200k.py" >/dev/null 2>&1
+	_ht=$(ls "$OUT"/sizes.ht.* 2>/dev/null | head -1)
+	_events=$(jq -r 'select(.type == "end") | .allocs + .frees' "$OUT/sizes.ndjson")
+	_sf=$(grep -E '^\{"type":"(stack|frame)"' "$OUT/sizes.ndjson" | wc -c)
+	_sites=$(grep -E '^\{"type":"site"' "$OUT/sizes.ndjson" | wc -c)
+	_v1s=$(grep -E '^\{"type":"stack"' "$OUT/sizes.v1.ndjson" | wc -c)
+	_counts="$(thousands "$(grep -c '^{"type":"stack"' "$OUT/sizes.ndjson")") stack records,"
+	_counts="$_counts $(thousands "$(grep -c '^{"type":"frame"' "$OUT/sizes.ndjson")") frame records,"
+	_counts="$_counts $(thousands "$(grep -c '^{"type":"site"' "$OUT/sizes.ndjson")") site records"
+	_row() { # LABEL FILE
+		_b=$(wc -c <"$2")
+		emit "| $1 | $(thousands "$_b") | $(awk -v b="$_b" 'BEGIN { printf "%.1f", b / 1048576 }') | $(awk -v b="$_b" -v e="$_events" 'BEGIN { printf "%.2f", b / e }') |"
+	}
+	emit "" "### Recording size" "" \
+		"python3 (PYTHONMALLOC=malloc, debug information: $_dbg) building a 200,000-entry" \
+		"dict: $(thousands "$_events") allocations and frees; $_counts." "" \
+		"| recording | bytes | MiB | bytes per event |" \
+		"|---|---:|---:|---:|"
+	_row "memscope (format 2)" "$OUT/sizes.ndjson"
+	_row "memscope (format 2), -o FILE.zst" "$OUT/sizes.ndjson.zst"
+	_row "memscope format 1 (ms-filter --expand)" "$OUT/sizes.v1.ndjson"
+	_row "memscope format 1, zstd" "$OUT/sizes.v1.ndjson.zst"
+	if [ -n "$_ht" ] && [ -s "$_ht" ]; then
+		_row "heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') ($(basename "$_ht" | sed 's/^sizes\.ht\.//'))" "$_ht"
+	else
+		emit "| heaptrack | failed | | |"
+	fi
+	emit "" "Stack and frame records: $(thousands "$_sf") bytes (format 1's stacks:" \
+		"$(thousands "$_v1s")); site records: $(thousands "$_sites") bytes."
+	if [ -n "$_ht" ] && [ -s "$_ht" ]; then
+		emit "memscope .zst / heaptrack: $(ratio "$(wc -c <"$OUT/sizes.ndjson.zst")" "$(wc -c <"$_ht")" 2)x" \
+			"(target: at most 2x); memscope uncompressed: $(awk -v b="$(wc -c <"$OUT/sizes.ndjson")" 'BEGIN { printf "%.1f", b / 1e6 }') MB (target: under 10 MB)."
+	fi
+}
+
 # ------------------------------------------------------------------- main
 
 [ $# -gt 0 ] && SECTIONS="$*"
@@ -383,7 +445,7 @@ cat "$RESULTS"
 status=0
 for s in $SECTIONS; do
 	if ! command -v "bench_$s" >/dev/null 2>&1; then
-		note "no section '$s' (sections: reader snapshot filter profilers attach)"
+		note "no section '$s' (sections: $SECTIONS)"
 		status=2
 		continue
 	fi

@@ -117,19 +117,52 @@ line_of() {
 	grep -n -F -- "$2" "$1" | head -1 | cut -d: -f1
 }
 
+# v1 REC: the recording with every stack whole, its frames in place (format
+# version 1, ms-filter --expand), for jq to read a stack's frames.
+v1() { ms-filter -q --expand "$1"; }
+
 # stack_of REC ID: the stack's frames as "fn@file:line" (file's basename),
 # innermost first, joined by " < ".
 stack_of() {
-	jq -r --argjson id "$2" 'select(.type=="stack" and .id==$id)
+	v1 "$1" | jq -r --argjson id "$2" 'select(.type=="stack" and .id==$id)
 		| [.frames[] | "\(.fn // "?")@\((.file // "?") | split("/") | last):\(.line // 0)"]
-		| join(" < ")' "$1" | head -1
+		| join(" < ")' | head -1
 }
 
 # leak_line REC FN: "count bytes kind size" of every leak record whose
 # stack's innermost frame is in function FN, one a line, sorted.
 leaks_in() {
-	jq -r --arg fn "$2" -s '
+	v1 "$1" | jq -r --arg fn "$2" -s '
 		(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames[0].fn}) | from_entries) as $top
 		| .[] | select(.type=="leak") | select($top[(.stack|tostring)] == $fn)
-		| "\(.count) \(.bytes) \(.kind) \(.size)"' "$1" | sort
+		| "\(.count) \(.bytes) \(.kind) \(.size)"' | sort
+}
+
+# valid_stream FILE: header first, end last; every frame and stack defined
+# once, before the first record that needs it (a stack needs its frames and
+# its parent); no frame or stack that nothing needs.  Prints what is wrong.
+valid_stream() {
+	jq -r -s '
+		. as $all
+		| (reduce ($all[] | if .type == "stack" then .parent // empty else .stack // empty end)
+		   as $i ({}; .[$i|tostring] = true)) as $used
+		| (reduce ($all[] | select(.type == "stack") | .frames[] | numbers)
+		   as $i ({}; .[$i|tostring] = true)) as $named
+		| (if $all[0].type != "header" then ["first record is not a header"] else [] end) +
+		(if $all[-1].type != "end" then ["last record is not an end"] else [] end) +
+		(reduce $all[] as $r ({frames: {}, stacks: {}, bad: []};
+			if $r.type == "frame" then
+				(if .frames[$r.id|tostring] then .bad += ["frame \($r.id) twice"] else .frames[$r.id|tostring] = true end)
+			elif $r.type == "stack" then
+				reduce ($r.frames[] | numbers) as $f (.;
+					if .frames[$f|tostring] then . else .bad += ["stack \($r.id) before frame \($f)"] end)
+				| (if $r.parent != null and (.stacks[$r.parent|tostring] | not) then
+					.bad += ["stack \($r.id) before its parent \($r.parent)"] else . end)
+				| (if .stacks[$r.id|tostring] then .bad += ["stack \($r.id) twice"] else .stacks[$r.id|tostring] = true end)
+			elif ($r.stack != null) and (.stacks[$r.stack|tostring] | not) then
+				.bad += ["\($r.type) before stack \($r.stack)"]
+			else . end) | .bad) +
+		[$all[] | select(.type == "stack" and ($used[.id|tostring] | not)) | "unused stack \(.id)"] +
+		[$all[] | select(.type == "frame" and ($named[.id|tostring] | not)) | "unused frame \(.id)"]
+		| .[]' "$1"
 }

@@ -24,7 +24,7 @@ check_empty "ms-snap -p: stderr" snap.err
 check_status "ms-snap -p | jq .: every line is JSON" 0 jq . snap.json
 check_eq "jq -s reads the snapshot as one array" array "$(jq -s -r type snap.json)"
 check_eq "every line starts with \"type\"" 0 "$(grep -cv '^{"type":"' snap.json)"
-check_eq "first record is the header" "header memscope 1 ms-snap snapshot $P" \
+check_eq "first record is the header" "header memscope 2 ms-snap snapshot $P" \
 	"$(head -n 1 snap.json | jq -r '"\(.type) \(.format) \(.version) \(.tool) \(.mode) \(.pid)"')"
 check_eq "header page_size" "$PAGE" "$(head -n 1 snap.json | jq .page_size)"
 check_eq "last record is end: complete, 1 process, none partial" "end complete 1 0 0" \

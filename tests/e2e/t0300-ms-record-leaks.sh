@@ -40,30 +40,27 @@ check_eq "stack of the 48-byte leak" \
 sid=$(jq -r 'select(.type=="leak" and .size==100) | .stack' "$R")
 check_eq "stack of the realloc leak" "leak_grown@leaky.c:$(line_of "$SRC/leaky.c" "p = realloc(p, 100);")" \
 	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
-# Stacks are written before the records that use them, once each.
-check_eq "stacks before use, once" "" "$(jq -r -s '
-	reduce .[] as $r ({seen: {}, bad: []};
-		if $r.type == "stack" then (if .seen[$r.id|tostring] then .bad += ["dup \($r.id)"] else .seen[$r.id|tostring] = true end)
-		elif ($r.stack != null) and (.seen[$r.stack|tostring] | not) then .bad += ["\($r.type) before stack \($r.stack)"]
-		else . end) | .bad[]' "$R")"
+# Frames and stacks are written before the records that use them, once
+# each, and only those used.
+check_eq "frames and stacks before use, once" "" "$(valid_stream "$R")"
 # Sites add up to the totals.
 check_eq "sites add up" "601025 600005 54283515" \
 	"$(jq -s -r '[.[] | select(.type=="site")] | "\(map(.allocs)|add) \(map(.frees)|add) \(map(.bytes)|add)"' "$R")"
 check_eq "at_peak adds up to the peak" "$(jq -r 'select(.type=="end") | .peak' "$R")" \
 	"$(jq -s -r '[.[] | select(.type=="site") | .at_peak] | add' "$R")"
 check_eq "churn site: 200000 mallocs of 32..287 B, all temporary" "$(printf '200000 200000 200000')" \
-	"$(jq -s -r --arg line "$(line_of "$SRC/leaky.c" "char *p = malloc(32 + (i & 255));")" '
+	"$(v1 "$R" | jq -s -r --arg line "$(line_of "$SRC/leaky.c" "char *p = malloc(32 + (i & 255));")" '
 		(map(select(.type=="stack")) | map(select(.frames[0].line == ($line|tonumber))) | map(.id)) as $ids
 		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
-		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.temporary)|add)"' "$R")"
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.temporary)|add)"')"
 
 # --- threads: cross-thread frees, 8 threads --------------------------------
 # fn_sites FN FILE: allocations, frees and live blocks of the sites whose
 # stacks start in FN.
 fn_sites() {
-	jq -s -r --arg fn "$1" '(map(select(.type=="stack" and .frames[0].fn==$fn)) | map(.id)) as $ids
+	v1 "$2" | jq -s -r --arg fn "$1" '(map(select(.type=="stack" and .frames[0].fn==$fn)) | map(.id)) as $ids
 		| [.[] | select(.type=="site" and (.stack as $s | $ids | index($s)))]
-		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"' "$2"
+		| "\(map(.allocs)|add) \(map(.frees)|add) \(map(.live)|add)"'
 }
 check_status "threads runs" 0 ms-record -q -o "$OUT/threads.ndjson" "$EX/threads" 4 20000
 R="$OUT/threads.ndjson"
@@ -99,7 +96,7 @@ check_eq "300 threads: make_item allocated 300000, freed 299700" "300000 299700 
 check_eq "300 threads: leaks exact" "15600 600 0" \
 	"$(jq -r 'select(.type=="end") | "\(.leaked_bytes) \(.leaked_blocks) \(.lost)"' "$R")"
 check_eq "300 threads: whole stacks on the shared ring too" "make_item producer start_thread" \
-	"$(jq -r 'select(.type=="stack" and .frames[0].fn=="make_item") | [.frames[].fn] | .[0:3] | join(" ")' "$R" | sort -u)"
+	"$(v1 "$R" | jq -r 'select(.type=="stack" and .frames[0].fn=="make_item") | [.frames[].fn] | .[0:3] | join(" ")' | sort -u)"
 
 # --- cxx: operator new/delete, containers, exceptions ---------------------
 check_status "cxx runs" 0 ms-record -q -o "$OUT/cxx.ndjson" "$EX/cxx"
@@ -142,12 +139,12 @@ done
 # it: offset - the symbol's address.
 R="$OUT/twosites-nodebug.ndjson"
 sym=$(nm "$EX/twosites-nodebug" | awk '$3=="leak_two" {print $1}')
-check_eq "nodebug: fn_offset is offset - symbol" "ok ok" "$(jq -r --arg sym "$sym" '
+check_eq "nodebug: fn_offset is offset - symbol" "ok ok" "$(v1 "$R" | jq -r --arg sym "$sym" '
 	def hex: ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end)
 		| reduce .[] as $d (0; . * 16 + $d);
 	select(.type=="stack" and .frames[0].fn=="leak_two") | .frames[0]
-	| if (.offset|hex) - ($sym|hex) == (.fn_offset|hex) then "ok" else "bad \(.)" end' "$R" | tr '\n' ' ' | sed 's/ $//')"
-check_eq "nodebug: no line is invented" "0" "$(jq -r 'select(.type=="stack") | .frames[] | select(.obj != null and (.obj|endswith("twosites-nodebug")) and .line != null)' "$R" | wc -l)"
+	| if (.offset|hex) - ($sym|hex) == (.fn_offset|hex) then "ok" else "bad \(.)" end' | tr '\n' ' ' | sed 's/ $//')"
+check_eq "nodebug: no line is invented" "0" "$(jq -r 'select(.type=="frame") | select(.obj != null and (.obj|endswith("twosites-nodebug")) and .line != null)' "$R" | wc -l)"
 ms-report "$R" >"$OUT/nodebug.txt"
 check_eq "nodebug report: two leak_two rows, by offset" "2" \
 	"$(grep -o 'leak_two+0x[0-9a-f]* (twosites-nodebug)' "$OUT/nodebug.txt" | sort -u | wc -l)"
@@ -176,7 +173,7 @@ check_status "leaky with -u none" 0 ms-record -q -u none -o "$OUT/none.ndjson" "
 check_eq "-u none: one frame, the call site" "leak_small_inner@leaky.c:$(line_of "$SRC/leaky.c" "char *p = malloc(48);")" \
 	"$(stack_of "$OUT/none.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/none.ndjson")")"
 check_status "leaky -d 2" 0 ms-record -q -d 2 -o "$OUT/d2.ndjson" "$EX/leaky"
-check_eq "-d 2: at most two frames" "0" "$(jq -r 'select(.type=="stack") | .frames | map(select(.inline|not)) | length | select(. > 2)' "$OUT/d2.ndjson" | wc -l)"
+check_eq "-d 2: at most two frames" "0" "$(v1 "$OUT/d2.ndjson" | jq -r 'select(.type=="stack") | .frames | map(select(.inline|not)) | length | select(. > 2)' | wc -l)"
 
 # --- our unwinder against libunwind, capture by capture -------------------
 for p in leaky cxx threads; do

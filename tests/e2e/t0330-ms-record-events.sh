@@ -14,8 +14,17 @@ check_eq "time order" "" "$(jq -r 'select(.type=="alloc" or .type=="free") | .ts
 # Pair the events by pointer, independently of memscope: what is left is the leaks.
 check_eq "leaks from the events alone" "1020 89609" "$(jq -r 'select(.type=="alloc" or .type=="free") | "\(.type) \(.ptr) \(.size)"' "$E" |
 	awk '$1 == "alloc" { live[$2] = $3 } $1 == "free" { delete live[$2] } END { for (p in live) { n++; b += live[p] } print n, b }')"
-# Same sites, leaks and totals as the aggregated run (timestamps aside).
-norm() { jq -c 'select(.type=="site" or .type=="leak" or .type=="end") | del(.pid, .ts, .first_ts, .last_ts, .peak_ts, .ages, .waits, .hwm, .cpu, .recorder_hwm, .recorder_cpu)' "$1" | sort; }
+# Same sites, leaks and totals as the aggregated run (timestamps aside), a
+# stack known by its frames (the two streams number stacks in the order they
+# write them).
+norm() {
+	v1 "$1" | jq -c -s '(map(select(.type=="stack"))
+		| map({key: (.id|tostring), value: ([.frames[] | "\(.fn)@\(.file):\(.line)"] | join(";"))})
+		| from_entries) as $s
+		| .[] | select(.type=="site" or .type=="leak" or .type=="end")
+		| (if .stack != null then .stack = $s[.stack|tostring] else . end)
+		| del(.pid, .ts, .first_ts, .last_ts, .peak_ts, .ages, .waits, .hwm, .cpu, .recorder_hwm, .recorder_cpu, .filtered, .filters)' | sort
+}
 check_eq "same aggregates" "$(norm "$OUT/agg.ndjson" | md5sum)" "$(norm "$E" | md5sum)"
 # mmap events: memhog maps 1 MiB when told to.
 ms-record -q -e -o "$OUT/mm.ndjson" "$EX/memhog" 1 >"$OUT/mm.log" 2>&1 &

@@ -10,7 +10,7 @@ jqr() { jq -r "select(.type == \"$2\") | $3" "$1"; }
 
 # site_of REC FN FIELD: FIELD of the site whose innermost frame is FN
 site_of() {
-	_id=$(jq -r --arg fn "$2" 'select(.type == "stack" and .frames[0].fn == $fn) | .id' "$1" | head -1)
+	_id=$(v1 "$1" | jq -r --arg fn "$2" 'select(.type == "stack" and .frames[0].fn == $fn) | .id' | head -1)
 	jq -r --argjson id "${_id:-0}" "select(.type == \"site\" and .stack == \$id) | .$3" "$1"
 }
 

@@ -13,22 +13,6 @@ SRC="$TOP/examples"
 ms-record -q -o leaky.ndjson "$EX/leaky" >/dev/null 2>&1
 ms-record -q -o wordfreq.ndjson "$EX/wordfreq" >/dev/null 2>&1
 
-# valid_stream FILE: header first, end last, every stack defined once and
-# before its first use, and no stack that nothing uses.
-valid_stream() {
-	jq -r -s '
-		(if .[0].type != "header" then ["first record is not a header"] else [] end) +
-		(if .[-1].type != "end" then ["last record is not an end"] else [] end) +
-		(reduce .[] as $r ({seen: {}, bad: []};
-			if $r.type == "stack" then
-				(if .seen[$r.id|tostring] then .bad += ["stack \($r.id) twice"] else .seen[$r.id|tostring] = true end)
-			elif ($r.stack != null) and (.seen[$r.stack|tostring] | not) then
-				.bad += ["\($r.type) before stack \($r.stack)"]
-			else . end) | .bad) +
-		([.[] | select(.stack != null) | .stack] as $used
-			| [.[] | select(.type == "stack") | select(.id as $i | $used | index($i) | not) | "unused stack \(.id)"])
-		| .[]' "$1"
-}
 # sites FILE: "stack size size_max allocs bytes" of every site, sorted.
 sites() {
 	jq -r 'select(.type=="site") | "\(.stack) \(.size) \(.size_max // .size) \(.allocs) \(.bytes)"' "$1" | sort
@@ -67,8 +51,8 @@ check_eq "--min 1K" "4096" "$(ms-filter --min 1K leaky.ndjson | jq -r 'select(.t
 # buffer and three strdup'ed words.
 # top_fns FILE: the innermost function of each site's stack, sorted, unique.
 top_fns() {
-	jq -r -s '(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames[0].fn}) | from_entries) as $fn
-		| .[] | select(.type=="site") | $fn[.stack|tostring]' "$1" | sort -u
+	v1 "$1" | jq -r -s '(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames[0].fn}) | from_entries) as $fn
+		| .[] | select(.type=="site") | $fn[.stack|tostring]' | sort -u
 }
 check_eq "wordfreq: libc's own allocations are there before filtering" \
 	"$(printf '_IO_file_doallocate\n__alloc_dir\n__fopen_internal')" \
@@ -80,18 +64,18 @@ check_eq "--ignore libc: a valid stream" "" "$(valid_stream nolibc.ndjson)"
 # the functions that called them.
 check_eq "--ignore libc: only the program's sites are left (innermost frame, caller)" \
 	"$(printf '__getdelim read_words\n__strdup keep_word\n__strdup make_title\n__strdup read_words\n__vasprintf_internal make_title')" \
-	"$(jq -r -s '(map(select(.type=="stack")) | map({key: (.id|tostring), value: (.frames | map(.fn))}) | from_entries) as $f
+	"$(v1 nolibc.ndjson | jq -r -s '(map(select(.type=="stack")) | map({key: (.id|tostring), value: (.frames | map(.fn))}) | from_entries) as $f
 		| .[] | select(.type=="site") | $f[.stack|tostring]
 		| "\(.[0]) \(map(select(ltrimstr("__") as $b | ["strdup", "getdelim", "getline", "vasprintf_internal",
-			"asprintf", "realpath_stk", "realpath"] | index($b) | not))[0])"' nolibc.ndjson | sort -u)"
+			"asprintf", "realpath_stk", "realpath"] | index($b) | not))[0])"' | sort -u)"
 check_eq "--ignore libc: the program's leaks stay (size count kind)" \
 	"$(printf '120 1 definitely\n2 1 definitely\n6 3 definitely\n8 1 definitely')" \
 	"$(jq -r 'select(.type=="leak") | "\(.size) \(.count) \(.kind)"' nolibc.ndjson | sort)"
 check_eq "--ignore libc: the leaked total is the program's own" "148 6" \
 	"$(jq -s -r '[.[] | select(.type=="leak" and .kind=="definitely")] | "\(map(.bytes)|add) \(map(.count)|add)"' nolibc.ndjson)"
 check_eq "--ignore libc: strdup called by libc itself (tzset) goes" "" \
-	"$(jq -r -s '(map(select(.type=="stack")) | map(select(.frames[1].fn == "tzset_internal")) | map(.id)) as $ids
-		| .[] | select(.type=="site" and (.stack as $s | $ids | index($s))) | .size' nolibc.ndjson)"
+	"$(v1 nolibc.ndjson | jq -r -s '(map(select(.type=="stack")) | map(select(.frames[1].fn == "tzset_internal")) | map(.id)) as $ids
+		| .[] | select(.type=="site" and (.stack as $s | $ids | index($s))) | .size')"
 check_eq "-I is --ignore" "$(cat nolibc.ndjson)" "$(ms-filter -I libc wordfreq.ndjson)"
 # -i, its letter until 0.1.0 (ms-record's --interval), still works until 0.2.
 check_status "-i, the old spelling of -I" 0 ms-filter -i libc wordfreq.ndjson
@@ -186,7 +170,7 @@ check_eq "--transient keeps every leak" "89609 1020" \
 # depends on the machine: aged.ndjson moves 1000 of them to the 10-100 ms
 # bucket, so that the site is trimmed, not dropped, on every machine.
 L94=$(line_of "$SRC/leaky.c" "q = malloc(16);")
-sid=$(jq -s -r --argjson l "$L94" '.[] | select(.type=="stack" and .frames[0].line == $l) | .id' leaky.ndjson)
+sid=$(v1 leaky.ndjson | jq -s -r --argjson l "$L94" '.[] | select(.type=="stack" and .frames[0].line == $l) | .id')
 jq -c --argjson s "$sid" 'if .type == "site" and .stack == $s then .ages[0] -= 1000 | .ages[5] += 1000 else . end' \
 	leaky.ndjson >aged.ndjson
 before=$(jq -r --argjson s "$sid" 'select(.type=="site" and .stack==$s) | "\(.allocs) \(.ages[0:4] | add)"' aged.ndjson)
@@ -214,7 +198,7 @@ check_status "--min-age 300us on aggregates" 0 ms-filter --min-age 300us leaky.n
 check_grep "--min-age 300us: says it was rounded" "rounded" "$OUT/last.err"
 
 # --- --type, --pid, --top, chains, other streams --------------------------------
-check_eq "--type leak: only leaks (and header, end, their stacks)" "end header leak stack" \
+check_eq "--type leak: only leaks (and header, end, their frames and stacks)" "end frame header leak stack" \
 	"$(ms-filter --type leak leaky.ndjson | jq -r .type | sort -u | tr '\n' ' ' | sed 's/ $//')"
 ms-record -q --follow -o follow.ndjson "$EX/forkexec" >/dev/null 2>&1
 child=$(jq -r 'select(.type=="header") | .pid' follow.ndjson | sed -n 2p)
@@ -243,11 +227,15 @@ EOF
 sed 's/"id":1,/"id":4294967297,/; s/"stack":1}/"stack":4294967297}/' mm.ndjson >bigid.ndjson
 check_status "a stack id past 32 bits" 2 ms-filter --only main bigid.ndjson
 check_one_line_error "a stack id past 32 bits" "$OUT/last.err"
-# Frames that are not objects: bad input, named by its line, for both tools.
-printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":[1,2]}' >badframes.ndjson
+# Frames that are neither objects nor frame ids, and ids of frame records
+# that are not there: bad input, named by its line, for both tools.
+printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":["a"]}' >badframes.ndjson
+printf '%s\n' "$(head -n 1 mm.ndjson)" '{"type":"stack","id":1,"frames":[1,2]}' >noframes.ndjson
 for tool in ms-filter ms-report; do
 	check_status "$tool: frames that are not objects" 2 $tool badframes.ndjson
-	check_grep "$tool: the error names line 2" "badframes.ndjson:2: stack frames must be objects" "$OUT/last.err"
+	check_grep "$tool: the error names line 2" "badframes.ndjson:2: stack frames must be objects or frame ids" "$OUT/last.err"
+	check_status "$tool: frames never defined" 2 $tool noframes.ndjson
+	check_grep "$tool: the error names line 2" "noframes.ndjson:2: stack record refers to frame 1, never defined" "$OUT/last.err"
 done
 for args in "--only main" "--max 4096" "--transient --only main"; do
 	# shellcheck disable=SC2086
@@ -284,7 +272,7 @@ sed '5s/.*/{"type":"site","stack":/' leaky.ndjson >badjson.ndjson
 check_status "invalid JSON at line 5" 2 ms-filter badjson.ndjson
 check_one_line_error "invalid JSON" "$OUT/last.err"
 check_grep "invalid JSON: FILE:LINE" "badjson.ndjson:5:" "$OUT/last.err"
-check_eq "invalid JSON: the records before it passed" "$(head -n 4 leaky.ndjson | grep -v '"type":"stack"')" \
+check_eq "invalid JSON: the records before it passed" "$(head -n 4 leaky.ndjson | grep -v -e '"type":"stack"' -e '"type":"frame"')" \
 	"$(grep -v '"type":"stack"' "$OUT/last.out")"
 sed 's/"stack":4,/"stack":999,/' leaky.ndjson >nostack.ndjson
 check_status "a record referring to a stack never defined" 2 ms-filter nostack.ndjson

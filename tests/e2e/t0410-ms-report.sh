@@ -59,7 +59,7 @@ check_fgrep "pipeline: and what the recording held" "The recording held 601,025 
 # --transient on aggregates trims the churn site: the report says by how much.
 # (1000 of its blocks made long-lived, as in t0400: trimmed, not dropped.)
 L94=$(line_of "$SRC/leaky.c" "q = malloc(16);")
-sid=$(jq -s -r --argjson l "$L94" '.[] | select(.type=="stack" and .frames[0].line == $l) | .id' leaky.ndjson)
+sid=$(v1 leaky.ndjson | jq -s -r --argjson l "$L94" '.[] | select(.type=="stack" and .frames[0].line == $l) | .id')
 jq -c --argjson s "$sid" 'if .type == "site" and .stack == $s then .ages[0] -= 1000 | .ages[5] += 1000 else . end' \
 	leaky.ndjson >aged.ndjson
 trim=$(jq -r --argjson s "$sid" 'select(.type=="site" and .stack==$s) | .ages[0:4] | add' aged.ndjson)

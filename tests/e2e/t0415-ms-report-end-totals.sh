@@ -98,8 +98,8 @@ _bg_pids="$_bg_pids $TP"
 sleep 0.7
 check_status "attach for a second" 0 ms-record -q -p $TP --duration 1s -o attach.ndjson
 kill $TP
-n=$(jq -s '[.[] | select(.type == "stack" and .frames[0].fn == "cache_add") | .id] as $ids
-	| [.[] | select(.type == "site" and (.stack as $s | $ids | index($s)))] | map(.allocs) | add' attach.ndjson)
+n=$(v1 attach.ndjson | jq -s '[.[] | select(.type == "stack" and .frames[0].fn == "cache_add") | .id] as $ids
+	| [.[] | select(.type == "site" and (.stack as $s | $ids | index($s)))] | map(.allocs) | add')
 check_range "attach: ticks recorded" 50 150 "${n:-0}"
 check_eq "attach: live at detach, fate unknown (bytes blocks)" "$((n * 1000 + 50 * 64)) $((n + 50))" \
 	"$(jq -r 'select(.type == "end") | "\(.unknown_bytes) \(.unknown_blocks)"' attach.ndjson)"

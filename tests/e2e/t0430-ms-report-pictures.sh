@@ -35,12 +35,12 @@ check_eq "--collapsed stays with the leaked bytes" "" "$(ms-report --collapsed c
 check_status "leaky recorded with --depth 4" 0 ms-record -q --depth 4 -o d4.ndjson "$EX/leaky"
 # The stacks of leaked blocks that have 4 frames (inlined ones apart) and
 # do not begin where a program starts: what the [truncated] root holds.
-cut=$(jq -s '
+cut=$(v1 d4.ndjson | jq -s '
 	(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames}) | from_entries) as $st
 	| [ .[] | select(.type=="leak" and (.kind=="definitely" or .kind=="indirectly"))
 	  | select(($st[(.stack|tostring)] | map(select(.inline != true)) | length) == 4
 		   and ($st[(.stack|tostring)] | last | .fn) != "__libc_start_call_main")
-	  | .bytes ] | add' d4.ndjson)
+	  | .bytes ] | add')
 check_range "some leaks' stacks are cut at 4 frames" 1 89609 "$cut"
 check_status "--svg of the --depth 4 recording" 0 ms-report --svg -o d4.svg d4.ndjson
 check_status "d4.svg: well-formed" 0 xmllint --noout d4.svg

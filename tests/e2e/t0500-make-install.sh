@@ -58,9 +58,9 @@ unset MEMSCOPE_SHIM
 check_status "the installed ms-record records it" 0 "$D$P/bin/ms-record" -q -o pool.ndjson ./pool
 check_eq "pool: 5 custom blocks of 48 B leak from leak_some, nothing else" \
 	"custom 48 5 240 definitely pool_get<leak_some" \
-	"$(jq -s -r '(map(select(.type == "stack")) | map({key: (.id | tostring), value: (.frames | map(.fn))}) | from_entries) as $s
+	"$(v1 pool.ndjson | jq -s -r '(map(select(.type == "stack")) | map({key: (.id | tostring), value: (.frames | map(.fn))}) | from_entries) as $s
 		| .[] | select(.type == "leak" and .kind != "reachable")
-		| "\(.fn) \(.size) \(.count) \(.bytes) \(.kind) \($s[.stack | tostring][0:2] | join("<"))"' pool.ndjson)"
+		| "\(.fn) \(.size) \(.count) \(.bytes) \(.kind) \($s[.stack | tostring][0:2] | join("<"))"')"
 check_eq "the installed ms-report reports it" 240 \
 	"$("$D$P/bin/ms-report" --json pool.ndjson | jq .summary.leaked_bytes)"
 if command -v man >/dev/null 2>&1; then

@@ -1268,6 +1268,93 @@ static void test_reader_newline_at_read_boundary(void **state)
 
 /* ------------------------------------------------------------- numbers */
 
+/* Reads fd from its start until the end or an error; returns that. */
+static int read_counted_upto(int fd, struct msc_err *err)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	int ret;
+
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	msc_reader_init_fd(&r, fd, "z");
+	while ((ret = msc_reader_next(&r, &rec, err)) > 0)
+		;
+	msc_reader_release(&r);
+	return ret;
+}
+
+/* Reads fd from its start: the records' "i" must be 0, 1, ... n - 1;
+ * returns the last msc_reader_next() result, err filled. */
+static int read_counted(int fd, unsigned n, struct msc_err *err)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	unsigned i = 0;
+	uint64_t v;
+	int ret;
+
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	msc_reader_init_fd(&r, fd, "z");
+	while ((ret = msc_reader_next(&r, &rec, err)) > 0) {
+		assert_int_equal(msc_rec_u64(&rec, "i", &v), 0);
+		assert_int_equal(v, i);
+		i++;
+	}
+	assert_int_equal(i, n);
+	/* The input ends at an error in the compressed data. */
+	if (ret < 0)
+		assert_int_equal(msc_reader_next(&r, &rec, err), 0);
+	msc_reader_release(&r);
+	return ret;
+}
+
+/*
+ * Compressed output: a flush makes what was written readable (a recorder
+ * killed after it loses nothing flushed), the end of the frame makes the
+ * stream whole; the reader tells compressed input by its first bytes.
+ */
+static void test_zstd_round_trip(void **state)
+{
+	struct wfix *f = *state;
+	struct msc_err err = { 0 };
+	unsigned char magic[4];
+	unsigned i;
+
+	assert_false(msc_zst_name("rec.ndjson"));
+	assert_false(msc_zst_name(".zst"));
+	assert_false(msc_zst_name(NULL));
+	assert_true(msc_zst_name("rec.zst"));
+	assert_int_equal(msc_writer_compress_by_name(&f->w, "rec.ndjson"), 0);
+	assert_null(f->w.zc);
+	assert_int_equal(msc_writer_compress_by_name(&f->w, "rec.zst"), 0);
+	assert_non_null(f->w.zc);
+	for (i = 0; i < 100000; i++) {
+		msc_w_begin(&f->w, "n");
+		msc_w_u64(&f->w, "i", i);
+		msc_w_str(&f->w, "s", "the same words again and again");
+		msc_w_end(&f->w);
+	}
+	assert_int_equal(msc_writer_flush(&f->w), 0);
+	assert_int_equal(pread(f->fd, magic, 4, 0), 4);
+	assert_memory_equal(magic, "\x28\xb5\x2f\xfd", 4);
+	/* Compressed: far less than the 6 MB of records. */
+	assert_true(f->w.bytes < 600000);
+	/* Flushed, not ended: every record, then "cut short". */
+	assert_int_equal(read_counted(f->fd, 100000, &err), -EPIPE);
+	assert_string_equal(err.msg, "z: compressed data cut short: the zstd stream ends inside a "
+			    "frame (after line 100000)");
+	msc_w_begin(&f->w, "n");
+	msc_w_u64(&f->w, "i", 100000);
+	msc_w_end(&f->w);
+	assert_int_equal(msc_writer_release(&f->w), 0);
+	assert_int_equal(read_counted(f->fd, 100001, &err), 0);
+	/* A byte changed: the checksum or the block says so, after the
+	 * records before it. */
+	assert_int_equal(pwrite(f->fd, "\xff\xff\xff\xff", 4, (off_t)f->w.bytes / 2), 4);
+	assert_int_equal(read_counted_upto(f->fd, &err), -EBADMSG);
+	assert_non_null(strstr(err.msg, "z: corrupt zstd data: "));
+}
+
 static void test_huge_integers(void **state)
 {
 	static const char in[] =
@@ -1979,6 +2066,7 @@ int main(void)
 						wfix_teardown),
 		cmocka_unit_test_setup_teardown(test_reader_newline_at_read_boundary, wfix_setup,
 						wfix_teardown),
+		cmocka_unit_test_setup_teardown(test_zstd_round_trip, wfix_setup, wfix_teardown),
 		cmocka_unit_test(test_huge_integers),
 		cmocka_unit_test(test_hex_values),
 		cmocka_unit_test(test_reader_errors_mem),

@@ -228,8 +228,10 @@ static void test_end_record_of_a_process(void **state)
 	assert_int_equal(num(rec, "frees"), 1);
 	assert_int_equal(num(rec, "live_bytes"), 128);
 
-	/* Both stacks were written, each once, before the first use. */
+	/* Both stacks were written, each once, before the first use, and
+	 * their frames (one each, two places). */
 	assert_int_equal(count(all, "stack"), 2);
+	assert_int_equal(count(all, "frame"), 2);
 	assert_int_equal(num(nth(all, "stack", 0), "id"), sb);
 
 	/* Unscanned: the leaks are every live block, by site. */
@@ -296,9 +298,14 @@ static void test_events_follow_and_exec(void **state)
 	assert_int_equal(num(rec, "pid"), 501);
 	assert_int_equal(num(rec, "ppid"), 500);
 	assert_string_equal(json_string_value(json_object_get(rec, "exe")), "/bin/child");
-	/* The stack once, before the first event that names it. */
+	/* The stack once, before the first event that names it, after the
+	 * frame record it names (one frame: site_a). */
 	assert_int_equal(count(all, "stack"), 1);
-	assert_string_equal(type_of(json_array_get(all, 2)), "stack");
+	assert_int_equal(count(all, "frame"), 1);
+	assert_string_equal(type_of(json_array_get(all, 2)), "frame");
+	assert_string_equal(type_of(json_array_get(all, 3)), "stack");
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_array_get(all, 3), "frames"), 0)),
+			 num(json_array_get(all, 2), "id"));
 	assert_int_equal(count(all, "alloc"), 2);
 	rec = nth(all, "alloc", 1);
 	assert_int_equal(num(rec, "pid"), 501);

@@ -5,6 +5,8 @@
  * every address is symbolized once and cached once, however often it comes
  * back (a lost cache entry once made the collector symbolize the same
  * addresses again and again, and its address table grow without bound).
+ * Stacks written as format version 2 read back as the stacks they are, each
+ * frame written once, and stacks that branch share what is above them.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "msc_format.h"
 #include "msc_stacks.h"
 
 __attribute__((noinline)) static void *here(void)
@@ -99,10 +102,172 @@ static void test_one_line_one_location(void **state)
 	msc_stacks_release(&st);
 }
 
+/* ------------------------------------------------------------ writing */
+
+/* A stack of made-up addresses outside any module, innermost first. */
+static uint32_t intern_addrs(struct msc_stacks *st, const uint64_t *addrs, unsigned n)
+{
+	struct msc_frame_ref f[16];
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		f[i] = (struct msc_frame_ref){ MSC_NO_MODULE, addrs[i], addrs[i] };
+	return msc_stacks_intern(st, f, n);
+}
+
+struct written {
+	char *text;
+	size_t len;
+};
+
+/* What w wrote to f, as a string. */
+static void take(FILE *f, struct msc_writer *w, struct written *out)
+{
+	assert_int_equal(msc_writer_release(w), 0);
+	out->len = (size_t)ftell(f);
+	out->text = malloc(out->len + 1);
+	assert_non_null(out->text);
+	rewind(f);
+	assert_int_equal(fread(out->text, 1, out->len, f), out->len);
+	out->text[out->len] = '\0';
+	fclose(f);
+}
+
+/* Reads a written stream into d; counts its frame and stack records and
+ * checks that no frame id comes twice. */
+static void read_back(const struct written *wr, struct msc_stackdefs *d, unsigned *frames,
+		      unsigned *stacks)
+{
+	struct msc_reader r;
+	struct msc_rec rec;
+	struct msc_err err = { 0 };
+	struct msc_rframe *fr;
+	unsigned n, attr;
+
+	*frames = *stacks = 0;
+	assert_int_equal(msc_stackdefs_init(d), 0);
+	msc_reader_init_mem(&r, wr->text, wr->len, "written");
+	while (msc_reader_next(&r, &rec, &err) > 0) {
+		uint64_t id = 0;
+
+		assert_int_equal(msc_rec_u64(&rec, "id", &id), 0);
+		if (msc_rec_rtype(&rec) == MSC_R_FRAME) {
+			assert_null(msc_u64map_get(&d->frames, id));
+			assert_int_equal(msc_stackdefs_frame(d, &rec, NULL, &err), 0);
+			(*frames)++;
+		} else {
+			assert_int_equal(msc_rec_rtype(&rec), MSC_R_STACK);
+			assert_null(msc_stackdefs_get(d, id));
+			if (msc_stack_frames(d, &rec, NULL, 0, &fr, &n, &attr, &err))
+				fail_msg("%s", err.msg);
+			(*stacks)++;
+		}
+	}
+	msc_reader_release(&r);
+}
+
+/* Stack id read back is these addresses. */
+static void check_stack(struct msc_stackdefs *d, uint32_t id, const uint64_t *addrs, unsigned n)
+{
+	const struct msc_stackdef *s = msc_stackdefs_get(d, id);
+	char want[32];
+	unsigned i;
+
+	assert_non_null(s);
+	assert_int_equal(s->n, n);
+	for (i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "0x%llx", (unsigned long long)addrs[i]);
+		assert_non_null(s->frames[i].json);
+		assert_non_null(strstr(s->frames[i].json, want));
+	}
+}
+
+static void test_written_stacks_share_their_outer_part(void **state)
+{
+	static const uint64_t a[] = { 0x101, 0x202, 0x303, 0x404 };
+	static const uint64_t b[] = { 0x505, 0x202, 0x303, 0x404 };
+	static const uint64_t c[] = { 0x606, 0x303, 0x404 };
+	static const uint64_t e[] = { 0x707, 0x202, 0x303, 0x404 };
+	static const uint64_t f[] = { 0x808, 0x101, 0x202, 0x303, 0x404 };
+	static const uint64_t g[] = { 0x202, 0x303, 0x404 };
+	struct msc_stacks st;
+	struct msc_stacks_out live;
+	struct msc_writer w;
+	struct msc_stackdefs d;
+	struct written main_out, live_out;
+	const struct msc_stackdef *s;
+	uint32_t ia, ib, ic, ie, iff, ig, nstacks;
+	unsigned nframes, nrecs;
+	FILE *out = tmpfile();
+
+	(void)state;
+	assert_non_null(out);
+	assert_int_equal(msc_stacks_init(&st, false), 0);
+	ia = intern_addrs(&st, a, 4);
+	ib = intern_addrs(&st, b, 4);
+	ic = intern_addrs(&st, c, 3);
+	ie = intern_addrs(&st, e, 4);
+	iff = intern_addrs(&st, f, 5);
+	nstacks = st.nstacks;
+	assert_int_equal(msc_writer_init(&w, fileno(out), 0), 0);
+	msc_stacks_write(&st, &w, ia);
+	msc_stacks_write(&st, &w, ia);		/* once */
+	msc_stacks_write(&st, &w, ib);
+	msc_stacks_write(&st, &w, ic);
+	msc_stacks_write(&st, &w, ie);
+	msc_stacks_write(&st, &w, iff);
+	assert_int_equal(w.error, 0);
+	take(out, &w, &main_out);
+	/* b branched off a in a's own frames: what they share, 0x202 and
+	 * above, became a stack, and so did 0x303 and above for c. */
+	assert_int_equal(st.nstacks, nstacks + 2);
+	ig = intern_addrs(&st, g, 3);
+	assert_int_equal(ig, nstacks);
+	read_back(&main_out, &d, &nframes, &nrecs);
+	assert_int_equal(nframes, 8);		/* each address once */
+	assert_int_equal(nrecs, 7);
+	check_stack(&d, ia, a, 4);
+	check_stack(&d, ib, b, 4);
+	check_stack(&d, ic, c, 3);
+	check_stack(&d, ie, e, 4);
+	check_stack(&d, iff, f, 5);
+	check_stack(&d, ig, g, 3);
+	/* b, e: one frame of their own and the shared stack above. */
+	s = msc_stackdefs_get(&d, ib);
+	assert_int_equal(s->nown, 1);
+	assert_int_equal(s->parent_id, ig);
+	assert_int_equal(msc_stackdefs_get(&d, ie)->parent_id, ig);
+	/* f: a whole written stack above it. */
+	s = msc_stackdefs_get(&d, iff);
+	assert_int_equal(s->nown, 1);
+	assert_int_equal(s->parent_id, ia);
+	assert_int_equal(msc_stackdefs_get(&d, ic)->nown, 1);
+	msc_stackdefs_release(&d);
+
+	/* Another stream (a live snapshot) gets what it needs, by itself. */
+	out = tmpfile();
+	assert_non_null(out);
+	assert_int_equal(msc_writer_init(&w, fileno(out), 0), 0);
+	assert_int_equal(msc_stacks_out_init(&live), 0);
+	msc_stacks_write_to(&st, &live, &w, ie);
+	msc_stacks_write_to(&st, &live, &w, ic);
+	msc_stacks_out_release(&live);
+	take(out, &w, &live_out);
+	read_back(&live_out, &d, &nframes, &nrecs);
+	assert_int_equal(nframes, 5);
+	check_stack(&d, ie, e, 4);
+	check_stack(&d, ic, c, 3);
+	msc_stackdefs_release(&d);
+	free(main_out.text);
+	free(live_out.text);
+	msc_stacks_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_line_one_location),
+		cmocka_unit_test(test_written_stacks_share_their_outer_part),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
