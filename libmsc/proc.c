@@ -115,6 +115,44 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 	return (long)len;
 }
 
+int msc_proc_open(struct msc_procfs *fs, int pid, const char *file)
+{
+	char path[512];
+	int fd, e;
+
+	make_path(fs, path, sizeof(path), pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (e == ENOENT && pid > 0 && !pid_exists(fs, pid))
+		return -ESRCH;
+	return (int)read_failed(fs, pid, e);
+}
+
+long msc_proc_reread(struct msc_procfs *fs, int fd)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (fs->cap - len < 4096 && MSC_GROW(fs->buf, fs->cap + 1, fs->cap, 16384))
+			return -ENOMEM;
+		/* seq_file: a read at offset 0 starts a new walk of the file. */
+		n = pread(fd, fs->buf + len, fs->cap - len - 1, (off_t)len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	fs->buf[len] = '\0';
+	return (long)len;
+}
+
 int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), void *arg)
 {
 	DIR *d = opendir(fs->root);
@@ -148,16 +186,21 @@ static uint64_t ticks_to_ns(struct msc_procfs *fs, uint64_t ticks)
 
 int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
 {
+	long len = msc_proc_read(fs, pid, "stat");
+
+	if (len < 0)
+		return (int)len;
+	return msc_proc_parse_stat(fs, pid, st, err);
+}
+
+int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
+{
 	unsigned long long f[52];
 	const char *open_paren, *close_paren, *p;
 	char *end;
-	long len;
 	size_t clen;
 	int n = 0;
 
-	len = msc_proc_read(fs, pid, "stat");
-	if (len < 0)
-		return (int)len;
 	/* "pid (comm) state ...": comm may hold spaces and parentheses. */
 	open_paren = strchr(fs->buf, '(');
 	close_paren = strrchr(fs->buf, ')');
@@ -326,6 +369,12 @@ int msc_proc_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st, stru
 
 	if (len < 0)
 		return (int)len;
+	return msc_proc_parse_status(fs, pid, st, err);
+}
+
+int msc_proc_parse_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st,
+			  struct msc_err *err)
+{
 	memset(st, 0, sizeof(*st));
 	each_key(fs->buf, status_key, st);
 	if (!st->name[0] && !st->state)
@@ -448,7 +497,6 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 		    struct msc_err *err)
 {
 	long len = msc_proc_read(fs, pid, "smaps_rollup");
-	char *body;
 
 	memset(mc, 0, sizeof(*mc));
 	if (summed)
@@ -461,7 +509,15 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 	}
 	if (len < 0)
 		return (int)len;
-	if (len == 0)
+	return msc_proc_parse_rollup(fs, len, mc);
+}
+
+int msc_proc_parse_rollup(struct msc_procfs *fs, long len, struct msc_memcounts *mc)
+{
+	char *body;
+
+	memset(mc, 0, sizeof(*mc));
+	if (len <= 0)
 		return -ENODATA;
 	/* Skip the "start-end ---p ... [rollup]" header line. */
 	body = fs->buf;
