@@ -17,6 +17,7 @@
 #ifndef MSC_PROC_H
 #define MSC_PROC_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,11 @@ long msc_proc_reread(struct msc_procfs *fs, int fd);
 
 /* Calls cb for every numeric entry of the root, in directory order. */
 int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), void *arg);
+/* The same with the directory kept open in *dir (NULL at first, rewound at
+ * the next calls; closedir() it when done): a listing once a second that
+ * allocates nothing. */
+int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid, void *arg),
+			    void *arg);
 
 #define MSC_PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
 

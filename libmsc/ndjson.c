@@ -841,6 +841,22 @@ void msc_reader_release(struct msc_reader *r)
 	r->fd = -1;
 }
 
+void msc_reader_reuse_mem(struct msc_reader *r, const char *mem, size_t len, const char *name)
+{
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	r->own_fd = false;
+	r->fd = -1;
+	r->name = name ? name : "-";
+	r->mem = mem;
+	r->mem_len = len;
+	r->start = r->end = 0;
+	r->eof = true;
+	r->lineno = 0;
+	r->records = 0;
+	msc_arena_reset(&r->scratch);
+}
+
 /* Reads more input after compacting; returns bytes read, 0 at EOF, <0 error. */
 static ssize_t fill(struct msc_reader *r)
 {

@@ -155,13 +155,25 @@ long msc_proc_reread(struct msc_procfs *fs, int fd)
 
 int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), void *arg)
 {
-	DIR *d = opendir(fs->root);
+	DIR *d = NULL;
+	int ret = msc_proc_foreach_pid_at(fs, &d, cb, arg);
+
+	if (d)
+		closedir(d);
+	return ret;
+}
+
+int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid, void *arg),
+			    void *arg)
+{
 	struct dirent *de;
 	int ret = 0;
 
-	if (!d)
+	if (*dir)
+		rewinddir(*dir);
+	else if (!(*dir = opendir(fs->root)))
 		return -errno;
-	while ((de = readdir(d))) {
+	while ((de = readdir(*dir))) {
 		const char *p = de->d_name;
 		long pid = 0;
 
@@ -175,7 +187,6 @@ int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), v
 		if (ret)
 			break;
 	}
-	closedir(d);
 	return ret;
 }
 

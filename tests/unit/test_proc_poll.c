@@ -124,6 +124,47 @@ static void test_open_errors(void **state)
 	msc_procfs_release(&fs);
 }
 
+static int add_pid(int pid, void *arg)
+{
+	int *sum = arg;
+
+	*sum += pid;
+	return 0;
+}
+
+static int stop_at_first(int pid, void *arg)
+{
+	*(int *)arg = pid;
+	return 7;
+}
+
+/* The listing with its directory kept open: the same pids every time. */
+static void test_foreach_kept(void **state)
+{
+	struct msc_procfs fs;
+	DIR *dir = NULL;
+	int sum, i;
+
+	(void)state;
+	fixture_fs(&fs, "zombie");	/* pids 5000 and 5001 */
+	for (i = 0; i < 3; i++) {
+		sum = 0;
+		assert_int_equal(msc_proc_foreach_pid_at(&fs, &dir, add_pid, &sum), 0);
+		assert_non_null(dir);
+		assert_int_equal(sum, 10001);
+	}
+	assert_int_equal(msc_proc_foreach_pid_at(&fs, &dir, stop_at_first, &sum), 7);
+	assert_true(sum == 5000 || sum == 5001);
+	closedir(dir);
+	msc_procfs_release(&fs);
+
+	dir = NULL;
+	fixture_fs(&fs, "no_such_case");
+	assert_int_equal(msc_proc_foreach_pid_at(&fs, &dir, add_pid, &sum), -ENOENT);
+	assert_null(dir);
+	msc_procfs_release(&fs);
+}
+
 /* A descriptor names its process: once reaped, -ESRCH, whatever the pid does. */
 static void test_live_gone(void **state)
 {
@@ -216,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reread_fixture),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_foreach_kept),
 		cmocka_unit_test(test_live_gone),
 		cmocka_unit_test(test_live_exec),
 	};
