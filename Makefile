@@ -14,6 +14,9 @@
 # Adding a tool: tools/ms-NAME.c, add NAME to TOOLS below, man/ms-NAME.1,
 # and an end-to-end test tests/e2e/tNNNN-ms-NAME-*.sh; the help/man test
 # (t0000) then checks that --help and the man page list the same options.
+# A tool with a UI has a folder, tools/ms-NAME/, built into
+# tools/ms-NAME/ms-NAME by a rule of its own (see ms-top below); the tests
+# find it on their PATH (tests/e2e/lib.sh).
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -52,6 +55,10 @@ TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
 MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
+# ms-top, the tool with a screen: ncurses with wide characters.
+TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui util))
+TOP_BIN = tools/ms-top/ms-top
+CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
 EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
@@ -84,7 +91,7 @@ BENCH_PKGS = heaptrack valgrind sqlite3 python3
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIBMSC) $(TOOL_BINS) $(SHIM) $(EXAMPLE_BINS)
+all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS)
 
 libmsc/%.o: libmsc/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -106,6 +113,12 @@ tools/%.o: tools/%.c
 
 tools/ms-%: tools/ms-%.o $(LIBMSC)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TOOL_LIBS)
+
+tools/ms-top/%.o: tools/ms-top/%.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -DNCURSES_WIDECHAR=1 -c -o $@ $<
+
+$(TOP_BIN): $(TOP_OBJS) $(LIBMSC)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(TOP_OBJS) $(TOOL_LIBS) $(CURSES_LIBS)
 
 # Examples are the programs under test: plain -O2 -g, no sanitizers.
 examples/bin/%: examples/%.c | examples/bin
@@ -174,7 +187,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7
-	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)
+	install -m 755 $(TOOL_BINS) $(TOP_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)
 	install -m 644 shim/memscope.h $(DESTDIR)$(INCDIR)
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1
@@ -184,6 +197,7 @@ install: all
 
 clean:
 	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
+	rm -f tools/ms-top/*.o tools/ms-top/*.d $(TOP_BIN)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
 
--include $(wildcard libmsc/*.d tools/*.d shim/*.d)
+-include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d)
