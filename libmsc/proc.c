@@ -135,19 +135,26 @@ long msc_proc_reread(struct msc_procfs *fs, int fd)
 	size_t len = 0;
 
 	for (;;) {
+		size_t want;
 		ssize_t n;
 
 		if (fs->cap - len < 4096 && MSC_GROW(fs->buf, fs->cap + 1, fs->cap, 16384))
 			return -ENOMEM;
 		/* seq_file: a read at offset 0 starts a new walk of the file. */
-		n = pread(fd, fs->buf + len, fs->cap - len - 1, (off_t)len);
+		want = fs->cap - len - 1;
+		n = pread(fd, fs->buf + len, want, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (n == 0)
-			break;
 		len += (size_t)n;
+		/*
+		 * Short: the end (a /proc file of one record, as stat and
+		 * smaps_rollup are, comes whole; so does a regular file), and
+		 * no second call to learn it.
+		 */
+		if ((size_t)n < want)
+			break;
 	}
 	fs->buf[len] = '\0';
 	return (long)len;

@@ -119,7 +119,8 @@ if ! command -v tmux >/dev/null 2>&1; then
 	finish
 fi
 TM="tmux -L ms-top-test-$$ -f /dev/null"
-trap 'cleanup; $TM kill-server 2>/dev/null' EXIT
+# (the server leaves its socket behind: removed too)
+trap 'cleanup; $TM kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/ms-top-test-$$"' EXIT
 
 start_memhog hogD 48 || finish
 D=$HOG_PID

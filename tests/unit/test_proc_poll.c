@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +123,39 @@ static void test_open_errors(void **state)
 		close(fd);
 	}
 	msc_procfs_release(&fs);
+}
+
+/* A file larger than the buffer comes whole, whatever the reads return. */
+static void test_reread_large(void **state)
+{
+	char root[] = "/tmp/msc-test-poll.XXXXXX", path[128], cmd[160];
+	struct msc_procfs fs;
+	FILE *f;
+	long len;
+	int fd, i;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/1", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/1/smaps", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = 0; i < 10000; i++)
+		fprintf(f, "line %05d of a file of 370000 bytes\n", i);	/* 37 bytes */
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(msc_procfs_init(&fs, root), 0);
+	fd = msc_proc_open(&fs, 1, "smaps");
+	assert_true(fd >= 0);
+	len = msc_proc_reread(&fs, fd);
+	assert_int_equal(len, 370000);
+	assert_int_equal(strlen(fs.buf), 370000);
+	assert_memory_equal(fs.buf + 369963, "line 09999 of a file of 370000 bytes\n", 37);
+	assert_int_equal(msc_proc_reread(&fs, fd), 370000);
+	close(fd);
+	msc_procfs_release(&fs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
 }
 
 static int add_pid(int pid, void *arg)
@@ -256,6 +290,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reread_fixture),
+		cmocka_unit_test(test_reread_large),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_foreach_kept),
 		cmocka_unit_test(test_live_gone),

@@ -109,6 +109,7 @@ static struct top_proc *slot_new(struct top *t)
 	p->kthread = false;
 	p->heap = NULL;
 	p->heap_round = 0;
+	p->mem_ts = 0;
 	p->live_round = 0;
 	p->comm[0] = p->cmd[0] = p->user[0] = '\0';
 	t->nprocs++;
@@ -376,6 +377,7 @@ static int visit(int pid, void *arg)
 			/* it called execve: a new name, a new command line */
 			snprintf(p->comm, sizeof(p->comm), "%s", st.comm);
 			read_cmdline(t, p);
+			p->mem_ts = 0;
 		}
 		break;
 	}
@@ -392,13 +394,36 @@ static int visit(int pid, void *arg)
 	e->pid = pid;
 	e->ppid = st.ppid;
 	e->state = st.state;
-	if (st.state != 'Z' && st.state != 'X') {
+	if (st.state == 'Z' || st.state == 'X') {
+		p->mem_ts = 0;
+	} else if (p->mem_ts && st.rss == p->stat_rss && s->ts - p->mem_ts < TOP_MEM_MAX_AGE) {
+		/*
+		 * Its rss has not moved: the figures of the last read.  Walking
+		 * a large process's page tables for smaps_rollup is most of a
+		 * refresh's cost; pss, which moves when other processes map or
+		 * unmap the same files, is read again within TOP_MEM_MAX_AGE.
+		 */
+		e->rss = p->mem.rss;
+		e->pss = p->mem.pss;
+		e->uss = p->mem.uss;
+		e->swap = p->mem.swap;
+		e->has_pss = p->mem.has_pss;
+		e->has_mem = p->mem.has_mem;
+	} else {
 		ret = read_mem(t, p, e);
 		if (ret == -ESRCH) {
 			/* it ended between the two reads */
 			s->n--;
 			return 0;
 		}
+		p->stat_rss = st.rss;
+		p->mem_ts = ret ? 0 : s->ts;
+		p->mem.rss = e->rss;
+		p->mem.pss = e->pss;
+		p->mem.uss = e->uss;
+		p->mem.swap = e->swap;
+		p->mem.has_pss = e->has_pss;
+		p->mem.has_mem = e->has_mem;
 	}
 	if (p->first_round == t->round)
 		p->first_rss = e->rss;

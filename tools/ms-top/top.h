@@ -35,6 +35,12 @@
 
 #define TOP_NO_UID 0xffffffffu
 
+/*
+ * A process whose rss (in stat, which costs nothing to read) has not moved
+ * keeps the figures of its last smaps_rollup read for up to this long.
+ */
+#define TOP_MEM_MAX_AGE (5ull * 1000000000ull)
+
 /* Refreshes of rss history kept per process (the sparkline, the graph). */
 #define TOP_HIST 512
 
@@ -54,6 +60,12 @@ struct top_proc {
 	unsigned seen_round;		/* the last refresh that saw it */
 	unsigned live_round;		/* the last refresh that found its live socket */
 	uint64_t first_rss;
+	uint64_t stat_rss;		/* stat's rss at the last read of mem_fd */
+	uint64_t mem_ts;		/* when mem_fd was read (monotonic ns), 0: never */
+	struct {
+		uint64_t rss, pss, uss, swap;
+		bool has_pss, has_mem;
+	} mem;				/* what it said */
 	uint64_t hist[TOP_HIST];	/* rss at refresh r in hist[r % TOP_HIST] */
 	struct top_heap *heap;		/* at heap_round, in that sample's arena */
 	unsigned heap_round;
