@@ -85,7 +85,7 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # Debian packages that building and testing need (make deps installs them).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils tmux
-BENCH_PKGS = heaptrack valgrind sqlite3 python3
+BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 
 .PHONY: all check demo deps bench-deps install clean unit e2e bench
 .DEFAULT_GOAL := all

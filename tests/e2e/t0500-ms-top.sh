@@ -134,8 +134,8 @@ for _i in 1 2 3 4 5 6 7 8 9 10; do
 done
 _bg_pids="$_bg_pids $C"
 
-keys() { $TM send-keys -t top "$@"; }
-screen() { $TM capture-pane -p -t top "$@"; }
+keys() { $TM send-keys -t =ui: "$@"; }
+screen() { $TM capture-pane -p -t =ui: "$@"; }
 # wait_screen WHAT PATTERN: until a line of the screen matches PATTERN (ERE)
 wait_screen() {
 	_i=0
@@ -219,7 +219,7 @@ wait_prompt() {
 	ok
 }
 
-$TM new-session -d -s top -x 132 -y 40 env PATH="$PATH" PS1='$ ' LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+$TM new-session -d -s ui -x 132 -y 40 env PATH="$PATH" PS1='$ ' LANG=C.UTF-8 LC_ALL=C.UTF-8 \
 	TERM=xterm-256color ENV= sh || { not_ok "tmux new-session"; finish; }
 wait_prompt "the shell in tmux"
 keys "stty -g >'$OUT/stty.before'; clear" Enter
@@ -305,12 +305,12 @@ keys x
 wait_gone "any key closes the help" 'ms-top keys'
 
 # resizing: too small, narrow, back
-$TM resize-window -t top -x 30 -y 5
+$TM resize-window -t =ui: -x 30 -y 5
 wait_screen "a tiny terminal says so" '^terminal too small \(30x5\)'
-$TM resize-window -t top -x 70 -y 20
+$TM resize-window -t =ui: -x 70 -y 20
 wait_screen "a narrow terminal: the essential columns" '^ +PID +RSS. .*COMMAND'
 check_nogrep "a narrow terminal: no history" 'HISTORY' "$(screen >narrow.txt; echo narrow.txt)"
-$TM resize-window -t top -x 132 -y 40
+$TM resize-window -t =ui: -x 132 -y 40
 wait_screen "back to its size" 'HISTORY +COMMAND'
 
 # q: the terminal as it was
@@ -329,7 +329,7 @@ wait_screen "NO_COLOR: the list" "^ +$A $ME " || finish
 check_eq "NO_COLOR: no colors" 0 \
 	"$(screen -e | grep -Ec "$(printf '\033')\[([34][0-7]|[34]8;5;[0-9]+)m")"
 check_egrep "NO_COLOR: reverse video stays" "$(printf '\033')\[7m" "$(screen -e >nocolor.txt; echo nocolor.txt)"
-PANE=$($TM display -p -t top '#{pane_pid}')
+PANE=$($TM display -p -t =ui: '#{pane_pid}')
 kill -TERM "$(pgrep -P "$PANE" -x ms-top)"
 wait_prompt "SIGTERM: the shell's prompt"
 check_egrep "SIGTERM: exit status 0" '^status 0$' "$(screen >after-term.txt; echo after-term.txt)"
