@@ -148,7 +148,12 @@ struct top_heap *top_heap_read(struct top *t, struct top_sample *s, int pid,
 
 	len = msc_live_read(pid, &t->live_buf, &t->live_cap, t->live_timeout_ms, &err);
 	if (len < 0) {
-		if (len != -ENOENT) {
+		/*
+		 * Not recorded (any more), a recorder that ended while we
+		 * connected (it resets what it had not accepted) or busy with
+		 * other clients: nothing to say.  A timeout is worth a word.
+		 */
+		if (len != -ENOENT && len != -ECONNRESET && len != -EAGAIN) {
 			t->live_errors++;
 			snprintf(t->live_err, sizeof(t->live_err), "%s", err.msg);
 		}

@@ -524,8 +524,8 @@ static void draw_header(struct ui *u)
 
 	localtime_r(&now, &tm);
 	attron(pair(u, PAIR_TITLE, A_BOLD));
-	snprintf(line, sizeof(line), "ms-top %s - %zu processes, refresh %.1fs", MSC_VERSION, s->n,
-		 (double)u->interval / 1e9);
+	snprintf(line, sizeof(line), "ms-top %s - %zu process%s, refresh %.1fs", MSC_VERSION, s->n,
+		 s->n == 1 ? "" : "es", (double)u->interval / 1e9);
 	x = put(0, 0, w, line);
 	attroff(pair(u, PAIR_TITLE, A_BOLD));
 	if (s->recorded) {
