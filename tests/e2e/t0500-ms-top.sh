@@ -90,6 +90,15 @@ check_eq "round 4: grown since ms-top saw it, not within the window" "$(growth 2
 check_eq "-u USER" "$A" "$(ms-top --batch -n 1 -u "$ME" -p $A | jq -r 'select(.type=="sample") | .pid')"
 check_eq "-u UID of someone else" "" "$(ms-top --batch -n 1 -u 4242 -p $A | jq -r 'select(.type=="sample") | .pid')"
 
+# every process of -p ended: the stream ends, reason "exit" (the sleep
+# is the zombie of this shell until it is waited for: it has ended too)
+sleep 0.5 &
+SL=$!
+ms-top --batch -d 0.2 -p $SL >ended.ndjson
+check_eq "-p: the process ended" "exit true" \
+	"$(jq -s -r '.[-1] | "\(.reason) \(.rounds >= 3)"' ended.ndjson)"
+wait $SL
+
 # a reader that goes away is not an error
 { ms-top --batch -d 0.05; echo $? >epipe.status; } | head -n 1 >/dev/null
 check_eq "a reader that goes away: exit status" 0 "$(cat epipe.status)"
@@ -339,6 +348,14 @@ check_nogrep "SIGTERM: nothing of ms-top left" 'PID +USER|^Mem \[' after-term.tx
 keys "clear; stty -g >'$OUT/stty.term'" Enter
 wait_for_line "$OUT/stty.term" . 5
 check_eq "SIGTERM: the terminal modes restored" "$(cat stty.before)" "$(cat stty.term)"
+
+# Ctrl-C: SIGINT from the terminal
+keys "clear; ms-top -d 0.25 -p $A; echo status \$?" Enter
+wait_screen "Ctrl-C: the list" "^ +$A $ME " || finish
+keys C-c
+wait_screen "Ctrl-C: ms-top ended" '^status [0-9]+$'
+check_egrep "Ctrl-C: exit status 0" '^status 0$' "$(screen >after-int.txt; echo after-int.txt)"
+check_nogrep "Ctrl-C: nothing of ms-top left" 'PID +USER|^Mem \[' after-int.txt
 
 # a crash: the terminal restored, then the same signal
 keys "clear; LANG=C LC_ALL=C ms-top -d 0.25 -p $S,$C; echo status \$?" Enter

@@ -132,6 +132,7 @@ int top_batch(struct top *t, unsigned count, uint64_t interval_ns, int fd, const
 
 	next = msc_now_monotonic();
 	while (!top_quit_signal && !w.error) {
+		unsigned alive = 0;
 		uint64_t ts;
 
 		if (top_capture(t))
@@ -140,10 +141,15 @@ int top_batch(struct top *t, unsigned count, uint64_t interval_ns, int fd, const
 		ts = t->cur->ts - t->t0;
 		if (t->cur->has_meminfo)
 			write_meminfo(&w, t->cur, ts);
-		for (i = 0; i < t->cur->n; i++)
-			write_sample(&w, t, &t->cur->procs[i], ts);
+		for (i = 0; i < t->cur->n; i++) {
+			const struct top_entry *e = &t->cur->procs[i];
+
+			write_sample(&w, t, e, ts);
+			alive += e->state != 'Z' && e->state != 'X';
+		}
 		msc_writer_flush(&w);
-		if (t->sel.npids && !t->cur->n) {
+		/* a zombie has ended too: only its parent has not looked yet */
+		if (t->sel.npids && !alive) {
 			reason = "exit";
 			break;
 		}
