@@ -20,6 +20,9 @@
 # Adding a tool: tools/ms-NAME.c, add NAME to TOOLS below, man/ms-NAME.1,
 # and an end-to-end test tests/e2e/tNNNN-ms-NAME-*.sh; the help/man test
 # (t0000) then checks that --help and the man page list the same options.
+# A tool with a UI has a folder, tools/ms-NAME/, built into
+# tools/ms-NAME/ms-NAME by a rule of its own (see ms-top below); the tests
+# find it on their PATH (tests/e2e/lib.sh).
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -60,6 +63,10 @@ TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
 MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
+# ms-top, the tool with a screen: ncurses with wide characters.
+TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui util))
+TOP_BIN = tools/ms-top/ms-top
+CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
 EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
@@ -89,15 +96,15 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # debug information): the size of a real program's stacks (t0435).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            python3 python3-dbg
-BENCH_PKGS = heaptrack valgrind sqlite3 python3
+            python3 python3-dbg tmux
+BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 
 .PHONY: all check demo deps bench-deps shot-deps install uninstall clean unit e2e bench screenshot pictures
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIBMSC) $(TOOL_BINS) $(SHIM) $(EXAMPLE_BINS)
+all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS)
 
 libmsc/%.o: libmsc/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -119,6 +126,12 @@ tools/%.o: tools/%.c
 
 tools/ms-%: tools/ms-%.o $(LIBMSC)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TOOL_LIBS)
+
+tools/ms-top/%.o: tools/ms-top/%.c
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -DNCURSES_WIDECHAR=1 -c -o $@ $<
+
+$(TOP_BIN): $(TOP_OBJS) $(LIBMSC)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $(TOP_OBJS) $(TOOL_LIBS) $(CURSES_LIBS)
 
 # Examples are the programs under test: plain -O2 -g, no sanitizers.
 examples/bin/%: examples/%.c | examples/bin
@@ -215,7 +228,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(PKGCONFIGDIR)
-	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)
+	install -m 755 $(TOOL_BINS) $(TOP_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)
 	install -m 644 shim/memscope.h $(DESTDIR)$(INCDIR)
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1
@@ -228,7 +241,7 @@ install: all
 # Every file install put there, and LIBDIR, which is memscope's own; the
 # directories it shares with other software stay.
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS) $(notdir $(TOP_BIN)))
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SHIM))
 	rm -f $(DESTDIR)$(INCDIR)/memscope.h
 	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
@@ -237,6 +250,7 @@ uninstall:
 
 clean:
 	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
+	rm -f tools/ms-top/*.o tools/ms-top/*.d $(TOP_BIN)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
 
--include $(wildcard libmsc/*.d tools/*.d shim/*.d)
+-include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d)

@@ -111,6 +111,13 @@ int msc_stackdefs_init(struct msc_stackdefs *d)
 	return 0;
 }
 
+void msc_stackdefs_reset(struct msc_stackdefs *d)
+{
+	msc_u64map_clear(&d->frames);
+	msc_u64map_clear(&d->stacks);
+	msc_arena_reset(&d->arena);
+}
+
 void msc_stackdefs_release(struct msc_stackdefs *d)
 {
 	msc_u64map_release(&d->frames);

@@ -68,6 +68,13 @@ int msc_u64map_init(struct msc_u64map *m, size_t hint)
 	return ret;
 }
 
+void msc_u64map_clear(struct msc_u64map *m)
+{
+	if (m->slots)
+		memset(m->slots, 0, (m->mask + 1) * sizeof(*m->slots));
+	m->count = 0;
+}
+
 void msc_u64map_release(struct msc_u64map *m)
 {
 	table_release(m->slots, &m->mask, &m->count);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The live heap's socket: see msc_live.h. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "msc_live.h"
+#include "msc_util.h"
 
 static int live_dir(char *buf, size_t n, int mk, struct msc_err *err)
 {
@@ -105,4 +109,94 @@ long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
 	msc_reader_release(&r);
 	close(fd);
 	return rc < 0 ? rc : records;
+}
+
+int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg)
+{
+	struct dirent *de;
+	int ret = 0;
+
+	if (*dir) {
+		rewinddir(*dir);
+	} else {
+		char path[200];
+		int rc = live_dir(path, sizeof(path), 0, NULL);
+
+		if (rc)
+			return rc;
+		*dir = opendir(path);
+		if (!*dir)
+			return -errno;
+	}
+	while ((de = readdir(*dir))) {
+		const char *p = de->d_name;
+		long pid = 0;
+
+		if (!isdigit((unsigned char)*p))
+			continue;
+		while (isdigit((unsigned char)*p) && pid < 0x40000000)
+			pid = pid * 10 + (*p++ - '0');
+		if (strcmp(p, ".sock") != 0 || pid <= 0 || pid >= 0x40000000)
+			continue;
+		ret = cb((int)pid, arg);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+long msc_live_read(int pid, char **buf, size_t *cap, int timeout_ms, struct msc_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t deadline = msc_now_monotonic() + (uint64_t)timeout_ms * 1000000ull;
+	size_t len = 0;
+	long ret;
+	int fd, rc;
+
+	rc = msc_live_path(pid, sa.sun_path, sizeof(sa.sun_path), 0, err);
+	if (rc)
+		return rc == -ENOENT ? msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) : rc;
+	/* Non-blocking: a recorder whose backlog is full is busy, not waited for. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return msc_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ret = errno == ENOENT || errno == ECONNREFUSED ?
+			msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) :
+			msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = msc_now_monotonic();
+		ssize_t n;
+
+		if (*cap - len < 16384 && MSC_GROW(*buf, *cap + 1, *cap, 65536)) {
+			ret = msc_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		n = read(fd, *buf + len, *cap - len);
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			ret = (long)len;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) {
+			ret = msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
+			break;
+		}
+		if (now >= deadline || poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) == 0) {
+			ret = msc_err_set(err, -ETIMEDOUT, "pid %d: its recorder did not answer in %d ms",
+					  pid, timeout_ms);
+			break;
+		}
+	}
+	close(fd);
+	return ret;
 }

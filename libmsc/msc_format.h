@@ -151,6 +151,9 @@ struct msc_stackdefs {
 /* Returns 0 or -ENOMEM. */
 int msc_stackdefs_init(struct msc_stackdefs *d);
 void msc_stackdefs_release(struct msc_stackdefs *d);
+/* Forgets every definition and keeps the memory: a reader that reads one
+ * stream after another (ms-top) allocates nothing once warm. */
+void msc_stackdefs_reset(struct msc_stackdefs *d);
 
 /* Reads a "frame" record.  Returns 0, -EINVAL with err set ("FILE:LINE:
  * ...") or -ENOMEM; *out (if not NULL) gets the definition. */

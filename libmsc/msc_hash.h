@@ -43,6 +43,8 @@ struct msc_u64map {
 
 int msc_u64map_init(struct msc_u64map *m, size_t capacity_hint);
 void msc_u64map_release(struct msc_u64map *m);
+/* Empties the map and keeps its memory, for a loop that refills it. */
+void msc_u64map_clear(struct msc_u64map *m);
 /* Inserts or replaces; key must not be 0.  Returns 0 or -ENOMEM. */
 int msc_u64map_put(struct msc_u64map *m, uint64_t key, uint64_t val);
 /* Returns a pointer to the value, or NULL; valid until the next put/del. */

@@ -14,6 +14,7 @@
 #ifndef MSC_LIVE_H
 #define MSC_LIVE_H
 
+#include <dirent.h>
 #include <stddef.h>
 
 #include "msc_err.h"
@@ -34,5 +35,26 @@ void msc_live_unlink(int pid);
  * -ENOENT when pid is not being recorded (no one listens), or -errno.
  */
 long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err);
+
+/*
+ * Calls cb with the pid of every socket of the directory: the processes
+ * being recorded (a socket whose recorder died may stay behind: reading it
+ * then fails with -ENOENT).  *dir, NULL at first, keeps the directory open
+ * between calls (closedir() it when done), so that a caller that asks once
+ * a second allocates nothing.  Returns 0, cb's non-zero value, or -errno
+ * (-ENOENT when there is no directory: nothing was ever recorded here).
+ */
+int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg);
+
+/*
+ * The records msc_live_fetch copies, read into *buf (capacity *cap, grown
+ * as needed; the caller keeps it for the next call and frees it), waiting
+ * at most timeout_ms in all: for a caller that must not hang on a recorder
+ * that stalls (ms-top).  The records are not checked: read them with
+ * msc_reader_init_mem.  Returns the length, or -ENOENT (not being
+ * recorded), -ETIMEDOUT, -EAGAIN (the recorder is busy with other
+ * clients) or another -errno, with err set.
+ */
+long msc_live_read(int pid, char **buf, size_t *cap, int timeout_ms, struct msc_err *err);
 
 #endif

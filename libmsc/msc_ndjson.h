@@ -200,6 +200,13 @@ int msc_reader_init_fd(struct msc_reader *r, int fd, const char *name);
 /* Reads len bytes at mem (not copied: must outlive the reader). */
 int msc_reader_init_mem(struct msc_reader *r, const char *mem, size_t len, const char *name);
 void msc_reader_release(struct msc_reader *r);
+/*
+ * Points a reader that was initialized (and perhaps used) at new in-memory
+ * input, keeping its field table and scratch arena: a loop that parses
+ * inputs of the same kind again and again (ms-top, once a second) stops
+ * allocating after its first round.  The previous input is forgotten.
+ */
+void msc_reader_reuse_mem(struct msc_reader *r, const char *mem, size_t len, const char *name);
 
 /*
  * Reads the next record.  Returns 1 with rec filled, 0 at end of input, or a

@@ -17,6 +17,7 @@
 #ifndef MSC_PROC_H
 #define MSC_PROC_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,8 +43,30 @@ void msc_procfs_release(struct msc_procfs *fs);
  */
 long msc_proc_read(struct msc_procfs *fs, int pid, const char *file);
 
+/*
+ * Polling a file: msc_proc_open() opens ROOT/PID/FILE once (a descriptor,
+ * close-on-exec, or a negative errno as msc_proc_read returns), and
+ * msc_proc_reread() reads it again from its start with pread(2) into
+ * fs->buf, returning the length or -errno: a refresh costs one system call
+ * per file and no path lookup (ms-top keeps stat and smaps_rollup open for
+ * every process it shows).  The msc_proc_parse_* functions below then read
+ * fs->buf.  An open file keeps naming the process it was opened for: once
+ * that process is gone, reread fails with -ESRCH even when the pid has been
+ * reused, so a reused pid never mixes two processes' figures.
+ * smaps_rollup also fails with -ESRCH for a zombie, and after the process
+ * called execve(2) (the file was opened on the old image's memory): open it
+ * again then.
+ */
+int msc_proc_open(struct msc_procfs *fs, int pid, const char *file);
+long msc_proc_reread(struct msc_procfs *fs, int fd);
+
 /* Calls cb for every numeric entry of the root, in directory order. */
 int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), void *arg);
+/* The same with the directory kept open in *dir (NULL at first, rewound at
+ * the next calls; closedir() it when done): a listing once a second that
+ * allocates nothing. */
+int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid, void *arg),
+			    void *arg);
 
 #define MSC_PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
 
@@ -62,6 +85,8 @@ struct msc_pstat {
 	uint64_t rss;			/* bytes */
 };
 int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err);
+/* The same from the stat text in fs->buf (after msc_proc_reread); pid names it in err. */
+int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err);
 
 /* /proc/PID/status; has_mem is false when the Vm* lines are absent. */
 struct msc_pstatus {
@@ -77,6 +102,8 @@ struct msc_pstatus {
 	uint64_t vm_data, vm_stk, vm_swap;
 };
 int msc_proc_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st, struct msc_err *err);
+int msc_proc_parse_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st,
+			  struct msc_err *err);
 
 /* /proc/PID/statm, in bytes */
 struct msc_pstatm {
@@ -100,6 +127,8 @@ void msc_memcounts_add(struct msc_memcounts *to, const struct msc_memcounts *fro
  */
 int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bool *summed,
 		    struct msc_err *err);
+/* smaps_rollup text of len bytes in fs->buf; -ENODATA when it is empty. */
+int msc_proc_parse_rollup(struct msc_procfs *fs, long len, struct msc_memcounts *mc);
 
 /* One line of maps, or one entry of smaps (with mem filled). */
 struct msc_mapping {

@@ -941,6 +941,22 @@ void msc_reader_release(struct msc_reader *r)
 	r->fd = -1;
 }
 
+void msc_reader_reuse_mem(struct msc_reader *r, const char *mem, size_t len, const char *name)
+{
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	r->own_fd = false;
+	r->fd = -1;
+	r->name = name ? name : "-";
+	r->mem = mem;
+	r->mem_len = len;
+	r->start = r->end = 0;
+	r->eof = true;
+	r->lineno = 0;
+	r->records = 0;
+	msc_arena_reset(&r->scratch);
+}
+
 /* read(2) that waits on a non-blocking input and retries EINTR. */
 static ssize_t read_some(int fd, char *p, size_t n)
 {

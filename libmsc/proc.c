@@ -115,15 +115,72 @@ long msc_proc_read(struct msc_procfs *fs, int pid, const char *file)
 	return (long)len;
 }
 
+int msc_proc_open(struct msc_procfs *fs, int pid, const char *file)
+{
+	char path[512];
+	int fd, e;
+
+	make_path(fs, path, sizeof(path), pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (e == ENOENT && pid > 0 && !pid_exists(fs, pid))
+		return -ESRCH;
+	return (int)read_failed(fs, pid, e);
+}
+
+long msc_proc_reread(struct msc_procfs *fs, int fd)
+{
+	size_t len = 0;
+
+	for (;;) {
+		size_t want;
+		ssize_t n;
+
+		if (fs->cap - len < 4096 && MSC_GROW(fs->buf, fs->cap + 1, fs->cap, 16384))
+			return -ENOMEM;
+		/* seq_file: a read at offset 0 starts a new walk of the file. */
+		want = fs->cap - len - 1;
+		n = pread(fd, fs->buf + len, want, (off_t)len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		len += (size_t)n;
+		/*
+		 * Short: the end (a /proc file of one record, as stat and
+		 * smaps_rollup are, comes whole; so does a regular file), and
+		 * no second call to learn it.
+		 */
+		if ((size_t)n < want)
+			break;
+	}
+	fs->buf[len] = '\0';
+	return (long)len;
+}
+
 int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), void *arg)
 {
-	DIR *d = opendir(fs->root);
+	DIR *d = NULL;
+	int ret = msc_proc_foreach_pid_at(fs, &d, cb, arg);
+
+	if (d)
+		closedir(d);
+	return ret;
+}
+
+int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid, void *arg),
+			    void *arg)
+{
 	struct dirent *de;
 	int ret = 0;
 
-	if (!d)
+	if (*dir)
+		rewinddir(*dir);
+	else if (!(*dir = opendir(fs->root)))
 		return -errno;
-	while ((de = readdir(d))) {
+	while ((de = readdir(*dir))) {
 		const char *p = de->d_name;
 		long pid = 0;
 
@@ -137,7 +194,6 @@ int msc_proc_foreach_pid(struct msc_procfs *fs, int (*cb)(int pid, void *arg), v
 		if (ret)
 			break;
 	}
-	closedir(d);
 	return ret;
 }
 
@@ -148,16 +204,21 @@ static uint64_t ticks_to_ns(struct msc_procfs *fs, uint64_t ticks)
 
 int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
 {
+	long len = msc_proc_read(fs, pid, "stat");
+
+	if (len < 0)
+		return (int)len;
+	return msc_proc_parse_stat(fs, pid, st, err);
+}
+
+int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
+{
 	unsigned long long f[52];
 	const char *open_paren, *close_paren, *p;
 	char *end;
-	long len;
 	size_t clen;
 	int n = 0;
 
-	len = msc_proc_read(fs, pid, "stat");
-	if (len < 0)
-		return (int)len;
 	/* "pid (comm) state ...": comm may hold spaces and parentheses. */
 	open_paren = strchr(fs->buf, '(');
 	close_paren = strrchr(fs->buf, ')');
@@ -326,6 +387,12 @@ int msc_proc_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st, stru
 
 	if (len < 0)
 		return (int)len;
+	return msc_proc_parse_status(fs, pid, st, err);
+}
+
+int msc_proc_parse_status(struct msc_procfs *fs, int pid, struct msc_pstatus *st,
+			  struct msc_err *err)
+{
 	memset(st, 0, sizeof(*st));
 	each_key(fs->buf, status_key, st);
 	if (!st->name[0] && !st->state)
@@ -448,7 +515,6 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 		    struct msc_err *err)
 {
 	long len = msc_proc_read(fs, pid, "smaps_rollup");
-	char *body;
 
 	memset(mc, 0, sizeof(*mc));
 	if (summed)
@@ -461,7 +527,15 @@ int msc_proc_rollup(struct msc_procfs *fs, int pid, struct msc_memcounts *mc, bo
 	}
 	if (len < 0)
 		return (int)len;
-	if (len == 0)
+	return msc_proc_parse_rollup(fs, len, mc);
+}
+
+int msc_proc_parse_rollup(struct msc_procfs *fs, long len, struct msc_memcounts *mc)
+{
+	char *body;
+
+	memset(mc, 0, sizeof(*mc));
+	if (len <= 0)
 		return -ENODATA;
 	/* Skip the "start-end ---p ... [rollup]" header line. */
 	body = fs->buf;

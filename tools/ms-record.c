@@ -45,8 +45,8 @@ static const char help[] =
 	"  -e, --events         also write every allocation and free event\n"
 	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
 	"                       0 for none; 1000 with --poll)\n"
-	"  -d, --depth N        frames per stack, 1 to 256 (default 64)\n"
-	"  -u, --unwind MODE    dwarf (default), fp (frame pointers), libunwind,\n"
+	"      --depth N        frames per stack, 1 to 256 (default 64)\n"
+	"      --unwind MODE    dwarf (default), fp (frame pointers), libunwind,\n"
 	"                       or none (allocation call site only)\n"
 	"  -f, --follow         record forked and exec'ed children too, as\n"
 	"                       separate pid-tagged streams\n"
@@ -63,14 +63,14 @@ static const char help[] =
 	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
 	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION, OPT_POLL };
+enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "events", no_argument, NULL, 'e' },
 	{ "interval", required_argument, NULL, 'i' },
-	{ "depth", required_argument, NULL, 'd' },
-	{ "unwind", required_argument, NULL, 'u' },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
 	{ "lossy", no_argument, NULL, OPT_LOSSY },
@@ -81,7 +81,14 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct msc_cli cli = { "ms-record", help, "+o:ei:d:u:fqp:", longopts };
+/* -d and -u are ms-top's --delay and --user, as in top(1). */
+static const struct msc_cli_alias aliases[] = {
+	{ "-d", "--depth", required_argument, OPT_DEPTH },
+	{ "-u", "--unwind", required_argument, OPT_UNWIND },
+	{ NULL, NULL, 0, 0 },
+};
+
+static const struct msc_cli cli = { "ms-record", help, "+o:ei:fqp:", longopts, aliases };
 
 #define EXIT_OWN 125
 #define EXIT_CANNOT_RUN 126
@@ -337,13 +344,13 @@ int main(int argc, char **argv)
 			o.interval_ms = v;
 			interval_set = true;
 			break;
-		case 'd':
+		case OPT_DEPTH:
 			if (msc_parse_uint(optarg, &v) || v < 1 || v > MSC_PROTO_MAX_DEPTH)
 				msc_usage_error("invalid depth '%s' (1 to %d)", optarg,
 						MSC_PROTO_MAX_DEPTH);
 			o.depth = (uint32_t)v;
 			break;
-		case 'u':
+		case OPT_UNWIND:
 			if (strcmp(optarg, "dwarf") == 0)
 				o.unwind = MSC_UNWIND_DWARF;
 			else if (strcmp(optarg, "fp") == 0)

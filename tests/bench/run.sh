@@ -9,11 +9,12 @@
 #
 # Environment: BENCH_LINES (records in the reader benchmark, 1000000),
 # BENCH_RUNS (runs per command for medians, 10), BENCH_FILTER_RUNS (runs
-# per command in the filter benchmark, 3: each reads 10M records).
+# per command in the filter benchmark, 3: each reads 10M records),
+# BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
-PATH="$TOP/tools:$PATH"
+PATH="$TOP/tools:$TOP/tools/ms-top:$PATH"
 BIN=$TOP/tests/bench/bin
 OUT=$TOP/tests/bench/out
 RESULTS=$OUT/results.md
@@ -21,7 +22,7 @@ LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers attach sizes"
+SECTIONS="reader snapshot filter profilers attach sizes top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -429,6 +430,94 @@ PY
 		emit "memscope .zst / heaptrack: $(ratio "$(wc -c <"$OUT/sizes.ndjson.zst")" "$(wc -c <"$_ht")" 2)x" \
 			"(target: at most 2x); memscope uncompressed: $(awk -v b="$(wc -c <"$OUT/sizes.ndjson")" 'BEGIN { printf "%.1f", b / 1e6 }') MB (target: under 10 MB)."
 	fi
+}
+
+# ------------------------------------------------------------------ ms-top
+
+# cpu_ns PID: CPU time the process has used, in ns (schedstat's first
+# field: the scheduler's count, finer than stat's clock ticks)
+cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
+
+# ms-top against top and htop, at a 1 s refresh over the same
+# BENCH_TOP_SECONDS (60): all run at once, each on a terminal of its own
+# (tmux, 132x40, as a person would look at it), plus ms-top --batch and
+# top -b writing to /dev/null.  CPU time is counted from 2 s after the start
+# (past their first refresh) to the end.  Then the allocation check: ms-top
+# recorded by ms-record for 5 and for 65 refreshes (-d 0.1) makes as many
+# allocations, on the screen and in --batch, on every process.
+bench_top() {
+	_dur=${BENCH_TOP_SECONDS:-60}
+	_tm="tmux -L ms-top-bench-$$ -f /dev/null"
+	_msbin=$TOP/tools/ms-top/ms-top
+	if ! command -v tmux >/dev/null || ! command -v htop >/dev/null || ! command -v top >/dev/null; then
+		note "top: tmux, htop and top are needed (make bench installs them)"
+		return 1
+	fi
+	_procs=$(ls /proc | grep -c '^[0-9]')
+	note "top: ms-top, top and htop at a 1 s refresh for $_dur s, at once"
+	for _s in "b-mstop $_msbin -d 1" "b-top top -d 1" "b-htop htop -d 10"; do
+		# shellcheck disable=SC2086
+		$_tm new-session -d -s $_s || { note "top: tmux new-session failed"; return 1; }
+	done
+	"$_msbin" --batch -d 1 >/dev/null &
+	_mb=$!
+	top -b -d 1 >/dev/null &
+	_tb=$!
+	sleep 2
+	# (=NAME: the session of that name, not a pane called "top")
+	_ms=$($_tm display -p -t =b-mstop: '#{pane_pid}')
+	_top=$($_tm display -p -t =b-top: '#{pane_pid}')
+	_htop=$($_tm display -p -t =b-htop: '#{pane_pid}')
+	if [ "$(printf '%s\n' "$_ms" "$_top" "$_htop" | sort -u | grep -c .)" != 3 ]; then
+		note "top: could not tell the three processes apart ($_ms $_top $_htop)"
+		$_tm kill-server
+		return 1
+	fi
+	for _p in $_ms $_top $_htop $_mb $_tb; do echo "$_p $(cpu_ns $_p)"; done >"$OUT/top.cpu0"
+	sleep "$_dur"
+	for _p in $_ms $_top $_htop $_mb $_tb; do echo "$_p $(cpu_ns $_p)"; done >"$OUT/top.cpu1"
+	$_tm kill-server
+	kill $_mb $_tb 2>/dev/null
+	wait $_mb $_tb 2>/dev/null
+	_cpu() { awk -v p="$1" 'FNR == 1 { f++ } $1 == p { v[f] = $2 } END { printf "%.3f\n", (v[2] - v[1]) / 1e9 }' "$OUT/top.cpu0" "$OUT/top.cpu1"; }
+	_c_ms=$(_cpu $_ms) _c_top=$(_cpu $_top) _c_htop=$(_cpu $_htop) _c_mb=$(_cpu $_mb) _c_tb=$(_cpu $_tb)
+	_pct() { awk -v c="$1" -v d="$_dur" 'BEGIN { printf "%.2f", c / d * 100 }'; }
+
+	note "top: allocations per refresh (ms-top recorded for 5 and 65 refreshes, -d 0.1)"
+	_allocs() {
+		ms-record -q -o "$OUT/top.allocs.$1.ndjson" "$_msbin" --batch -d 0.1 -n "$1" >/dev/null 2>&1
+		jq -r 'select(.type=="end") | .allocs' "$OUT/top.allocs.$1.ndjson"
+	}
+	_a5=$(_allocs 5) _a65=$(_allocs 65)
+	# the screen: in tmux, until it quits after its refreshes
+	_screen_allocs() {
+		rm -f "$OUT/top.screen.$1.ndjson"
+		$_tm new-session -d -s rec -x 132 -y 40 ms-record -q -o "$OUT/top.screen.$1.ndjson" \
+			"$_msbin" -d 0.1 -n "$1"
+		while $_tm has-session -t rec 2>/dev/null; do sleep 0.2; done
+		jq -r 'select(.type=="end") | .allocs' "$OUT/top.screen.$1.ndjson"
+	}
+	_s5=$(_screen_allocs 5) _s65=$(_screen_allocs 65)
+	$_tm kill-server 2>/dev/null
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/ms-top-bench-$$"
+	_per() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.2f", (b - a) / 60 }'; }
+
+	emit "" "### ms-top against top and htop" "" \
+		"CPU time used over the same $_dur s (all at once, from 2 s after their start)," \
+		"refreshing every second, on this machine's $_procs processes; the screens" \
+		"in tmux at 132x40.  ms-top reads smaps_rollup of every process (pss, uss," \
+		"swap: the kernel walks the page tables), top and htop read stat/statm." "" \
+		"| tool | CPU s | % of a CPU | vs top -d 1 |" \
+		"|---|---:|---:|---:|" \
+		"| ms-top -d 1 | $_c_ms | $(_pct $_c_ms) | $(ratio "$_c_ms" "$_c_top" 2)x |" \
+		"| top -d 1 | $_c_top | $(_pct $_c_top) | 1.00x |" \
+		"| htop -d 10 | $_c_htop | $(_pct $_c_htop) | $(ratio "$_c_htop" "$_c_top" 2)x |" \
+		"| ms-top --batch -d 1 (to /dev/null) | $_c_mb | $(_pct $_c_mb) | $(ratio "$_c_mb" "$_c_top" 2)x |" \
+		"| top -b -d 1 (to /dev/null) | $_c_tb | $(_pct $_c_tb) | $(ratio "$_c_tb" "$_c_top" 2)x |" \
+		"" \
+		"Allocations of ms-top recorded by ms-record (all processes, -d 0.1):" \
+		"--batch $_a5 in 5 refreshes, $_a65 in 65: $(_per "$_a5" "$_a65") per refresh after the" \
+		"first 5; the screen $_s5 and $_s65: $(_per "$_s5" "$_s65") per refresh."
 }
 
 # ------------------------------------------------------------------- main

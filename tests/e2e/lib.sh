@@ -3,7 +3,7 @@
 # and what came out, and the script exits non-zero at the end.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-PATH="$TOP/tools:$PATH"
+PATH="$TOP/tools:$TOP/tools/ms-top:$PATH"
 EX="$TOP/examples/bin"
 T=$(basename "$0" .sh)
 OUT="$TOP/tests/e2e/out/$T"

@@ -166,13 +166,13 @@ for how in loop closefrom close_range dup2; do
 done
 
 # --- the other unwinders agree on the leaks -------------------------------
-check_status "leaky with libunwind" 0 ms-record -q -u libunwind -o "$OUT/lu.ndjson" "$EX/leaky"
+check_status "leaky with libunwind" 0 ms-record -q --unwind libunwind -o "$OUT/lu.ndjson" "$EX/leaky"
 check_eq "libunwind: same 48-byte stack" "$(stack_of "$OUT/leaky.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/leaky.ndjson")")" \
 	"$(stack_of "$OUT/lu.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/lu.ndjson")")"
-check_status "leaky with -u none" 0 ms-record -q -u none -o "$OUT/none.ndjson" "$EX/leaky"
+check_status "leaky with --unwind none" 0 ms-record -q --unwind none -o "$OUT/none.ndjson" "$EX/leaky"
 check_eq "-u none: one frame, the call site" "leak_small_inner@leaky.c:$(line_of "$SRC/leaky.c" "char *p = malloc(48);")" \
 	"$(stack_of "$OUT/none.ndjson" "$(jq -r 'select(.type=="leak" and .size==48) | .stack' "$OUT/none.ndjson")")"
-check_status "leaky -d 2" 0 ms-record -q -d 2 -o "$OUT/d2.ndjson" "$EX/leaky"
+check_status "leaky --depth 2" 0 ms-record -q --depth 2 -o "$OUT/d2.ndjson" "$EX/leaky"
 check_eq "-d 2: at most two frames" "0" "$(v1 "$OUT/d2.ndjson" | jq -r 'select(.type=="stack") | .frames | map(select(.inline|not)) | length | select(. > 2)' | wc -l)"
 
 # --- our unwinder against libunwind, capture by capture -------------------
@@ -181,7 +181,7 @@ for p in leaky cxx threads; do
 	check_grep "$p: unwinders agree" "unwind check: [0-9]* captures, 0 mismatches" "$OUT/check.$p"
 	# Stacks cut at the depth limit take another path through the reuse
 	# of the previous stack.
-	MEMSCOPE_UNWIND_CHECK=1 ms-record -q -d 4 -o /dev/null "$EX/$p" >/dev/null 2>"$OUT/check4.$p"
+	MEMSCOPE_UNWIND_CHECK=1 ms-record -q --depth 4 -o /dev/null "$EX/$p" >/dev/null 2>"$OUT/check4.$p"
 	check_grep "$p -d 4: unwinders agree" "unwind check: [0-9]* captures, 0 mismatches" "$OUT/check4.$p"
 done
 # leaky and cxx allocate from several call paths in turn: most of their

@@ -31,8 +31,15 @@ expect "unwritable -o" 125 "cannot open '/nonexistent/dir/x'" ms-record -o /none
 check_status "no program" 2 ms-record
 check_grep "usage hint" "Try 'ms-record --help'" "$OUT/last.err"
 check_status "bad option" 2 ms-record --bogus /bin/true
-check_status "bad depth" 2 ms-record -d 0 /bin/true
-check_status "bad unwind" 2 ms-record -u magic /bin/true
+check_status "bad depth" 2 ms-record --depth 0 /bin/true
+check_status "bad unwind" 2 ms-record --unwind magic /bin/true
+# -d and -u, --depth's and --unwind's letters until 0.1.0 (now ms-top's
+# --delay and --user), still work until 0.2, with a note.
+check_status "-d, the old spelling of --depth" 0 ms-record -q -d 2 -u fp -o "$OUT/old.ndjson" /bin/true
+check_eq "-d and -u: a note each" "ms-record: -d is an old spelling of --depth and goes in memscope 0.2
+ms-record: -u is an old spelling of --unwind and goes in memscope 0.2" "$(cat "$OUT/last.err")"
+check_eq "-d 2 -u fp: taken as --depth 2 --unwind fp" "2 fp" \
+	"$(head -n 1 "$OUT/old.ndjson" | jq -r '"\(.options.depth) \(.options.unwind)"')"
 check_status "bad interval" 2 ms-record -i x /bin/true
 # Options after the program are the program's.
 check_status "program options untouched" 0 ms-record -q -o "$OUT/echo.ndjson" /bin/echo -q --bogus

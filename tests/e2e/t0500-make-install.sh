@@ -19,6 +19,7 @@ VERSION=$(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")
 # What install must put there, and nothing else.
 {
 	for t in "$TOP"/tools/ms-*.c; do t=${t##*/}; echo "$P/bin/${t%.c}"; done
+	echo "$P/bin/ms-top"	# the tool with a screen has a folder: tools/ms-top/
 	echo "$P/include/memscope.h"
 	echo "$P/lib/memscope/libmemscope.so"
 	for m in "$TOP"/man/*.[1-9]; do m=${m##*/}; echo "$P/share/man/man${m##*.}/$m"; done

@@ -1,0 +1,1422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ms-top's screen (ncurses, wide characters).
+ *
+ * The loop waits on the terminal until the next capture is due; keys are
+ * read as they come and the screen is drawn at most 60 times a second, only
+ * when something changed.  Captures run at the refresh interval (1 s by
+ * default), and the view (the rows in their order) is rebuilt only after a
+ * capture or when the sort, filter or tree changes, never while drawing.
+ * The selection is a process, not a row: after a re-sort the cursor stays
+ * on the same process, at the same line of the screen when it can.
+ *
+ * Without a UTF-8 locale the gauges, sparklines and tree are drawn in
+ * ASCII; with NO_COLOR set (https://no-color.org) or a terminal without
+ * colors, only bold and reverse video.  A terminal too small for anything
+ * says so.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
+
+#include <curses.h>
+
+#include "msc_util.h"
+#include "top.h"
+
+/* ------------------------------------------------------------ columns */
+
+enum col { C_PID, C_USER, C_RSS, C_PSS, C_USS, C_SWAP, C_GROWTH, C_RECENT, C_CMD, C_NSORT,
+	   C_HIST = C_NSORT, C_NCOLS };
+
+struct column {
+	const char *title;
+	int width;		/* 0: the rest of the line */
+	bool right;		/* right-aligned */
+	bool desc;		/* sorted largest first at first */
+	int drop;		/* dropped first when narrow: higher first */
+};
+
+static const struct column cols[C_NCOLS] = {
+	[C_PID] = { "PID", 7, true, false, 0 },
+	[C_USER] = { "USER", 9, false, false, 6 },
+	[C_RSS] = { "RSS", 7, true, true, 0 },
+	[C_PSS] = { "PSS", 7, true, true, 2 },
+	[C_USS] = { "USS", 7, true, true, 4 },
+	[C_SWAP] = { "SWAP", 7, true, true, 5 },
+	[C_GROWTH] = { "GROWTH", 8, true, true, 1 },
+	[C_RECENT] = { "RECENT", 8, true, true, 3 },
+	[C_HIST] = { "HISTORY", 16, false, false, 7 },
+	[C_CMD] = { "COMMAND", 0, false, false, 0 },
+};
+
+/* Display order (the sort keys 1-9 follow it, the history aside). */
+static const enum col order[C_NCOLS] = {
+	C_PID, C_USER, C_RSS, C_PSS, C_USS, C_SWAP, C_GROWTH, C_RECENT, C_HIST, C_CMD,
+};
+
+enum { PAIR_TITLE = 1, PAIR_COLHEAD, PAIR_USED, PAIR_CACHE, PAIR_UP, PAIR_DOWN, PAIR_HEAP,
+       PAIR_SPARK, PAIR_BAR, PAIR_DIM };
+
+enum mode { M_LIST, M_INSPECT };
+
+#define HEADER_LINES 4		/* title, memory, swap, column titles */
+#define FRAME_NS 16666667ull	/* 60 frames a second at most */
+
+struct ui {
+	struct top *t;
+	unsigned count;
+	uint64_t interval;
+	bool unicode, color;
+	enum mode mode;
+	bool help, editing;
+	int sort;
+	bool reverse;
+	bool tree;
+	char filter[128];
+	bool visible[C_NCOLS];
+	int x[C_NCOLS];		/* where each visible column starts */
+	int hist_w;
+	/* the view: rows of the current sample, in their order */
+	struct top_entry **rows;
+	unsigned char *depth;
+	uint64_t *last;		/* bit d: the ancestor at depth d was a last child */
+	size_t nrows, rows_cap;
+	/* tree scratch, as large as the sample */
+	struct top_entry **byp, **sorted;
+	size_t *first_child, *next_sibling, *stack;
+	bool *is_child, *seen;
+	unsigned char *node_depth;
+	uint64_t *node_last;
+	size_t scratch_cap;
+	/* the selection: a process */
+	int sel_pid;
+	uint64_t sel_start;
+	size_t sel, top;
+	/* inspect */
+	struct top_inspect in;
+	struct top_proc in_proc;	/* a copy: the process may end meanwhile */
+	bool in_gone;
+	size_t in_scroll;
+	uint64_t hist_buf[TOP_HIST];
+	char msg[160];
+};
+
+static struct ui *sort_ui;	/* for the comparison functions */
+
+/* ------------------------------------------------------------ text */
+
+static attr_t pair(const struct ui *u, int p, attr_t otherwise)
+{
+	return u->color ? COLOR_PAIR(p) : otherwise;
+}
+
+/*
+ * Writes the UTF-8 string s at (y, x) in at most w columns (wide and
+ * combining characters counted as they are drawn); invalid bytes show as
+ * '?'.  Returns the columns used.
+ */
+static int put(int y, int x, int w, const char *s)
+{
+	mbstate_t st;
+	wchar_t wbuf[512];
+	int used = 0, n = 0;
+	size_t len = strlen(s);
+
+	if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
+		return 0;
+	if (x + w > COLS)
+		w = COLS - x;
+	memset(&st, 0, sizeof(st));
+	while (len && n < (int)ARRAY_SIZE(wbuf) - 1) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s, len, &st);
+		int cw;
+
+		if (k == (size_t)-1 || k == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			wc = L'?';
+			k = 1;
+		} else if (k == 0) {
+			break;
+		}
+		if (!iswprint((wint_t)wc))
+			wc = L'?';
+		cw = wcwidth(wc);
+		if (cw < 0)
+			cw = 1;
+		if (used + cw > w)
+			break;
+		wbuf[n++] = wc;
+		used += cw;
+		s += k;
+		len -= k;
+	}
+	wbuf[n] = L'\0';
+	mvaddnwstr(y, x, wbuf, n);
+	return used;
+}
+
+/* put(), right-aligned in w columns (ASCII text). */
+static void put_right(int y, int x, int w, const char *s)
+{
+	int len = (int)strlen(s);
+
+	if (len > w) {
+		put(y, x, w, "#");
+		return;
+	}
+	put(y, x + w - len, len, s);
+}
+
+static void fill(int y, int x, int w, chtype ch)
+{
+	if (y < 0 || y >= LINES || x >= COLS || w <= 0)
+		return;
+	if (x + w > COLS)
+		w = COLS - x;
+	mvhline(y, x, ch, w);
+}
+
+/* ------------------------------------------------------------ the view */
+
+static int cmp_val(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_sval(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+	const struct top_entry *a = *(const struct top_entry *const *)pa;
+	const struct top_entry *b = *(const struct top_entry *const *)pb;
+	int c = 0;
+
+	switch (sort_ui->sort) {
+	case C_PID:
+		break;
+	case C_USER:
+		c = strcmp(a->p->user, b->p->user);
+		break;
+	case C_RSS:
+		c = cmp_val(a->rss, b->rss);
+		break;
+	case C_PSS:
+		c = cmp_val(a->pss, b->pss);
+		break;
+	case C_USS:
+		c = cmp_val(a->uss, b->uss);
+		break;
+	case C_SWAP:
+		c = cmp_val(a->swap, b->swap);
+		break;
+	case C_GROWTH:
+		c = cmp_sval(a->growth, b->growth);
+		break;
+	case C_RECENT:
+		c = cmp_sval(a->recent, b->recent);
+		break;
+	case C_CMD:
+		c = strcmp(a->p->cmd, b->p->cmd);
+		break;
+	}
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	if (cols[sort_ui->sort].desc)
+		c = -c;
+	return sort_ui->reverse ? -c : c;
+}
+
+static int cmp_pid(const void *pa, const void *pb)
+{
+	const struct top_entry *a = *(const struct top_entry *const *)pa;
+	const struct top_entry *b = *(const struct top_entry *const *)pb;
+
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool matches(const struct ui *u, const struct top_entry *e)
+{
+	const char *f = u->filter;
+
+	if (!*f)
+		return true;
+	if (all_digits(f) && e->pid == atoi(f))
+		return true;
+	return strcasestr(e->p->cmd, f) || strcasestr(e->p->comm, f);
+}
+
+static int grow_view(struct ui *u, size_t n)
+{
+	size_t cap = u->rows_cap;
+
+	if (n <= cap)
+		return 0;
+	while (cap < n)
+		cap = cap ? cap * 2 : 1024;
+	u->rows = realloc(u->rows, cap * sizeof(*u->rows));
+	u->depth = realloc(u->depth, cap * sizeof(*u->depth));
+	u->last = realloc(u->last, cap * sizeof(*u->last));
+	u->byp = realloc(u->byp, cap * sizeof(*u->byp));
+	u->first_child = realloc(u->first_child, cap * sizeof(*u->first_child));
+	u->next_sibling = realloc(u->next_sibling, cap * sizeof(*u->next_sibling));
+	u->stack = realloc(u->stack, cap * sizeof(*u->stack));
+	u->is_child = realloc(u->is_child, cap * sizeof(*u->is_child));
+	u->seen = realloc(u->seen, cap * sizeof(*u->seen));
+	u->sorted = realloc(u->sorted, cap * sizeof(*u->sorted));
+	u->node_depth = realloc(u->node_depth, cap * sizeof(*u->node_depth));
+	u->node_last = realloc(u->node_last, cap * sizeof(*u->node_last));
+	if (!u->rows || !u->depth || !u->last || !u->byp || !u->first_child ||
+	    !u->next_sibling || !u->stack || !u->is_child || !u->seen || !u->sorted ||
+	    !u->node_depth || !u->node_last)
+		return -ENOMEM;
+	u->rows_cap = cap;
+	return 0;
+}
+
+static struct top_entry **find_pid(struct top_entry **byp, size_t n, int pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (byp[mid]->pid < pid)
+			lo = mid + 1;
+		else if (byp[mid]->pid > pid)
+			hi = mid;
+		else
+			return &byp[mid];
+	}
+	return NULL;
+}
+
+/*
+ * The tree over the filtered rows: a process under its parent when its
+ * parent is shown too, siblings in the sort order, depth first.
+ */
+static void push_children(struct ui *u, size_t at, size_t *sp)
+{
+	const size_t none = (size_t)-1;
+	size_t kids = 0, k = 0, c;
+	unsigned cd = u->node_depth[at] + 1u;
+
+	if (cd > 63)
+		cd = 63;
+	for (c = u->first_child[at]; c != none; c = u->next_sibling[c])
+		kids++;
+	/* in reverse, so that the first child comes out first */
+	for (c = u->first_child[at]; c != none; c = u->next_sibling[c], k++) {
+		u->stack[*sp + kids - 1 - k] = c;
+		u->node_depth[c] = (unsigned char)cd;
+		u->node_last[c] = u->node_last[at] | (k == kids - 1 ? 1ull << cd : 0);
+	}
+	*sp += kids;
+}
+
+static void build_tree(struct ui *u)
+{
+	const size_t none = (size_t)-1;
+	size_t n = u->nrows, i, out = 0, sp = 0, pass;
+
+	memcpy(u->byp, u->rows, n * sizeof(*u->rows));
+	memcpy(u->sorted, u->rows, n * sizeof(*u->rows));
+	top_sort(u->byp, n, sizeof(*u->byp), cmp_pid);
+	for (i = 0; i < n; i++) {
+		u->first_child[i] = u->next_sibling[i] = none;
+		u->is_child[i] = u->seen[i] = false;
+	}
+	/* linked from the last, so that each list keeps the sort order */
+	for (i = n; i-- > 0;) {
+		const struct top_entry *e = u->sorted[i];
+		struct top_entry **pp = e->ppid != e->pid ? find_pid(u->byp, n, e->ppid) : NULL;
+		size_t self = (size_t)(find_pid(u->byp, n, e->pid) - u->byp), parent;
+
+		if (!pp)
+			continue;
+		parent = (size_t)(pp - u->byp);
+		u->next_sibling[self] = u->first_child[parent];
+		u->first_child[parent] = self;
+		u->is_child[self] = true;
+	}
+	/* roots in the sort order, each followed by its subtree; a second
+	 * pass takes what no root reached (a loop of ppids read mid-change) */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			size_t root = (size_t)(find_pid(u->byp, n, u->sorted[i]->pid) - u->byp);
+
+			if (u->seen[root] || (pass == 0 && u->is_child[root]))
+				continue;
+			u->node_depth[root] = 0;
+			u->node_last[root] = 0;
+			u->stack[sp++] = root;
+			while (sp) {
+				size_t at = u->stack[--sp];
+
+				if (u->seen[at])
+					continue;
+				u->seen[at] = true;
+				u->rows[out] = u->byp[at];
+				u->depth[out] = u->node_depth[at];
+				u->last[out] = u->node_last[at];
+				out++;
+				push_children(u, at, &sp);
+			}
+		}
+	u->nrows = out;
+}
+
+/* Rebuilds the rows from the current sample, keeping the selection. */
+static void rebuild(struct ui *u)
+{
+	struct top_sample *s = u->t->cur;
+	size_t i, screen = u->sel >= u->top ? u->sel - u->top : 0;
+	int page = LINES - HEADER_LINES - 1;
+
+	if (grow_view(u, s->n + 1)) {
+		snprintf(u->msg, sizeof(u->msg), "out of memory");
+		return;
+	}
+	u->nrows = 0;
+	for (i = 0; i < s->n; i++)
+		if (matches(u, &s->procs[i]))
+			u->rows[u->nrows++] = &s->procs[i];
+	sort_ui = u;
+	top_sort(u->rows, u->nrows, sizeof(*u->rows), cmp_entries);
+	if (u->tree)
+		build_tree(u);
+	/* the selected process, wherever it went */
+	for (i = 0; i < u->nrows; i++)
+		if (u->rows[i]->pid == u->sel_pid && u->rows[i]->p->starttime == u->sel_start)
+			break;
+	if (i < u->nrows) {
+		u->sel = i;
+		u->top = i >= screen ? i - screen : 0;
+	} else if (u->sel >= u->nrows) {
+		u->sel = u->nrows ? u->nrows - 1 : 0;
+	}
+	if (page < 1)
+		page = 1;
+	/* no empty lines at the bottom while rows are hidden at the top */
+	if (u->top + (size_t)page > u->nrows)
+		u->top = u->nrows > (size_t)page ? u->nrows - (size_t)page : 0;
+	if (u->top > u->sel)
+		u->top = u->sel;
+	if (u->sel >= u->top + (size_t)page)
+		u->top = u->sel - (size_t)page + 1;
+	if (u->nrows) {
+		u->sel_pid = u->rows[u->sel]->pid;
+		u->sel_start = u->rows[u->sel]->p->starttime;
+	}
+}
+
+static void select_row(struct ui *u, long to)
+{
+	int page = LINES - HEADER_LINES - 1;
+
+	if (!u->nrows)
+		return;
+	if (to < 0)
+		to = 0;
+	if (to >= (long)u->nrows)
+		to = (long)u->nrows - 1;
+	u->sel = (size_t)to;
+	if (page < 1)
+		page = 1;
+	if (u->sel < u->top)
+		u->top = u->sel;
+	if (u->sel >= u->top + (size_t)page)
+		u->top = u->sel - (size_t)page + 1;
+	u->sel_pid = u->rows[u->sel]->pid;
+	u->sel_start = u->rows[u->sel]->p->starttime;
+}
+
+/* ------------------------------------------------------------ drawing */
+
+static const char *const spark_utf8[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+static const char spark_ascii[] = "_.-~=+*#";
+
+/* A sparkline of the last w values, scaled between their least and most. */
+static void sparkline(struct ui *u, int y, int x, int w, const uint64_t *v, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i, from = n > (size_t)w ? n - (size_t)w : 0;
+
+	for (i = from; i < n; i++) {
+		if (v[i] < lo)
+			lo = v[i];
+		if (v[i] > hi)
+			hi = v[i];
+	}
+	attron(pair(u, PAIR_SPARK, A_NORMAL));
+	for (i = from; i < n; i++) {
+		int level = hi > lo ? (int)((double)(v[i] - lo) * 7 / (double)(hi - lo) + 0.5) : 0;
+
+		if (u->unicode)
+			put(y, x + (int)(i - from), 1, spark_utf8[level]);
+		else
+			mvaddch(y, x + (int)(i - from), (chtype)spark_ascii[level]);
+	}
+	attroff(pair(u, PAIR_SPARK, A_NORMAL));
+}
+
+/* "[|||||    ]": two segments, of a and b parts of total. */
+static void gauge(struct ui *u, int y, int x, int w, uint64_t a, uint64_t b, uint64_t total)
+{
+	int na, nb, i;
+
+	if (w < 3)
+		return;
+	put(y, x, 1, "[");
+	put(y, x + w - 1, 1, "]");
+	w -= 2;
+	na = total ? (int)((double)a * w / (double)total + 0.5) : 0;
+	nb = total ? (int)((double)(a + b) * w / (double)total + 0.5) - na : 0;
+	if (na > w)
+		na = w;
+	if (nb > w - na)
+		nb = w - na;
+	for (i = 0; i < w; i++) {
+		attr_t at = i < na ? pair(u, PAIR_USED, A_BOLD) :
+			    i < na + nb ? pair(u, PAIR_CACHE, A_NORMAL) : A_NORMAL;
+
+		attron(at);
+		if (i < na + nb)
+			put(y, x + 1 + i, 1, u->unicode ? (i < na ? "█" : "▒") : (i < na ? "#" : "|"));
+		else
+			put(y, x + 1 + i, 1, u->unicode ? "·" : " ");
+		attroff(at);
+	}
+}
+
+static void draw_header(struct ui *u)
+{
+	struct top *t = u->t;
+	const struct top_sample *s = t->cur;
+	const struct msc_meminfo *mi = &s->mi;
+	char a[16], b[16], c[16], d[16], line[256];
+	int w = COLS, gw, x;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	attron(pair(u, PAIR_TITLE, A_BOLD));
+	snprintf(line, sizeof(line), "ms-top %s - %zu process%s, refresh %.1fs", MSC_VERSION, s->n,
+		 s->n == 1 ? "" : "es", (double)u->interval / 1e9);
+	x = put(0, 0, w, line);
+	attroff(pair(u, PAIR_TITLE, A_BOLD));
+	if (s->recorded) {
+		snprintf(line, sizeof(line), ", %u recorded", s->recorded);
+		attron(pair(u, PAIR_HEAP, A_BOLD));
+		put(0, x, w - x, line);
+		attroff(pair(u, PAIR_HEAP, A_BOLD));
+	}
+	strftime(line, sizeof(line), "%H:%M:%S", &tm);
+	if (w > 60)
+		put_right(0, w - 9, 9, line);
+
+	if (!s->has_meminfo)
+		return;
+	/* used as free(1) counts it: what is not available */
+	{
+		uint64_t avail = mi->has_available ? mi->available : mi->free + mi->cached + mi->buffers;
+		uint64_t used = mi->total > avail ? mi->total - avail : 0;
+		uint64_t cache = mi->cached + mi->buffers;
+
+		if (cache > mi->total - used)
+			cache = mi->total - used;
+		snprintf(line, sizeof(line), " %s/%s used  avail %s  cache %s",
+			 top_fmt_size(a, sizeof(a), used), top_fmt_size(b, sizeof(b), mi->total),
+			 top_fmt_size(c, sizeof(c), avail),
+			 top_fmt_size(d, sizeof(d), mi->cached + mi->buffers));
+		gw = w - 4 - (int)strlen(line);
+		if (gw > 60)
+			gw = 60;
+		put(1, 0, 4, "Mem");
+		if (gw >= 10) {
+			gauge(u, 1, 4, gw, used, cache, mi->total);
+			put(1, 4 + gw, w - 4 - gw, line);
+		} else {
+			put(1, 4, w - 4, line);
+		}
+	}
+	{
+		uint64_t used = mi->swap_total - mi->swap_free;
+
+		if (mi->swap_total)
+			snprintf(line, sizeof(line), " %s/%s used", top_fmt_size(a, sizeof(a), used),
+				 top_fmt_size(b, sizeof(b), mi->swap_total));
+		else
+			snprintf(line, sizeof(line), " none");
+		put(2, 0, 4, "Swp");
+		if (gw >= 10) {
+			gauge(u, 2, 4, gw, used, 0, mi->swap_total);
+			put(2, 4 + gw, w - 4 - gw, line);
+		} else {
+			put(2, 4, w - 4, line);
+		}
+	}
+}
+
+/* Which columns fit: drop the least useful ones until the command has room. */
+static void layout(struct ui *u)
+{
+	int need, i, x;
+
+	for (i = 0; i < C_NCOLS; i++)
+		u->visible[i] = true;
+	u->hist_w = cols[C_HIST].width;
+	for (;;) {
+		int worst = -1;
+
+		need = 0;
+		for (i = 0; i < C_NCOLS; i++)
+			if (u->visible[i] && cols[i].width)
+				need += cols[i].width + 1;
+		if (need + 12 <= COLS)
+			break;
+		for (i = 0; i < C_NCOLS; i++)
+			if (u->visible[i] && cols[i].drop && (worst < 0 || cols[i].drop > cols[worst].drop))
+				worst = i;
+		if (worst < 0)
+			break;
+		u->visible[worst] = false;
+	}
+	for (x = 0, i = 0; i < C_NCOLS; i++) {
+		enum col c = order[i];
+
+		if (!u->visible[c])
+			continue;
+		u->x[c] = x;
+		x += cols[c].width + 1;
+	}
+}
+
+static void draw_titles(struct ui *u, int y)
+{
+	int i;
+
+	attron(pair(u, PAIR_COLHEAD, A_REVERSE));
+	fill(y, 0, COLS, ' ');
+	for (i = 0; i < C_NCOLS; i++) {
+		enum col c = order[i];
+		char title[32];
+		int w = cols[c].width ? cols[c].width : COLS - u->x[c];
+
+		if (!u->visible[c])
+			continue;
+		if (c == C_RECENT)
+			snprintf(title, sizeof(title), "+%llus",
+				 (unsigned long long)(u->t->window / 1000000000ull));
+		else
+			snprintf(title, sizeof(title), "%s", cols[c].title);
+		if ((int)c == u->sort) {
+			attron(A_BOLD);
+			snprintf(title + strlen(title), sizeof(title) - strlen(title), "%s",
+				 (cols[c].desc != u->reverse) ? (u->unicode ? "▼" : "v") :
+							        (u->unicode ? "▲" : "^"));
+		}
+		if (cols[c].right) {
+			int len = (int)strlen(title) - ((int)c == u->sort && u->unicode ? 2 : 0);
+
+			put(y, u->x[c] + (w > len ? w - len : 0), w, title);
+		} else {
+			put(y, u->x[c], w, title);
+		}
+		if ((int)c == u->sort)
+			attroff(A_BOLD);
+	}
+	attroff(pair(u, PAIR_COLHEAD, A_REVERSE));
+}
+
+static void draw_row(struct ui *u, int y, size_t r)
+{
+	const struct top_entry *e = u->rows[r];
+	const struct top_proc *p = e->p;
+	bool sel = r == u->sel;
+	char buf[64], cmd[512];
+	int i, x;
+
+	if (sel) {
+		attron(A_REVERSE);
+		fill(y, 0, COLS, ' ');
+	}
+	for (i = 0; i < C_NCOLS; i++) {
+		enum col c = order[i];
+		int w = cols[c].width;
+
+		if (!u->visible[c])
+			continue;
+		x = u->x[c];
+		buf[0] = '\0';
+		switch (c) {
+		case C_PID:
+			snprintf(buf, sizeof(buf), "%d", e->pid);
+			break;
+		case C_USER:
+			put(y, x, w, p->user);
+			continue;
+		case C_RSS:
+			if (e->has_mem)
+				top_fmt_size(buf, sizeof(buf), e->rss);
+			break;
+		case C_PSS:
+			if (e->has_pss)
+				top_fmt_size(buf, sizeof(buf), e->pss);
+			else if (e->has_mem)
+				snprintf(buf, sizeof(buf), "-");
+			break;
+		case C_USS:
+			if (e->has_pss)
+				top_fmt_size(buf, sizeof(buf), e->uss);
+			else if (e->has_mem)
+				snprintf(buf, sizeof(buf), "-");
+			break;
+		case C_SWAP:
+			if (e->has_mem)
+				top_fmt_size(buf, sizeof(buf), e->swap);
+			break;
+		case C_GROWTH:
+		case C_RECENT: {
+			int64_t d = c == C_GROWTH ? e->growth : e->recent;
+
+			if (!e->has_mem)
+				break;
+			top_fmt_delta(buf, sizeof(buf), d);
+			if (!sel && d)
+				attron(pair(u, d > 0 ? PAIR_UP : PAIR_DOWN, A_BOLD));
+			put_right(y, x, w, buf);
+			if (!sel && d)
+				attroff(pair(u, d > 0 ? PAIR_UP : PAIR_DOWN, A_BOLD));
+			continue;
+		}
+		case C_HIST: {
+			size_t n = top_history(p, u->hist_buf, (size_t)u->hist_w);
+
+			if (n > 1)
+				sparkline(u, y, x, u->hist_w, u->hist_buf, n);
+			continue;
+		}
+		case C_CMD: {
+			int used = 0, d;
+
+			w = COLS - x;
+			if (u->tree && u->depth[r]) {
+				char pre[256] = "";
+
+				for (d = 1; d < u->depth[r] && strlen(pre) + 8 < sizeof(pre); d++)
+					strcat(pre, (u->last[r] >> d) & 1 ? "   " :
+						     u->unicode ? "│  " : "|  ");
+				strcat(pre, (u->last[r] >> u->depth[r]) & 1 ?
+					    (u->unicode ? "└─ " : "`- ") : (u->unicode ? "├─ " : "|- "));
+				used = put(y, x, w, pre);
+			}
+			if (e->heap) {
+				snprintf(cmd, sizeof(cmd), "[heap %s] ",
+					 top_fmt_size(buf, sizeof(buf), e->heap->live_bytes));
+				if (!sel)
+					attron(pair(u, PAIR_HEAP, A_BOLD));
+				used += put(y, x + used, w - used, cmd);
+				if (!sel)
+					attroff(pair(u, PAIR_HEAP, A_BOLD));
+			}
+			put(y, x + used, w - used, p->cmd);
+			continue;
+		}
+		default:
+			continue;
+		}
+		put_right(y, x, w, buf);
+	}
+	if (sel)
+		attroff(A_REVERSE);
+}
+
+static void draw_footer(struct ui *u)
+{
+	int y = LINES - 1;
+	char line[256];
+
+	attron(pair(u, PAIR_BAR, A_REVERSE));
+	fill(y, 0, COLS, ' ');
+	if (u->editing) {
+		snprintf(line, sizeof(line), "Filter: %s_   (Enter: keep, Esc: clear)", u->filter);
+		put(y, 0, COLS, line);
+	} else if (u->msg[0]) {
+		put(y, 0, COLS, u->msg);
+	} else if (u->mode == M_INSPECT) {
+		put(y, 0, COLS, "Esc back  Up/Down scroll  ? help  q quit");
+	} else {
+		snprintf(line, sizeof(line), "Enter inspect  / filter%s%s%s  t tree  1-9 sort  ? help  q quit",
+			 u->filter[0] ? " [" : "", u->filter, u->filter[0] ? "]" : "");
+		put(y, 0, COLS, line);
+	}
+	attroff(pair(u, PAIR_BAR, A_REVERSE));
+}
+
+static void draw_list(struct ui *u)
+{
+	int y, page = LINES - HEADER_LINES - 1;
+	size_t r;
+
+	layout(u);
+	draw_header(u);
+	draw_titles(u, HEADER_LINES - 1);
+	for (y = 0, r = u->top; y < page && r < u->nrows; y++, r++)
+		draw_row(u, HEADER_LINES + y, r);
+	if (!u->nrows) {
+		attron(pair(u, PAIR_DIM, A_DIM));
+		put(HEADER_LINES, 0, COLS, u->filter[0] ? "  (no process matches the filter)" :
+							   "  (no process)");
+		attroff(pair(u, PAIR_DIM, A_DIM));
+	}
+	draw_footer(u);
+}
+
+/* A graph of rss over time, h lines high, with its scale on the left. */
+static void graph(struct ui *u, int y, int h, const uint64_t *v, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	char a[16];
+	int w = COLS - 9, col, row;
+	size_t from, i;
+
+	if (w < 4 || h < 1 || !n)
+		return;
+	from = n > (size_t)w ? n - (size_t)w : 0;
+	for (i = from; i < n; i++) {
+		if (v[i] < lo)
+			lo = v[i];
+		if (v[i] > hi)
+			hi = v[i];
+	}
+	/* room above and below, so that a flat line is not at an edge */
+	if (hi == lo) {
+		lo = lo > hi / 8 ? lo - hi / 8 : 0;
+		hi += hi / 8 + 1;
+	}
+	put_right(y, 0, 7, top_fmt_size(a, sizeof(a), hi));
+	put_right(y + h - 1, 0, 7, top_fmt_size(a, sizeof(a), lo));
+	attron(pair(u, PAIR_SPARK, A_NORMAL));
+	for (i = from, col = 0; i < n; i++, col++) {
+		/* eighths of a line, from the bottom */
+		int eighths = (int)((double)(v[i] - lo) * (h * 8) / (double)(hi - lo) + 0.5);
+
+		for (row = 0; row < h; row++) {
+			int level = eighths - row * 8;
+			int yy = y + h - 1 - row;
+
+			if (level <= 0)
+				break;
+			if (u->unicode)
+				put(yy, 9 + col, 1, spark_utf8[level >= 8 ? 7 : level - 1]);
+			else
+				mvaddch(yy, 9 + col, level >= 8 ? '#' : (chtype)spark_ascii[level - 1]);
+		}
+	}
+	attroff(pair(u, PAIR_SPARK, A_NORMAL));
+}
+
+static void draw_inspect(struct ui *u)
+{
+	struct top *t = u->t;
+	const struct top_proc *p = &u->in_proc;
+	struct top_entry *e = u->in_gone ? NULL : top_find(t->cur, u->in.pid, u->in.starttime);
+	const struct top_heap *h = e ? e->heap : NULL;
+	char line[512], a[16], b[16], c[16], d[16], f[16], win[16];
+	int y = 0, rows, gh, i;
+	size_t n, r;
+
+	attron(pair(u, PAIR_TITLE, A_BOLD));
+	snprintf(line, sizeof(line), "PID %d  %s  user %s%s", u->in.pid, p->comm, p->user,
+		 u->in_gone ? "  (ended)" : "");
+	put(y, 0, COLS, line);
+	attroff(pair(u, PAIR_TITLE, A_BOLD));
+	if (e && e->state) {
+		snprintf(line, sizeof(line), "state %c", e->state);
+		if (COLS > 50)
+			put_right(y, COLS - 12, 12, line);
+	}
+	y++;
+	put(y++, 0, COLS, p->cmd);
+	if (e && e->has_mem) {
+		snprintf(line, sizeof(line), "RSS %s  PSS %s  USS %s  SWAP %s  growth %s, %s in %llus",
+			 top_fmt_size(a, sizeof(a), e->rss),
+			 e->has_pss ? top_fmt_size(b, sizeof(b), e->pss) : "-",
+			 e->has_pss ? top_fmt_size(c, sizeof(c), e->uss) : "-",
+			 top_fmt_size(d, sizeof(d), e->swap), top_fmt_delta(f, sizeof(f), e->growth),
+			 top_fmt_delta(win, sizeof(win), e->recent),
+			 (unsigned long long)(t->window / 1000000000ull));
+		put(y, 0, COLS, line);
+	}
+	y++;
+	/* the history graph: a few lines when there is room */
+	rows = LINES - 1 - y;
+	gh = rows >= 30 ? 6 : rows >= 20 ? 4 : rows >= 14 ? 2 : 0;
+	if (gh) {
+		n = top_history(p, u->hist_buf, TOP_HIST);
+		graph(u, y, gh, u->hist_buf, n);
+		y += gh + 1;
+	}
+	if (h) {
+		int k = (LINES - 1 - y) / 4;
+
+		attron(pair(u, PAIR_HEAP, A_BOLD));
+		snprintf(line, sizeof(line), "LIVE HEAP %s in %llu blocks, %llu sites",
+			 top_fmt_size(a, sizeof(a), h->live_bytes), (unsigned long long)h->live,
+			 (unsigned long long)h->nsites);
+		if (h->has_rates)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 "   %llu allocs/s  %llu frees/s  %s/s",
+				 (unsigned long long)h->alloc_rate, (unsigned long long)h->free_rate,
+				 top_fmt_delta(b, sizeof(b), h->growth_rate));
+		put(y++, 0, COLS, line);
+		attroff(pair(u, PAIR_HEAP, A_BOLD));
+		if (k < 1)
+			k = 1;
+		if (k > 8)
+			k = 8;
+		attron(pair(u, PAIR_COLHEAD, A_REVERSE));
+		fill(y, 0, COLS, ' ');
+		put(y++, 0, COLS, "   LIVE   BLOCKS  TOP SITES BY LIVE BYTES");
+		attroff(pair(u, PAIR_COLHEAD, A_REVERSE));
+		for (i = 0; i < k && (size_t)i < h->nsites; i++) {
+			const struct top_site *s = h->by_live[i];
+
+			snprintf(line, sizeof(line), "%7s %8llu  %s%s%s", top_fmt_size(a, sizeof(a), s->live_bytes),
+				 (unsigned long long)s->live, s->label, s->caller ? " < " : "",
+				 s->caller ? s->caller : "");
+			put(y++, 0, COLS, line);
+		}
+		attron(pair(u, PAIR_COLHEAD, A_REVERSE));
+		fill(y, 0, COLS, ' ');
+		put(y++, 0, COLS, " GROWTH/s   BLOCKS  SITES GROWING FASTEST");
+		attroff(pair(u, PAIR_COLHEAD, A_REVERSE));
+		for (i = 0; i < k && (size_t)i < h->ngrowing; i++) {
+			const struct top_site *s = h->by_growth[i];
+
+			snprintf(line, sizeof(line), "%9s %8llu  %s%s%s", top_fmt_delta(a, sizeof(a), s->growth),
+				 (unsigned long long)s->live, s->label, s->caller ? " < " : "",
+				 s->caller ? s->caller : "");
+			put(y++, 0, COLS, line);
+		}
+		if (!h->ngrowing)
+			put(y++, 0, COLS, h->has_rates ? "  (no site grew since the last refresh)" :
+							  "  (from the next refresh)");
+		y++;
+	} else if (e && p->live_round == t->round) {
+		put(y++, 0, COLS, t->live_err[0] ? t->live_err : "live heap: no answer");
+	}
+	/* the mappings */
+	attron(pair(u, PAIR_COLHEAD, A_REVERSE));
+	fill(y, 0, COLS, ' ');
+	snprintf(line, sizeof(line), "%7s %7s %7s %7s %5s  %-7s %s", "RSS", "PSS", "DIRTY", "SWAP", "MAPS",
+		 "KIND", "MAPPING");
+	put(y++, 0, COLS, line);
+	attroff(pair(u, PAIR_COLHEAD, A_REVERSE));
+	if (u->in.error && !u->in.ngroups) {
+		snprintf(line, sizeof(line), "  cannot read /proc/%d/smaps: %s%s", u->in.pid,
+			 strerror(-u->in.error),
+			 u->in.error == -EACCES ? " (run as its owner or root)" : "");
+		put(y++, 0, COLS, line);
+	}
+	rows = LINES - 1 - y;
+	if (u->in_scroll + (size_t)(rows > 0 ? rows : 0) > u->in.ngroups)
+		u->in_scroll = u->in.ngroups > (size_t)rows && rows > 0 ? u->in.ngroups - (size_t)rows : 0;
+	for (r = u->in_scroll; r < u->in.ngroups && y < LINES - 1; r++) {
+		const struct top_group *g = &u->in.groups[r];
+
+		snprintf(line, sizeof(line), "%7s %7s %7s %7s %5u  %-7s %s",
+			 top_fmt_size(a, sizeof(a), g->rss), top_fmt_size(b, sizeof(b), g->pss),
+			 top_fmt_size(c, sizeof(c), g->private_dirty), top_fmt_size(d, sizeof(d), g->swap),
+			 g->count, g->kind, g->name);
+		put(y++, 0, COLS, line);
+	}
+	draw_footer(u);
+}
+
+static const char *const help_lines[] = {
+	"ms-top keys",
+	"",
+	"  Up/Down, PgUp/PgDn, Home/End   move (k/j, g/G too)",
+	"  Enter                          inspect the process: its mappings by",
+	"                                 group, rss history, and its live heap",
+	"                                 when ms-record records it",
+	"  Esc, Backspace, Left           back to the list",
+	"  1 ... 9                        sort by PID, USER, RSS, PSS, USS, SWAP,",
+	"                                 GROWTH, RECENT, COMMAND; again: reverse",
+	"  < >                            sort by the column left or right",
+	"  r                              reverse the order",
+	"  /                              filter by name or pid (Esc clears it)",
+	"  t                              tree of parents and children",
+	"  Ctrl-L                         redraw",
+	"  ? h F1                         this help",
+	"  q F10                          quit",
+	"",
+	"GROWTH: rss since ms-top first saw the process; RECENT: over the",
+	"window (--window).  USS: private pages.  [heap SIZE]: live heap of a",
+	"process ms-record records.  The mouse selects, sorts and scrolls.",
+	"",
+	"Any key closes this help.",
+};
+
+static void draw_help(struct ui *u)
+{
+	int h = (int)ARRAY_SIZE(help_lines) + 2, w = 76, y0, x0, i;
+
+	if (h > LINES)
+		h = LINES;
+	if (w > COLS)
+		w = COLS;
+	y0 = (LINES - h) / 2;
+	x0 = (COLS - w) / 2;
+	for (i = 0; i < h; i++)
+		fill(y0 + i, x0, w, ' ');
+	attron(pair(u, PAIR_TITLE, A_BOLD));
+	if (h > 2 && w > 2) {
+		mvhline(y0, x0, ACS_HLINE, w);
+		mvhline(y0 + h - 1, x0, ACS_HLINE, w);
+		mvvline(y0, x0, ACS_VLINE, h);
+		mvvline(y0, x0 + w - 1, ACS_VLINE, h);
+		mvaddch(y0, x0, ACS_ULCORNER);
+		mvaddch(y0, x0 + w - 1, ACS_URCORNER);
+		mvaddch(y0 + h - 1, x0, ACS_LLCORNER);
+		mvaddch(y0 + h - 1, x0 + w - 1, ACS_LRCORNER);
+	}
+	attroff(pair(u, PAIR_TITLE, A_BOLD));
+	for (i = 0; i < h - 2 && i < (int)ARRAY_SIZE(help_lines); i++)
+		put(y0 + 1 + i, x0 + 2, w - 4, help_lines[i]);
+}
+
+static void draw(struct ui *u)
+{
+	erase();
+	if (LINES < 6 || COLS < 24) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "terminal too small (%dx%d)", COLS, LINES);
+		put(0, 0, COLS, line);
+	} else if (u->mode == M_INSPECT) {
+		draw_inspect(u);
+	} else {
+		draw_list(u);
+	}
+	if (u->help)
+		draw_help(u);
+	refresh();
+}
+
+/* ------------------------------------------------------------ input */
+
+static void set_sort(struct ui *u, int col)
+{
+	if (col == u->sort)
+		u->reverse = !u->reverse;
+	else
+		u->sort = col, u->reverse = false;
+	rebuild(u);
+}
+
+static void inspect(struct ui *u)
+{
+	const struct top_entry *e;
+
+	if (!u->nrows)
+		return;
+	e = u->rows[u->sel];
+	u->in.pid = e->pid;
+	u->in.starttime = e->p->starttime;
+	u->in_proc = *e->p;
+	u->in_gone = false;
+	u->in_scroll = 0;
+	u->mode = M_INSPECT;
+	top_inspect_read(u->t, &u->in);
+}
+
+/* After a capture: the inspected process's figures and mappings again. */
+static void inspect_refresh(struct ui *u)
+{
+	struct top_entry *e = top_find(u->t->cur, u->in.pid, u->in.starttime);
+
+	if (!e) {
+		u->in_gone = true;
+		return;
+	}
+	u->in_proc = *e->p;
+	top_inspect_read(u->t, &u->in);
+}
+
+static void filter_key(struct ui *u, wint_t wc, bool is_key)
+{
+	size_t len = strlen(u->filter);
+
+	if (is_key && (wc == KEY_BACKSPACE || wc == KEY_DC)) {
+		wc = 127;
+	} else if (is_key) {
+		if (wc == KEY_ENTER)
+			u->editing = false;
+		return;
+	}
+	if (wc == 27) {			/* Esc: no filter */
+		u->filter[0] = '\0';
+		u->editing = false;
+	} else if (wc == '\n' || wc == '\r') {
+		u->editing = false;
+	} else if (wc == 127 || wc == 8) {
+		while (len && ((unsigned char)u->filter[len - 1] & 0xc0) == 0x80)
+			len--;	/* the rest of a UTF-8 character */
+		if (len)
+			len--;
+		u->filter[len] = '\0';
+	} else if (wc == 21) {		/* Ctrl-U */
+		u->filter[0] = '\0';
+	} else if (iswprint(wc)) {
+		char mb[MB_LEN_MAX];
+		mbstate_t st;
+		size_t k;
+
+		memset(&st, 0, sizeof(st));
+		k = wcrtomb(mb, (wchar_t)wc, &st);
+		if (k != (size_t)-1 && len + k < sizeof(u->filter)) {
+			memcpy(u->filter + len, mb, k);
+			u->filter[len + k] = '\0';
+		}
+	}
+	rebuild(u);
+}
+
+static void mouse(struct ui *u)
+{
+	MEVENT ev;
+	int i;
+
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & BUTTON4_PRESSED) {
+		if (u->mode == M_INSPECT)
+			u->in_scroll = u->in_scroll > 3 ? u->in_scroll - 3 : 0;
+		else
+			select_row(u, (long)u->sel - 3);
+		return;
+	}
+	if (ev.bstate & BUTTON5_PRESSED) {
+		if (u->mode == M_INSPECT)
+			u->in_scroll += 3;
+		else
+			select_row(u, (long)u->sel + 3);
+		return;
+	}
+	if (u->mode != M_LIST || !(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED |
+						  BUTTON1_DOUBLE_CLICKED)))
+		return;
+	if (ev.y == HEADER_LINES - 1) {
+		/* a column title: sort by it */
+		for (i = C_NCOLS; i-- > 0;) {
+			enum col c = order[i];
+
+			if (u->visible[c] && c != C_HIST && ev.x >= u->x[c]) {
+				set_sort(u, c);
+				break;
+			}
+		}
+		return;
+	}
+	if (ev.y >= HEADER_LINES && ev.y < LINES - 1) {
+		select_row(u, (long)u->top + ev.y - HEADER_LINES);
+		if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
+			inspect(u);
+	}
+}
+
+/* Returns false to quit. */
+static bool key(struct ui *u, wint_t wc, bool is_key)
+{
+	int page = LINES - HEADER_LINES - 1;
+
+	u->msg[0] = '\0';
+	if (is_key && wc == KEY_RESIZE) {
+		rebuild(u);	/* the page changed: keep the selection on it */
+		return true;
+	}
+	if (is_key && wc == KEY_MOUSE) {
+		mouse(u);
+		return true;
+	}
+	if (u->editing) {
+		filter_key(u, wc, is_key);
+		return true;
+	}
+	if (u->help) {
+		u->help = false;
+		return !(!is_key && (wc == 'q' || wc == 'Q'));
+	}
+	if (page < 1)
+		page = 1;
+	if (is_key) {
+		switch (wc) {
+		case KEY_UP:
+			if (u->mode == M_INSPECT)
+				u->in_scroll = u->in_scroll ? u->in_scroll - 1 : 0;
+			else
+				select_row(u, (long)u->sel - 1);
+			break;
+		case KEY_DOWN:
+			if (u->mode == M_INSPECT)
+				u->in_scroll++;
+			else
+				select_row(u, (long)u->sel + 1);
+			break;
+		case KEY_PPAGE:
+			if (u->mode == M_INSPECT)
+				u->in_scroll = u->in_scroll > (size_t)page ? u->in_scroll - (size_t)page : 0;
+			else
+				select_row(u, (long)u->sel - page);
+			break;
+		case KEY_NPAGE:
+			if (u->mode == M_INSPECT)
+				u->in_scroll += (size_t)page;
+			else
+				select_row(u, (long)u->sel + page);
+			break;
+		case KEY_HOME:
+			select_row(u, 0);
+			break;
+		case KEY_END:
+			select_row(u, (long)u->nrows - 1);
+			break;
+		case KEY_ENTER:
+			if (u->mode == M_LIST)
+				inspect(u);
+			break;
+		case KEY_LEFT:
+		case KEY_BACKSPACE:
+			u->mode = M_LIST;
+			break;
+		case KEY_F(1):
+			u->help = true;
+			break;
+		case KEY_F(10):
+			return false;
+		}
+		return true;
+	}
+	switch (wc) {
+	case 'q':
+	case 'Q':
+		return false;
+	case '?':
+	case 'h':
+		u->help = true;
+		break;
+	case 12:		/* Ctrl-L */
+		clearok(curscr, TRUE);
+		break;
+	case '\n':
+	case '\r':
+		if (u->mode == M_LIST)
+			inspect(u);
+		break;
+	case 27:		/* Esc */
+	case 127:
+	case 8:
+		if (u->mode == M_INSPECT) {
+			u->mode = M_LIST;
+		} else if (wc == 27 && u->filter[0]) {
+			u->filter[0] = '\0';
+			rebuild(u);
+		}
+		break;
+	case 'k':
+		select_row(u, (long)u->sel - 1);
+		break;
+	case 'j':
+		select_row(u, (long)u->sel + 1);
+		break;
+	case 'g':
+		select_row(u, 0);
+		break;
+	case 'G':
+		select_row(u, (long)u->nrows - 1);
+		break;
+	case '/':
+		u->mode = M_LIST;
+		u->editing = true;
+		break;
+	case 't':
+		u->tree = !u->tree;
+		rebuild(u);
+		break;
+	case 'r':
+		u->reverse = !u->reverse;
+		rebuild(u);
+		break;
+	case '<':
+	case '>': {
+		int i;
+
+		for (i = 0; i < C_NCOLS && order[i] != (enum col)u->sort; i++)
+			;
+		do
+			i = (i + (wc == '<' ? C_NCOLS - 1 : 1)) % C_NCOLS;
+		while (order[i] == C_HIST);
+		u->sort = order[i];
+		u->reverse = false;
+		rebuild(u);
+		break;
+	}
+	default:
+		if (wc >= '1' && wc <= '9') {
+			static const enum col by_key[] = { C_PID, C_USER, C_RSS, C_PSS, C_USS,
+							   C_SWAP, C_GROWTH, C_RECENT, C_CMD };
+
+			set_sort(u, by_key[wc - '1']);
+		}
+		break;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static void start_curses(struct ui *u)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	initscr();
+	top_curses_on = 1;
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
+		  NULL);
+	mouseinterval(200);
+	u->color = has_colors() && !(nc && *nc);
+	if (u->color) {
+		start_color();
+		use_default_colors();
+		init_pair(PAIR_TITLE, COLOR_CYAN, -1);
+		init_pair(PAIR_COLHEAD, COLOR_BLACK, COLOR_CYAN);
+		init_pair(PAIR_USED, COLOR_GREEN, -1);
+		init_pair(PAIR_CACHE, COLOR_YELLOW, -1);
+		init_pair(PAIR_UP, COLOR_RED, -1);
+		init_pair(PAIR_DOWN, COLOR_GREEN, -1);
+		init_pair(PAIR_HEAP, COLOR_MAGENTA, -1);
+		init_pair(PAIR_SPARK, COLOR_CYAN, -1);
+		init_pair(PAIR_BAR, COLOR_BLACK, COLOR_CYAN);
+		init_pair(PAIR_DIM, COLOR_BLUE, -1);
+	}
+}
+
+static void stop_curses(void)
+{
+	if (!top_curses_on)
+		return;
+	endwin();
+	top_curses_on = 0;
+}
+
+int top_ui(struct top *t, unsigned count, uint64_t interval_ns)
+{
+	struct ui u;
+	uint64_t next, last_draw = 0;
+	unsigned captures = 0;
+	bool dirty = true, run = true;
+
+	memset(&u, 0, sizeof(u));
+	u.t = t;
+	u.count = count;
+	u.interval = interval_ns;
+	u.sort = C_RSS;
+	top_inspect_init(&u.in);
+	setlocale(LC_ALL, "");
+	u.unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	atexit(stop_curses);	/* msc_die() and exit() restore the terminal too */
+	start_curses(&u);
+
+	next = msc_now_monotonic();
+	while (run && !top_quit_signal) {
+		uint64_t now = msc_now_monotonic();
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		int timeout;
+		wint_t wc;
+		int rc;
+
+		if (now >= next) {
+			if (top_capture(t))
+				snprintf(u.msg, sizeof(u.msg), "out of memory");
+			captures++;
+			rebuild(&u);
+			if (u.mode == M_INSPECT)
+				inspect_refresh(&u);
+			dirty = true;
+			next += interval_ns;
+			if (next <= now)
+				next = now + interval_ns;
+		}
+		if (dirty && now - last_draw >= FRAME_NS) {
+			draw(&u);
+			last_draw = now;
+			dirty = false;
+			if (count && captures >= count)
+				break;
+		}
+		now = msc_now_monotonic();
+		timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		if (dirty) {
+			int frame = (int)((last_draw + FRAME_NS - now + 999999) / 1000000);
+
+			if (frame < timeout)
+				timeout = frame < 0 ? 0 : frame;
+		}
+		poll(&pfd, 1, timeout);	/* EINTR: a resize, or a signal to quit */
+		while ((rc = get_wch(&wc)) != ERR) {
+			if (!key(&u, wc, rc == KEY_CODE_YES)) {
+				run = false;
+				break;
+			}
+			dirty = true;
+		}
+	}
+	stop_curses();
+	top_inspect_release(&u.in);
+	free(u.rows);
+	free(u.depth);
+	free(u.last);
+	free(u.byp);
+	free(u.first_child);
+	free(u.next_sibling);
+	free(u.stack);
+	free(u.is_child);
+	free(u.seen);
+	free(u.sorted);
+	free(u.node_depth);
+	free(u.node_last);
+	return 0;
+}
