@@ -31,6 +31,10 @@
  * starts with the zstd magic number (28 b5 2f fd), file or pipe, is read
  * as the records it decompresses to; compressed data that is cut short or
  * corrupt ends the input with an error, after the records before it.
+ *
+ * Files.  ndjson.c writes and reads the records; zst.c holds everything
+ * zstd (compressing the writer's buffer, sniffing and decompressing the
+ * reader's input, msc_zst_name); what they share is in ndjson_internal.h.
  */
 #ifndef MSC_NDJSON_H
 #define MSC_NDJSON_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* NDJSON record writer and streaming reader: see msc_ndjson.h. */
+/* NDJSON record writer and streaming reader (their zstd is in zst.c): see msc_ndjson.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "msc_ndjson.h"
 #include "msc_util.h"
+#include "ndjson_internal.h"
 
 /* ================================================================ writer */
 
@@ -33,7 +33,7 @@ int msc_writer_init(struct msc_writer *w, int fd, size_t bufsize)
 static void put(struct msc_writer *w, const char *s, size_t n);
 
 /* write(2)s all of p; the first error goes to w->error. */
-static int write_all(struct msc_writer *w, const char *p, size_t len)
+int ndjson_write_all(struct msc_writer *w, const char *p, size_t len)
 {
 	size_t off = 0;
 
@@ -59,44 +59,24 @@ static int write_all(struct msc_writer *w, const char *p, size_t len)
 	return -w->error;
 }
 
-/*
- * Writes the buffer out.  Compressed, mode says how far: ZSTD_e_continue
- * hands it to zstd (which writes when it has a block), ZSTD_e_flush makes
- * everything so far readable, ZSTD_e_end ends the frame.
- */
-static int flush_mode(struct msc_writer *w, ZSTD_EndDirective mode)
+/* Writes the buffer out: see ndjson_internal.h for the modes. */
+int ndjson_flush(struct msc_writer *w, enum zst_mode mode)
 {
-	ZSTD_inBuffer in = { w->buf, w->len, 0 };
-
 	if (w->error) {
 		w->len = 0;
 		return -w->error;
 	}
-	if (!w->zc) {
-		write_all(w, w->buf, w->len);
-		w->len = 0;
-		return -w->error;
-	}
-	for (;;) {
-		ZSTD_outBuffer out = { w->zbuf, w->zcap, 0 };
-		size_t left = ZSTD_compressStream2(w->zc, &out, &in, mode);
-
-		if (ZSTD_isError(left)) {
-			w->error = EIO;
-			break;
-		}
-		if (out.pos && write_all(w, w->zbuf, out.pos))
-			break;
-		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
-			break;
-	}
+	if (w->zc)
+		zst_compress(w, mode);
+	else
+		ndjson_write_all(w, w->buf, w->len);
 	w->len = 0;
 	return -w->error;
 }
 
 int msc_writer_flush(struct msc_writer *w)
 {
-	return flush_mode(w, ZSTD_e_flush);
+	return ndjson_flush(w, ZST_FLUSH);
 }
 
 int msc_writer_release(struct msc_writer *w)
@@ -104,37 +84,12 @@ int msc_writer_release(struct msc_writer *w)
 	int ret = 0;
 
 	if (w->buf)
-		ret = flush_mode(w, ZSTD_e_end);
+		ret = ndjson_flush(w, ZST_END);
 	free(w->buf);
 	w->buf = NULL;
 	w->cap = 0;
-	ZSTD_freeCCtx(w->zc);
-	w->zc = NULL;
-	free(w->zbuf);
-	w->zbuf = NULL;
+	zst_writer_release(w);
 	return ret;
-}
-
-int msc_writer_compress(struct msc_writer *w, int level)
-{
-	if (w->zc)
-		return 0;
-	/* What was written so far stays as it was. */
-	flush_mode(w, ZSTD_e_continue);
-	w->zcap = ZSTD_CStreamOutSize();
-	w->zbuf = malloc(w->zcap);
-	w->zc = ZSTD_createCCtx();
-	if (!w->zbuf || !w->zc) {
-		ZSTD_freeCCtx(w->zc);
-		w->zc = NULL;
-		free(w->zbuf);
-		w->zbuf = NULL;
-		return -ENOMEM;
-	}
-	/* The checksum tells corrupt data from data. */
-	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level);
-	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
-	return 0;
 }
 
 static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
@@ -156,23 +111,11 @@ FILE *msc_writer_fopen(struct msc_writer *w)
 	return fopencookie(w, "w", io);
 }
 
-bool msc_zst_name(const char *path)
-{
-	size_t n = path ? strlen(path) : 0;
-
-	return n > 4 && strcmp(path + n - 4, ".zst") == 0;
-}
-
-int msc_writer_compress_by_name(struct msc_writer *w, const char *path)
-{
-	return msc_zst_name(path) ? msc_writer_compress(w, MSC_ZSTD_LEVEL) : 0;
-}
-
 /* Makes room for n more bytes; returns NULL after an error (output dropped). */
 static char *reserve(struct msc_writer *w, size_t n)
 {
 	if (msc_unlikely(w->len + n > w->cap)) {
-		flush_mode(w, ZSTD_e_continue);
+		ndjson_flush(w, ZST_CONTINUE);
 		if (w->error)
 			return NULL;
 		if (n > w->cap) {
@@ -931,13 +874,10 @@ void msc_reader_release(struct msc_reader *r)
 		close(r->fd);
 	free(r->buf);
 	free(r->fields);
-	free(r->zin);
-	ZSTD_freeDCtx(r->zd);
+	zst_reader_release(r);
 	msc_arena_release(&r->scratch);
 	r->buf = NULL;
 	r->fields = NULL;
-	r->zin = NULL;
-	r->zd = NULL;
 	r->fd = -1;
 }
 
@@ -958,7 +898,7 @@ void msc_reader_reuse_mem(struct msc_reader *r, const char *mem, size_t len, con
 }
 
 /* read(2) that waits on a non-blocking input and retries EINTR. */
-static ssize_t read_some(int fd, char *p, size_t n)
+ssize_t ndjson_read_some(int fd, char *p, size_t n)
 {
 	ssize_t got;
 
@@ -990,97 +930,6 @@ static int compact(struct msc_reader *r)
 	return 0;
 }
 
-/* The compressed data went wrong: say what, and end the input there (what
- * is left of a line cut in the middle goes too). */
-static ssize_t zstd_failed(struct msc_reader *r, int code, const char *what)
-{
-	if (r->lineno)
-		snprintf(r->zmsg, sizeof(r->zmsg), "%s (after line %lu)", what, r->lineno);
-	else
-		snprintf(r->zmsg, sizeof(r->zmsg), "%s (before any record)", what);
-	r->start = r->end;
-	r->eof = true;
-	return code;
-}
-
-/* Decompresses more input into the buffer: bytes added, 0 at the end of the
- * input, <0 error (r->zmsg says what for the compressed data). */
-static ssize_t fill_zstd(struct msc_reader *r)
-{
-	ssize_t n;
-
-	for (;;) {
-		if (r->zin_start < r->zin_end || r->zhint) {
-			ZSTD_inBuffer in = { r->zin + r->zin_start, r->zin_end - r->zin_start, 0 };
-			ZSTD_outBuffer out = { r->buf + r->end, r->cap - r->end, 0 };
-			size_t hint = ZSTD_decompressStream(r->zd, &out, &in);
-
-			if (ZSTD_isError(hint)) {
-				char what[120];
-
-				snprintf(what, sizeof(what), "corrupt zstd data: %s", ZSTD_getErrorName(hint));
-				return zstd_failed(r, -EBADMSG, what);
-			}
-			r->zin_start += in.pos;
-			r->end += out.pos;
-			r->zhint = hint;
-			if (out.pos)
-				return (ssize_t)out.pos;
-			if (r->zin_start < r->zin_end)
-				continue;	/* a frame header, a checksum */
-		}
-		r->zin_start = r->zin_end = 0;
-		n = read_some(r->fd, r->zin, r->zin_cap);
-		if (n < 0)
-			return n;
-		if (n == 0) {
-			if (r->zhint)
-				return zstd_failed(r, -EPIPE, "compressed data cut short: the zstd "
-						   "stream ends inside a frame");
-			return 0;
-		}
-		r->zin_end = (size_t)n;
-	}
-}
-
-/*
- * The first bytes: at least 4 of them (or the whole input, if shorter) to
- * compare with the zstd magic number.  Compressed, they become the
- * decompressor's first input.
- */
-static ssize_t sniff(struct msc_reader *r)
-{
-	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	size_t have = r->end - r->start;
-	ssize_t n;
-
-	r->sniffed = true;
-	while (have < sizeof(magic)) {
-		n = read_some(r->fd, r->buf + r->end, r->cap - r->end);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			break;
-		r->end += (size_t)n;
-		have += (size_t)n;
-	}
-	if (have < sizeof(magic) || memcmp(r->buf + r->start, magic, sizeof(magic)) != 0)
-		return (ssize_t)have;
-	r->zin_cap = ZSTD_DStreamInSize();
-	if (r->zin_cap < have)
-		r->zin_cap = have;
-	r->zin = malloc(r->zin_cap);
-	r->zd = ZSTD_createDCtx();
-	if (!r->zin || !r->zd)
-		return -ENOMEM;
-	memcpy(r->zin, r->buf + r->start, have);
-	r->zin_start = 0;
-	r->zin_end = have;
-	r->zhint = 1;
-	r->end = r->start;
-	return fill_zstd(r);
-}
-
 /* Reads more input after compacting; returns bytes read, 0 at EOF, <0 error. */
 static ssize_t fill(struct msc_reader *r)
 {
@@ -1089,10 +938,10 @@ static ssize_t fill(struct msc_reader *r)
 	if (compact(r))
 		return -ENOMEM;
 	if (!r->sniffed)
-		return sniff(r);
+		return zst_sniff(r);
 	if (r->zd)
-		return fill_zstd(r);
-	n = read_some(r->fd, r->buf + r->end, r->cap - r->end);
+		return zst_fill(r);
+	n = ndjson_read_some(r->fd, r->buf + r->end, r->cap - r->end);
 	if (n > 0)
 		r->end += (size_t)n;
 	return n;
