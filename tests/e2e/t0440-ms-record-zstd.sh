@@ -36,10 +36,10 @@ check_eq "ms-filter --expand of x.zst" "$(ms-filter --expand x.ndjson | md5sum)"
 	"$(ms-filter --expand x.zst | md5sum)"
 check_eq "ms-report y.zst: the filtered report" "$(ms-report --md y.zst)" \
 	"$(ms-filter --min 64 x.ndjson | ms-report --md)"
-check_status "ms-diff -o d.zst" 0 ms-diff --all -o d.zst x.zst y.zst
+check_status "ms-diff -o d.zst" 0 ms-diff --unchanged -o d.zst x.zst y.zst
 check_eq "d.zst is zstd" 28b52ffd "$(magic d.zst)"
 check_eq "ms-diff -o d.zst: its deltas" \
-	"$(ms-diff --all x.ndjson y.zst | jq -c 'select(.type == "delta")')" \
+	"$(ms-diff --unchanged x.ndjson y.zst | jq -c 'select(.type == "delta")')" \
 	"$(zstd -q -d -c d.zst | jq -c 'select(.type == "delta")')"
 check_status "ms-diff --text -o t.zst" 0 ms-diff --text -o t.zst x.zst y.zst
 check_eq "ms-diff --text -o t.zst: the report, compressed" "$(ms-diff --text x.zst y.zst)" \
