@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The live heap's socket: see msc_live.h. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -129,16 +128,12 @@ int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg)
 			return -errno;
 	}
 	while ((de = readdir(*dir))) {
-		const char *p = de->d_name;
-		long pid = 0;
+		const char *p;
+		int pid = msc_name_pid(de->d_name, &p);
 
-		if (!isdigit((unsigned char)*p))
+		if (!pid || strcmp(p, ".sock") != 0)
 			continue;
-		while (isdigit((unsigned char)*p) && pid < 0x40000000)
-			pid = pid * 10 + (*p++ - '0');
-		if (strcmp(p, ".sock") != 0 || pid <= 0 || pid >= 0x40000000)
-			continue;
-		ret = cb((int)pid, arg);
+		ret = cb(pid, arg);
 		if (ret)
 			break;
 	}

@@ -50,6 +50,11 @@ struct render_group *render_site_groups(const struct msc_report *r, size_t *n);
 struct render_group *render_leak_groups(const struct msc_report *r, size_t *n);
 /* Whether a leak kind counts as leaked (definitely, indirectly). */
 bool render_leaked_kind(const char *kind);
+/* The frame a stack's allocations are attributed to, or NULL. */
+const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t stack);
+/* Frames below main and thread starts (the C runtime's own), which add
+ * nothing to a report. */
+bool render_runtime_frame(const struct msc_rframe *f);
 /* Leak kinds in the order reports list them. */
 int render_kind_rank(const char *k);
 /* qsort orders of groups, largest first, stack id for ties. */

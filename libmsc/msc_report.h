@@ -201,6 +201,10 @@ struct msc_report {
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);
+/* Is fn where a process's or a thread's stack begins (_start,
+ * __libc_start_main, start_thread, clone...): the C runtime's own frames,
+ * which nothing calls and a report leaves out. */
+bool msc_report_runtime_fn(const char *fn);
 const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id);
 /*
  * Whether the stack was cut at ms-record's --depth: as many frames as the

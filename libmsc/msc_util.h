@@ -59,6 +59,13 @@ char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
 /* "1,234,567": integers with thousands separators. */
 char *msc_fmt_count(char *buf, size_t n, int64_t v);
 
+/*
+ * The pid a /proc or socket directory entry's name starts with ("1234",
+ * "1234.sock"): *rest gets what follows the digits.  0 when the name does
+ * not start with a pid (1 to 2^30 - 1).
+ */
+int msc_name_pid(const char *name, const char **rest);
+
 /* Current wall clock (since the epoch), boot clock and monotonic clock, in ns. */
 uint64_t msc_now_epoch(void);
 uint64_t msc_now_boottime(void);

@@ -3,7 +3,6 @@
  * /proc readers: see msc_proc.h.  Field meanings are those of the kernel's
  * Documentation/filesystems/proc.rst (and proc(5) for stat field order).
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -181,16 +180,12 @@ int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid,
 	else if (!(*dir = opendir(fs->root)))
 		return -errno;
 	while ((de = readdir(*dir))) {
-		const char *p = de->d_name;
-		long pid = 0;
+		const char *p;
+		int pid = msc_name_pid(de->d_name, &p);
 
-		if (!isdigit((unsigned char)*p))
+		if (!pid || *p)
 			continue;
-		while (isdigit((unsigned char)*p) && pid < 0x40000000)
-			pid = pid * 10 + (*p++ - '0');
-		if (*p || pid <= 0 || pid >= 0x40000000)
-			continue;
-		ret = cb((int)pid, arg);
+		ret = cb(pid, arg);
 		if (ret)
 			break;
 	}

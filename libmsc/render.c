@@ -57,6 +57,18 @@ struct render_group *render_site_groups(const struct msc_report *r, size_t *n)
 	return g;
 }
 
+const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t stack)
+{
+	const struct msc_rstack *s = msc_report_stack(r, stack);
+
+	return s && s->n ? &s->frames[s->attr] : NULL;
+}
+
+bool render_runtime_frame(const struct msc_rframe *f)
+{
+	return msc_report_runtime_fn(f->fn);
+}
+
 bool render_leaked_kind(const char *kind)
 {
 	int k = msc_leak_kind_parse(kind);

@@ -91,20 +91,6 @@ static void frame_label(struct page *p, const struct msc_rframe *f)
 	esc(p, msc_frame_label(buf, sizeof(buf), f));
 }
 
-static const struct msc_rframe *attributed(const struct msc_report *r, uint32_t stack)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-
-	return s && s->n ? &s->frames[s->attr] : NULL;
-}
-
-/* Frames below main (the C runtime's own) add nothing to a report. */
-static bool runtime_frame(const struct msc_rframe *f)
-{
-	return f->fn && (!strcmp(f->fn, "__libc_start_call_main") || !strcmp(f->fn, "__libc_start_main") ||
-			 !strcmp(f->fn, "__libc_start_main_impl") || !strcmp(f->fn, "_start") ||
-			 !strcmp(f->fn, "start_thread") || !strcmp(f->fn, "clone3") || !strcmp(f->fn, "clone"));
-}
 
 /* "fn file.c:12 < caller file.c:30": where a site is, and who called it. */
 static void site_name(struct page *p, uint32_t stack)
@@ -116,7 +102,7 @@ static void site_name(struct page *p, uint32_t stack)
 		return;
 	}
 	frame_label(p, &s->frames[s->attr]);
-	if (s->attr + 1 < s->n && !runtime_frame(&s->frames[s->attr + 1])) {
+	if (s->attr + 1 < s->n && !render_runtime_frame(&s->frames[s->attr + 1])) {
 		fputs(" &lt; ", p->out);
 		esc(p, s->frames[s->attr + 1].fn ? s->frames[s->attr + 1].fn : "?");
 	}
@@ -624,7 +610,7 @@ static char *label_of(const struct msc_report *r, uint32_t stack)
 	if (!s || !s->n)
 		return strdup("[no stack]");
 	msc_frame_label(f, sizeof(f), &s->frames[s->attr]);
-	if (s->attr + 1 < s->n && !runtime_frame(&s->frames[s->attr + 1]))
+	if (s->attr + 1 < s->n && !render_runtime_frame(&s->frames[s->attr + 1]))
 		snprintf(buf, sizeof(buf), "%s < %s", f, s->frames[s->attr + 1].fn ? s->frames[s->attr + 1].fn : "?");
 	else
 		snprintf(buf, sizeof(buf), "%s", f);
@@ -801,7 +787,7 @@ static void stack_list(struct page *p, uint32_t stack)
 	for (i = 0; s && i < s->n; i++) {
 		const struct msc_rframe *f = &s->frames[i];
 
-		if (runtime_frame(f))
+		if (render_runtime_frame(f))
 			break;
 		fputs("<li>", p->out);
 		if (f->fn)
@@ -877,7 +863,7 @@ static void leaks_section(struct page *p)
 			blocks_word(x->count), lo);
 		esc(p, x->fn ? x->fn : "?");
 		fputs("</code> at <code>", p->out);
-		frame_label(p, attributed(r, x->stack));
+		frame_label(p, render_attributed(r, x->stack));
 		fputs("</code>, ", p->out);
 		esc(p, x->kind);
 		fputs(!strcmp(x->kind, "unscanned") ? "" : !strcmp(x->kind, "unknown") ? " fate" : " lost", p->out);

@@ -115,20 +115,6 @@ static const char *where_of(const struct msc_report *r, bool md, const uint32_t 
 	return fit(buf, len, frame_at(r, stacks[i], 0), width);
 }
 
-static const struct msc_rframe *attributed(const struct msc_report *r, uint32_t stack)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-
-	return s && s->n ? &s->frames[s->attr] : NULL;
-}
-
-/* Frames below main (the C runtime's own) add nothing to a report. */
-static bool runtime_frame(const struct msc_rframe *f)
-{
-	return f->fn && (!strcmp(f->fn, "__libc_start_call_main") || !strcmp(f->fn, "__libc_start_main") ||
-			 !strcmp(f->fn, "__libc_start_main_impl") || !strcmp(f->fn, "_start") ||
-			 !strcmp(f->fn, "start_thread") || !strcmp(f->fn, "clone3") || !strcmp(f->fn, "clone"));
-}
 
 /* A size in at most 6 columns: "4,096", "64.0K", "10.0M". */
 static char *short_size(char *buf, size_t n, uint64_t v)
@@ -297,13 +283,13 @@ static void print_stack(struct ctx *c, uint32_t id, const char *indent)
 		return;
 	}
 	for (i = 0; i < s->n; i++)
-		total += !runtime_frame(&s->frames[i]);
+		total += !render_runtime_frame(&s->frames[i]);
 	if (c->md)
 		fprintf(c->out, "%s```\n", indent);
 	for (i = 0; i < s->n; i++) {
 		const struct msc_rframe *f = &s->frames[i];
 
-		if (runtime_frame(f))
+		if (render_runtime_frame(f))
 			continue;
 		if (c->md) {
 			/* Two more frames are not worth a fold. */
@@ -527,7 +513,7 @@ static void leaks(struct ctx *c)
 			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n",
 				shown > 1 ? "\n" : "", shown, exact(a, sizeof(a), x->bytes), cnt(b, sizeof(b), x->count),
 				blocks_word(x->count), s, x->fn ? x->fn : "?",
-				msc_frame_label(w, sizeof(w), attributed(c->r, x->stack)), x->kind, lost);
+				msc_frame_label(w, sizeof(w), render_attributed(c->r, x->stack)), x->kind, lost);
 			print_stack(c, x->stack, "   ");
 		} else {
 			fprintf(c->out, "\n  %s in %s %s of %s B (%s), %s%s\n", exact(a, sizeof(a), x->bytes),
@@ -907,7 +893,7 @@ static void deltas(struct ctx *c)
 				snprintf(tag, sizeof(tag), " (%s)", st);
 			room = room > strlen(tag) + 12 ? room - strlen(tag) : 12;
 			if (stacked)
-				fit(what, sizeof(what), attributed(r, y->stack), room);
+				fit(what, sizeof(what), render_attributed(r, y->stack), room);
 			else if (!strcmp(key, "mapping"))
 				path_fit(what, sizeof(what), y->pid, y->comm, y->name, room);
 			else

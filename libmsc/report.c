@@ -99,8 +99,7 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
 	return v ? (const struct msc_rstack *)(uintptr_t)*v : NULL;
 }
 
-/* Where a process's or a thread's stack begins: nothing calls these. */
-static bool outermost_frame(const char *fn)
+bool msc_report_runtime_fn(const char *fn)
 {
 	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_main_impl",
 					      "__libc_start_call_main", "start_thread", "clone", "clone3" };
@@ -116,7 +115,7 @@ bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rst
 {
 	unsigned i, calls = 0;
 
-	if (!r->depth || !s || !s->n || outermost_frame(s->frames[s->n - 1].fn))
+	if (!r->depth || !s || !s->n || msc_report_runtime_fn(s->frames[s->n - 1].fn))
 		return false;
 	for (i = 0; i < s->n; i++)
 		calls += !s->frames[i].inlined;

@@ -8,6 +8,18 @@
 
 #include "msc_util.h"
 
+int msc_name_pid(const char *name, const char **rest)
+{
+	long pid = 0;
+
+	if (*name < '0' || *name > '9')
+		return 0;
+	while (*name >= '0' && *name <= '9' && pid < 0x40000000)
+		pid = pid * 10 + (*name++ - '0');
+	*rest = name;
+	return pid > 0 && pid < 0x40000000 ? (int)pid : 0;
+}
+
 int msc_grow(void **arr, size_t need, size_t elem, void *cap, size_t capsize, size_t first)
 {
 	size_t have, ncap;

@@ -95,10 +95,29 @@ static void test_clocks(void **state)
 	assert_true(msc_now_boottime() > 0);
 }
 
+static void test_name_pid(void **state)
+{
+	const char *rest = "unset";
+
+	(void)state;
+	assert_int_equal(msc_name_pid("1234", &rest), 1234);
+	assert_string_equal(rest, "");
+	assert_int_equal(msc_name_pid("77.sock", &rest), 77);
+	assert_string_equal(rest, ".sock");
+	assert_int_equal(msc_name_pid("self", &rest), 0);
+	assert_int_equal(msc_name_pid("", &rest), 0);
+	assert_int_equal(msc_name_pid("0", &rest), 0);
+	/* pid_max is at most 2^22; anything from 2^30 up is not a pid. */
+	assert_int_equal(msc_name_pid("1073741823", &rest), 1073741823);
+	assert_int_equal(msc_name_pid("1073741824", &rest), 0);
+	assert_int_equal(msc_name_pid("99999999999999999999", &rest), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow_doubles_and_keeps),
+		cmocka_unit_test(test_name_pid),
 		cmocka_unit_test(test_grow_refuses_overflow),
 		cmocka_unit_test(test_fmt),
 		cmocka_unit_test(test_clocks),
