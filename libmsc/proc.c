@@ -208,7 +208,7 @@ int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct m
 
 int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
 {
-	unsigned long long f[52];
+	unsigned long long f[21];
 	const char *open_paren, *close_paren, *p;
 	char *end;
 	size_t clen;
@@ -232,21 +232,32 @@ int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, st
 	if (!*p)
 		return msc_err_set(err, -EINVAL, "%s/%d/stat: cannot parse", fs->root, pid);
 	st->state = *p++;
-	/* f[0] is field 4 (ppid) of proc(5). */
+	/* f[0] is field 4 (ppid) of proc(5); f[20] is rss (field 24), the last used. */
 	while (n < (int)ARRAY_SIZE(f)) {
 		while (*p == ' ')
 			p++;
 		if (!*p || *p == '\n')
 			break;
-		f[n] = strtoull(p, &end, 10);
-		if (end == p) {
+		if (*p == '-') {
 			/* negative fields (priority, nice) */
 			long long v = strtoll(p, &end, 10);
+
 			if (end == p)
 				break;
 			f[n] = (unsigned long long)v;
+			p = end;
+		} else if (*p >= '0' && *p <= '9') {
+			/* by hand: strtoull was ms-top's costliest function of
+			 * its own (ms-top parses stat of every process each
+			 * refresh), and stat holds plain decimals */
+			unsigned long long v = 0;
+
+			while (*p >= '0' && *p <= '9')
+				v = v * 10 + (unsigned long long)(*p++ - '0');
+			f[n] = v;
+		} else {
+			break;
 		}
-		p = end;
 		n++;
 	}
 	if (n < 21)	/* up to rss (field 24) */
