@@ -99,15 +99,14 @@ static const struct msc_cli cli = { "ms-record", help, "+o:ei:fqp:", longopts, a
 static char *find_program(const char *name, int *status)
 {
 	char *path = msc_find_program(name);
+	bool missing = !path && errno == ENOENT;
 
-	if (path)
-		return path;
-	*status = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_OWN;
-	if (errno == ENOENT)
+	*status = path ? 0 : missing ? EXIT_NOT_FOUND : EXIT_OWN;
+	if (missing)
 		msc_warn("'%s': command not found", name);
-	else
+	else if (!path)
 		msc_warn("out of memory");
-	return NULL;
+	return path;
 }
 
 /* Refuses what LD_PRELOAD cannot reach, before it runs. */
@@ -423,13 +422,10 @@ int main(int argc, char **argv)
 	if (auto_out)
 		output = msc_recorder_default_path(auto_path, sizeof(auto_path), pid ? NULL : prog,
 						   pid ? pid : getpid());
-	if (output) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0) {
-			msc_warn("cannot open '%s': %s", output, strerror(errno));
-			status = EXIT_OWN;
-			goto out;
-		}
+	if (output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+		msc_warn("cannot open '%s': %s", output, strerror(errno));
+		status = EXIT_OWN;
+		goto out;
 	}
 	if (msc_writer_init(&w, fd, 256 * 1024) || msc_writer_compress_by_name(&w, output)) {
 		msc_warn("out of memory");
