@@ -58,6 +58,8 @@ char *msc_fmt_size(char *buf, size_t n, int64_t bytes);
 char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
 /* "1,234,567": integers with thousands separators. */
 char *msc_fmt_count(char *buf, size_t n, int64_t v);
+/* "89,609 B": exact bytes, for what is an answer, not an estimate (leaks). */
+char *msc_fmt_exact(char *buf, size_t n, int64_t bytes);
 
 /*
  * The pid a /proc or socket directory entry's name starts with ("1234",

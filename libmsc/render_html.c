@@ -46,10 +46,7 @@ static char *cnt(char *buf, size_t n, uint64_t v)
 
 static char *exact(char *buf, size_t n, uint64_t v)
 {
-	char c[32];
-
-	snprintf(buf, n, "%s B", msc_fmt_count(c, sizeof(c), (int64_t)v));
-	return buf;
+	return msc_fmt_exact(buf, n, (int64_t)v);
 }
 
 static char *sz(char *buf, size_t n, uint64_t v)

@@ -184,10 +184,7 @@ static char *cnt(char *buf, size_t n, uint64_t v)
 /* Exact bytes, "89,609 B": what leaked is an answer, not an estimate. */
 static char *exact(char *buf, size_t n, uint64_t v)
 {
-	char c[32];
-
-	snprintf(buf, n, "%s B", msc_fmt_count(c, sizeof(c), (int64_t)v));
-	return buf;
+	return msc_fmt_exact(buf, n, (int64_t)v);
 }
 
 static int by_temporary(const void *a, const void *b)

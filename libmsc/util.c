@@ -122,6 +122,14 @@ char *msc_fmt_count(char *buf, size_t n, int64_t v)
 	return buf;
 }
 
+char *msc_fmt_exact(char *buf, size_t n, int64_t bytes)
+{
+	char c[32];
+
+	snprintf(buf, n, "%s B", msc_fmt_count(c, sizeof(c), bytes));
+	return buf;
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;

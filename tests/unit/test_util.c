@@ -77,6 +77,8 @@ static void test_fmt(void **state)
 	assert_string_equal(msc_fmt_size(b, sizeof(b), 64 << 20), "64.0 MiB");
 	assert_string_equal(msc_fmt_size(b, sizeof(b), -1288490189), "-1.2 GiB");
 	assert_string_equal(msc_fmt_count(b, sizeof(b), 1234567), "1,234,567");
+	assert_string_equal(msc_fmt_exact(b, sizeof(b), 89609), "89,609 B");
+	assert_string_equal(msc_fmt_exact(b, sizeof(b), 0), "0 B");
 	assert_string_equal(msc_fmt_count(b, sizeof(b), -1000), "-1,000");
 	assert_string_equal(msc_fmt_duration(b, sizeof(b), 999950), "1.0 ms");
 	assert_string_equal(msc_fmt_duration(b, sizeof(b), 1234000000), "1.234 s");
