@@ -38,26 +38,6 @@ static const char *fit(char *buf, size_t n, const struct msc_rframe *f, size_t w
 	return buf;
 }
 
-/* "PID COMM PATH" in at most width columns: the path gives way from its
- * start, as the file name at its end says the most. */
-static const char *path_fit(char *buf, size_t n, int pid, const char *comm, const char *path,
-			    size_t width)
-{
-	size_t len, plen;
-
-	snprintf(buf, n, "%d %s ", pid, comm ? comm : "");
-	len = strlen(buf);
-	path = path ? path : "";
-	plen = strlen(path);
-	if (len + plen <= width || len + 4 > width)
-		snprintf(buf + len, n - len, "%s", path);
-	else
-		snprintf(buf + len, n - len, "...%s", path + plen - (width - len - 3));
-	if (strlen(buf) > width && width < n)
-		buf[width] = '\0';
-	return buf;
-}
-
 static const struct msc_rframe *frame_at(const struct msc_report *r, uint32_t stack, unsigned up)
 {
 	const struct msc_rstack *s = msc_report_stack(r, stack);
@@ -163,6 +143,22 @@ static const char *tail_fit(char *buf, size_t n, const char *name, size_t width)
 		snprintf(buf, n, "%.*s", (int)width, name);
 	else
 		snprintf(buf, n, "...%s", name + len - (width - 3));
+	return buf;
+}
+
+/* "PID COMM PATH" in at most width columns: the path gives way from its
+ * start, as the file name at its end says the most (tail_fit). */
+static const char *path_fit(char *buf, size_t n, int pid, const char *comm, const char *path,
+			    size_t width)
+{
+	size_t len;
+
+	snprintf(buf, n, "%d %s ", pid, comm ? comm : "");
+	len = strlen(buf);
+	if (len < width)
+		tail_fit(buf + len, n - len, path ? path : "", width - len);
+	else if (width < n)
+		buf[width] = '\0';
 	return buf;
 }
 

@@ -297,14 +297,8 @@ static struct top_proc *discover(struct top *t, int pid, struct msc_pstat *st)
 	p->kthread = (st->flags & MSC_PF_KTHREAD) != 0;
 	snprintf(p->comm, sizeof(p->comm), "%s", st->comm);
 	p->first_round = t->round;
-	if (msc_u64map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p)) {
-		close_files(p);
-		p->in_use = false;
-		p->next_free = t->free_slots;
-		t->free_slots = p;
-		t->nprocs--;
-		return NULL;
-	}
+	if (msc_u64map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p))
+		goto gone;
 	if (p->kthread) {
 		close_files(p);		/* nothing to read again */
 		return p;
