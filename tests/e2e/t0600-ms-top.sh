@@ -59,9 +59,14 @@ check_eq "-n 3: rounds about 0.2 s apart" "ok" \
 	"$(jq -s -r '[.[] | select(.type=="meminfo") | .ts] | if (.[0] == 0 and .[1] >= 150000000 and .[2] - .[1] >= 150000000 and .[2] < 2000000000) then "ok" else tostring end' hogs.ndjson)"
 rollup() { awk -v k="$2:" '$1 == k { s += $2 * 1024 } END { print s }' "/proc/$1/smaps_rollup"; }
 rollup_uss() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 * 1024 } END { print s }' "/proc/$1/smaps_rollup"; }
-check_eq "memhog 64: rss, uss and swap of smaps_rollup, user, comm, no growth" \
-	"$(rollup $A Rss) $(rollup_uss $A) 0 $ME memhog 0 0" \
-	"$(jq -r --argjson p $A 'select(.type=="sample" and .pid==$p and .round==3) | "\(.rss) \(.uss) \(.swap) \(.user) \(.comm) \(.growth) \(.growth_recent)"' hogs.ndjson)"
+check_eq "memhog 64: rss and swap of smaps_rollup, user, comm, no growth" \
+	"$(rollup $A Rss) 0 $ME memhog 0 0" \
+	"$(jq -r --argjson p $A 'select(.type=="sample" and .pid==$p and .round==3) | "\(.rss) \(.swap) \(.user) \(.comm) \(.growth) \(.growth_recent)"' hogs.ndjson)"
+# uss moves by a few pages after ms-top read it (memhog's libc pages turn
+# private as it runs): the read made now is within 64 KiB of ms-top's.
+U=$(rollup_uss $A)
+check_range "memhog 64: uss of smaps_rollup" $((U - 65536)) $((U + 65536)) \
+	"$(jq -r --argjson p $A 'select(.type=="sample" and .pid==$p and .round==3) | .uss' hogs.ndjson)"
 check_eq "memhog 64: uss <= pss <= rss" true \
 	"$(jq -r --argjson p $A 'select(.type=="sample" and .pid==$p and .round==3) | .uss <= .pss and .pss <= .rss' hogs.ndjson)"
 check_range "memhog 64: its 64 MiB are private" 67108864 80000000 \
