@@ -341,6 +341,18 @@ static struct top_entry *new_entry(struct top_sample *s)
 	return &s->procs[s->n++];
 }
 
+/* Whether the figures of p's last memory read stand at now (TOP_MEM_MAX_AGE). */
+static bool mem_fresh(const struct top_proc *p, uint64_t rss, uint64_t now)
+{
+	uint64_t age = now - p->mem_ts, idle = p->mem_cost * TOP_MEM_IDLE_PACE;
+
+	if (!p->mem_ts)
+		return false;
+	if (rss != p->stat_rss)
+		return age < p->mem_cost * TOP_MEM_BUSY_PACE;
+	return age < TOP_MEM_MAX_AGE || age < idle;
+}
+
 static int visit(int pid, void *arg)
 {
 	struct top *t = arg;
@@ -393,13 +405,8 @@ static int visit(int pid, void *arg)
 	e->state = st.state;
 	if (st.state == 'Z' || st.state == 'X') {
 		p->mem_ts = 0;
-	} else if (p->mem_ts && st.rss == p->stat_rss && s->ts - p->mem_ts < TOP_MEM_MAX_AGE) {
-		/*
-		 * Its rss has not moved: the figures of the last read.  Walking
-		 * a large process's page tables for smaps_rollup is most of a
-		 * refresh's cost; pss, which moves when other processes map or
-		 * unmap the same files, is read again within TOP_MEM_MAX_AGE.
-		 */
+	} else if (mem_fresh(p, st.rss, s->ts)) {
+		/* the figures of the last read (see TOP_MEM_MAX_AGE) */
 		e->rss = p->mem.rss;
 		e->pss = p->mem.pss;
 		e->uss = p->mem.uss;
@@ -407,6 +414,8 @@ static int visit(int pid, void *arg)
 		e->has_pss = p->mem.has_pss;
 		e->has_mem = p->mem.has_mem;
 	} else {
+		uint64_t t0 = msc_now_monotonic();
+
 		ret = read_mem(t, p, e);
 		if (ret == -ESRCH) {
 			/* it ended between the two reads */
@@ -415,6 +424,7 @@ static int visit(int pid, void *arg)
 		}
 		p->stat_rss = st.rss;
 		p->mem_ts = ret ? 0 : s->ts;
+		p->mem_cost = msc_now_monotonic() - t0;
 		p->mem.rss = e->rss;
 		p->mem.pss = e->pss;
 		p->mem.uss = e->uss;

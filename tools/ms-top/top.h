@@ -37,10 +37,18 @@
 #define TOP_NO_UID 0xffffffffu
 
 /*
- * A process whose rss (in stat, which costs nothing to read) has not moved
- * keeps the figures of its last smaps_rollup read for up to this long.
+ * smaps_rollup makes the kernel walk the process's page tables: about 6 ms
+ * for 1 GiB of 4 KiB pages, most of a refresh's cost.  A process whose rss
+ * (in stat, which costs nothing to read) has not moved keeps the figures of
+ * its last read for TOP_MEM_MAX_AGE, or for TOP_MEM_IDLE_PACE times what
+ * that read took if longer (a large idle process costs at most 0.05% of a
+ * CPU); one whose rss moved is read again once TOP_MEM_BUSY_PACE times its
+ * last read's time has passed (at most 0.2% of a CPU; every refresh for any
+ * process whose read takes under 2 ms, about 350 MiB resident).
  */
 #define TOP_MEM_MAX_AGE (5ull * 1000000000ull)
+#define TOP_MEM_IDLE_PACE 2000
+#define TOP_MEM_BUSY_PACE 500
 
 /* Refreshes of rss history kept per process (the sparkline, the graph). */
 #define TOP_HIST 512
@@ -63,6 +71,7 @@ struct top_proc {
 	uint64_t first_rss;
 	uint64_t stat_rss;		/* stat's rss at the last read of mem_fd */
 	uint64_t mem_ts;		/* when mem_fd was read (monotonic ns), 0: never */
+	uint64_t mem_cost;		/* how long that read took, ns */
 	struct {
 		uint64_t rss, pss, uss, swap;
 		bool has_pss, has_mem;
