@@ -164,6 +164,22 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
 	shared_unlock(t);
 }
 
+/*
+ * FREE of ptr by fn, with the stack of the call: the collector names the
+ * bad call with it when the free is an error (double, invalid, mismatched).
+ */
+static void record_free(void *frame, unsigned fn, const void *ptr)
+{
+	struct tstate *t = get_tstate();
+	const uint64_t v[1] = { (uint64_t)(uintptr_t)ptr };
+
+	if (!t)
+		return;
+	shared_lock(t);
+	emit(t, MSC_EV_FREE, fn, stack_id(t, frame), v, 1);
+	shared_unlock(t);
+}
+
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
 static void record_region(void *frame, unsigned type, const uint64_t *v, unsigned nv)
 {
@@ -291,7 +307,7 @@ SHIM_EXPORT void free(void *ptr)
 	}
 	t_guard++;
 	/* Before the real free: afterwards another thread may get ptr back. */
-	record_simple(MSC_EV_FREE, MSC_FN_FREE, (uint64_t)(uintptr_t)ptr, 0, 3);
+	record_free(__builtin_frame_address(0), MSC_FN_FREE, ptr);
 	real_free(ptr);
 	t_guard--;
 }
@@ -338,7 +354,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		return real_realloc(ptr, size);
 	t_guard++;
 	if (ptr)
-		record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+		record_free(frame, fn, ptr);
 	prepare_alloc(frame);
 	p = real_realloc(ptr, size);
 	if (p)
@@ -487,7 +503,8 @@ NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRA
 	 (size_t size, size_t al, const void *nt), (size, al, nt))
 
 /* Deletes never throw: the guard may be held across the real one. */
-static void do_delete(void *ptr, unsigned fn, void (*realfn)(void *))
+static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned fn,
+								void (*realfn)(void *))
 {
 	if (!ptr)
 		return;
@@ -499,12 +516,13 @@ static void do_delete(void *ptr, unsigned fn, void (*realfn)(void *))
 		return;
 	}
 	t_guard++;
-	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	record_free(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr);
 	t_guard--;
 }
 
-static void do_delete_al(void *ptr, size_t al, unsigned fn, void (*realfn)(void *, size_t))
+static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t al, unsigned fn,
+								   void (*realfn)(void *, size_t))
 {
 	if (!ptr)
 		return;
@@ -518,7 +536,7 @@ static void do_delete_al(void *ptr, size_t al, unsigned fn, void (*realfn)(void 
 		return;
 	}
 	t_guard++;
-	record_simple(MSC_EV_FREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+	record_free(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr, al);
 	t_guard--;
 }
@@ -667,7 +685,7 @@ SHIM_EXPORT void memscope_free(const void *ptr)
 	if (!ptr || !ACTIVE())
 		return;
 	t_guard++;
-	record_simple(MSC_EV_FREE, MSC_FN_CUSTOM, (uint64_t)(uintptr_t)ptr, 0, 3);
+	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
 	t_guard--;
 }
 
