@@ -56,7 +56,7 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg stacks collect collect_session scan format recorder inject live poll filter report render render_text render_json render_flame render_html
+LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg agg_errors stacks collect collect_session scan format recorder inject live poll filter report render render_text render_json render_flame render_html
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
@@ -68,7 +68,7 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
+EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped

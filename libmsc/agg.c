@@ -98,6 +98,7 @@ void msc_agg_release(struct msc_agg *a)
 	msc_u64map_release(&a->last_alloc);
 	msc_u64map_release(&a->pieces);
 	msc_u64map_release(&a->big);
+	free(a->quarantine);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -629,7 +630,7 @@ oom:
 }
 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-		 struct msc_freed *out)
+		 uint32_t stack, struct msc_freed *out)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -643,9 +644,13 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 	b = live_find(a, ptr);
 	if (!b) {
 		a->unknown_frees++;
+		if (fn != MSC_FN_CUSTOM)
+			msc_agg_unseen_free(a, ts, tid, ptr, fn, stack);
 		return 0;
 	}
 	s = msc_agg_site(a, b->site);
+	if (msc_fn_family(s->fn) != msc_fn_family(fn))
+		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
 	last = last_alloc_of(a, tid);
 	if (last && *last == ptr) {
 		temporary = true;
@@ -666,6 +671,9 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
 	}
 	release_block(a, s, size, ts >= born ? ts - born : 0, temporary);
+	if (fn != MSC_FN_CUSTOM)
+		msc_agg_quarantine(a, &(struct msc_quarantined){ ptr, size, ts, s->stack, stack, tid,
+								  s->fn, (uint8_t)fn });
 	live_unset(a, b);
 	live_delete(a, b);
 	return 1;
@@ -1045,7 +1053,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 		msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
 		return 0;
 	case MSC_CEV_FREE:
-		return msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, fr) > 0;
+		return msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, ev->stack, fr) > 0;
 	case MSC_CEV_UNFREE:
 		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
 		return 0;

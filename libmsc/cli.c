@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "msc_agg.h"
 #include "msc_cli.h"
 #include "msc_err.h"
 
@@ -368,4 +369,41 @@ int msc_parse_duration(const char *s, uint64_t *ns)
 		}
 	}
 	return -EINVAL;
+}
+
+/* ---------------------------------------------------------------- gates */
+
+void msc_gates_leak_opt(struct msc_gates *g, const char *kinds)
+{
+	g->leak = true;
+	if (msc_gate_parse_kinds(kinds, &g->leak_mask))
+		msc_usage_error("invalid leak kinds '%s' (definitely, indirectly, possibly, "
+				"reachable, unscanned, unknown, all)", kinds);
+}
+
+int msc_gates_check(const struct msc_gates *g, const uint64_t *leaks, uint64_t errors)
+{
+	int status = 0;
+
+	if (g->leak) {
+		uint64_t n = msc_gate_leaks(leaks, g->leak_mask);
+
+		if (n) {
+			char kinds[128] = "";
+			unsigned k;
+
+			for (k = 0; k < MSC_LEAK_KINDS; k++)
+				if (g->leak_mask & (1u << k))
+					snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
+						 kinds[0] ? ", " : "", msc_leak_kind_name(k));
+			msc_warn("--fail-on-leak: %" PRIu64 " leaked block%s (%s)", n, n == 1 ? "" : "s",
+				 kinds);
+			status = MSC_EXIT_FINDING;
+		}
+	}
+	if (g->error && errors) {
+		msc_warn("--fail-on-error: %" PRIu64 " memory error%s", errors, errors == 1 ? "" : "s");
+		status = MSC_EXIT_FINDING;
+	}
+	return status;
 }

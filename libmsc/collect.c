@@ -645,8 +645,12 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->v[1] = rec[3];
 		break;
 	case MSC_EV_FREE:
+		e->type = MSC_CEV_FREE;
+		e->stack = map_stack(p, MSC_EV_AUX(hdr));	/* of the call */
+		e->v[0] = rec[2];
+		break;
 	case MSC_EV_UNFREE:
-		e->type = type == MSC_EV_FREE ? MSC_CEV_FREE : MSC_CEV_UNFREE;
+		e->type = MSC_CEV_UNFREE;
 		e->v[0] = rec[2];
 		break;
 	case MSC_EV_MMAP:

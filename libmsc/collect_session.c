@@ -175,7 +175,7 @@ void collect_accept_one(struct msc_collector *c)
 	ctl->depth = c->o.depth;
 	ctl->unwind = c->o.unwind;
 	ctl->flags = (c->o.lossy ? MSC_CTL_LOSSY : 0) | (c->o.follow ? MSC_CTL_FOLLOW : 0) |
-		     (c->o.scan ? MSC_CTL_SCAN : 0);
+		     (c->o.scan ? MSC_CTL_SCAN : 0) | (c->o.free_stacks ? MSC_CTL_FREE_STACKS : 0);
 	ctl->collector_pid = (uint32_t)getpid();
 	ctl->rings_used = 1;
 	p->cur = calloc(c->o.nrings, sizeof(*p->cur));

@@ -192,6 +192,7 @@ struct filter {
 	struct msc_arena arena;		/* struct fstack, struct fframe */
 	struct msc_stackdefs defs;	/* frame and stack records, lines kept */
 	int failed;			/* -errno of writing a stack, 0 */
+	struct msc_filter_stats *st;
 	int cur_pid;			/* pid of the last header */
 	struct stream *streams;
 	unsigned nstreams;
@@ -213,6 +214,7 @@ struct buffered {
 	uint64_t bytes, blocks;
 	uint32_t stack;
 	bool leak;
+	uint8_t leak_kind;		/* enum msc_leak_kind of a leak */
 	/* a site --transient trims as it goes out: what it takes out */
 	uint64_t trimmed, trimmed_bytes;
 };
@@ -629,6 +631,8 @@ static void flush_top(struct filter *f, struct stream *s)
 				site_transient(f, NULL, &rec, b->stack, true, &kept);
 			msc_reader_release(&r);
 		} else if (*seen < f->o->top) {
+			if (b->leak)
+				f->st->leaks[b->leak_kind] += b->blocks;
 			emit(f, b->line, b->len, b->stack);
 		} else {
 			int kind = b->leak ? C_LEAK : C_SITE;
@@ -646,6 +650,19 @@ static void flush_top(struct filter *f, struct stream *s)
 }
 
 /* Holds a site or leak back for --top; bytes: what it weighs. */
+/* A leak record's kind; unscanned when it says none. */
+static unsigned leak_kind_of(const struct msc_rec *rec)
+{
+	size_t len;
+	const char *name = msc_rec_str(rec, "kind", &len);
+	unsigned k;
+
+	for (k = 0; name && k < MSC_LEAK_KINDS; k++)
+		if (strlen(msc_leak_kind_name(k)) == len && !strncmp(name, msc_leak_kind_name(k), len))
+			return k;
+	return MSC_LEAK_UNSCANNED;
+}
+
 static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint32_t stack, bool leak,
 		      uint64_t bytes, const struct msc_filtered *trim)
 {
@@ -664,8 +681,10 @@ static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint
 	b->len = rec->len;
 	b->bytes = bytes;
 	b->blocks = 0;
-	if (leak)
+	if (leak) {
 		msc_rec_u64(rec, "count", &b->blocks);
+		b->leak_kind = (uint8_t)leak_kind_of(rec);
+	}
 	b->stack = stack;
 	b->leak = leak;
 	b->trimmed = trim ? trim->trimmed_allocs : 0;
@@ -898,6 +917,16 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	 * unmap of a range nothing kept tracks is ignored downstream).
 	 */
 	if (kind == C_OTHER || type == MSC_R_MUNMAP) {
+		if (type == MSC_R_ERROR) {
+			/* the stacks of the block and of its first free */
+			uint64_t more;
+
+			if (msc_rec_u64(rec, "alloc_stack", &more) == 0)
+				write_stack(f, more);
+			if (msc_rec_u64(rec, "free_stack", &more) == 0)
+				write_stack(f, more);
+			f->st->errors++;
+		}
 		if (o->transient && f->nheld > f->held_head) {
 			if (msc_rec_u64(rec, "ts", &ts) == 0 && ts > f->now)
 				f->now = ts;
@@ -977,6 +1006,12 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		release_held(f, true);
 	if (o->top && (kind == C_SITE || kind == C_LEAK))
 		return buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), NULL);
+	if (kind == C_LEAK) {
+		uint64_t count = 0;
+
+		msc_rec_u64(rec, "count", &count);
+		f->st->leaks[leak_kind_of(rec)] += count;
+	}
 	emit(f, rec->line, rec->len, (uint32_t)stack);
 	return 0;
 drop:
@@ -993,7 +1028,7 @@ static bool is_timely(enum msc_rtype t)
 int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct msc_writer *w,
 		   struct msc_filter_stats *st, struct msc_err *err)
 {
-	struct filter f = { .o = o, .w = w, .err = err };
+	struct filter f = { .o = o, .w = w, .err = err, .st = st };
 	struct msc_rec rec;
 	bool first = true;
 	unsigned b;

@@ -21,7 +21,7 @@ static const char *const rtype_names[MSC_R_NTYPES] = {
 	[MSC_R_UNFREE] = "unfree",    [MSC_R_MMAP] = "mmap",	   [MSC_R_MUNMAP] = "munmap",
 	[MSC_R_MREMAP] = "mremap",    [MSC_R_BRK] = "brk",	   [MSC_R_THREAD] = "thread",
 	[MSC_R_PROCESS] = "process",  [MSC_R_MAPPING] = "mapping", [MSC_R_LIVE] = "live",
-	[MSC_R_MEMINFO] = "meminfo",  [MSC_R_DELTA] = "delta",
+	[MSC_R_MEMINFO] = "meminfo",  [MSC_R_DELTA] = "delta",	   [MSC_R_ERROR] = "error",
 };
 
 const char *msc_rtype_name(enum msc_rtype t)
@@ -603,6 +603,38 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 	msc_w_end(w);
 }
 
+void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pid)
+{
+	msc_w_record(w, MSC_R_ERROR);
+	if (pid >= 0)
+		msc_w_i64(w, "pid", pid);
+	msc_w_str(w, "kind", msc_error_name(e->kind));
+	msc_w_u64(w, "ts", e->ts);
+	msc_w_u64(w, "tid", e->tid);
+	msc_w_hex(w, "ptr", e->ptr);
+	msc_w_str(w, "fn", msc_fn_name(e->fn));
+	if (e->stack)
+		msc_w_u64(w, "stack", e->stack);
+	if (e->have_block) {
+		/* the block: freed before, or the one ptr points into */
+		msc_w_hex(w, "block", e->block);
+		if (e->block != e->ptr)
+			msc_w_u64(w, "offset", e->ptr - e->block);
+		msc_w_u64(w, "size", e->size);
+		msc_w_str(w, "alloc_fn", msc_fn_name(e->alloc_fn));
+		if (e->alloc_stack)
+			msc_w_u64(w, "alloc_stack", e->alloc_stack);
+	}
+	if (e->have_free) {
+		msc_w_u64(w, "free_ts", e->free_ts);
+		msc_w_u64(w, "free_tid", e->free_tid);
+		msc_w_str(w, "free_fn", msc_fn_name(e->free_fn));
+		if (e->free_stack)
+			msc_w_u64(w, "free_stack", e->free_stack);
+	}
+	msc_w_end(w);
+}
+
 void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
 		      uint64_t rss)
 {
@@ -621,7 +653,7 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	/* Every figure of ms-report's summary, in the order it lists them. */
 	static const unsigned kinds[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY, MSC_LEAK_POSSIBLY,
 					  MSC_LEAK_REACHABLE, MSC_LEAK_UNSCANNED, MSC_LEAK_UNKNOWN };
-	uint64_t leaked, blocks, kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS];
+	uint64_t leaked, blocks, kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS], errors = 0;
 	char key[32];
 	bool scanned;
 	unsigned k;
@@ -650,6 +682,18 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	msc_w_u64(w, "mmaps", a->mmaps);
 	msc_w_u64(w, "mmap_bytes", a->mmap_bytes);
 	msc_w_u64(w, "unknown_frees", a->unknown_frees);
+	for (k = 1; k < MSC_ERR_KINDS; k++)
+		errors += a->errors[k];
+	msc_w_u64(w, "errors", errors);
+	for (k = 1; k < MSC_ERR_KINDS; k++)
+		if (a->errors[k]) {
+			/* double_free, invalid_free, mismatch, realloc_freed */
+			snprintf(key, sizeof(key), "%s", msc_error_name(k));
+			for (char *c = key; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			msc_w_u64(w, key, a->errors[k]);
+		}
 	if (a->implicit_frees)
 		msc_w_u64(w, "implicit_frees", a->implicit_frees);
 	if (a->dropped)

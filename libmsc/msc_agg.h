@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "msc_hash.h"
+#include "msc_proto.h"
 
 #define MSC_AGE_BUCKETS 9
 #define MSC_AGG_EXACT_SIZES 16
@@ -154,6 +155,61 @@ struct msc_region {
 	bool primary;
 };
 
+/* Memory errors the collector sees in the event stream (agg_errors.c). */
+enum msc_error_kind {
+	MSC_ERR_NONE,
+	MSC_ERR_DOUBLE_FREE,		/* free of a block already freed */
+	MSC_ERR_INVALID_FREE,		/* free of what no allocator returned */
+	MSC_ERR_MISMATCH,		/* malloc/new/new[] released by another family */
+	MSC_ERR_REALLOC_FREED,		/* realloc of a freed block */
+	MSC_ERR_KINDS,
+};
+
+/* "double-free", ...; "" for MSC_ERR_NONE. */
+const char *msc_error_name(unsigned kind);
+/* The kind of a name, MSC_ERR_NONE when unknown. */
+unsigned msc_error_kind_of(const char *name);
+
+/*
+ * Frees remembered to tell a double free from an invalid one, and to name
+ * the first free: the last MSC_QUARANTINE frees of known blocks (5 MiB).
+ */
+#define MSC_QUARANTINE 131072u
+
+struct msc_quarantined {
+	uint64_t ptr, size, ts;		/* ts: of the free */
+	uint32_t alloc_stack, free_stack;
+	uint32_t tid;			/* of the free */
+	uint8_t alloc_fn, free_fn;
+};
+
+/* The error the last event made, for the recorder to write out. */
+struct msc_agg_error {
+	unsigned kind;			/* MSC_ERR_NONE: none pending */
+	uint64_t ts, ptr;
+	uint32_t tid, stack;		/* the bad call */
+	uint8_t fn;
+	bool have_block;		/* the block: freed, or the one ptr points into */
+	uint64_t block, size, alloc_ts;
+	uint32_t alloc_stack;
+	uint8_t alloc_fn;
+	bool have_free;			/* its first free (double-free, realloc-freed) */
+	uint64_t free_ts;
+	uint32_t free_stack, free_tid;
+	uint8_t free_fn;
+};
+
+/*
+ * The CI gates (--fail-on-leak[=KINDS]): parses "definitely,indirectly"
+ * (NULL: those two; "all" for every kind) into a mask of 1 << kind, and
+ * counts the blocks of blocks[] (by kind) the mask takes.
+ */
+int msc_gate_parse_kinds(const char *list, unsigned *mask);
+uint64_t msc_gate_leaks(const uint64_t blocks[MSC_LEAK_KINDS], unsigned mask);
+
+/* At most this many errors are written in full; all are counted. */
+#define MSC_AGG_MAX_ERRORS 1000
+
 /* What msc_agg_free() learnt about the block it freed. */
 struct msc_freed {
 	uint64_t size;
@@ -207,6 +263,13 @@ struct msc_agg {
 	uint64_t unknown_frees;		/* frees of blocks never seen allocated */
 	uint64_t implicit_frees;	/* allocations of an address still live */
 	uint64_t dropped;		/* events lost to out-of-memory */
+	/* memory errors (agg_errors.c) */
+	struct msc_quarantined *quarantine;	/* ring of MSC_QUARANTINE, lazily */
+	uint32_t q_next;
+	bool unseen_frees_ok;		/* attached or forked: frees of blocks
+					 * from before us are normal */
+	uint64_t errors[MSC_ERR_KINDS];
+	struct msc_agg_error err;
 	uint64_t last_ts;
 	uint32_t epoch;
 	bool peak_pending;
@@ -248,7 +311,7 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 		  uint32_t stack, unsigned fn);
 /* Returns 1 and fills *out (if not NULL) for a known block, 0 for an unknown one. */
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-		 struct msc_freed *out);
+		 uint32_t stack, struct msc_freed *out);
 /*
  * Asks for the live table's line where ptr's allocation or free will look
  * first.  A caller that sees events coming (a batch) gives them all this
@@ -278,6 +341,39 @@ void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_
  */
 int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr);
 
+
+/*
+ * The family an allocation or release function belongs to: 1 malloc (free,
+ * realloc), 2 new (delete), 3 new[] (delete[]); 0 for the others, which
+ * match anything (custom annotations).
+ */
+static inline unsigned msc_fn_family(unsigned fn)
+{
+	static const uint8_t family[MSC_FN_MAX] = {
+		[MSC_FN_MALLOC] = 1, [MSC_FN_CALLOC] = 1, [MSC_FN_REALLOC] = 1,
+		[MSC_FN_REALLOCARRAY] = 1, [MSC_FN_POSIX_MEMALIGN] = 1, [MSC_FN_ALIGNED_ALLOC] = 1,
+		[MSC_FN_MEMALIGN] = 1, [MSC_FN_VALLOC] = 1, [MSC_FN_PVALLOC] = 1, [MSC_FN_FREE] = 1,
+		[MSC_FN_NEW] = 2, [MSC_FN_DELETE] = 2, [MSC_FN_NEW_ARRAY] = 3, [MSC_FN_DELETE_ARRAY] = 3,
+	};
+
+	return fn < MSC_FN_MAX ? family[fn] : 0;
+}
+
+/* Error checks of msc_agg_free() (agg_errors.c). */
+void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+			 uint32_t stack);
+void msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,
+		      const struct msc_site *s, unsigned fn, uint32_t stack);
+bool msc_agg_quarantine_alloc(struct msc_agg *a);
+
+/* Remembers a free of a known block (see MSC_QUARANTINE). */
+static inline void msc_agg_quarantine(struct msc_agg *a, const struct msc_quarantined *q)
+{
+	if (!a->quarantine && !msc_agg_quarantine_alloc(a))
+		return;
+	a->quarantine[a->q_next] = *q;
+	a->q_next = (a->q_next + 1) & (MSC_QUARANTINE - 1);
+}
 
 /* A live block's allocation time, size and leak kind. */
 static inline uint64_t msc_live_ts(const struct msc_agg *a, const struct msc_live *l)

@@ -27,6 +27,20 @@
 #define MSC_EXIT_OK 0
 #define MSC_EXIT_FINDING 1
 #define MSC_EXIT_TROUBLE 2
+/* The CI gates of ms-filter and ms-report. */
+struct msc_gates {
+	bool leak, error;
+	unsigned leak_mask;		/* msc_gate_parse_kinds() */
+};
+
+/* Handles --fail-on-leak[=KINDS] (usage error on a bad list) and --fail-on-error. */
+void msc_gates_leak_opt(struct msc_gates *g, const char *kinds);
+/*
+ * Says which gate failed on stderr and returns MSC_EXIT_FINDING, or 0: leaks[]
+ * are the blocks of the leak records that went out, by kind; errors the
+ * error records.
+ */
+int msc_gates_check(const struct msc_gates *g, const uint64_t *leaks, uint64_t errors);
 
 /*
  * The old spelling of a renamed option, kept working for one release so

@@ -44,6 +44,7 @@ struct msc_collect_opts {
 	uint32_t depth;			/* frames per stack, 0: 64 */
 	unsigned unwind;		/* enum msc_unwind */
 	bool lossy, follow, scan;
+	bool free_stacks;		/* frees with whole stacks (their caller otherwise) */
 	uint64_t interval;		/* ns between rss samples, 0: none */
 };
 

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_err.h"
 #include "msc_ndjson.h"
@@ -101,6 +102,9 @@ struct msc_filter_stats {
 	uint64_t streams;
 	bool truncated;			/* a stream (header) had no end record */
 	bool age_rounded;		/* --min-age not a decade on aggregates */
+	/* what went out, for the gates (--fail-on-leak, --fail-on-error) */
+	uint64_t leaks[MSC_LEAK_KINDS];	/* blocks of the leak records, by kind */
+	uint64_t errors;		/* error records */
 };
 
 /*

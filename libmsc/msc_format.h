@@ -34,7 +34,7 @@
 enum msc_rtype {
 	MSC_R_OTHER,		/* a type this version does not know */
 	MSC_R_HEADER, MSC_R_END, MSC_R_STACK, MSC_R_FRAME,
-	MSC_R_SITE, MSC_R_LEAK, MSC_R_SAMPLE,			/* ms-record */
+	MSC_R_SITE, MSC_R_LEAK, MSC_R_SAMPLE, MSC_R_ERROR,	/* ms-record */
 	MSC_R_ALLOC, MSC_R_FREE, MSC_R_UNFREE, MSC_R_MMAP,	/* --events */
 	MSC_R_MUNMAP, MSC_R_MREMAP, MSC_R_BRK, MSC_R_THREAD,
 	MSC_R_PROCESS, MSC_R_MAPPING, MSC_R_LIVE, MSC_R_MEMINFO,	/* ms-snap */
@@ -219,6 +219,9 @@ void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct 
  * caller writes the event's stack record first. */
 void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 		     const struct msc_freed *fr);
+/* An "error" record (a memory error the last event made: a->err); the
+ * caller writes its stack records first. */
+void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pid);
 /* A "sample": the rss the collector read and the heap as a stands. */
 void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
 		      uint64_t rss);

@@ -36,6 +36,7 @@ struct msc_recorder_opts {
 	bool events;			/* every event as a record */
 	bool follow;			/* children too (pid-tagged streams) */
 	bool scan;			/* leak kinds by reachability at exit */
+	bool free_stacks;		/* frees with whole stacks, not their caller */
 	bool lossy;			/* drop events rather than make threads wait */
 	uint32_t depth;			/* frames per stack, 1..MSC_PROTO_MAX_DEPTH */
 	unsigned unwind;		/* enum msc_unwind */

@@ -56,6 +56,15 @@ struct msc_rleak {
 	uint64_t count, bytes, first_ts, last_ts;
 };
 
+/* A memory error (ms-record's "error" record). */
+struct msc_rerror {
+	int pid;
+	const char *kind, *fn, *alloc_fn, *free_fn;
+	uint64_t ptr, size, offset;
+	bool has_block;
+	uint32_t stack, alloc_stack, free_stack;	/* 0 when not known */
+};
+
 struct msc_rsample {
 	int pid;
 	bool has_heap;			/* false in --poll recordings */
@@ -170,6 +179,9 @@ struct msc_report {
 	size_t nsites, sites_cap;
 	struct msc_rleak *leaks;
 	size_t nleaks, leaks_cap;
+	struct msc_rerror *errors;
+	size_t nerrors, errors_cap;
+	uint64_t end_errors;		/* the end record's count (all, not only those written) */
 	struct msc_rsample *samples;
 	size_t nsamples, samples_cap;
 	struct msc_rdelta *deltas;
@@ -237,7 +249,8 @@ enum msc_report_cost {
 #define MSC_SECTION_TEMPORARY 8u
 #define MSC_SECTION_SIZES 16u
 #define MSC_SECTION_TIMELINE 32u
-#define MSC_SECTION_ALL 63u
+#define MSC_SECTION_ERRORS 64u
+#define MSC_SECTION_ALL 127u
 
 struct msc_report_opts {
 	enum msc_report_format format;

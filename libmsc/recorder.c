@@ -137,6 +137,7 @@ static void write_header(struct msc_recorder *r, int pid, int ppid, const char *
 	msc_w_bool(w, "follow", r->o.follow);
 	msc_w_bool(w, "scan", r->o.scan);
 	msc_w_bool(w, "lossy", r->o.lossy);
+	msc_w_bool(w, "free_stacks", r->o.free_stacks);
 	msc_w_obj_end(w);
 	msc_w_end(w);
 	flush_output(r);
@@ -210,6 +211,10 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	}
 	pr->pid = p->pid;
 	p->user = pr;
+	/* Blocks from before us can be freed: a forked child frees its
+	 * parent's, an attached process those of before the attach, and in
+	 * lossy mode an allocation may be lost.  Such frees are no errors. */
+	pr->agg.unseen_frees_ok = p->forked || r->attached || r->o.lossy;
 	if (r->o.interval_ms)
 		pr->last_rss = rss_of(p->pid);
 	if (is_main) {
@@ -222,6 +227,24 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	else
 		write_header(r, p->pid, p->ppid, p->exe, NULL);
 	return true;
+}
+
+/*
+ * A memory error the last event made: out at once, before the program
+ * (which glibc may abort right after that free) can take it with it.
+ */
+static void write_error(struct msc_recorder *r, struct rproc *pr, int pid)
+{
+	const struct msc_agg_error *e = &pr->agg.err;
+
+	if (!r->output_gone) {
+		msc_stacks_write(&r->stacks, r->w, e->stack);
+		msc_stacks_write(&r->stacks, r->w, e->alloc_stack);
+		msc_stacks_write(&r->stacks, r->w, e->free_stack);
+		msc_write_error(r->w, e, r->o.follow ? pid : -1);
+		flush_output(r);
+	}
+	pr->agg.err.kind = MSC_ERR_NONE;
 }
 
 static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct msc_cevent *ev)
@@ -252,10 +275,13 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 		found = msc_agg_apply(a, ev, &fr);
 		if (found < 0)
 			return;
+		if (a->err.kind)
+			write_error(r, pr, p->pid);
 		break;
 	}
 	if (r->o.events && !r->output_gone) {
-		if (ev->stack)
+		/* a free's own stack is in its error record, if any */
+		if (ev->stack && ev->type != MSC_CEV_FREE)
 			msc_stacks_write(&r->stacks, r->w, ev->stack);
 		msc_write_event(r->w, ev, r->o.follow ? p->pid : -1, found > 0 ? &fr : NULL);
 	}
@@ -561,6 +587,7 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
 	co.depth = o->depth;
 	co.unwind = o->unwind;
 	co.lossy = o->lossy;
+	co.free_stacks = o->free_stacks;
 	co.follow = o->follow;
 	co.scan = o->scan;
 	co.interval = o->interval_ms * 1000000ull;

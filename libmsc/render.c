@@ -292,6 +292,7 @@ int msc_report_sections(const char *list, unsigned *out)
 		{ "summary", MSC_SECTION_SUMMARY }, { "leaks", MSC_SECTION_LEAKS },
 		{ "top", MSC_SECTION_TOP }, { "temporary", MSC_SECTION_TEMPORARY },
 		{ "sizes", MSC_SECTION_SIZES }, { "timeline", MSC_SECTION_TIMELINE },
+		{ "errors", MSC_SECTION_ERRORS },
 		{ "all", MSC_SECTION_ALL },
 	};
 	const char *p = list;

@@ -200,6 +200,41 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 	return a;
 }
 
+/* Memory errors, in the order they happened, each with its stacks. */
+static json_t *jerrors(const struct msc_report *r)
+{
+	json_t *a = json_array();
+	char ptr[32];
+	size_t i;
+
+	for (i = 0; i < r->nerrors; i++) {
+		const struct msc_rerror *e = &r->errors[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "kind", jstring(e->kind));
+		snprintf(ptr, sizeof(ptr), "0x%" PRIx64, e->ptr);
+		json_object_set_new(o, "ptr", json_string(ptr));
+		if (e->fn)
+			json_object_set_new(o, "fn", jstring(e->fn));
+		json_object_set_new(o, "stack", jstack(r, e->stack));
+		if (e->has_block) {
+			json_object_set_new(o, "size", json_integer((json_int_t)e->size));
+			if (e->offset)
+				json_object_set_new(o, "offset", json_integer((json_int_t)e->offset));
+		}
+		if (e->alloc_fn)
+			json_object_set_new(o, "alloc_fn", jstring(e->alloc_fn));
+		if (e->alloc_stack)
+			json_object_set_new(o, "alloc_stack", jstack(r, e->alloc_stack));
+		if (e->free_fn)
+			json_object_set_new(o, "free_fn", jstring(e->free_fn));
+		if (e->free_stack)
+			json_object_set_new(o, "free_stack", jstack(r, e->free_stack));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
 	json_t *root = json_object(), *sum = json_object(), *t;
@@ -248,6 +283,8 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 			json_array_append_new(t, jstring(r->filters[i]));
 		json_object_set_new(root, "filters", t);
 	}
+	if (r->nerrors || r->end_errors)
+		json_object_set_new(root, "errors", jerrors(r));
 	g = render_leak_groups(r, &n);
 	if (g) {
 		qsort(g, n, sizeof(*g), render_by_leak);

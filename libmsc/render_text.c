@@ -381,6 +381,12 @@ static void summary(struct ctx *c)
 		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
 		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);
 	}
+	if (r->nerrors || r->end_errors) {
+		uint64_t n = r->end_errors > r->nerrors ? r->end_errors : r->nerrors;
+
+		snprintf(b, sizeof(b), "%" PRIu64, n);
+		row(c, "memory errors", NULL, b, "(double or invalid frees, mismatches)", true);
+	}
 	if (!attached(r)) {
 		snprintf(d, sizeof(d), "in %s %s", cnt(b, sizeof(b), t.leaked_blocks),
 			 blocks_word(t.leaked_blocks));
@@ -451,6 +457,72 @@ static void summary(struct ctx *c)
 						"    the recording held %s allocations (%s) before filtering\n",
 				cnt(a, sizeof(a), r->end_allocs), sz(b, sizeof(b), r->end_bytes));
 	}
+}
+
+/* What a memory error is, in words: "delete of a 40 B block from new[]". */
+static void error_words(char *buf, size_t n, const struct msc_rerror *e)
+{
+	const char *fn = e->fn ? e->fn : "free";
+	char a[32];
+
+	if (!strcmp(e->kind, "invalid-free") && e->has_block)
+		snprintf(buf, n, "%s of 0x%" PRIx64 ", %s into a %s block", fn, e->ptr,
+			 msc_fmt_exact(a, sizeof(a), e->offset), msc_fmt_exact(a + 16, sizeof(a) - 16, e->size));
+	else if (!strcmp(e->kind, "invalid-free"))
+		snprintf(buf, n, "%s of 0x%" PRIx64 ", which no allocator returned", fn, e->ptr);
+	else if (!strcmp(e->kind, "mismatch"))
+		snprintf(buf, n, "%s of a %s block from %s (0x%" PRIx64 ")", fn,
+			 msc_fmt_exact(a, sizeof(a), e->size), e->alloc_fn ? e->alloc_fn : "?", e->ptr);
+	else if (e->has_block)
+		snprintf(buf, n, "%s of a %s block already freed (0x%" PRIx64 ")", fn,
+			 msc_fmt_exact(a, sizeof(a), e->size), e->ptr);
+	else
+		snprintf(buf, n, "%s of 0x%" PRIx64, fn, e->ptr);
+}
+
+/*
+ * Memory errors, in the order they happened: the bad call's stack, then
+ * the block's allocation and its first free where known.
+ */
+static void errors(struct ctx *c)
+{
+	const struct msc_report *r = c->r;
+	const char *in = c->md ? "   " : "      ", *sub = c->md ? "   " : "    ";
+	char s[256], t[64];
+	size_t i, shown = 0;
+	uint64_t total = r->end_errors > r->nerrors ? r->end_errors : r->nerrors;
+
+	if (!r->nerrors)
+		return;
+	snprintf(s, sizeof(s), "Memory errors: %" PRIu64, total);
+	heading(c, c->md ? s : "MEMORY ERRORS");
+	if (!c->md)
+		fprintf(c->out, "  %" PRIu64 " %s, in the order they happened: the stack of the bad call,\n"
+				"  then where the block was allocated and first freed\n",
+			total, plural(total, "error", "errors"));
+	for (i = 0; i < r->nerrors && shown < c->o->top; i++, shown++) {
+		const struct msc_rerror *e = &r->errors[i];
+
+		error_words(s, sizeof(s), e);
+		if (c->md)
+			fprintf(c->out, "%s%zu. **%s**: %s\n\n", shown ? "\n" : "", shown + 1, e->kind, s);
+		else
+			fprintf(c->out, "\n  %s: %s\n", e->kind, s);
+		print_stack(c, e->stack, in);
+		if (e->alloc_stack) {
+			snprintf(t, sizeof(t), "allocated by %s:", e->alloc_fn ? e->alloc_fn : "?");
+			fprintf(c->out, c->md ? "\n%s%s\n\n" : "%s%s\n", sub, t);
+			print_stack(c, e->alloc_stack, in);
+		}
+		if (e->free_stack) {
+			snprintf(t, sizeof(t), "first freed by %s:", e->free_fn ? e->free_fn : "?");
+			fprintf(c->out, c->md ? "\n%s%s\n\n" : "%s%s\n", sub, t);
+			print_stack(c, e->free_stack, in);
+		}
+	}
+	if (total > shown)
+		fprintf(c->out, c->md ? "\n_%" PRIu64 " more not shown (--top)._\n" : "\n  (%" PRIu64 " more not shown)\n",
+			total - shown);
 }
 
 static void leaks(struct ctx *c)
@@ -1120,6 +1192,8 @@ static void text_or_md(struct ctx *c)
 	}
 	if (s & MSC_SECTION_SUMMARY)
 		summary(c);
+	if (s & MSC_SECTION_ERRORS)
+		errors(c);
 	if (s & MSC_SECTION_LEAKS)
 		leaks(c);
 	if (s & MSC_SECTION_TOP)

@@ -333,6 +333,41 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 	return 0;
 }
 
+static int load_error(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rerror *e;
+	uint64_t stack = 0, alloc_stack = 0, free_stack = 0;
+	int ret;
+
+	if (MSC_GROW(r->errors, r->nerrors + 1, r->errors_cap, 16))
+		return -ENOMEM;
+	e = &r->errors[r->nerrors];
+	memset(e, 0, sizeof(*e));
+	e->kind = str(r, rec, "kind");
+	if (!e->kind)
+		return msc_rec_err(err, rec, -EINVAL, "error record needs a \"kind\"");
+	msc_rec_u64(rec, "stack", &stack);
+	msc_rec_u64(rec, "alloc_stack", &alloc_stack);
+	msc_rec_u64(rec, "free_stack", &free_stack);
+	if ((ret = check_stack(r, rec, stack, err)) || (ret = check_stack(r, rec, alloc_stack, err)) ||
+	    (ret = check_stack(r, rec, free_stack, err)))
+		return ret;
+	e->pid = msc_rec_pid(rec, r->pid);
+	if (r->pid && e->pid != r->pid)
+		return 0;
+	e->stack = (uint32_t)stack;
+	e->alloc_stack = (uint32_t)alloc_stack;
+	e->free_stack = (uint32_t)free_stack;
+	e->fn = str(r, rec, "fn");
+	e->alloc_fn = str(r, rec, "alloc_fn");
+	e->free_fn = str(r, rec, "free_fn");
+	msc_rec_hex(rec, "ptr", &e->ptr);
+	e->has_block = msc_rec_u64(rec, "size", &e->size) == 0;
+	e->offset = u64(rec, "offset");
+	r->nerrors++;
+	return 0;
+}
+
 static unsigned fn_from_name(const char *name)
 {
 	unsigned i;
@@ -371,6 +406,8 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	if (!r->agg_ready) {
 		if (msc_agg_init(&r->agg))
 			return -ENOMEM;
+		/* the recorder wrote the errors it saw: not checked again */
+		r->agg.unseen_frees_ok = true;
 		r->agg_ready = true;
 		r->from_events = true;
 	}
@@ -494,6 +531,7 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 	r->end_bytes = u64(rec, "bytes");
 	r->leaked_bytes = u64(rec, "leaked_bytes");
 	r->leaked_blocks = u64(rec, "leaked_blocks");
+	r->end_errors = u64(rec, "errors");
 	msc_rec_bool(rec, "scanned", &r->scanned);
 	f = msc_rec_field(rec, "filtered");
 	if (f && f->val.kind == MSC_J_OBJ) {
@@ -535,6 +573,7 @@ static int new_image(struct msc_report *r)
 		r->agg_ready = false;
 		if (msc_agg_init(&r->agg))
 			return -ENOMEM;
+		r->agg.unseen_frees_ok = true;
 		r->agg_ready = true;
 	}
 	r->complete = false;
@@ -849,6 +888,9 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 		case MSC_R_LEAK:
 			ret = load_leak(r, &rec, err);
 			break;
+		case MSC_R_ERROR:
+			ret = load_error(r, &rec, err);
+			break;
 		case MSC_R_END:
 			ret = load_end(r, &rec);
 			break;
@@ -889,6 +931,7 @@ void msc_report_release(struct msc_report *r)
 {
 	free(r->sites);
 	free(r->leaks);
+	free(r->errors);
 	free(r->samples);
 	free(r->deltas);
 	free(r->procs);

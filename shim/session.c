@@ -38,6 +38,7 @@ void *g_region;
 static size_t g_region_size;
 pid_t g_pid;
 unsigned g_unwind, g_depth;
+bool g_free_stacks;
 static bool g_lossy, g_follow, g_scan;
 bool g_tsc;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -195,6 +196,7 @@ static bool session_start(bool forked)
 	g_lossy = g_ctl->flags & MSC_CTL_LOSSY;
 	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
 	g_scan = g_ctl->flags & MSC_CTL_SCAN;
+	g_free_stacks = g_ctl->flags & MSC_CTL_FREE_STACKS;
 	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
 	/*
 	 * Nothing more goes over the socket (the scan's reply is a futex word

@@ -66,6 +66,7 @@ extern struct msc_ctl *g_ctl;
 extern void *g_region;
 extern pid_t g_pid;
 extern unsigned g_unwind, g_depth;
+extern bool g_free_stacks;
 extern bool g_tsc;
 /* Attach mode (attach.c): loaded into a running process, hooks in its
  * GOTs.  Each session has its generation: a thread's state from an
@@ -158,6 +159,8 @@ struct intern_slot {
 	uint32_t pad;
 };
 
+#define CALLER_SLOTS 256
+
 struct tstate {
 	struct msc_ring *ring;
 	uint8_t *data;
@@ -171,6 +174,11 @@ struct tstate {
 	unsigned long mod_adds, mod_subs;	/* module map last sent */
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
+	/* One-frame stacks of free calls, by return address: direct-mapped. */
+	struct {
+		uint64_t ip;
+		uint32_t id;
+	} callers[CALLER_SLOTS];
 	uint64_t ips[TRACE_MAX];
 	struct unwind_state uw;		/* last: its trace cache comes last */
 };

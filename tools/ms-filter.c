@@ -41,15 +41,21 @@ static const char help[] =
 	"                         format version 1 does (for older readers)\n"
 	"  -o, --output FILE      write to FILE instead of standard output\n"
 	"                         (compressed with zstd if it ends in .zst)\n"
+	"      --fail-on-leak[=KINDS]\n"
+	"                         exit 1 when leaks of these kinds pass the filters\n"
+	"                         (default definitely,indirectly; all for every kind)\n"
+	"      --fail-on-error    exit 1 when memory errors pass the filters\n"
 	"  -q, --quiet            no warnings, no suppression summary\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"header and end records always pass; the end record lists what was dropped\n"
-	"(\"filtered\") and by which filters.  Exit status: 0 ok, 2 bad input or\n"
-	"error (what was written before the bad record stays written).\n";
+	"(\"filtered\") and by which filters.  Exit status: 0 ok, 1 a gate failed\n"
+	"(the output is complete), 2 bad input or error (what was written before\n"
+	"the bad record stays written).\n";
 
-enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND };
+enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND,
+       OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR };
 
 static const struct option longopts[] = {
 	{ "min", required_argument, NULL, 'm' },
@@ -65,6 +71,8 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "top", required_argument, NULL, 'n' },
 	{ "expand", no_argument, NULL, OPT_EXPAND },
+	{ "fail-on-leak", optional_argument, NULL, OPT_FAIL_ON_LEAK },
+	{ "fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
@@ -120,6 +128,7 @@ int main(int argc, char **argv)
 	struct list ignore = { 0 }, ignore_frame = { 0 }, only = { 0 }, alloc_fns = { 0 }, types = { 0 };
 	struct msc_supp supp;
 	struct msc_filter_stats st;
+	struct msc_gates gates = { 0 };
 	struct msc_reader r;
 	struct msc_writer w;
 	struct msc_err err;
@@ -189,6 +198,12 @@ int main(int argc, char **argv)
 		case OPT_EXPAND:
 			o.expand = true;
 			break;
+		case OPT_FAIL_ON_LEAK:
+			msc_gates_leak_opt(&gates, optarg);
+			break;
+		case OPT_FAIL_ON_ERROR:
+			gates.error = true;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -242,6 +257,8 @@ int main(int argc, char **argv)
 			 "--min-age was rounded down for them");
 	if (msc_cli_check_write(-c, output))
 		status = MSC_EXIT_TROUBLE;
+	if (!status)
+		status = msc_gates_check(&gates, st.leaks, st.errors);
 	if (o.supp && !quiet)
 		print_suppressions(o.supp);
 	if (fd != 1 && close(fd) && !status) {

@@ -51,6 +51,9 @@ static const char help[] =
 	"  -f, --follow         record forked and exec'ed children too, as\n"
 	"                       separate pid-tagged streams\n"
 	"      --no-scan        do not classify leaks by reachability at exit\n"
+	"      --free-stacks    capture whole stacks of frees for memory errors\n"
+	"                       (double or invalid frees, mismatches); by default\n"
+	"                       only the caller of free (cheaper)\n"
 	"      --lossy          drop events rather than slow the program down when\n"
 	"                       ms-record cannot keep up (counted in \"lost\")\n"
 	"  -q, --quiet          no summary line on standard error\n"
@@ -63,7 +66,7 @@ static const char help[] =
 	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
 	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
+enum { OPT_NO_SCAN = 256, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -73,6 +76,7 @@ static const struct option longopts[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
+	{ "free-stacks", no_argument, NULL, OPT_FREE_STACKS },
 	{ "lossy", no_argument, NULL, OPT_LOSSY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -368,6 +372,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SCAN:
 			o.scan = false;
+			break;
+		case OPT_FREE_STACKS:
+			o.free_stacks = true;
 			break;
 		case OPT_LOSSY:
 			o.lossy = true;

@@ -21,7 +21,8 @@ static const char help[] =
 	"      --html            one self-contained page: summary, heap over time,\n"
 	"                        leaks with their stacks, flame graph\n"
 	"  -n, --top N           rows per table (default 10)\n"
-	"      --sections LIST   summary,leaks,top,temporary,sizes,timeline or all\n"
+	"      --sections LIST   summary,errors,leaks,top,temporary,sizes,timeline\n"
+	"                        or all\n"
 	"                        (default all)\n"
 	"      --cost WHAT       what --collapsed, --svg and --html weigh: leaked\n"
 	"                        (default; pictures: peak when nothing leaked),\n"
@@ -30,16 +31,21 @@ static const char help[] =
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
 	"      --title TEXT      the title of the --svg flame graph or --html page\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"      --fail-on-leak[=KINDS]\n"
+	"                        exit 1 when the stream holds leaks of these kinds\n"
+	"                        (default definitely,indirectly; all for every kind)\n"
+	"      --fail-on-error   exit 1 when it holds memory errors\n"
 	"  -q, --quiet           no warnings (errors are still reported)\n"
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
-	"Exit status: 0 ok, 2 bad input or error (the report of what was read\n"
-	"before the bad record is still written).\n";
+	"Exit status: 0 ok, 1 a gate failed (the report is written), 2 bad input\n"
+	"or error (the report of what was read before the bad record is still\n"
+	"written).\n";
 
 enum {
 	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_SECTIONS, OPT_COST,
-	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
+	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR
 };
 
 static const struct option longopts[] = {
@@ -55,12 +61,28 @@ static const struct option longopts[] = {
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "fail-on-leak", optional_argument, NULL, OPT_FAIL_ON_LEAK },
+	{ "fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
 };
 
 static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
+
+/* --fail-on-leak and --fail-on-error: on the leak and error records read. */
+static int report_gates(const struct msc_report *r, const struct msc_gates *g)
+{
+	uint64_t leaks[MSC_LEAK_KINDS] = { 0 };
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < r->nleaks; i++)
+		for (k = 0; k < MSC_LEAK_KINDS; k++)
+			if (!strcmp(r->leaks[i].kind, msc_leak_kind_name(k)))
+				leaks[k] += r->leaks[i].count;
+	return msc_gates_check(g, leaks, r->nerrors);
+}
 
 int main(int argc, char **argv)
 {
@@ -72,6 +94,7 @@ int main(int argc, char **argv)
 	const char **alloc_fns = NULL;
 	unsigned nalloc_fns = 0;
 	FILE *out = stdout;
+	struct msc_gates gates = { 0 };
 	int c, ret, status = 0;
 
 	msc_cli_start("ms-report");
@@ -127,6 +150,12 @@ int main(int argc, char **argv)
 			alloc_fns[nalloc_fns++] = optarg;
 			break;
 		}
+		case OPT_FAIL_ON_LEAK:
+			msc_gates_leak_opt(&gates, optarg);
+			break;
+		case OPT_FAIL_ON_ERROR:
+			gates.error = true;
+			break;
 		case OPT_TITLE:
 			o.title = optarg;
 			break;
@@ -180,6 +209,8 @@ int main(int argc, char **argv)
 			 rd.name);
 		status = MSC_EXIT_TROUBLE;
 	}
+	if (!status)
+		status = report_gates(&r, &gates);
 	msc_report_release(&r);
 	msc_reader_release(&rd);
 	free(alloc_fns);

@@ -63,7 +63,8 @@
 enum msc_ev {
 	MSC_EV_PAD = 0,		/* skip to the ring's end: [hdr(aux=words)] */
 	MSC_EV_ALLOC,		/* [hdr(aux=stack,flags=fn), ts, ptr, size] */
-	MSC_EV_FREE,		/* [hdr(flags=fn), ts, ptr] */
+	MSC_EV_FREE,		/* [hdr(aux=stack,flags=fn), ts, ptr]: the stack of the
+				 * call, its caller only unless MSC_CTL_FREE_STACKS */
 	MSC_EV_UNFREE,		/* [hdr, ts, ptr]: realloc failed, undo its FREE */
 	MSC_EV_STACK,		/* [hdr(aux=id), ip0 (innermost), ip1, ...] */
 	MSC_EV_MMAP,		/* [hdr(aux=stack), ts, addr, len] */
@@ -199,6 +200,7 @@ struct msc_ctl {
 #define MSC_CTL_LOSSY 1u		/* drop records instead of waiting */
 #define MSC_CTL_FOLLOW 2u		/* children record too */
 #define MSC_CTL_SCAN 4u			/* ask for a leak scan at exit */
+#define MSC_CTL_FREE_STACKS 8u		/* frees carry whole stacks, not their caller */
 
 enum msc_unwind {
 	MSC_UNWIND_DWARF = 0,		/* cached CFI unwinder, libunwind fallback */
