@@ -144,7 +144,8 @@ leaks_in() {
 valid_stream() {
 	jq -r -s '
 		. as $all
-		| (reduce ($all[] | if .type == "stack" then .parent // empty else .stack // empty end)
+		| (reduce ($all[] | if .type == "stack" then .parent // empty
+				  else (.stack // empty), (.alloc_stack // empty), (.free_stack // empty) end)
 		   as $i ({}; .[$i|tostring] = true)) as $used
 		| (reduce ($all[] | select(.type == "stack") | .frames[] | numbers)
 		   as $i ({}; .[$i|tostring] = true)) as $named

@@ -6,6 +6,7 @@
  * size and time), leak kinds, and a table that grows past a million blocks
  * with every figure exact.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -58,7 +59,7 @@ static void test_big_sizes_and_times(void **state)
 	assert_int_equal(msc_live_kind(l), MSC_LEAK_REACHABLE);
 	assert_int_equal(msc_live_ts(&a, l), T0 + 500);
 	/* A realloc's free, then the realloc failed: the block comes back. */
-	assert_int_equal(msc_agg_free(&a, T0 + 2000, 1, 0x10000, MSC_FN_REALLOC, &fr), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 2000, 1, 0x10000, MSC_FN_REALLOC, 0, &fr), 1);
 	assert_int_equal(fr.size, 5 * GiB);
 	assert_int_equal(fr.alloc_ts, T0);
 	assert_int_equal(a.live_bytes, 48 + (uint64_t)UINT32_MAX);
@@ -70,9 +71,9 @@ static void test_big_sizes_and_times(void **state)
 	assert_int_equal(msc_live_ts(&a, l), T0);
 	assert_int_equal(a.live_bytes, 5 * GiB + 48 + (uint64_t)UINT32_MAX);
 	/* Freed for good: the big size goes with it. */
-	assert_int_equal(msc_agg_free(&a, T0 + 3000, 1, 0x10000, MSC_FN_FREE, &fr), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 3000, 1, 0x10000, MSC_FN_FREE, 0, &fr), 1);
 	assert_int_equal(fr.size, 5 * GiB);
-	assert_int_equal(msc_agg_free(&a, T0 + 3000, 1, 0x30000, MSC_FN_FREE, &fr), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 3000, 1, 0x30000, MSC_FN_FREE, 0, &fr), 1);
 	assert_int_equal(fr.size, UINT32_MAX);
 	assert_int_equal(a.big.count, 0);
 	assert_int_equal(a.live_bytes, 48);
@@ -100,7 +101,7 @@ static void test_many_blocks(void **state)
 	assert_true(a.live_mask + 1 >= N);
 	/* Every other block freed, each found with its size and time. */
 	for (i = 0; i < N; i += 2) {
-		assert_int_equal(msc_agg_free(&a, 5000000 + i, 1, 0x100000 + i * 16, MSC_FN_FREE, &fr), 1);
+		assert_int_equal(msc_agg_free(&a, 5000000 + i, 1, 0x100000 + i * 16, MSC_FN_FREE, 0, &fr), 1);
 		assert_int_equal(fr.size, 16 + i % 100);
 		assert_int_equal(fr.alloc_ts, 1000 + i);
 		bytes -= 16 + i % 100;
@@ -166,7 +167,7 @@ static void test_unfree_undoes_the_free(void **state)
 	assert_int_equal(msc_agg_init(&a), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x10000, 100, 1, MSC_FN_MALLOC), 0);
 	/* Freed 500 ns later by the thread that made it: temporary, bucket 0. */
-	assert_int_equal(msc_agg_free(&a, T0 + 500, 1, 0x10000, MSC_FN_REALLOC, NULL), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 500, 1, 0x10000, MSC_FN_REALLOC, 0, NULL), 1);
 	assert_int_equal(a.sites[0].ages[0], 1);
 	assert_int_equal(a.sites[0].temporary, 1);
 	/* The realloc failed, noticed 5 ms later. */
@@ -252,6 +253,98 @@ static void test_regions(void **state)
 	msc_agg_release(&a);
 }
 
+/* Memory errors: each kind once, with what is known of the block. */
+static void test_errors(void **state)
+{
+	struct msc_agg a;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	/* mismatch: new[] released by delete; the free still happens */
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, MSC_FN_NEW_ARRAY), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_DELETE, 9, NULL), 1);
+	assert_int_equal(a.err.kind, MSC_ERR_MISMATCH);
+	assert_int_equal(a.err.stack, 9);
+	assert_int_equal(a.err.alloc_stack, 7);
+	assert_int_equal(a.err.size, 40);
+	assert_int_equal(a.live_blocks, 0);
+	a.err.kind = MSC_ERR_NONE;
+	/* double free: the first free is remembered */
+	assert_int_equal(msc_agg_free(&a, T0 + 2, 2, 0x1000, MSC_FN_DELETE_ARRAY, 11, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_DOUBLE_FREE);
+	assert_true(a.err.have_free);
+	assert_int_equal(a.err.free_stack, 9);
+	assert_int_equal(a.err.free_tid, 1);
+	assert_int_equal(a.err.free_ts, T0 + 1);
+	a.err.kind = MSC_ERR_NONE;
+	/* allocated again at the same address, freed well: no error */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 3, 1, 0x1000, 16, 8, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 4, 1, 0x1000, MSC_FN_FREE, 12, NULL), 1);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	/* realloc of it now: realloc-freed, naming the latest free */
+	assert_int_equal(msc_agg_free(&a, T0 + 5, 1, 0x1000, MSC_FN_REALLOC, 13, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_REALLOC_FREED);
+	assert_int_equal(a.err.free_stack, 12);
+	assert_int_equal(a.err.size, 16);
+	a.err.kind = MSC_ERR_NONE;
+	/* invalid free into a live block */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 6, 1, 0x2000, 64, 8, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 7, 1, 0x2010, MSC_FN_FREE, 14, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_INVALID_FREE);
+	assert_true(a.err.have_block);
+	assert_int_equal(a.err.block, 0x2000);
+	assert_int_equal(a.err.ptr - a.err.block, 16);
+	a.err.kind = MSC_ERR_NONE;
+	/* the ring forgets: a free of a block freed MSC_QUARANTINE frees ago
+	 * is an invalid free, with no first free */
+	for (i = 0; i < MSC_QUARANTINE; i++) {
+		assert_int_equal(msc_agg_alloc(&a, T0 + 10 + i, 1, 0x100000 + i * 16, 8, 8, MSC_FN_MALLOC), 0);
+		assert_int_equal(msc_agg_free(&a, T0 + 10 + i, 1, 0x100000 + i * 16, MSC_FN_FREE, 12, NULL), 1);
+	}
+	assert_int_equal(msc_agg_free(&a, T0 + 10 + i, 1, 0x1000, MSC_FN_FREE, 15, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_INVALID_FREE);
+	assert_false(a.err.have_free);
+	a.err.kind = MSC_ERR_NONE;
+	/* ... and of one freed within it, a double free */
+	assert_int_equal(msc_agg_free(&a, T0 + 11 + i, 1, 0x100000 + 16, MSC_FN_FREE, 15, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_DOUBLE_FREE);
+	/* attached or forked: frees of unseen blocks say nothing */
+	a.err.kind = MSC_ERR_NONE;
+	a.unseen_frees_ok = true;
+	assert_int_equal(msc_agg_free(&a, T0 + 12 + i, 1, 0x9990, MSC_FN_FREE, 15, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	assert_int_equal(a.errors[MSC_ERR_MISMATCH], 1);
+	assert_int_equal(a.errors[MSC_ERR_DOUBLE_FREE], 2);
+	assert_int_equal(a.errors[MSC_ERR_REALLOC_FREED], 1);
+	assert_int_equal(a.errors[MSC_ERR_INVALID_FREE], 2);
+	msc_agg_release(&a);
+}
+
+/* The gates' kinds: names, "all", the default, and bad lists. */
+static void test_gate_kinds(void **state)
+{
+	uint64_t blocks[MSC_LEAK_KINDS] = { 0 };
+	unsigned m;
+
+	(void)state;
+	assert_int_equal(msc_gate_parse_kinds(NULL, &m), 0);
+	assert_int_equal(m, (1u << MSC_LEAK_DEFINITELY) | (1u << MSC_LEAK_INDIRECTLY));
+	assert_int_equal(msc_gate_parse_kinds("possibly,reachable", &m), 0);
+	assert_int_equal(m, (1u << MSC_LEAK_POSSIBLY) | (1u << MSC_LEAK_REACHABLE));
+	assert_int_equal(msc_gate_parse_kinds("all", &m), 0);
+	assert_int_equal(m, (1u << MSC_LEAK_KINDS) - 1);
+	assert_int_equal(msc_gate_parse_kinds("definitely,", &m), 0);
+	assert_int_equal(msc_gate_parse_kinds("lost", &m), -EINVAL);
+	assert_int_equal(msc_gate_parse_kinds("", &m), -EINVAL);
+	blocks[MSC_LEAK_DEFINITELY] = 3;
+	blocks[MSC_LEAK_REACHABLE] = 5;
+	msc_gate_parse_kinds(NULL, &m);
+	assert_int_equal(msc_gate_leaks(blocks, m), 3);
+	msc_gate_parse_kinds("reachable,definitely", &m);
+	assert_int_equal(msc_gate_leaks(blocks, m), 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +354,8 @@ int main(void)
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
 		cmocka_unit_test(test_regions),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_gate_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
