@@ -1101,6 +1101,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	t.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (t.mem < 0) {
 		rc = errno == EACCES || errno == EPERM ? explain_eperm(pid, err) :
+		     errno == ENOENT || errno == ESRCH ? msc_err_set(err, -ESRCH, "pid %d exited", pid) :
 			msc_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
 		goto out;
 	}

@@ -72,5 +72,7 @@ int msc_name_pid(const char *name, const char **rest);
 uint64_t msc_now_epoch(void);
 uint64_t msc_now_boottime(void);
 uint64_t msc_now_monotonic(void);
+/* CPU time of the calling thread, ns. */
+uint64_t msc_now_thread_cpu(void);
 
 #endif

@@ -152,3 +152,8 @@ uint64_t msc_now_monotonic(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
 }
+
+uint64_t msc_now_thread_cpu(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}

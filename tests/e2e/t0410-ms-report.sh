@@ -232,7 +232,8 @@ sed '5s/.*/{"type":"site",,}/' leaky.ndjson >badjson.ndjson
 check_status "invalid JSON at line 5" 2 ms-report badjson.ndjson
 check_one_line_error "invalid JSON" "$OUT/last.err"
 check_grep "invalid JSON: FILE:LINE" "badjson.ndjson:5:" "$OUT/last.err"
-sed 's/"stack":4,/"stack":999,/' leaky.ndjson >nostack.ndjson
+sid=$(jq -r 'select(.type=="site") | .stack' leaky.ndjson | head -n 1)
+sed "s/\"stack\":$sid,/\"stack\":999,/" leaky.ndjson >nostack.ndjson
 check_status "a record referring to a stack never defined" 2 ms-report nostack.ndjson
 check_one_line_error "undefined stack" "$OUT/last.err"
 check_grep "undefined stack: says which" "stack 999, never defined" "$OUT/last.err"

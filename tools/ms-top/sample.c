@@ -349,7 +349,7 @@ static bool mem_fresh(const struct top_proc *p, uint64_t rss, uint64_t now)
 	if (!p->mem_ts)
 		return false;
 	if (rss != p->stat_rss)
-		return age < p->mem_cost * TOP_MEM_BUSY_PACE;
+		return p->mem_cost >= TOP_MEM_PACE_MIN && age < p->mem_cost * TOP_MEM_BUSY_PACE;
 	return age < TOP_MEM_MAX_AGE || age < idle;
 }
 
@@ -414,7 +414,7 @@ static int visit(int pid, void *arg)
 		e->has_pss = p->mem.has_pss;
 		e->has_mem = p->mem.has_mem;
 	} else {
-		uint64_t t0 = msc_now_monotonic();
+		uint64_t t0 = msc_now_thread_cpu();
 
 		ret = read_mem(t, p, e);
 		if (ret == -ESRCH) {
@@ -424,7 +424,7 @@ static int visit(int pid, void *arg)
 		}
 		p->stat_rss = st.rss;
 		p->mem_ts = ret ? 0 : s->ts;
-		p->mem_cost = msc_now_monotonic() - t0;
+		p->mem_cost = msc_now_thread_cpu() - t0;
 		p->mem.rss = e->rss;
 		p->mem.pss = e->pss;
 		p->mem.uss = e->uss;

@@ -42,13 +42,16 @@
  * (in stat, which costs nothing to read) has not moved keeps the figures of
  * its last read for TOP_MEM_MAX_AGE, or for TOP_MEM_IDLE_PACE times what
  * that read took if longer (a large idle process costs at most 0.05% of a
- * CPU); one whose rss moved is read again once TOP_MEM_BUSY_PACE times its
- * last read's time has passed (at most 0.2% of a CPU; every refresh for any
- * process whose read takes under 2 ms, about 350 MiB resident).
+ * CPU); one whose rss moved is read again at the next refresh, or if its
+ * last read took TOP_MEM_PACE_MIN or more, once TOP_MEM_BUSY_PACE times
+ * that has passed (at most 0.2% of a CPU).  The time is ms-top's CPU time,
+ * not the clock's: a busy machine that delays the read does not slow the
+ * pace.
  */
 #define TOP_MEM_MAX_AGE (5ull * 1000000000ull)
 #define TOP_MEM_IDLE_PACE 2000
 #define TOP_MEM_BUSY_PACE 500
+#define TOP_MEM_PACE_MIN 1000000ull
 
 /* Refreshes of rss history kept per process (the sparkline, the graph). */
 #define TOP_HIST 512
