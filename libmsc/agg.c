@@ -791,10 +791,10 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 	s->bytes += len;
 	s->live_bytes += len;
 	s->last_ts = ts;
+	/* Not in allocs and bytes, the malloc family's totals, which
+	 * memcheck and heaptrack give: mappings have their own. */
 	a->mmaps++;
 	a->mmap_bytes += len;
-	a->allocs++;
-	a->bytes += len;
 	a->live_blocks++;
 	a->live_bytes += len;
 	after_alloc(a, s, ts);
@@ -844,7 +844,6 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 			/* Gone entirely: that is its free. */
 					s->frees++;
 			s->ages[msc_age_bucket(ts >= r->ts ? ts - r->ts : 0)]++;
-			a->frees++;
 			a->live_blocks--;
 			memmove(r, r + 1, (a->nregions - i - 1) * sizeof(*r));
 			a->nregions--;

@@ -43,6 +43,11 @@ enum msc_rtype msc_rtype_of(const char *name)
 	return MSC_R_OTHER;
 }
 
+bool msc_is_mapping_fn(const char *fn)
+{
+	return fn && (!strcmp(fn, "mmap") || !strcmp(fn, "mremap"));
+}
+
 /* --------------------------------------------------------------- stacks */
 
 /*

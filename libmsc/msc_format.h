@@ -204,6 +204,9 @@ int msc_write_stack_v1(struct msc_writer *w, const struct msc_stackdef *s);
  * Paths are shortened to their last component.  Returns buf.
  */
 char *msc_frame_label(char *buf, size_t n, const struct msc_rframe *f);
+/* Whether a record's "fn" names a mapping ("mmap", "mremap"): the malloc
+ * family's totals (allocs, frees, bytes) leave those out. */
+bool msc_is_mapping_fn(const char *fn);
 /* The last component of a path ("libc.so.6"); NULL gives NULL. */
 const char *msc_base_name(const char *path);
 

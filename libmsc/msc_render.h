@@ -41,6 +41,7 @@ struct render_totals {
 	uint64_t leaked, leaked_blocks, definitely, indirectly, possibly, reachable, unscanned;
 	uint64_t unknown, unknown_blocks;	/* live at the end of an attach: fate unknown */
 	uint64_t temporary, short_lived;
+	uint64_t mmaps, mmap_bytes;		/* anonymous mappings, not in allocs */
 };
 
 /* Sites grouped by stack (all sizes of one call path together); NULL on

@@ -138,6 +138,7 @@ struct msc_rimage {
 	int status, signal;
 	uint64_t duration, peak, peak_ts, lost;
 	uint64_t allocs, frees, bytes, temporary;
+	uint64_t mmaps, mmap_bytes;		/* anonymous mappings: not in allocs */
 	uint64_t kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS];
 };
 

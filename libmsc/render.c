@@ -175,10 +175,16 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t)
 	for (i = 0; i < r->nsites; i++) {
 		const struct msc_rsite *s = &r->sites[i];
 
+		t->live_bytes += s->live_bytes;
+		if (msc_is_mapping_fn(s->fn)) {
+			/* the malloc family's totals leave mappings out */
+			t->mmaps += s->allocs;
+			t->mmap_bytes += s->bytes;
+			continue;
+		}
 		t->allocs += s->allocs;
 		t->frees += s->frees;
 		t->bytes += s->bytes;
-		t->live_bytes += s->live_bytes;
 		t->temporary += s->temporary;
 		for (b = 0; b < SHORT_LIVED_BUCKETS; b++)
 			t->short_lived += s->ages[b];

@@ -119,6 +119,8 @@ static void jsummary(json_t *sum, const struct render_totals *tt, const struct e
 	json_object_set_new(sum, "allocs", json_integer((json_int_t)tt->allocs));
 	json_object_set_new(sum, "frees", json_integer((json_int_t)tt->frees));
 	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt->bytes));
+	json_object_set_new(sum, "mmaps", json_integer((json_int_t)tt->mmaps));
+	json_object_set_new(sum, "mmap_bytes", json_integer((json_int_t)tt->mmap_bytes));
 	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt->leaked));
 	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt->leaked_blocks));
 	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt->definitely));
@@ -179,6 +181,8 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 			tt.allocs = im->allocs;
 			tt.frees = im->frees;
 			tt.bytes = im->bytes;
+			tt.mmaps = im->mmaps;
+			tt.mmap_bytes = im->mmap_bytes;
 			tt.temporary = im->temporary;
 			for (k = 0; k < MSC_LEAK_KINDS; k++) {
 				if (msc_leak_kind_leaked(k)) {

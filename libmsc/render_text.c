@@ -377,6 +377,10 @@ static void summary(struct ctx *c)
 	snprintf(d, sizeof(d), "(%s)", sz(b, sizeof(b), t.bytes));
 	row(c, "allocations", NULL, cnt(a, sizeof(a), t.allocs), d, false);
 	row(c, "frees", NULL, cnt(a, sizeof(a), t.frees), NULL, false);
+	if (t.mmaps) {
+		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
+		row(c, "anonymous mmaps", NULL, cnt(a, sizeof(a), t.mmaps), d, false);
+	}
 	if (r->peak) {
 		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
 		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);

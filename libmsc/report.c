@@ -270,7 +270,11 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->stack = (uint32_t)stack;
 	s->pid = msc_rec_pid(rec, r->pid);
 	im = image_of(r, s->pid);
-	if (im) {
+	s->fn = str(r, rec, "fn");
+	if (im && msc_is_mapping_fn(s->fn)) {
+		im->mmaps += s->allocs;
+		im->mmap_bytes += s->bytes;
+	} else if (im) {
 		im->allocs += s->allocs;
 		im->frees += s->frees;
 		im->bytes += s->bytes;
@@ -282,7 +286,6 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return 0;
 	if (msc_rec_u64(rec, "size_max", &s->size_max))
 		s->size_max = s->size;
-	s->fn = str(r, rec, "fn");
 	s->at_peak = u64(rec, "at_peak");
 	s->temporary = u64(rec, "temporary");
 	s->peak_live_bytes = u64(rec, "peak_live_bytes");

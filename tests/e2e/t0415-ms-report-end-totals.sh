@@ -110,4 +110,31 @@ ms-report --sections summary attach.ndjson >attach.txt
 check_egrep "attach: text summary: live at the end" \
 	"^ +live at the end +$(commas $((n * 1000 + 50 * 64))) B +in $((n + 50)) blocks \(fate unknown\)\$" attach.txt
 
+# Anonymous mmaps are their own figures: not in the malloc family's
+# allocations, frees and bytes (as memcheck and heaptrack count them).
+ms-record -q -o "$OUT/hog.ndjson" "$EX/memhog" 8 >"$OUT/hog.log" 2>&1 &
+rec=$!
+if wait_for_line "$OUT/hog.log" "^ready "; then
+	hog=$(sed -n 's/^ready //p' "$OUT/hog.log")
+	kill -USR1 "$hog"
+	wait_for_line "$OUT/hog.log" "^grown 8"
+	kill -TERM "$hog"
+fi
+wait $rec
+H="$OUT/hog.ndjson"
+check_eq "memhog 8: one mmap of 8 MiB, apart" "1 8388608" \
+	"$(jq -r 'select(.type=="end") | "\(.mmaps) \(.mmap_bytes)"' "$H")"
+check_eq "memhog 8: allocs and bytes are the malloc family's sites' sum" \
+	"$(jq -s -r '[.[] | select(.type=="site" and .fn != "mmap")] | "\(map(.allocs) | add) \(map(.bytes) | add)"' "$H")" \
+	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.bytes)"' "$H")"
+check_eq "memhog 8: the mmap site itself" "1 8388608" \
+	"$(jq -r 'select(.type=="site" and .fn=="mmap") | "\(.allocs) \(.bytes)"' "$H")"
+ms-report --sections summary "$H" >hog.txt
+check_egrep "memhog 8: text summary: mmaps on their own row" \
+	"^ +anonymous mmaps +1 +\(8\.0 MiB; not in the allocations\)\$" hog.txt
+check_egrep "memhog 8: text summary: allocations without it" \
+	"^ +allocations +$(jq -r 'select(.type=="end") | .allocs' "$H") " hog.txt
+check_eq "memhog 8: --json summary" "$(jq -r 'select(.type=="end") | "\(.allocs) 1 8388608"' "$H")" \
+	"$(ms-report --json "$H" | jq -r '.summary | "\(.allocs) \(.mmaps) \(.mmap_bytes)"')"
+
 finish
