@@ -13,11 +13,15 @@
  * allocates T blocks and frees T, of which the first DELAY are older than
  * the recording (frees to ignore).
  *
+ * With LOSE > 0 it also loses a block of LOSE bytes every tick (lose_one:
+ * allocated, filled, its address forgotten): definitely lost, one more at
+ * each tick, for ms-snap --leaks.
+ *
  * SIGUSR1 makes it print "ticks T cache B" on standard output: the count
  * of ticks done and the bytes in its cache.  SIGTERM and SIGINT end it with
  * status 0 after printing the same line.
  *
- * Usage: ticker [TICK_MS [GROW [DELAY]]]
+ * Usage: ticker [TICK_MS [GROW [DELAY [LOSE]]]]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -58,6 +62,17 @@ NOINLINE static char *make_message(unsigned long tick)
 	return m;
 }
 
+/* The block's address is gone once this returns: only its contents,
+ * which hold no pointer, stay. */
+NOINLINE static void lose_one(size_t size)
+{
+	char *p = malloc(size);
+
+	if (p)
+		memset(p, 0x77, size);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
 static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
@@ -71,6 +86,7 @@ int main(int argc, char **argv)
 	long tick_ms = argc > 1 ? atol(argv[1]) : 10;
 	size_t grow = argc > 2 ? (size_t)atol(argv[2]) : 1000;
 	unsigned long delay = argc > 3 ? (unsigned long)atol(argv[3]) : 50, ticks = 0;
+	size_t lose = argc > 4 ? (size_t)atol(argv[4]) : 0;
 	char **pending;
 	struct sigaction sa;
 
@@ -91,6 +107,8 @@ int main(int argc, char **argv)
 		cache_add(grow);
 		free(pending[slot]);
 		pending[slot] = make_message(ticks);
+		if (lose)
+			lose_one(lose);
 		ticks++;
 		if (report) {
 			report = 0;

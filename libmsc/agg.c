@@ -976,15 +976,20 @@ oom:
 	return -ENOMEM;
 }
 
-void msc_agg_set_fate_unknown(struct msc_agg *a)
+void msc_agg_set_kinds(struct msc_agg *a, unsigned kind)
 {
 	size_t i;
 
 	for (i = 0; i <= a->live_mask; i++)
 		if (a->live[i].ptr)
-			msc_live_set_kind(&a->live[i], MSC_LEAK_UNKNOWN);
+			msc_live_set_kind(&a->live[i], kind);
 	for (i = 0; i < a->nregions; i++)
-		a->regions[i].kind = MSC_LEAK_UNKNOWN;
+		a->regions[i].kind = (uint8_t)kind;
+}
+
+void msc_agg_set_fate_unknown(struct msc_agg *a)
+{
+	msc_agg_set_kinds(a, MSC_LEAK_UNKNOWN);
 }
 
 void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS],

@@ -927,6 +927,31 @@ static void take_samples(struct msc_collector *c)
 #define ROUND_NAP_NS 200000ull
 #define ROUND_CHECK_NS 1000000ull
 
+int msc_collector_settle(struct msc_collector *c, int pid)
+{
+	struct msc_collector_private *p;
+	uint32_t used, i;
+
+	for (p = c->procs; p && p->pub.pid != pid; p = p->next)
+		;
+	if (!p)
+		return -ESRCH;
+	used = rings_in_use(c, p);
+	for (i = 0; i < used; i++) {
+		struct msc_ring *r = p->cur[i].ring;
+
+		if (p->cur[i].broken)
+			continue;
+		if (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE) ||
+		    (i == 0 && __atomic_load_n(&r->lock, __ATOMIC_ACQUIRE)))
+			return -EAGAIN;
+	}
+	/* Every thread is stopped outside the hooks: nothing older than
+	 * what is committed can come, so everything goes, in order. */
+	collect_pump(c, p, true);
+	return 0;
+}
+
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 {
 	struct pollfd *pfd;

@@ -289,6 +289,22 @@ bool msc_collector_child_done(const struct msc_collector *c, int *status)
 	return c->child_done;
 }
 
+void msc_collector_child_exited(struct msc_collector *c, int status, const struct rusage *ru)
+{
+	struct msc_collector_private *p, *next;
+
+	if (c->child_pid <= 0 || c->child_done)
+		return;
+	c->child_done = true;
+	c->child_status = status;
+	c->child_usage = *ru;
+	for (p = c->procs; p; p = next) {
+		next = p->next;
+		if (p->pub.pid == c->child_pid)
+			collect_end_session(c, p, "exit", status, true);
+	}
+}
+
 void collect_reap_child(struct msc_collector *c)
 {
 	struct msc_collector_private *p, *next;

@@ -278,10 +278,11 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 	return msc_strmap_put(&l->ids, id, (void *)(uintptr_t)s->n);
 }
 
-/* A site: of a recording, or of a live snapshot (ms-snap of a process
- * ms-record records), where it belongs to its pid's process record. */
+/* A site or a leak: of a recording, or of a live snapshot (ms-snap of a
+ * process ms-record records; --leaks for leaks), where it belongs to its
+ * pid's process record. */
 static int site_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
-		       struct msc_err *err)
+		       enum msc_ent_kind kind, struct msc_err *err)
 {
 	const char *prog = l->prog;
 
@@ -292,9 +293,12 @@ static int site_entity(struct msc_snapshot *s, struct loader *l, const struct ms
 		msc_rec_i64(rec, "pid", &pid);
 		pi = pid > 0 ? msc_u64map_get(&l->procs, (uint64_t)pid) : NULL;
 		prog = pi ? s->ents[*pi - 1].comm : "?";
-		s->live_sites = true;
+		if (kind == MSC_ENT_LEAK)
+			s->live_leaks = true;
+		else
+			s->live_sites = true;
 	}
-	return recorded_entity(s, l, rec, MSC_ENT_SITE, prog, err);
+	return recorded_entity(s, l, rec, kind, prog, err);
 }
 
 static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
@@ -319,10 +323,10 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	case MSC_R_FRAME:
 		return msc_stackdefs_frame(&l->defs, rec, NULL, err);
 	case MSC_R_SITE:
-		return site_entity(s, l, rec, err);
-	/* Recordings only: a snapshot has none of these. */
+		return site_entity(s, l, rec, MSC_ENT_SITE, err);
 	case MSC_R_LEAK:
-		return s->recording ? recorded_entity(s, l, rec, MSC_ENT_LEAK, l->prog, err) : 0;
+		return site_entity(s, l, rec, MSC_ENT_LEAK, err);
+	/* Recordings only: a snapshot has none of these. */
 	case MSC_R_END:
 		return s->recording ? recorded_entity(s, l, rec, MSC_ENT_PROCESS, l->prog, err) : 0;
 	default:
@@ -481,6 +485,8 @@ bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *va
 static const char *const default_metrics[] = { "rss", "pss", "swap" };
 /* Snapshots of processes ms-record records: their sites' live heap too. */
 static const char *const live_metrics[] = { "rss", "pss", "swap", "live_bytes" };
+/* Snapshots with leaks (ms-snap --leaks): what was lost. */
+static const char *const leak_metrics[] = { "rss", "pss", "swap", "leaked_bytes", "leaked_blocks" };
 /* Recordings: what the heap holds at the end, leaks, the peak and what it
  * is made of, and how often the program allocates. */
 static const char *const recording_metrics[] = { "live_bytes", "leaked_bytes", "peak", "at_peak",
@@ -505,6 +511,10 @@ const char *const *msc_diff_default_metrics(const struct msc_snapshot *a, const 
 	if (a->recording || b->recording) {
 		*n = ARRAY_SIZE(recording_metrics);
 		return recording_metrics;
+	}
+	if (a->live_leaks || b->live_leaks) {
+		*n = ARRAY_SIZE(leak_metrics);
+		return leak_metrics;
 	}
 	if (a->live_sites || b->live_sites) {
 		*n = ARRAY_SIZE(live_metrics);

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "msc_format.h"
 #include "msc_live.h"
 #include "msc_util.h"
 
@@ -75,10 +76,20 @@ void msc_live_unlink(int pid)
 		unlink(path);
 }
 
-long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
+/* The request line a client sends first ("sites\n", "leaks\n"). */
+static int send_request(int fd, const char *request)
 {
-	/* The recorder answers at its next round: milliseconds. */
-	const struct timeval tv = { 5, 0 };
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%s\n", request);
+
+	return write(fd, line, (size_t)n) == n ? 0 : -errno;
+}
+
+long msc_live_fetch(int pid, const char *request, struct msc_writer *w, struct msc_err *err)
+{
+	/* The recorder answers at its next round: milliseconds; a leak scan
+	 * reads the whole heap: seconds for gigabytes. */
+	const struct timeval tv = { strcmp(request, "sites") ? 120 : 5, 0 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct msc_reader r;
 	struct msc_rec rec;
@@ -99,9 +110,21 @@ long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err)
 		return rc;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send_request(fd, request) < 0) {
+		close(fd);
+		return msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid);
+	}
 	msc_reader_init_fd(&r, fd, sa.sun_path);
 	/* Records as they are, but only whole, valid ones. */
 	while ((rc = msc_reader_next(&r, &rec, err)) > 0) {
+		size_t len;
+		const char *why = msc_rec_rtype(&rec) == MSC_R_LIVE ? msc_rec_str(&rec, "error", &len) : NULL;
+
+		if (why) {
+			/* the recorder could not do what was asked */
+			rc = msc_err_set(err, -EINVAL, "pid %d: %.*s", pid, (int)len, why);
+			break;
+		}
 		msc_w_line(w, rec.line, rec.len);
 		records++;
 	}
@@ -161,6 +184,10 @@ long msc_live_read(int pid, char **buf, size_t *cap, int timeout_ms, struct msc_
 			msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
 		close(fd);
 		return ret;
+	}
+	if (send_request(fd, "sites") < 0) {
+		close(fd);
+		return msc_err_set(err, -EAGAIN, "pid %d: its recorder is busy", pid);
 	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };

@@ -433,6 +433,9 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out);
 /* Every live block and region becomes MSC_LEAK_UNKNOWN: recorded from
  * the middle of a process's life, their fate cannot be known. */
 void msc_agg_set_fate_unknown(struct msc_agg *a);
+/* Every live block and region of kind (after a scan of a running process:
+ * back to unscanned). */
+void msc_agg_set_kinds(struct msc_agg *a, unsigned kind);
 
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);

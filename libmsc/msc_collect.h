@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "msc_agg.h"
 #include "msc_err.h"
@@ -115,6 +116,19 @@ bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uin
  * else 0.
  */
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms);
+
+/*
+ * For a caller that stopped every thread of pid (msc_freeze): delivers
+ * every event they committed, so that the recorder's view is the
+ * process's.  0; -EAGAIN when a thread stopped inside a hook (an event of
+ * it may yet come, older than others: let it run and try again); -ESRCH
+ * when pid is not recorded.
+ */
+int msc_collector_settle(struct msc_collector *c, int pid);
+
+/* The child ended, and someone else's wait took its status and usage
+ * (a wait for a ptrace stop): the collector takes them from there. */
+void msc_collector_child_exited(struct msc_collector *c, int status, const struct rusage *ru);
 
 /* Processes still recorded. */
 unsigned msc_collector_sessions(const struct msc_collector *c);

@@ -71,6 +71,7 @@ struct msc_snapshot {
 	bool complete;			/* an "end" record was seen */
 	bool recording;			/* from ms-record: sites, leaks, totals */
 	bool live_sites;		/* a snapshot with a recorded process's sites */
+	bool live_leaks;		/* a snapshot with its leaks (ms-snap --leaks) */
 	struct msc_arena arena;
 	struct msc_entity *ents;
 	size_t n, cap;

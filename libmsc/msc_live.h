@@ -31,10 +31,14 @@ int msc_live_listen(int pid, struct msc_err *err);
 void msc_live_unlink(int pid);
 
 /*
- * Copies the live records of pid to w.  Returns the count of records, or
- * -ENOENT when pid is not being recorded (no one listens), or -errno.
+ * Copies the live records of pid to w.  request: "sites" (the heap by
+ * site), or "leaks" (a reachability scan of the process now, its threads
+ * stopped while its memory is read: "leak" records and a "live" record
+ * with the scan's figures).  A client sends its request as a line first.
+ * Returns the count of records, or -ENOENT when pid is not being recorded
+ * (no one listens), or -errno.
  */
-long msc_live_fetch(int pid, struct msc_writer *w, struct msc_err *err);
+long msc_live_fetch(int pid, const char *request, struct msc_writer *w, struct msc_err *err);
 
 /*
  * Calls cb with the pid of every socket of the directory: the processes

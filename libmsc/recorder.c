@@ -2,6 +2,7 @@
 /* The recording engine: see msc_recorder.h. */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "msc_agg.h"
 #include "msc_format.h"
+#include "msc_freeze.h"
 #include "msc_inject.h"
 #include "msc_live.h"
 #include "msc_proc.h"
@@ -299,30 +301,24 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
 		on_event(ctx, p, &ev[i]);
 }
 
-static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
+/*
+ * The reachability scan of pr's process, pid, paused: at its exit (sp: the
+ * exiting thread's stack pointer) or stopped whole for ms-snap --leaks
+ * (sp 0, and more roots: its threads' registers).  0, or -errno with err.
+ */
+static int scan_process(struct rproc *pr, int pid, uint64_t sp, const uint64_t *more, size_t nmore,
+			struct msc_scan_stats *st, struct msc_err *err)
 {
-	struct msc_recorder *r = ctx;
-	struct rproc *pr = p->user;
-	struct msc_scan_stats st;
-	struct msc_err err;
 	struct msc_range *ex;
 	uint64_t *tps, *roots;
 	size_t i, nex = 0;
+	int rc;
 
-	(void)tid;
-	/* The program waits at its exit, its destructors run: the rss the
-	 * closing sample gives. */
-	if (r->o.interval_ms) {
-		uint64_t rss = rss_of(p->pid);
-
-		if (rss)
-			pr->last_rss = rss;
-	}
 	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
 	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
-	roots = malloc((pr->nthreads + 1) * sizeof(*roots));
+	roots = malloc((pr->nthreads + nmore + 1) * sizeof(*roots));
 	if (!ex || !tps || !roots) {
-		warn(r, "leak scan: out of memory; leaks are reported unscanned");
+		rc = msc_err_set(err, -ENOMEM, "leak scan: out of memory");
 		goto out;
 	}
 	/* Never roots: the shim's memory, and the stacks of exited threads
@@ -334,13 +330,35 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 			ex[nex++] = (struct msc_range){ pr->threads[i].lo, pr->threads[i].hi };
 		tps[i] = pr->threads[i].tp;
 	}
-	msc_scan_dtv_roots(p->pid, tps, pr->nthreads, roots);
-	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, roots, pr->nthreads, &st, &err))
-		warn(r, "%s; leaks are reported unscanned", err.msg);
+	msc_scan_dtv_roots(pid, tps, pr->nthreads, roots);
+	if (nmore)
+		memcpy(roots + pr->nthreads, more, nmore * sizeof(*more));
+	rc = msc_scan_process(&pr->agg, pid, sp, ex, nex, roots, pr->nthreads + nmore, st, err);
 out:
 	free(ex);
 	free(tps);
 	free(roots);
+	return rc;
+}
+
+static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
+{
+	struct msc_recorder *r = ctx;
+	struct rproc *pr = p->user;
+	struct msc_scan_stats st;
+	struct msc_err err;
+
+	(void)tid;
+	/* The program waits at its exit, its destructors run: the rss the
+	 * closing sample gives. */
+	if (r->o.interval_ms) {
+		uint64_t rss = rss_of(p->pid);
+
+		if (rss)
+			pr->last_rss = rss;
+	}
+	if (scan_process(pr, p->pid, sp, NULL, 0, &st, &err))
+		warn(r, "%s; leaks are reported unscanned", err.msg);
 }
 
 /* ---------------------------------------------------------------- results */
@@ -466,6 +484,108 @@ static void live_stop(struct msc_recorder *r)
 	msc_live_unlink(r->main_pid);
 }
 
+/*
+ * The request line a client sends first: "sites" or "leaks".  A client
+ * that sends none within a second (one of an older memscope) gets sites.
+ */
+static bool wants_leaks(int fd)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	char line[32];
+	ssize_t n;
+
+	if (poll(&pfd, 1, 1000) <= 0)
+		return false;
+	n = recv(fd, line, sizeof(line) - 1, 0);
+	if (n <= 0)
+		return false;
+	line[n] = '\0';
+	return strncmp(line, "leaks", 5) == 0;
+}
+
+/* The live record that ends an answer to "leaks": how it went. */
+static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uint64_t stopped_ns,
+			   const struct msc_scan_stats *st, unsigned threads)
+{
+	msc_w_record(w, MSC_R_LIVE);
+	msc_w_i64(w, "pid", pid);
+	msc_w_bool(w, "recorded", true);
+	if (error) {
+		msc_w_str(w, "error", error);
+	} else {
+		msc_w_bool(w, "scanned", true);
+		msc_w_u64(w, "threads", threads);
+		msc_w_u64(w, "stopped_ns", stopped_ns);
+		msc_w_u64(w, "scan_ns", st->ns);
+		msc_w_u64(w, "blocks", st->blocks);
+		msc_w_u64(w, "root_bytes", st->root_bytes);
+		msc_w_u64(w, "block_bytes", st->block_bytes);
+	}
+	msc_w_end(w);
+}
+
+/*
+ * ms-snap --leaks: the reachability scan of the main process, now.  Its
+ * threads are stopped (msc_freeze) while the events they committed are
+ * delivered and its memory is read, then let go; the leaks go to the
+ * client as "leak" records, and the blocks are unscanned again for the
+ * recording.  A thread stopped inside a hook may still have an event to
+ * commit: then the process runs on a moment and it is tried again.
+ */
+static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out)
+{
+	struct rproc *pr = r->main_pr;
+	struct msc_scan_stats st = { 0 };
+	struct msc_freeze f;
+	struct msc_err err;
+	struct msc_leak *leaks = NULL;
+	uint64_t *regs = NULL, stopped;
+	size_t nregs = 0;
+	unsigned tries, threads = 0;
+	long n, i;
+	int rc = -EAGAIN;
+
+	if (r->attached) {
+		live_leaks_end(w, r->main_pid, "a leak scan needs a recording from the start (ms-record "
+			       "PROGRAM): blocks allocated before an attach are not known", 0, NULL, 0);
+		return;
+	}
+	for (tries = 0; tries < 50 && rc == -EAGAIN; tries++) {
+		if (tries)
+			poll(NULL, 0, 1);
+		rc = msc_freeze(&f, r->main_pid, 5000, &err);
+		if (rc)
+			break;
+		rc = msc_collector_settle(r->col, r->main_pid);
+		if (rc == 0) {
+			threads = (unsigned)f.n;
+			regs = malloc(f.n * MSC_FREEZE_REGS * sizeof(*regs));
+			nregs = regs ? msc_freeze_regs(&f, regs, f.n * MSC_FREEZE_REGS) : 0;
+			rc = regs ? scan_process(pr, r->main_pid, 0, regs, nregs, &st, &err) :
+				    msc_err_set(&err, -ENOMEM, "out of memory");
+		}
+		stopped = msc_thaw(&f);
+		if (f.main_exited)
+			msc_collector_child_exited(r->col, f.main_status, &f.main_usage);
+	}
+	free(regs);
+	if (rc == -EAGAIN)
+		msc_err_set(&err, rc, "its threads kept stopping inside the allocator; try again");
+	if (rc) {
+		live_leaks_end(w, r->main_pid, err.msg, 0, NULL, 0);
+		msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
+		return;
+	}
+	n = msc_agg_leaks(&pr->agg, &leaks);
+	for (i = 0; i < n && !w->error; i++) {
+		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
+		msc_write_leak(w, &pr->agg, &leaks[i], r->main_pid);
+	}
+	free(leaks);
+	live_leaks_end(w, r->main_pid, n < 0 ? "out of memory" : NULL, stopped, &st, threads);
+	msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
+}
+
 /* A client of the live socket: the main process's sites as of now. */
 static void live_serve(struct msc_recorder *r)
 {
@@ -489,6 +609,10 @@ static void live_serve(struct msc_recorder *r)
 			close(fd);
 			continue;
 		}
+		if (wants_leaks(fd)) {
+			live_leaks(r, &lw, &out);
+			goto done;
+		}
 		a = &r->main_pr->agg;
 		for (i = 0; i < a->nsites && !lw.error; i++) {
 			const struct msc_site *s = &a->sites[i];
@@ -498,6 +622,7 @@ static void live_serve(struct msc_recorder *r)
 			msc_stacks_write_to(&r->stacks, &out, &lw, s->stack);
 			msc_write_site(&lw, a, s, r->main_pid);
 		}
+done:
 		msc_stacks_out_release(&out);
 		msc_writer_release(&lw);
 		close(fd);

@@ -27,6 +27,9 @@ static const char help[] =
 	"      --maps          one mapping record per mapping\n"
 	"      --no-maps       process records only (default with -a)\n"
 	"      --kthreads      with -a, include kernel threads\n"
+	"      --leaks         with -p, for a process ms-record is recording: its\n"
+	"                      leaks now (a reachability scan, its threads stopped\n"
+	"                      while its memory is read), as leak records\n"
 	"  -o, --output FILE   write to FILE instead of standard output\n"
 	"                      (compressed with zstd if it ends in .zst)\n"
 	"      --proc DIR      read DIR instead of /proc\n"
@@ -37,7 +40,7 @@ static const char help[] =
 	"Exit status: 0 when the snapshot was written, 2 when nothing could be\n"
 	"read or on error.  Record format: memscope-format(5).\n";
 
-enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC };
+enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -46,6 +49,7 @@ static const struct option longopts[] = {
 	{ "maps", no_argument, NULL, OPT_MAPS },
 	{ "no-maps", no_argument, NULL, OPT_NO_MAPS },
 	{ "kthreads", no_argument, NULL, OPT_KTHREADS },
+	{ "leaks", no_argument, NULL, OPT_LEAKS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "proc", required_argument, NULL, OPT_PROC },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -79,7 +83,7 @@ static int snap_one_of_all(int pid, void *arg)
 static void live_sites(struct msc_writer *w, int pid, bool quiet)
 {
 	struct msc_err err;
-	long n = msc_live_fetch(pid, w, &err);
+	long n = msc_live_fetch(pid, "sites", w, &err);
 
 	if (n < 0 && n != -ENOENT && !quiet)
 		msc_warn("%s", err.msg);
@@ -89,6 +93,23 @@ static void live_sites(struct msc_writer *w, int pid, bool quiet)
 	msc_w_end(w);
 }
 
+/*
+ * --leaks: the recorder scans the process now and answers with its stacks,
+ * leak records and a "live" record (the stop and scan times).  -1 after
+ * saying why when it cannot.
+ */
+static int live_leaks(struct msc_writer *w, int pid)
+{
+	struct msc_err err;
+	long n = msc_live_fetch(pid, "leaks", w, &err);
+
+	if (n == -ENOENT)
+		msc_warn("pid %d is not being recorded: --leaks scans a process ms-record records", pid);
+	else if (n < 0)
+		msc_warn("%s", err.msg);
+	return n < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct msc_procfs fs;
@@ -96,7 +117,7 @@ int main(int argc, char **argv)
 	struct msc_snapper snap;
 	struct msc_err err;
 	int *pids = NULL, npids = 0, c, i, fd = 1, status = 0;
-	bool all = false, quiet = false, kthreads = false;
+	bool all = false, quiet = false, kthreads = false, leaks = false;
 	int maps = -1;
 	const char *output = NULL, *proc = NULL;
 	unsigned written = 0, failed = 0, partial = 0;
@@ -130,6 +151,9 @@ int main(int argc, char **argv)
 		case OPT_KTHREADS:
 			kthreads = true;
 			break;
+		case OPT_LEAKS:
+			leaks = true;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -147,6 +171,8 @@ int main(int argc, char **argv)
 		msc_usage_error("no process given: use -p PID or -a");
 	if (all && npids)
 		msc_usage_error("-a and -p cannot be used together");
+	if (leaks && all)
+		msc_usage_error("--leaks needs -p PID (a process ms-record is recording)");
 	if (maps < 0)
 		maps = all ? MSC_SNAP_MAPS_NONE : MSC_SNAP_MAPS_GROUPED;
 	if (msc_procfs_init(&fs, proc))
@@ -204,7 +230,9 @@ int main(int argc, char **argv)
 				if (!quiet)
 					msc_warn("%s", err.msg);
 			}
-			if (ret >= 0)
+			if (ret >= 0 && leaks && live_leaks(&w, pids[i]))
+				failed++;
+			else if (ret >= 0 && !leaks)
 				live_sites(&w, pids[i], quiet);
 		}
 		written = snap.processes;
@@ -219,7 +247,7 @@ int main(int argc, char **argv)
 	msc_w_u64(&w, "unreadable", failed);
 	msc_w_end(&w);
 
-	if (written == 0)
+	if (written == 0 || (leaks && failed))
 		status = MSC_EXIT_TROUBLE;
 	msc_snapper_release(&snap);
 	if (msc_cli_finish_output(&w, fd, output))
