@@ -70,6 +70,13 @@ static pid_t serve(int lfd, int n, const char *what)
 				pause();
 				_exit(0);
 			}
+			/* the client's request comes first: ms-top asks for sites */
+			{
+				char req[16] = "";
+
+				if (read(fd, req, sizeof(req) - 1) != 6 || strcmp(req, "sites\n") != 0)
+					_exit(1);
+			}
 			if (write(fd, what, strlen(what)) != (ssize_t)strlen(what))
 				_exit(1);
 			close(fd);
