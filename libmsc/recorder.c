@@ -486,7 +486,8 @@ static void live_stop(struct msc_recorder *r)
 
 /*
  * The request line a client sends first: "sites" or "leaks".  A client
- * that sends none within a second (one of an older memscope) gets sites.
+ * that sends none within 200 ms (one of an older memscope) gets sites:
+ * the recording waits meanwhile, so not longer.
  */
 static bool wants_leaks(int fd)
 {
@@ -494,7 +495,7 @@ static bool wants_leaks(int fd)
 	char line[32];
 	ssize_t n;
 
-	if (poll(&pfd, 1, 1000) <= 0)
+	if (poll(&pfd, 1, 200) <= 0)
 		return false;
 	n = recv(fd, line, sizeof(line) - 1, 0);
 	if (n <= 0)
