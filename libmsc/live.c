@@ -85,51 +85,42 @@ static int send_request(int fd, const char *request)
 	return write(fd, line, (size_t)n) == n ? 0 : -errno;
 }
 
+static long live_request(int pid, const char *request, char **buf, size_t *cap, int timeout_ms,
+			 struct msc_err *err);
+
 long msc_live_fetch(int pid, const char *request, struct msc_writer *w, struct msc_err *err)
 {
 	/* The recorder answers at its next round: milliseconds; a leak scan
 	 * reads the whole heap: seconds for gigabytes. */
-	const struct timeval tv = { strcmp(request, "sites") ? 120 : 5, 0 };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int timeout_ms = strcmp(request, "sites") ? 120000 : 5000;
 	struct msc_reader r;
 	struct msc_rec rec;
-	long records = 0;
-	int fd, rc;
+	char *buf = NULL;
+	size_t cap = 0;
+	long len, records = 0;
+	int rc;
 
-	rc = msc_live_path(pid, sa.sun_path, sizeof(sa.sun_path), 0, err);
-	if (rc)
-		return rc == -ENOENT ? msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) : rc;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return msc_err_set(err, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		rc = errno == ENOENT || errno == ECONNREFUSED ?
-			msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid) :
-			msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
-		close(fd);
-		return rc;
+	len = live_request(pid, request, &buf, &cap, timeout_ms, err);
+	if (len < 0) {
+		free(buf);
+		return len;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (send_request(fd, request) < 0) {
-		close(fd);
-		return msc_err_set(err, -ENOENT, "pid %d is not being recorded", pid);
-	}
-	msc_reader_init_fd(&r, fd, sa.sun_path);
+	msc_reader_init_mem(&r, buf, (size_t)len, "live");
 	/* Records as they are, but only whole, valid ones. */
 	while ((rc = msc_reader_next(&r, &rec, err)) > 0) {
-		size_t len;
-		const char *why = msc_rec_rtype(&rec) == MSC_R_LIVE ? msc_rec_str(&rec, "error", &len) : NULL;
+		size_t n;
+		const char *why = msc_rec_rtype(&rec) == MSC_R_LIVE ? msc_rec_str(&rec, "error", &n) : NULL;
 
 		if (why) {
 			/* the recorder could not do what was asked */
-			rc = msc_err_set(err, -EINVAL, "pid %d: %.*s", pid, (int)len, why);
+			rc = msc_err_set(err, -EINVAL, "pid %d: %.*s", pid, (int)n, why);
 			break;
 		}
 		msc_w_line(w, rec.line, rec.len);
 		records++;
 	}
 	msc_reader_release(&r);
-	close(fd);
+	free(buf);
 	return rc < 0 ? rc : records;
 }
 
@@ -165,6 +156,17 @@ int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg)
 
 long msc_live_read(int pid, char **buf, size_t *cap, int timeout_ms, struct msc_err *err)
 {
+	return live_request(pid, "sites", buf, cap, timeout_ms, err);
+}
+
+/*
+ * Sends request and reads the whole answer into *buf, waiting at most
+ * timeout_ms in all (a read timeout on the socket would not do: the
+ * reader waits out an EAGAIN).
+ */
+static long live_request(int pid, const char *request, char **buf, size_t *cap, int timeout_ms,
+			 struct msc_err *err)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	uint64_t deadline = msc_now_monotonic() + (uint64_t)timeout_ms * 1000000ull;
 	size_t len = 0;
@@ -185,7 +187,7 @@ long msc_live_read(int pid, char **buf, size_t *cap, int timeout_ms, struct msc_
 		close(fd);
 		return ret;
 	}
-	if (send_request(fd, "sites") < 0) {
+	if (send_request(fd, request) < 0) {
 		close(fd);
 		return msc_err_set(err, -EAGAIN, "pid %d: its recorder is busy", pid);
 	}

@@ -126,4 +126,32 @@ check_grep "an attach recording: says why" "needs a recording from the start" "$
 wait $rec
 check_eq "the attach recording went on" "detached" "$(jq -r 'select(.type=="end") | .reason' attached.ndjson)"
 kill $TK
+# A recorder that takes the connection and never answers: ms-snap gives up
+# after 5 s with a warning, its snapshot written (ms-top's timeout is its own).
+if command -v python3 >/dev/null; then
+	sleep 300 &
+	Z=$!
+	_bg_pids="$_bg_pids $Z"
+	dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/memscope}
+	dir=${dir:-/tmp/memscope-$(id -u)}
+	mkdir -p "$dir" && chmod 700 "$dir"
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+time.sleep(30)' "$dir/$Z.sock" >mute.log 2>&1 &
+	_bg_pids="$_bg_pids $!"
+	wait_for_line mute.log "^listening"
+	t0=$(date +%s)
+	check_status "a recorder that never answers: the snapshot anyway" 0 ms-snap -p $Z
+	check_range "... after about 5 s" 4 8 $(($(date +%s) - t0))
+	check_grep "... and says so" "did not answer in 5000 ms" "$OUT/last.err"
+	check_eq "... the live record says: not recorded" false \
+		"$(jq -r 'select(.type=="live") | .recorded' "$OUT/last.out")"
+	rm -f "$dir/$Z.sock"
+fi
+
 finish
