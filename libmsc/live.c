@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,12 @@ int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg)
 
 		if (!pid || strcmp(p, ".sock") != 0)
 			continue;
+		/* The socket of a recorder that was killed, for a process that
+		 * is gone too: nothing will ever answer there. */
+		if (kill(pid, 0) < 0 && errno == ESRCH) {
+			unlinkat(dirfd(*dir), de->d_name, 0);
+			continue;
+		}
 		ret = cb(pid, arg);
 		if (ret)
 			break;

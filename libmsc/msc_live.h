@@ -42,8 +42,9 @@ long msc_live_fetch(int pid, const char *request, struct msc_writer *w, struct m
 
 /*
  * Calls cb with the pid of every socket of the directory: the processes
- * being recorded (a socket whose recorder died may stay behind: reading it
- * then fails with -ENOENT).  *dir, NULL at first, keeps the directory open
+ * being recorded (a socket whose recorder died may stay behind while its
+ * process lives: reading it then fails with -ENOENT; one whose process is
+ * gone too is removed).  *dir, NULL at first, keeps the directory open
  * between calls (closedir() it when done), so that a caller that asks once
  * a second allocates nothing.  Returns 0, cb's non-zero value, or -errno
  * (-ENOENT when there is no directory: nothing was ever recorded here).

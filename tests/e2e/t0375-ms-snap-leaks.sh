@@ -154,4 +154,15 @@ time.sleep(30)' "$dir/$Z.sock" >mute.log 2>&1 &
 	rm -f "$dir/$Z.sock"
 fi
 
+# The socket of a recorder killed with its process: removed by the next
+# look at the directory (ms-top), not listed for ever.
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/memscope}
+dir=${dir:-/tmp/memscope-$(id -u)}
+touch "$dir/$dead.sock"
+ms-top --batch -n 1 -d 0.1 >/dev/null 2>&1
+check_eq "a dead process's stale socket is removed" false "$([ -e "$dir/$dead.sock" ] && echo true || echo false)"
+
 finish
