@@ -9,7 +9,9 @@
  *     peakmem OUTFILE COMMAND [ARGS...]
  *
  * writes "SECONDS PEAK_BYTES STATUS" to OUTFILE (STATUS as a shell gives it:
- * the exit status, or 128+N after signal N); the command's own output and
+ * the exit status, or 128+N after signal N), and to OUTFILE.cpu the CPU
+ * time in ns of the command and every process it waited for (user and
+ * system, from getrusage(RUSAGE_CHILDREN)); the command's own output and
  * exit status are left alone.  Sampling reads /proc/PID/statm of the
  * group's processes, found through /proc/PID/stat; a process that lived
  * less than 10 ms can be missed, which the workloads of make bench never
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +110,8 @@ int main(int argc, char **argv)
 	int status = 0, code;
 	pid_t pid;
 	FILE *out;
+	struct rusage ru;
+	char cpu_path[4096];
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: peakmem OUTFILE COMMAND [ARGS...]\n");
@@ -150,5 +155,12 @@ int main(int argc, char **argv)
 	}
 	fprintf(out, "%.6f %llu %d\n", (double)(t1 - t0) / 1e9, (unsigned long long)peak, code);
 	fclose(out);
+	snprintf(cpu_path, sizeof(cpu_path), "%s.cpu", argv[1]);
+	out = fopen(cpu_path, "w");
+	if (out && getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		fprintf(out, "%llu\n", (unsigned long long)((ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+							   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull));
+	if (out)
+		fclose(out);
 	return code;
 }

@@ -269,6 +269,7 @@ bench_profilers() {
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for _w in $_w_list; do
 		: >"$OUT/ratios.$_w"
+		: >"$OUT/cpu.$_w"
 		_i=0
 		while [ $_i -lt "$_runs" ]; do
 			for _tool in memscope heaptrack memcheck; do
@@ -277,6 +278,11 @@ bench_profilers() {
 				_n=$(run_one native "$_w" n$_i)
 				_p=$(run_one "$_tool" "$_w" $_tool$_i)
 				echo "$_tool $_n $_p" >>"$OUT/ratios.$_w"
+				# memscope's CPU per event: the program's beyond its
+				# native CPU (the shim), and ms-record's own (the collector)
+				[ "$_tool" = memscope ] && jq -r --arg n "$(cat "$OUT/time.n$_i.cpu" 2>/dev/null)" \
+					'select(.type=="end" and .cpu != null) | "\(.cpu) \($n) \(.recorder_cpu) \(.allocs + .frees)"' \
+					"$OUT/ms.$_w.memscope$_i.ndjson" 2>/dev/null | head -n 1 >>"$OUT/cpu.$_w"
 			done
 			_i=$((_i + 1))
 		done
@@ -296,6 +302,19 @@ bench_profilers() {
 			_peaks="$_peaks | $(awk -v b="${_peak:-0}" 'BEGIN { if (b > 0) printf "%.1f MiB", b / 1048576; else print "-" }')"
 		done
 		emit "| $_w | $(printf '%.2f' "$_native")$_cells | $(awk -v b="$_npeak" 'BEGIN { printf "%.1f MiB", b / 1048576 }')$_peaks |"
+	done
+	emit "" "memscope's CPU per event (allocation or free), median of the $_runs memscope runs:" \
+		"the program's CPU time beyond its native run's (the shim), and ms-record's own" \
+		"(the collector), from the end record's cpu and recorder_cpu (wait4) and the" \
+		"native run's (getrusage); unlike wall time, these do not depend on whether the" \
+		"collector got the second core." "" \
+		"| workload | events | shim ns/event | collector ns/event |" "|---|---:|---:|---:|"
+	for _w in $_w_list; do
+		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
+		_ev=$(awk '{ print $4 }' "$OUT/cpu.$_w" | head -n 1)
+		_shim=$(awk '$4 > 0 { print ($1 - $2) / $4 }' "$OUT/cpu.$_w" | _med)
+		_col=$(awk '$4 > 0 { print $3 / $4 }' "$OUT/cpu.$_w" | _med)
+		emit "| $_w | $(thousands "${_ev:-0}") | $_shim | $_col |"
 	done
 	# Same program output under memscope: the profiled program is unchanged.
 	for _w in $_w_list; do
