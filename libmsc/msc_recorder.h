@@ -42,6 +42,8 @@ struct msc_recorder_opts {
 	unsigned unwind;		/* enum msc_unwind */
 	const char *unwind_name;	/* as the header's options say it */
 	uint64_t interval_ms;		/* rss samples, 0: none */
+	const char *const *alloc_fns;	/* --alloc-fn: wrappers, for the readers */
+	unsigned nalloc_fns;
 	/* Warnings ("libfoo.so: no debug info", write errors), one line each,
 	 * without the tool's name. */
 	void (*warn)(void *ctx, const char *msg);

@@ -140,6 +140,15 @@ static void write_header(struct msc_recorder *r, int pid, int ppid, const char *
 	msc_w_bool(w, "scan", r->o.scan);
 	msc_w_bool(w, "lossy", r->o.lossy);
 	msc_w_bool(w, "free_stacks", r->o.free_stacks);
+	if (r->o.nalloc_fns) {
+		unsigned i;
+
+		/* ms-report and ms-filter attribute past them as past strdup */
+		msc_w_arr(w, "alloc_fns");
+		for (i = 0; i < r->o.nalloc_fns; i++)
+			msc_w_str(w, NULL, r->o.alloc_fns[i]);
+		msc_w_arr_end(w);
+	}
 	msc_w_obj_end(w);
 	msc_w_end(w);
 	flush_output(r);

@@ -51,6 +51,9 @@ static const char help[] =
 	"  -f, --follow         record forked and exec'ed children too, as\n"
 	"                       separate pid-tagged streams\n"
 	"      --no-scan        do not classify leaks by reachability at exit\n"
+	"      --alloc-fn NAME  NAME (a glob) allocates for its caller, as xmalloc or\n"
+	"                       g_malloc do: reports attribute what it allocates to\n"
+	"                       its caller (repeatable; common ones are built in)\n"
 	"      --free-stacks    capture whole stacks of frees for memory errors\n"
 	"                       (double or invalid frees, mismatches); by default\n"
 	"                       only the caller of free (cheaper)\n"
@@ -66,7 +69,7 @@ static const char help[] =
 	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
 	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
+enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -76,6 +79,7 @@ static const struct option longopts[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "free-stacks", no_argument, NULL, OPT_FREE_STACKS },
 	{ "lossy", no_argument, NULL, OPT_LOSSY },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -322,6 +326,8 @@ int main(int argc, char **argv)
 	struct msc_recorder *rec = NULL;
 	struct msc_writer w;
 	const char *output = NULL;
+	const char **alloc_fns = NULL;
+	unsigned nalloc_fns = 0;
 	char *prog = NULL, *shim = NULL, **prog_argv, auto_path[PATH_MAX];
 	struct msc_err err;
 	sigset_t block, orig;
@@ -373,6 +379,17 @@ int main(int argc, char **argv)
 		case OPT_NO_SCAN:
 			o.scan = false;
 			break;
+		case OPT_ALLOC_FN: {
+			const char **n = realloc(alloc_fns, (nalloc_fns + 1) * sizeof(*n));
+
+			if (!n)
+				msc_die("out of memory");
+			alloc_fns = n;
+			alloc_fns[nalloc_fns++] = optarg;
+			o.alloc_fns = alloc_fns;
+			o.nalloc_fns = nalloc_fns;
+			break;
+		}
 		case OPT_FREE_STACKS:
 			o.free_stacks = true;
 			break;
@@ -502,5 +519,6 @@ out_writer:
 out:
 	free(prog);
 	free(shim);
+	free(alloc_fns);
 	return status;
 }

@@ -105,6 +105,16 @@ check_eq "--ignore run: run allocates nothing itself" "$nsites" \
 	"$(ms-filter --ignore run leaky.ndjson | jq -s '[.[] | select(.type=="site")] | length')"
 check_eq "--alloc-fn leak_name: its strdups are run's, and go with --ignore run" "$((nsites - 3))" \
 	"$(ms-filter --alloc-fn leak_name --ignore run leaky.ndjson | jq -s '[.[] | select(.type=="site")] | length')"
+# ms-record --alloc-fn: the header carries it, ms-filter and ms-report use it
+check_status "ms-record --alloc-fn leak_name" 0 ms-record -q --alloc-fn leak_name -o leaky-af.ndjson "$EX/leaky"
+check_eq "ms-record --alloc-fn: in the header's options" '["leak_name"]' \
+	"$(jq -c 'select(.type=="header") | .options.alloc_fns' leaky-af.ndjson)"
+check_eq "ms-record --alloc-fn: ms-filter --ignore run drops what leak_name strdup'ed" "$((nsites - 3))" \
+	"$(ms-filter --ignore run leaky-af.ndjson | jq -s '[.[] | select(.type=="site")] | length')"
+check_eq "ms-record --alloc-fn: ms-report attributes the strdups to run" \
+	"$(printf 'run leaky.c:%s\n' $(line_of "$TOP/examples/leaky.c" 'leak_name("abcdef");') \
+		$(line_of "$TOP/examples/leaky.c" 'leak_name("ghijkl");') $(line_of "$TOP/examples/leaky.c" 'leak_name("mnopqr");'))" \
+	"$(ms-report --md --sections leaks leaky-af.ndjson | sed -n 's/.* of 7 B from `malloc` at `\([^`]*\)`.*/\1/p')"
 
 # --- suppressions -----------------------------------------------------------
 cat >supp.txt <<'EOF'
