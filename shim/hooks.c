@@ -150,16 +150,23 @@ static uint32_t caller_id(struct tstate *t, uint64_t ip)
 
 /* ------------------------------------------------------------ recording */
 
-static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+/* ALLOC; a pool block (memscope.h) has a third value, its pool. */
+static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
+			    const void *pool)
 {
 	struct tstate *t = get_tstate();
-	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
+	const uint64_t v[3] = { (uint64_t)(uintptr_t)p, size, (uint64_t)(uintptr_t)pool };
 
 	if (!t)
 		return;
 	shared_lock(t);
-	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
+	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, pool ? 3 : 2);
 	shared_unlock(t);
+}
+
+static inline void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	record_alloc_in(frame, p, size, fn, NULL);
 }
 
 /*
@@ -193,10 +200,10 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
  * FREE of ptr by fn, with the stack of the call: the collector names the
  * bad call with it when the free is an error (double, invalid, mismatched).
  */
-static void record_free(void *frame, unsigned fn, const void *ptr)
+static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
 {
 	struct tstate *t = get_tstate();
-	const uint64_t v[1] = { (uint64_t)(uintptr_t)ptr };
+	const uint64_t v[2] = { (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pool };
 	uint32_t id;
 
 	if (!t)
@@ -205,8 +212,13 @@ static void record_free(void *frame, unsigned fn, const void *ptr)
 	/* A whole stack costs a frees as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
 	id = unlikely(g_free_stacks) ? stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
-	emit(t, MSC_EV_FREE, fn, id, v, 1);
+	emit(t, MSC_EV_FREE, fn, id, v, pool ? 2 : 1);
 	shared_unlock(t);
+}
+
+static inline void record_free(void *frame, unsigned fn, const void *ptr)
+{
+	record_free_in(frame, fn, ptr, NULL);
 }
 
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
@@ -697,6 +709,11 @@ SHIM_EXPORT void *sbrk(intptr_t inc)
 
 SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size);
 SHIM_EXPORT void memscope_free(const void *ptr);
+SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size);
+SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name);
+SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size);
+SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr);
+SHIM_EXPORT void memscope_pool_destroy(const void *pool);
 
 SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 {
@@ -715,6 +732,85 @@ SHIM_EXPORT void memscope_free(const void *ptr)
 		return;
 	t_guard++;
 	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
+	t_guard--;
+}
+
+/*
+ * A custom realloc is a free and an allocation, as realloc's own: the block
+ * keeps no history, and the new one counts at the caller's site.  The free
+ * comes first, so that a block resized in place (old == ptr) is not taken
+ * for an allocation of a live address.
+ */
+SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
+{
+	void *frame = __builtin_frame_address(0);
+
+	ensure_init();
+	if (!ACTIVE())
+		return;
+	t_guard++;
+	if (old)
+		record_free(frame, MSC_FN_CUSTOM, old);
+	if (ptr)
+		record_alloc(frame, ptr, size, MSC_FN_CUSTOM);
+	t_guard--;
+}
+
+/* POOL create or destroy: the name goes in whole words, NUL padded and cut
+ * to MSC_POOL_NAME bytes (a copy: the caller's string may be on its stack). */
+static void record_pool(void *frame, unsigned op, const void *pool, const char *name)
+{
+	struct tstate *t = get_tstate();
+	uint64_t v[1 + MSC_POOL_NAME / 8] = { (uint64_t)(uintptr_t)pool };
+	char *dst = (char *)&v[1];
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; name && name[i] && i < MSC_POOL_NAME - 1; i++)
+		dst[i] = name[i];
+	shared_lock(t);
+	emit(t, MSC_EV_POOL, op, stack_id(t, frame), v, op == MSC_POOL_CREATE ? 1 + MSC_POOL_NAME / 8 : 1);
+	shared_unlock(t);
+}
+
+SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name)
+{
+	ensure_init();
+	if (!pool || !ACTIVE())
+		return;
+	t_guard++;
+	record_pool(__builtin_frame_address(0), MSC_POOL_CREATE, pool, name);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_free_in(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_destroy(const void *pool)
+{
+	ensure_init();
+	if (!pool || !ACTIVE())
+		return;
+	t_guard++;
+	record_pool(__builtin_frame_address(0), MSC_POOL_DESTROY, pool, NULL);
 	t_guard--;
 }
 
