@@ -13,7 +13,7 @@ leaks_by_pool() {
 		(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames}) | from_entries) as $s
 		| .[] | select(.type=="leak")
 		| ($s[(.stack|tostring)]) as $f
-		| "\(.pool // "-") \(.fn) \(if $f[0].fn == "pool_get" then $f[1].fn else $f[0].fn end) \(.count) \(.bytes) \(.kind) \(.size)"' | sort
+		| "\(.pool // "-") \(.fn) \(if ($f[0].fn | IN("pool_get", "buf_alloc", "buf_resize")) then $f[1].fn else $f[0].fn end) \(.count) \(.bytes) \(.kind) \(.size)"' | sort
 }
 
 check_status "pools runs" 0 ms-record -q -o "$OUT/pools.ndjson" "$EX/pools"
@@ -40,7 +40,7 @@ check_eq "realloc: the first block is freed" "1 1" \
 check_eq "pools: end totals" "1063 1055 8 388 0" \
 	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.live) \(.live_bytes) \(.errors)"' "$R")"
 L=$(line_of "$SRC/pools.c" "MEMSCOPE_POOL_ALLOC(p, b, p->obj);")
-L2=$(line_of "$SRC/pools.c" "memset(pool_get(&frames), 0, 64);")
+L2=$(line_of "$SRC/pools.c" "memset(pool_get(&frames, 64), 0, 64);")
 sid=$(jq -r 'select(.type=="leak" and .pool=="frames") | .stack' "$R")
 check_eq "frames: the leak's stack" "pool_get@pools.c:$L < leak_frames@pools.c:$L2" \
 	"$(stack_of "$R" "$sid" | sed 's/ < main@.*//')"
