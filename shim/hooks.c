@@ -814,6 +814,92 @@ SHIM_EXPORT void memscope_pool_destroy(const void *pool)
 	t_guard--;
 }
 
+/* --------------------------------------------- ms-record --hook NAME=... */
+
+struct msc_hookspec g_hooks[MSC_HOOK_MAX];
+uint64_t g_hook_real[MSC_HOOK_MAX];
+unsigned g_nhooks;
+
+typedef uint64_t (*hooked_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
+/*
+ * A call of hooked function k, with the six argument registers of the
+ * x86_64 SysV convention: the function is called with all six, whatever
+ * it takes (the extra ones are the caller's leftovers, which it ignores),
+ * and what it allocates or frees is recorded as custom blocks, the way
+ * MEMSCOPE_ALLOC and MEMSCOPE_FREE record them.  Its arguments beyond six
+ * (on the stack) and in vector registers do not get through: integer and
+ * pointer arguments only.
+ */
+static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
+{
+	const struct msc_hookspec *h = &g_hooks[k];
+	hooked_fn real = (hooked_fn)(uintptr_t)g_hook_real[k];
+	uint64_t r, old;
+
+	if (!ACTIVE())
+		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
+	switch (h->kind) {
+	case MSC_HOOK_ALLOC:
+		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (r && ACTIVE()) {
+			t_guard++;
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+			t_guard--;
+		}
+		return r;
+	case MSC_HOOK_FREE:
+		/* Before the real call, as for free: the block may be handed
+		 * out again before it returns. */
+		if (a[h->ptr_arg - 1]) {
+			t_guard++;
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1]);
+			t_guard--;
+		}
+		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
+	default:
+		/* realloc: after the call, which may fail and keep the block.
+		 * A resize to 0 that returns NULL freed it, as realloc's. */
+		old = a[h->ptr_arg - 1];
+		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (!ACTIVE())
+			return r;
+		t_guard++;
+		if (old && (r || !a[h->size_arg - 1]))
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
+		if (r)
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+		t_guard--;
+		return r;
+	}
+}
+
+/* One trampoline per slot: the slot is all a GOT entry cannot say. */
+#define HOOK_TRAMPOLINE(k)                                                                  \
+	static uint64_t hook_trampoline_##k(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, \
+					    uint64_t a5, uint64_t a6)                       \
+	{                                                                                   \
+		const uint64_t a[6] = { a1, a2, a3, a4, a5, a6 };                           \
+                                                                                            \
+		return hook_call(k, __builtin_frame_address(0), a);                         \
+	}
+HOOK_TRAMPOLINE(0) HOOK_TRAMPOLINE(1) HOOK_TRAMPOLINE(2) HOOK_TRAMPOLINE(3)
+HOOK_TRAMPOLINE(4) HOOK_TRAMPOLINE(5) HOOK_TRAMPOLINE(6) HOOK_TRAMPOLINE(7)
+HOOK_TRAMPOLINE(8) HOOK_TRAMPOLINE(9) HOOK_TRAMPOLINE(10) HOOK_TRAMPOLINE(11)
+HOOK_TRAMPOLINE(12) HOOK_TRAMPOLINE(13) HOOK_TRAMPOLINE(14) HOOK_TRAMPOLINE(15)
+
+uint64_t shim_hook_trampoline(unsigned k)
+{
+	static const hooked_fn tramps[MSC_HOOK_MAX] = {
+		hook_trampoline_0, hook_trampoline_1, hook_trampoline_2, hook_trampoline_3,
+		hook_trampoline_4, hook_trampoline_5, hook_trampoline_6, hook_trampoline_7,
+		hook_trampoline_8, hook_trampoline_9, hook_trampoline_10, hook_trampoline_11,
+		hook_trampoline_12, hook_trampoline_13, hook_trampoline_14, hook_trampoline_15,
+	};
+
+	return k < MSC_HOOK_MAX ? (uint64_t)(uintptr_t)tramps[k] : 0;
+}
+
 /* ---------------------------------------------------------- exit paths */
 
 static void record_exit(int status)
