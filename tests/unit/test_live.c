@@ -60,11 +60,17 @@ static pid_t serve(int lfd, int n, const char *what)
 
 	if (pid == 0) {
 		int i;
+		char c;
 
 		for (i = 0; i < n; i++) {
 			int fd;
 
 			while ((fd = accept(lfd, NULL, NULL)) < 0)
+				;
+			/* Read the request line first, as the recorder does:
+			 * closing with it unread would reset the connection,
+			 * and the client would see ECONNRESET, not the answer. */
+			while (read(fd, &c, 1) == 1 && c != '\n')
 				;
 			if (!what) {
 				pause();
