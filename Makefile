@@ -68,10 +68,10 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool wordfreq handoff twosites closeall ticker waiters
+EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
-	       examples/bin/twosites-stripped
+	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook
 
 SHIM = shim/libmemscope.so
 SHIM_OBJS = shim/hooks.o shim/session.o shim/threads.o shim/resolve.o shim/modules.o \
@@ -142,6 +142,16 @@ examples/bin/%-nodebug: examples/%.c | examples/bin
 
 examples/bin/%-stripped: examples/%.c | examples/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -rdynamic $(WARN) -o $@ $< -lpthread && strip --strip-all $@
+
+# pools without annotations, its pool in a library of its own: for --hook,
+# which reaches calls through the GOT.
+examples/bin/libpools.so: examples/pools.c | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -shared -DPOOLS_LIB \
+		-DNO_ANNOTATE -o $@ $<
+
+examples/bin/pools-hook: examples/pools.c examples/bin/libpools.so | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -DPOOLS_USE_LIB -DNO_ANNOTATE \
+		-o $@ $< -Lexamples/bin -lpools -Wl,-rpath,'$$ORIGIN'
 
 examples/bin/%: examples/%.cpp | examples/bin
 	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pairing and per-site aggregation of allocation events: see msc_agg.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,8 @@ int msc_agg_init(struct msc_agg *a)
 	a->site_mask = 1023;
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
 	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
-	    msc_u64map_init(&a->pieces, 16) || msc_u64map_init(&a->big, 16)) {
+	    msc_u64map_init(&a->pieces, 16) || msc_u64map_init(&a->big, 16) ||
+	    msc_u64map_init(&a->pool_ids, 16)) {
 		msc_agg_release(a);
 		return -ENOMEM;
 	}
@@ -98,6 +100,9 @@ void msc_agg_release(struct msc_agg *a)
 	msc_u64map_release(&a->last_alloc);
 	msc_u64map_release(&a->pieces);
 	msc_u64map_release(&a->big);
+	msc_u64map_release(&a->pool_ids);
+	free(a->pools);
+	free(a->pool_names);
 	free(a->quarantine);
 	memset(a, 0, sizeof(*a));
 }
@@ -573,8 +578,10 @@ static inline void set_last_alloc(struct msc_agg *a, uint32_t tid, uint64_t ptr)
 	msc_u64map_put(&a->last_alloc, (uint64_t)tid + 1, ptr);
 }
 
-int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
-		  uint32_t stack, unsigned fn)
+/* An allocation of the block keyed ptr (see struct msc_live); pool_name:
+ * its pool's name's index + 1, 0 = none. */
+static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		     uint32_t stack, unsigned fn, uint32_t pool_name)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -582,8 +589,6 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	if (fn == MSC_FN_CUSTOM)
-		ptr |= MSC_CUSTOM_KEY;
 	if (a->live_count >= a->live_limit && live_grow(a))
 		goto oom;
 	b = live_probe(a, ptr);
@@ -612,6 +617,8 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 		live_delete(a, b);
 		goto oom;
 	}
+	if (pool_name && !s->pool)
+		s->pool = pool_name;
 	touch(a, s);
 	s->allocs++;
 	s->bytes += size;
@@ -629,8 +636,17 @@ oom:
 	return -ENOMEM;
 }
 
-int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-		 uint32_t stack, struct msc_freed *out)
+int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		  uint32_t stack, unsigned fn)
+{
+	if (fn == MSC_FN_CUSTOM)
+		ptr |= MSC_CUSTOM_KEY;
+	return alloc_key(a, ts, tid, ptr, size, stack, fn, 0);
+}
+
+/* A free of the block keyed ptr (see struct msc_live). */
+static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+		    uint32_t stack, struct msc_freed *out)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -639,8 +655,6 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	if (fn == MSC_FN_CUSTOM)
-		ptr |= MSC_CUSTOM_KEY;
 	b = live_find(a, ptr);
 	if (!b) {
 		a->unknown_frees++;
@@ -677,6 +691,167 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 	live_unset(a, b);
 	live_delete(a, b);
 	return 1;
+}
+
+int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+		 uint32_t stack, struct msc_freed *out)
+{
+	if (fn == MSC_FN_CUSTOM)
+		ptr |= MSC_CUSTOM_KEY;
+	return free_key(a, ts, tid, ptr, fn, stack, out);
+}
+
+/* ---------------------------------------------------------------- pools */
+
+/* The index + 1 of name in a->pool_names, added if new; 0 when out of memory. */
+static uint32_t pool_name_get(struct msc_agg *a, const char *name)
+{
+	uint32_t i;
+
+	/* Programs name a handful of pools (and create many of each): a
+	 * walk of the names is short. */
+	for (i = 0; i < a->npool_names; i++)
+		if (strcmp(a->pool_names[i], name) == 0)
+			return i + 1;
+	if (a->npool_names == a->pool_names_cap) {
+		uint32_t ncap = a->pool_names_cap ? a->pool_names_cap * 2 : 16;
+		char (*nn)[MSC_POOL_NAME] = realloc(a->pool_names, ncap * sizeof(*nn));
+
+		if (!nn)
+			return 0;
+		a->pool_names = nn;
+		a->pool_names_cap = ncap;
+	}
+	snprintf(a->pool_names[a->npool_names], MSC_POOL_NAME, "%s", name);
+	return ++a->npool_names;
+}
+
+/* The slot of a live pool; with make, a new pool named name if there is
+ * none.  0 when there is none, or no room. */
+static uint32_t pool_slot(struct msc_agg *a, uint64_t pool, const char *name, bool make)
+{
+	const uint64_t *v = msc_u64map_get(&a->pool_ids, pool);
+	struct msc_pool *p;
+	uint32_t slot, nm;
+
+	if (v)
+		return (uint32_t)*v;
+	if (!make || !pool)
+		return 0;
+	nm = pool_name_get(a, name);
+	if (!nm)
+		return 0;
+	if (a->pool_free) {
+		slot = a->pool_free;
+		a->pool_free = a->pools[slot - 1].next_free;
+	} else {
+		if (a->npools == MSC_POOL_SLOTS)
+			return 0;
+		if (a->npools == a->pools_cap) {
+			uint32_t ncap = a->pools_cap ? a->pools_cap * 2 : 16;
+			struct msc_pool *np = realloc(a->pools, ncap * sizeof(*np));
+
+			if (!np)
+				return 0;
+			a->pools = np;
+			a->pools_cap = ncap;
+		}
+		slot = ++a->npools;
+	}
+	if (msc_u64map_put(&a->pool_ids, pool, slot)) {
+		a->pools[slot - 1] = (struct msc_pool){ 0, 0, a->pool_free };
+		a->pool_free = slot;
+		return 0;
+	}
+	p = &a->pools[slot - 1];
+	p->id = pool;
+	p->name = nm;
+	p->next_free = 0;
+	return slot;
+}
+
+static inline uint64_t pool_key(uint64_t ptr, uint32_t slot)
+{
+	return MSC_KEY_ADDR(ptr) | MSC_CUSTOM_KEY | (uint64_t)slot << MSC_POOL_SHIFT;
+}
+
+int msc_agg_pool_create(struct msc_agg *a, uint64_t pool, const char *name)
+{
+	uint32_t slot = pool_slot(a, pool, name, false);
+	uint32_t nm;
+
+	if (!pool)
+		return 0;
+	if (slot) {
+		nm = pool_name_get(a, name);
+		if (nm)
+			a->pools[slot - 1].name = nm;
+		return nm ? 0 : -ENOMEM;
+	}
+	return pool_slot(a, pool, name, true) ? 0 : -ENOMEM;
+}
+
+int msc_agg_pool_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t pool, uint64_t ptr,
+		       uint64_t size, uint32_t stack)
+{
+	uint32_t slot = pool_slot(a, pool, "?", true);
+
+	if (!slot) {
+		a->dropped++;
+		return -ENOMEM;
+	}
+	return alloc_key(a, ts, tid, pool_key(ptr, slot), size, stack, MSC_FN_CUSTOM,
+			 a->pools[slot - 1].name);
+}
+
+int msc_agg_pool_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t pool, uint64_t ptr,
+		      uint32_t stack, struct msc_freed *out)
+{
+	uint32_t slot = pool_slot(a, pool, NULL, false);
+
+	if (!slot) {
+		/* No such pool: no such block either. */
+		if (ts > a->last_ts)
+			a->last_ts = ts;
+		a->unknown_frees++;
+		return 0;
+	}
+	return free_key(a, ts, tid, pool_key(ptr, slot), MSC_FN_CUSTOM, stack, out);
+}
+
+uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
+{
+	uint32_t slot = pool_slot(a, pool, NULL, false);
+	const uint64_t mask = ~((1ull << MSC_POOL_SHIFT) - 1);
+	const uint64_t want = pool_key(0, slot);
+	uint64_t n = 0;
+	size_t i;
+
+	if (ts > a->last_ts)
+		a->last_ts = ts;
+	if (!slot)
+		return 0;
+	for (i = 0; i <= a->live_mask && a->pools[slot - 1].id; i++) {
+		struct msc_live *b = &a->live[i];
+		uint64_t born;
+
+		/* A delete shifts later entries back into slot i: look at
+		 * i again until it holds one of another pool.  (One that
+		 * wraps round to the end is looked at twice: harmless.) */
+		while (b->ptr && (b->ptr & mask) == want) {
+			born = msc_live_ts(a, b);
+			release_block(a, msc_agg_site(a, b->site), msc_live_size(a, b),
+				      ts >= born ? ts - born : 0, false);
+			live_unset(a, b);
+			live_delete(a, b);
+			n++;
+		}
+	}
+	msc_u64map_del(&a->pool_ids, pool, NULL);
+	a->pools[slot - 1] = (struct msc_pool){ 0, 0, a->pool_free };
+	a->pool_free = slot;
+	a->pool_destroy_frees += n;
+	return n;
 }
 
 int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -1054,10 +1229,27 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 {
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
-		msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
+		if (ev->fn == MSC_FN_CUSTOM && ev->v[2])
+			msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
+		else
+			msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
 		return 0;
 	case MSC_CEV_FREE:
+		if (ev->fn == MSC_FN_CUSTOM && ev->v[1])
+			return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack,
+						 fr) > 0;
 		return msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, ev->stack, fr) > 0;
+	case MSC_CEV_POOL_CREATE: {
+		char name[MSC_POOL_NAME];
+
+		memcpy(name, &ev->v[1], MSC_POOL_NAME);
+		name[MSC_POOL_NAME - 1] = '\0';
+		msc_agg_pool_create(a, ev->v[0], name);
+		return 0;
+	}
+	case MSC_CEV_POOL_DESTROY:
+		msc_agg_pool_destroy(a, ev->ts, ev->v[0]);
+		return 0;
 	case MSC_CEV_UNFREE:
 		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
 		return 0;

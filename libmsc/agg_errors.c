@@ -64,7 +64,7 @@ static bool error_begin(struct msc_agg *a, unsigned kind, uint64_t ts, uint32_t 
 	a->err.kind = kind;
 	a->err.ts = ts;
 	a->err.tid = tid;
-	a->err.ptr = ptr & ~MSC_CUSTOM_KEY;
+	a->err.ptr = MSC_KEY_ADDR(ptr);
 	a->err.fn = (uint8_t)fn;
 	a->err.stack = stack;
 	return true;

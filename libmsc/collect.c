@@ -494,7 +494,7 @@ static const uint8_t min_words[MSC_EV_MAX] = {
 	[MSC_EV_MREMAP] = 6,	[MSC_EV_BRK] = 4,	[MSC_EV_THREAD] = 2,
 	[MSC_EV_MODULES] = 1,	[MSC_EV_MODULE] = 4,	[MSC_EV_MODULES_END] = 1,
 	[MSC_EV_EXIT] = 3,	[MSC_EV_SCAN] = 3,	[MSC_EV_LOST] = 1,
-	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,
+	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,	[MSC_EV_POOL] = 3,
 };
 
 /*
@@ -643,11 +643,25 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));
 		e->v[0] = rec[2];
 		e->v[1] = rec[3];
+		e->v[2] = words >= 5 ? rec[4] : 0;		/* pool */
 		break;
 	case MSC_EV_FREE:
 		e->type = MSC_CEV_FREE;
 		e->stack = map_stack(p, MSC_EV_AUX(hdr));	/* of the call */
 		e->v[0] = rec[2];
+		e->v[1] = words >= 4 ? rec[3] : 0;		/* pool */
+		break;
+	case MSC_EV_POOL:
+		e->type = MSC_EV_FLAGS(hdr) == MSC_POOL_CREATE ? MSC_CEV_POOL_CREATE :
+			  MSC_CEV_POOL_DESTROY;
+		e->stack = map_stack(p, MSC_EV_AUX(hdr));
+		e->v[0] = rec[2];
+		/* The name's words, as many as came (a short one is a
+		 * nameless pool); the aggregator stops at the first NUL. */
+		memset(&e->v[1], 0, MSC_POOL_NAME);
+		if (e->type == MSC_CEV_POOL_CREATE && words > 3)
+			memcpy(&e->v[1], rec + 3, (words - 3 < MSC_POOL_NAME / 8 ? words - 3 :
+						   MSC_POOL_NAME / 8) * sizeof(uint64_t));
 		break;
 	case MSC_EV_UNFREE:
 		e->type = MSC_CEV_UNFREE;

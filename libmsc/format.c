@@ -22,6 +22,7 @@ static const char *const rtype_names[MSC_R_NTYPES] = {
 	[MSC_R_MREMAP] = "mremap",    [MSC_R_BRK] = "brk",	   [MSC_R_THREAD] = "thread",
 	[MSC_R_PROCESS] = "process",  [MSC_R_MAPPING] = "mapping", [MSC_R_LIVE] = "live",
 	[MSC_R_MEMINFO] = "meminfo",  [MSC_R_DELTA] = "delta",	   [MSC_R_ERROR] = "error",
+	[MSC_R_POOL] = "pool",
 };
 
 const char *msc_rtype_name(enum msc_rtype t)
@@ -494,9 +495,11 @@ char *msc_frame_label(char *buf, size_t n, const struct msc_rframe *f)
 /* -------------------------------------------------------------- writing */
 
 /* Begins a site or leak record with what identifies its site. */
-static void begin_site_record(struct msc_writer *w, enum msc_rtype type, const struct msc_site *s,
-			      int pid)
+static void begin_site_record(struct msc_writer *w, enum msc_rtype type, const struct msc_agg *a,
+			      const struct msc_site *s, int pid)
 {
+	const char *pool = msc_agg_pool_name(a, s);
+
 	msc_w_record(w, type);
 	if (pid >= 0)
 		msc_w_i64(w, "pid", pid);
@@ -505,6 +508,8 @@ static void begin_site_record(struct msc_writer *w, enum msc_rtype type, const s
 	if (s->classed)
 		msc_w_u64(w, "size_max", s->size_max);
 	msc_w_str(w, "fn", msc_fn_name(s->fn));
+	if (pool)
+		msc_w_str(w, "pool", pool);
 }
 
 void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
@@ -512,7 +517,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 {
 	unsigned b;
 
-	begin_site_record(w, MSC_R_SITE, s, pid);
+	begin_site_record(w, MSC_R_SITE, a, s, pid);
 	msc_w_u64(w, "allocs", s->allocs);
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
@@ -536,7 +541,7 @@ void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct 
 {
 	const struct msc_site *s = &a->sites[l->site];
 
-	begin_site_record(w, MSC_R_LEAK, s, pid);
+	begin_site_record(w, MSC_R_LEAK, a, s, pid);
 	msc_w_str(w, "kind", msc_leak_kind_name(l->kind));
 	msc_w_u64(w, "count", l->count);
 	msc_w_u64(w, "bytes", l->bytes);
@@ -553,6 +558,7 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 		[MSC_CEV_UNFREE] = MSC_R_UNFREE, [MSC_CEV_MMAP] = MSC_R_MMAP,
 		[MSC_CEV_MUNMAP] = MSC_R_MUNMAP, [MSC_CEV_MREMAP] = MSC_R_MREMAP,
 		[MSC_CEV_BRK] = MSC_R_BRK,	 [MSC_CEV_THREAD] = MSC_R_THREAD,
+		[MSC_CEV_POOL_CREATE] = MSC_R_POOL, [MSC_CEV_POOL_DESTROY] = MSC_R_POOL,
 	};
 
 	if (ev->type >= ARRAY_SIZE(types) || types[ev->type] == MSC_R_OTHER)
@@ -567,11 +573,15 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 		msc_w_hex(w, "ptr", ev->v[0]);
 		msc_w_u64(w, "size", ev->v[1]);
 		msc_w_str(w, "fn", msc_fn_name(ev->fn));
+		if (ev->fn == MSC_FN_CUSTOM && ev->v[2])
+			msc_w_hex(w, "pool", ev->v[2]);
 		msc_w_u64(w, "stack", ev->stack);
 		break;
 	case MSC_CEV_FREE:
 		msc_w_hex(w, "ptr", ev->v[0]);
 		msc_w_str(w, "fn", msc_fn_name(ev->fn));
+		if (ev->fn == MSC_FN_CUSTOM && ev->v[1])
+			msc_w_hex(w, "pool", ev->v[1]);
 		if (fr) {
 			msc_w_u64(w, "size", fr->size);
 			msc_w_u64(w, "stack", fr->stack);
@@ -602,6 +612,20 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 		msc_w_hex(w, "new", ev->v[1]);
 		msc_w_u64(w, "stack", ev->stack);
 		break;
+	case MSC_CEV_POOL_CREATE:
+	case MSC_CEV_POOL_DESTROY: {
+		char name[MSC_POOL_NAME];
+
+		msc_w_str(w, "op", ev->type == MSC_CEV_POOL_CREATE ? "create" : "destroy");
+		msc_w_hex(w, "pool", ev->v[0]);
+		if (ev->type == MSC_CEV_POOL_CREATE) {
+			memcpy(name, &ev->v[1], sizeof(name));
+			name[sizeof(name) - 1] = '\0';
+			msc_w_str(w, "name", name);
+		}
+		msc_w_u64(w, "stack", ev->stack);
+		break;
+	}
 	default:
 		break;
 	}

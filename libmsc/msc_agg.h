@@ -80,6 +80,8 @@ struct msc_site {
 	/* The rest. */
 	uint64_t size, size_max;
 	uint64_t first_ts;		/* of its allocations */
+	uint32_t pool;			/* its first block's pool's name:
+					 * a->pool_names index + 1, 0 = none */
 } __attribute__((aligned(64)));
 
 /* Blocks of the site still live. */
@@ -96,6 +98,29 @@ static inline uint64_t msc_site_live(const struct msc_site *s)
 #define MSC_CUSTOM_KEY (1ull << 63)
 
 /*
+ * A pool's block (memscope.h's pools) is keyed apart from other custom
+ * blocks too: its pool's slot (1 to MSC_POOL_SLOTS, see struct msc_pool)
+ * is in the bits from MSC_POOL_SHIFT up.  x86_64 user addresses fit below
+ * (47 bits; 57-bit ones only come to a program that asks mmap for them).
+ * MSC_KEY_ADDR() is the address of any key.
+ */
+#define MSC_POOL_SHIFT 47
+#define MSC_POOL_SLOTS 0xffffu
+#define MSC_KEY_ADDR(key) ((key) & ((1ull << MSC_POOL_SHIFT) - 1))
+
+/*
+ * A live pool, in a->pools[slot - 1]: the id the program gave it (its
+ * address) and its name, a->pool_names index.  The slot of a destroyed
+ * pool is free for the next one (no live block has its key any more):
+ * next_free links the free slots.
+ */
+struct msc_pool {
+	uint64_t id;			/* 0: a free slot */
+	uint32_t name;
+	uint32_t next_free;		/* slot, 0 = none */
+};
+
+/*
  * A live block, as the table keeps it: 24 bytes, as there is one per block
  * the program holds (a 5M-object Python heap is 5M entries).  Read it with
  * the accessors below.  The allocation time is kept relative to the first
@@ -103,7 +128,8 @@ static inline uint64_t msc_site_live(const struct msc_site *s)
  * byte; a size of 4 GiB or more is kept in a->big, keyed by ptr.
  */
 struct msc_live {
-	uint64_t ptr;			/* the address, | MSC_CUSTOM_KEY for custom */
+	uint64_t ptr;			/* the address, | MSC_CUSTOM_KEY for custom,
+					 * | slot << MSC_POOL_SHIFT for a pool's */
 	uint64_t ts_kind;		/* ts - a->ts_base | kind << 56 */
 	uint32_t site;			/* index into a->sites (follow forward) */
 	uint32_t size;			/* MSC_LIVE_BIG: see a->big */
@@ -273,6 +299,13 @@ struct msc_agg {
 	uint64_t last_ts;
 	uint32_t epoch;
 	bool peak_pending;
+	/* memscope.h's pools */
+	struct msc_pool *pools;		/* by slot - 1 */
+	uint32_t npools, pools_cap, pool_free;
+	struct msc_u64map pool_ids;	/* pool id -> slot, live pools */
+	char (*pool_names)[MSC_POOL_NAME];	/* distinct names, interned */
+	uint32_t npool_names, pool_names_cap;
+	uint64_t pool_destroy_frees;	/* blocks released by a pool's destroy */
 };
 
 /*
@@ -293,6 +326,9 @@ enum msc_cev {
 	MSC_CEV_THREAD_EXIT,	/* tid */
 	MSC_CEV_EXIT,		/* v0 status given to exit() */
 	MSC_CEV_SAMPLE,		/* v0 rss bytes */
+	MSC_CEV_POOL_CREATE,	/* v0 pool id, v1..v5 its name (MSC_POOL_NAME
+				 * bytes, NUL padded) */
+	MSC_CEV_POOL_DESTROY,	/* v0 pool id */
 };
 
 struct msc_cevent {
@@ -301,7 +337,8 @@ struct msc_cevent {
 	uint64_t ts;			/* ns since the collector started */
 	uint32_t tid;
 	uint32_t stack;			/* canonical stack id, 0 when none */
-	uint64_t v[6];
+	uint64_t v[6];			/* ALLOC: v2 pool id, FREE: v1 pool id
+					 * (MSC_FN_CUSTOM, 0 = none) */
 };
 
 int msc_agg_init(struct msc_agg *a);
@@ -321,6 +358,27 @@ int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uns
 static inline void msc_agg_prefetch(const struct msc_agg *a, uint64_t ptr)
 {
 	__builtin_prefetch(&a->live[msc_live_hash(ptr, a->live_mask)], 1);
+}
+
+/*
+ * memscope.h's pools.  A pool is created with a name (msc_agg_pool_create:
+ * a NUL-terminated copy is kept; a live pool is renamed), its blocks are
+ * allocated and freed with its id (an id never created makes a pool named
+ * "?"), and msc_agg_pool_destroy() releases the blocks it still holds,
+ * counted as frees (a walk of the live table: destroys are rare).  A site
+ * names the pool of its first block.
+ */
+int msc_agg_pool_create(struct msc_agg *a, uint64_t pool, const char *name);
+int msc_agg_pool_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t pool, uint64_t ptr,
+		       uint64_t size, uint32_t stack);
+int msc_agg_pool_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t pool, uint64_t ptr,
+		      uint32_t stack, struct msc_freed *out);
+/* Returns the blocks it released. */
+uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool);
+/* The name of a site's pool, NULL for none. */
+static inline const char *msc_agg_pool_name(const struct msc_agg *a, const struct msc_site *s)
+{
+	return s->pool && s->pool <= a->npool_names ? a->pool_names[s->pool - 1] : NULL;
 }
 
 /* A realloc failed after its FREE was recorded: the block lives on. */

@@ -27,6 +27,7 @@
 struct render_group {
 	uint32_t stack;
 	const char *fn;
+	const char *pool;		/* memscope.h's pool of its first site, or NULL */
 	const char *kind;		/* leaks */
 	uint64_t bytes, allocs, frees, live_bytes, at_peak, temporary, short_lived, count;
 	uint64_t size_lo, size_hi;
@@ -56,6 +57,9 @@ const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t 
 /* Frames below main and thread starts (the C runtime's own), which add
  * nothing to a report. */
 bool render_runtime_frame(const struct msc_rframe *f);
+/* The allocation function of a group, with its pool if it has one
+ * ("custom, pool frames"), in buf. */
+const char *render_fn_label(const struct render_group *x, char *buf, size_t n);
 /* Leak kinds in the order reports list them. */
 int render_kind_rank(const char *k);
 /* qsort orders of groups, largest first, stack id for ties. */

@@ -42,6 +42,7 @@ struct msc_rsite {
 	uint32_t stack;
 	uint64_t size, size_max;	/* size_max == size unless a size class */
 	const char *fn;
+	const char *pool;		/* memscope.h's pool, NULL for none */
 	uint64_t allocs, frees, bytes, live, live_bytes, at_peak, temporary;
 	uint64_t peak_live_bytes;	/* 0 when unknown */
 	uint64_t ages[MSC_AGE_BUCKETS];
@@ -53,6 +54,7 @@ struct msc_rleak {
 	uint32_t stack;
 	uint64_t size, size_max;
 	const char *fn, *kind;
+	const char *pool;		/* memscope.h's pool, NULL for none */
 	uint64_t count, bytes, first_ts, last_ts;
 };
 

@@ -37,6 +37,7 @@ struct render_group *render_site_groups(const struct msc_report *r, size_t *n)
 			x = &g[k++];
 			x->stack = s->stack;
 			x->fn = s->fn;
+			x->pool = s->pool;
 			x->size_lo = s->size;
 		}
 		x->bytes += s->bytes;
@@ -67,6 +68,14 @@ const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t 
 bool render_runtime_frame(const struct msc_rframe *f)
 {
 	return msc_report_runtime_fn(f->fn);
+}
+
+const char *render_fn_label(const struct render_group *x, char *buf, size_t n)
+{
+	if (!x->pool)
+		return x->fn ? x->fn : "?";
+	snprintf(buf, n, "%s, pool %s", x->fn ? x->fn : "?", x->pool);
+	return buf;
 }
 
 bool render_leaked_kind(const char *kind)
@@ -115,6 +124,7 @@ struct render_group *render_leak_groups(const struct msc_report *r, size_t *n)
 			x->stack = l->stack;
 			x->kind = l->kind;
 			x->fn = l->fn;
+			x->pool = l->pool;
 			x->size_lo = l->size;
 		}
 		x->count += l->count;

@@ -99,6 +99,8 @@ static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_
 		json_object_set_new(o, "size_max", json_integer((json_int_t)g[i].size_hi));
 		if (g[i].fn)
 			json_object_set_new(o, "fn", jstring(g[i].fn));
+		if (g[i].pool)
+			json_object_set_new(o, "pool", jstring(g[i].pool));
 		json_object_set_new(o, "stack", jstack(r, g[i].stack));
 		json_array_append_new(a, o);
 	}

@@ -533,7 +533,7 @@ static void leaks(struct ctx *c)
 {
 	size_t n, i, shown = 0, more;
 	struct render_group *g = render_leak_groups(c->r, &n);
-	char a[32], b[32], s[96], w[256];
+	char a[32], b[32], s[96], w[256], fl[96];
 	const char *lost;
 	uint64_t total = 0, blocks = 0;
 
@@ -581,12 +581,13 @@ static void leaks(struct ctx *c)
 		if (c->md) {
 			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n",
 				shown > 1 ? "\n" : "", shown, exact(a, sizeof(a), x->bytes), cnt(b, sizeof(b), x->count),
-				blocks_word(x->count), s, x->fn ? x->fn : "?",
+				blocks_word(x->count), s, render_fn_label(x, fl, sizeof(fl)),
 				msc_frame_label(w, sizeof(w), render_attributed(c->r, x->stack)), x->kind, lost);
 			print_stack(c, x->stack, "   ");
 		} else {
 			fprintf(c->out, "\n  %s in %s %s of %s B (%s), %s%s\n", exact(a, sizeof(a), x->bytes),
-				cnt(b, sizeof(b), x->count), blocks_word(x->count), s, x->fn ? x->fn : "?", x->kind,
+				cnt(b, sizeof(b), x->count), blocks_word(x->count), s,
+				render_fn_label(x, fl, sizeof(fl)), x->kind,
 				lost);
 			print_stack(c, x->stack, "      ");
 		}
@@ -609,7 +610,7 @@ static void leaks(struct ctx *c)
 static void site_table(struct ctx *c, const char *title, struct render_group *g, size_t n,
 		       int (*cmp)(const void *, const void *), int col)
 {
-	char a[32], b[32], d[32], e[32], s[64], w[640], from[256];
+	char a[32], b[32], d[32], e[32], s[64], w[640], from[256], fl[96];
 	uint32_t *stacks;
 	size_t i, m;
 
@@ -636,9 +637,10 @@ static void site_table(struct ctx *c, const char *title, struct render_group *g,
 		size_range(s, sizeof(s), x->size_lo, x->size_hi, c->md);
 		where_of(c->r, c->md, stacks, m, i, w, sizeof(w), col == 2 ? 42 : 41, from, sizeof(from));
 		if (c->md)
-			fprintf(c->out, "| %s | %s | %s | %s | %s | `%s` |\n", sz(a, sizeof(a), x->bytes),
+			fprintf(c->out, "| %s | %s | %s | %s | %s | `%s`%s%s%s |\n", sz(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->allocs), sz(d, sizeof(d), x->live_bytes),
-				sz(e, sizeof(e), x->at_peak), s, w);
+				sz(e, sizeof(e), x->at_peak), s, w, x->pool ? " (" : "",
+				x->pool ? render_fn_label(x, fl, sizeof(fl)) : "", x->pool ? ")" : "");
 		else if (col == 2)
 			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->at_peak),
 				sz(d, sizeof(d), x->live_bytes), s, w);
@@ -647,6 +649,11 @@ static void site_table(struct ctx *c, const char *title, struct render_group *g,
 				cnt(b, sizeof(b), x->allocs), s, w);
 		if (!c->md && from[0])
 			fprintf(c->out, "%*s  from %s\n", col == 2 ? 38 : 39, "", from);
+		/* Pools apart: one pool's blocks can come from the same code
+		 * as another's. */
+		if (!c->md && x->pool)
+			fprintf(c->out, "%*s  (%s)\n", col == 2 ? 38 : 39, "",
+				render_fn_label(x, fl, sizeof(fl)));
 	}
 	if (!n)
 		fprintf(c->out, c->md ? "No allocations.\n" : "  no allocations\n");

@@ -271,6 +271,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->pid = msc_rec_pid(rec, r->pid);
 	im = image_of(r, s->pid);
 	s->fn = str(r, rec, "fn");
+	s->pool = str(r, rec, "pool");
 	if (im && msc_is_mapping_fn(s->fn)) {
 		im->mmaps += s->allocs;
 		im->mmap_bytes += s->bytes;
@@ -327,6 +328,7 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 	if (msc_rec_u64(rec, "size_max", &l->size_max))
 		l->size_max = l->size;
 	l->fn = str(r, rec, "fn");
+	l->pool = str(r, rec, "pool");
 	l->kind = str(r, rec, "kind");
 	if (!l->kind)
 		l->kind = "unscanned";
@@ -394,6 +396,39 @@ static unsigned fn_id(struct msc_report *r, const char *name)
 	return r->last_fn;
 }
 
+/* The aggregation of an --events stream, made at its first event. */
+static int agg_ready(struct msc_report *r)
+{
+	if (r->agg_ready)
+		return 0;
+	if (msc_agg_init(&r->agg))
+		return -ENOMEM;
+	/* the recorder wrote the errors it saw: not checked again */
+	r->agg.unseen_frees_ok = true;
+	r->agg_ready = true;
+	r->from_events = true;
+	return 0;
+}
+
+/* A pool's create or destroy (--events), for the aggregation. */
+static int load_pool(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	const char *op = msc_rec_str(rec, "op", NULL), *name = msc_rec_str(rec, "name", NULL);
+	uint64_t ts = 0, pool = 0;
+
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	if (agg_ready(r))
+		return -ENOMEM;
+	if (need_u64(rec, "ts", &ts, err) || msc_rec_hex(rec, "pool", &pool) || !op)
+		return msc_rec_err(err, rec, -EINVAL, "pool record needs ts, op and pool");
+	if (!strcmp(op, "create"))
+		return msc_agg_pool_create(&r->agg, pool, name ? name : "?");
+	if (!strcmp(op, "destroy"))
+		msc_agg_pool_destroy(&r->agg, ts, pool);
+	return 0;
+}
+
 /* --events records, aggregated again with ms-record's own code. */
 static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t,
 		      struct msc_err *err)
@@ -406,14 +441,8 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	/* One process per report: the first stream's (others: ms-filter --pid). */
 	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
 		return 0;
-	if (!r->agg_ready) {
-		if (msc_agg_init(&r->agg))
-			return -ENOMEM;
-		/* the recorder wrote the errors it saw: not checked again */
-		r->agg.unseen_frees_ok = true;
-		r->agg_ready = true;
-		r->from_events = true;
-	}
+	if (agg_ready(r))
+		return -ENOMEM;
 	r->events++;
 	if ((ret = need_u64(rec, "ts", &ts, err)) || (ret = need_u64(rec, "tid", &tid, err)) ||
 	    (ret = need_u64(rec, "stack", &stack, err)) || (ret = need_u64(rec, "size", &size, err)) ||
@@ -436,10 +465,15 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	case MSC_R_ALLOC:
 		ev.type = MSC_CEV_ALLOC;
 		ev.fn = fn_id(r, fn);
+		if (ev.fn == MSC_FN_CUSTOM)
+			msc_rec_hex(rec, "pool", &ev.v[2]);
 		break;
 	case MSC_R_FREE:
 		ev.type = MSC_CEV_FREE;
 		ev.fn = fn_id(r, fn);
+		ev.v[1] = 0;	/* a free's v1 is its pool */
+		if (ev.fn == MSC_FN_CUSTOM)
+			msc_rec_hex(rec, "pool", &ev.v[1]);
 		break;
 	case MSC_R_UNFREE:
 		ev.type = MSC_CEV_UNFREE;
@@ -818,6 +852,7 @@ static int sites_from_events(struct msc_report *r)
 		o->size = s->size;
 		o->size_max = s->classed ? s->size_max : s->size;
 		o->fn = msc_fn_name(s->fn);
+		o->pool = msc_agg_pool_name(a, s);	/* a lives as long as r */
 		o->allocs = s->allocs;
 		o->frees = s->frees;
 		o->bytes = s->bytes;
@@ -852,6 +887,7 @@ static int sites_from_events(struct msc_report *r)
 		l->size = s->size;
 		l->size_max = s->classed ? s->size_max : s->size;
 		l->fn = msc_fn_name(s->fn);
+		l->pool = msc_agg_pool_name(a, s);
 		l->kind = msc_leak_kind_name(leaks[i].kind);
 		l->count = leaks[i].count;
 		l->bytes = leaks[i].bytes;
@@ -929,6 +965,9 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 		case MSC_R_ALLOC: case MSC_R_FREE: case MSC_R_UNFREE: case MSC_R_MMAP:
 		case MSC_R_MUNMAP: case MSC_R_MREMAP: case MSC_R_BRK:
 			ret = load_event(r, &rec, t, err);
+			break;
+		case MSC_R_POOL:
+			ret = load_pool(r, &rec, err);
 			break;
 		default:	/* threads, live, meminfo; types of later versions */
 			ret = 0;

@@ -387,7 +387,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 		const struct msc_live *l = &a->live[i];
 		uint64_t size;
 
-		uint64_t ptr = l->ptr & ~MSC_CUSTOM_KEY;
+		uint64_t ptr = MSC_KEY_ADDR(l->ptr);
 
 		if (!l->ptr)
 			continue;

@@ -22,6 +22,13 @@
  * Not reached by GOT patching: calls inside a module to an allocator it
  * defines itself (a statically linked jemalloc), and function pointers read
  * before attach.
+ *
+ * The same patching serves ms-record --hook (shim_hooks_install), in launch
+ * mode: the slots that name a hooked function get its trampoline (hooks.c),
+ * and dlopen's get hook_dlopen, so that what is loaded later is patched
+ * too.  A hooked function is reached the same way, and as little: calls
+ * from inside the library that defines it (or from code that took its
+ * address) are not seen.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -56,6 +63,9 @@ static const char *const hooked[] = {
 #define NHOOKED (sizeof(hooked) / sizeof(hooked[0]))
 
 static uint64_t hook_addr[NHOOKED];
+/* --hook: each slot's trampoline, and how many GOT entries hold it. */
+static uint64_t ghook_addr[MSC_HOOK_MAX];
+static unsigned ghook_patched[MSC_HOOK_MAX];
 static void *(*real_dlopen)(const char *, int);
 static uintptr_t self_base;
 
@@ -126,6 +136,17 @@ static int hook_index(const char *name)
 	return -1;
 }
 
+/* The --hook slot of a name, or -1. */
+static int ghook_index(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < g_nhooks; i++)
+		if (strcmp(name, g_hooks[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
 struct dyn {
 	const Elf64_Sym *symtab;
 	const char *strtab;
@@ -149,7 +170,7 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 	for (; r < end; r++) {
 		unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
 		const Elf64_Sym *sym;
-		uint64_t *slot, cur;
+		uint64_t *slot, cur, want;
 		int k;
 
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
@@ -159,19 +180,41 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 		if (!ELF64_R_SYM(r->r_info) || sym->st_name >= d->strsz)
 			continue;
 		k = hook_index(d->strtab + sym->st_name);
-		if (k < 0 || !hook_addr[k])
-			continue;
 		slot = (uint64_t *)(base + r->r_offset);
+		if (k >= 0 && hook_addr[k]) {
+			want = hook_addr[k];
+		} else if (g_nhooks && (k = ghook_index(d->strtab + sym->st_name)) >= 0) {
+			want = ghook_addr[k];
+			cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+			if (!cur || cur == want)
+				continue;
+			/*
+			 * What the program's calls reach: the definition the
+			 * loader binds them to.  A name only a library loaded
+			 * with RTLD_LOCAL defines is not in the global scope:
+			 * its entry's value then, resolved (BIND_NOW) or the
+			 * lazy stub, which still finds the function.
+			 */
+			if (!g_hook_real[k]) {
+				void *real = dlsym(RTLD_DEFAULT, g_hooks[k].name);
+
+				__atomic_store_n(&g_hook_real[k], real ? (uint64_t)(uintptr_t)real : cur,
+						 __ATOMIC_RELEASE);
+			}
+			ghook_patched[k]++;
+		} else {
+			continue;
+		}
 		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-		if (cur == hook_addr[k] || !cur)
+		if (cur == want || !cur)
 			continue;
 		{
 			bool relro = (uint64_t)(uintptr_t)slot >= relro_lo &&
 				     (uint64_t)(uintptr_t)slot < relro_hi;
 
-			if (!add_patch(slot, cur, hook_addr[k], relro))
+			if (!add_patch(slot, cur, want, relro))
 				return;
-			store_slot(slot, hook_addr[k], relro);
+			store_slot(slot, want, relro);
 		}
 	}
 }
@@ -284,6 +327,54 @@ long memscope_attach(const char *sock)
 		return rc;
 	patch_all();
 	return 0;
+}
+
+/* One line on stderr, without stdio (the shim has none of its own). */
+static void warn_line(const char *a, const char *b, const char *c)
+{
+	const char *parts[3] = { a, b, c };
+	char line[256];
+	size_t n = 0, i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = 0; parts[i][j] && n < sizeof(line) - 1; j++)
+			line[n++] = parts[i][j];
+	line[n++] = '\n';
+	if (write(2, line, n) < 0)
+		return;
+}
+
+void shim_hooks_install(void)
+{
+	const char *env = getenv("MEMSCOPE_HOOKS"), *why, *end;
+	Dl_info info;
+	unsigned i;
+
+	if (!env || !*env || g_attached)
+		return;
+	/* ms-record checked every spec: one that does not parse here was
+	 * not written by it, and is skipped. */
+	for (; *env && g_nhooks < MSC_HOOK_MAX; env = *end ? end + 1 : end) {
+		end = strchr(env, ';');
+		if (!end)
+			end = env + strlen(env);
+		if (msc_hookspec_parse(env, (size_t)(end - env), &g_hooks[g_nhooks], &why) == 0) {
+			ghook_addr[g_nhooks] = shim_hook_trampoline(g_nhooks);
+			g_nhooks++;
+		}
+	}
+	if (!g_nhooks)
+		return;
+	if (dladdr((void *)shim_hooks_install, &info))
+		self_base = (uintptr_t)info.dli_fbase;
+	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
+	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
+	patch_all();
+	/* Not an error: a library dlopen'ed later may call it. */
+	for (i = 0; i < g_nhooks && !getenv("MEMSCOPE_QUIET"); i++)
+		if (!ghook_patched[i])
+			warn_line("ms-record: warning: --hook ", g_hooks[i].name,
+				  ": no loaded module calls it (yet: modules loaded later are patched)");
 }
 
 long memscope_detach(void)

@@ -150,16 +150,23 @@ static uint32_t caller_id(struct tstate *t, uint64_t ip)
 
 /* ------------------------------------------------------------ recording */
 
-static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+/* ALLOC; a pool block (memscope.h) has a third value, its pool. */
+static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
+			    const void *pool)
 {
 	struct tstate *t = get_tstate();
-	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
+	const uint64_t v[3] = { (uint64_t)(uintptr_t)p, size, (uint64_t)(uintptr_t)pool };
 
 	if (!t)
 		return;
 	shared_lock(t);
-	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
+	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, pool ? 3 : 2);
 	shared_unlock(t);
+}
+
+static inline void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	record_alloc_in(frame, p, size, fn, NULL);
 }
 
 /*
@@ -193,10 +200,10 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
  * FREE of ptr by fn, with the stack of the call: the collector names the
  * bad call with it when the free is an error (double, invalid, mismatched).
  */
-static void record_free(void *frame, unsigned fn, const void *ptr)
+static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
 {
 	struct tstate *t = get_tstate();
-	const uint64_t v[1] = { (uint64_t)(uintptr_t)ptr };
+	const uint64_t v[2] = { (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pool };
 	uint32_t id;
 
 	if (!t)
@@ -205,8 +212,13 @@ static void record_free(void *frame, unsigned fn, const void *ptr)
 	/* A whole stack costs a frees as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
 	id = unlikely(g_free_stacks) ? stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
-	emit(t, MSC_EV_FREE, fn, id, v, 1);
+	emit(t, MSC_EV_FREE, fn, id, v, pool ? 2 : 1);
 	shared_unlock(t);
+}
+
+static inline void record_free(void *frame, unsigned fn, const void *ptr)
+{
+	record_free_in(frame, fn, ptr, NULL);
 }
 
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
@@ -697,6 +709,11 @@ SHIM_EXPORT void *sbrk(intptr_t inc)
 
 SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size);
 SHIM_EXPORT void memscope_free(const void *ptr);
+SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size);
+SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name);
+SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size);
+SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr);
+SHIM_EXPORT void memscope_pool_destroy(const void *pool);
 
 SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 {
@@ -716,6 +733,171 @@ SHIM_EXPORT void memscope_free(const void *ptr)
 	t_guard++;
 	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
 	t_guard--;
+}
+
+/*
+ * A custom realloc is a free and an allocation, as realloc's own: the block
+ * keeps no history, and the new one counts at the caller's site.  The free
+ * comes first, so that a block resized in place (old == ptr) is not taken
+ * for an allocation of a live address.
+ */
+SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
+{
+	void *frame = __builtin_frame_address(0);
+
+	ensure_init();
+	if (!ACTIVE())
+		return;
+	t_guard++;
+	if (old)
+		record_free(frame, MSC_FN_CUSTOM, old);
+	if (ptr)
+		record_alloc(frame, ptr, size, MSC_FN_CUSTOM);
+	t_guard--;
+}
+
+/* POOL create or destroy: the name goes in whole words, NUL padded and cut
+ * to MSC_POOL_NAME bytes (a copy: the caller's string may be on its stack). */
+static void record_pool(void *frame, unsigned op, const void *pool, const char *name)
+{
+	struct tstate *t = get_tstate();
+	uint64_t v[1 + MSC_POOL_NAME / 8] = { (uint64_t)(uintptr_t)pool };
+	char *dst = (char *)&v[1];
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; name && name[i] && i < MSC_POOL_NAME - 1; i++)
+		dst[i] = name[i];
+	shared_lock(t);
+	emit(t, MSC_EV_POOL, op, stack_id(t, frame), v, op == MSC_POOL_CREATE ? 1 + MSC_POOL_NAME / 8 : 1);
+	shared_unlock(t);
+}
+
+SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name)
+{
+	ensure_init();
+	if (!pool || !ACTIVE())
+		return;
+	t_guard++;
+	record_pool(__builtin_frame_address(0), MSC_POOL_CREATE, pool, name);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
+{
+	ensure_init();
+	if (!ptr || !ACTIVE())
+		return;
+	t_guard++;
+	record_free_in(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool);
+	t_guard--;
+}
+
+SHIM_EXPORT void memscope_pool_destroy(const void *pool)
+{
+	ensure_init();
+	if (!pool || !ACTIVE())
+		return;
+	t_guard++;
+	record_pool(__builtin_frame_address(0), MSC_POOL_DESTROY, pool, NULL);
+	t_guard--;
+}
+
+/* --------------------------------------------- ms-record --hook NAME=... */
+
+struct msc_hookspec g_hooks[MSC_HOOK_MAX];
+uint64_t g_hook_real[MSC_HOOK_MAX];
+unsigned g_nhooks;
+
+typedef uint64_t (*hooked_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
+/*
+ * A call of hooked function k, with the six argument registers of the
+ * x86_64 SysV convention: the function is called with all six, whatever
+ * it takes (the extra ones are the caller's leftovers, which it ignores),
+ * and what it allocates or frees is recorded as custom blocks, the way
+ * MEMSCOPE_ALLOC and MEMSCOPE_FREE record them.  Its arguments beyond six
+ * (on the stack) and in vector registers do not get through: integer and
+ * pointer arguments only.
+ */
+static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
+{
+	const struct msc_hookspec *h = &g_hooks[k];
+	hooked_fn real = (hooked_fn)(uintptr_t)g_hook_real[k];
+	uint64_t r, old;
+
+	if (!ACTIVE())
+		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
+	switch (h->kind) {
+	case MSC_HOOK_ALLOC:
+		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (r && ACTIVE()) {
+			t_guard++;
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+			t_guard--;
+		}
+		return r;
+	case MSC_HOOK_FREE:
+		/* Before the real call, as for free: the block may be handed
+		 * out again before it returns. */
+		if (a[h->ptr_arg - 1]) {
+			t_guard++;
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1]);
+			t_guard--;
+		}
+		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
+	default:
+		/* realloc: after the call, which may fail and keep the block.
+		 * A resize to 0 that returns NULL freed it, as realloc's. */
+		old = a[h->ptr_arg - 1];
+		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (!ACTIVE())
+			return r;
+		t_guard++;
+		if (old && (r || !a[h->size_arg - 1]))
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
+		if (r)
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+		t_guard--;
+		return r;
+	}
+}
+
+/* One trampoline per slot: the slot is all a GOT entry cannot say. */
+#define HOOK_TRAMPOLINE(k)                                                                  \
+	static uint64_t hook_trampoline_##k(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, \
+					    uint64_t a5, uint64_t a6)                       \
+	{                                                                                   \
+		const uint64_t a[6] = { a1, a2, a3, a4, a5, a6 };                           \
+                                                                                            \
+		return hook_call(k, __builtin_frame_address(0), a);                         \
+	}
+HOOK_TRAMPOLINE(0) HOOK_TRAMPOLINE(1) HOOK_TRAMPOLINE(2) HOOK_TRAMPOLINE(3)
+HOOK_TRAMPOLINE(4) HOOK_TRAMPOLINE(5) HOOK_TRAMPOLINE(6) HOOK_TRAMPOLINE(7)
+HOOK_TRAMPOLINE(8) HOOK_TRAMPOLINE(9) HOOK_TRAMPOLINE(10) HOOK_TRAMPOLINE(11)
+HOOK_TRAMPOLINE(12) HOOK_TRAMPOLINE(13) HOOK_TRAMPOLINE(14) HOOK_TRAMPOLINE(15)
+
+uint64_t shim_hook_trampoline(unsigned k)
+{
+	static const hooked_fn tramps[MSC_HOOK_MAX] = {
+		hook_trampoline_0, hook_trampoline_1, hook_trampoline_2, hook_trampoline_3,
+		hook_trampoline_4, hook_trampoline_5, hook_trampoline_6, hook_trampoline_7,
+		hook_trampoline_8, hook_trampoline_9, hook_trampoline_10, hook_trampoline_11,
+		hook_trampoline_12, hook_trampoline_13, hook_trampoline_14, hook_trampoline_15,
+	};
+
+	return k < MSC_HOOK_MAX ? (uint64_t)(uintptr_t)tramps[k] : 0;
 }
 
 /* ---------------------------------------------------------- exit paths */

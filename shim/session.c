@@ -415,6 +415,10 @@ __attribute__((constructor)) static void shim_ctor(void)
 	t_guard++;
 	unwind_load_libunwind();
 	register_atfork();
+	/* Here, not in shim_init: that may run inside the loader (an
+	 * allocation of a library's constructor), which holds the lock
+	 * dl_iterate_phdr takes. */
+	shim_hooks_install();
 	t_guard--;
 }
 

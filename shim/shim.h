@@ -83,6 +83,22 @@ void request_scan(void);
 int shim_session_attach(const char *sock);
 void shim_session_detach(void);
 
+/*
+ * ms-record --hook (MEMSCOPE_HOOKS): functions hooked by name.  Slot k
+ * has its spec, the function its calls reach (the real one) and our
+ * trampoline for it (hooks.c), which the GOT entries that call the name
+ * are made to hold (attach.c).  Specs and real functions are written
+ * before any entry is patched, and never after.
+ */
+#include "msc_hookspec.h"
+extern struct msc_hookspec g_hooks[MSC_HOOK_MAX];
+extern uint64_t g_hook_real[MSC_HOOK_MAX];
+extern unsigned g_nhooks;
+uint64_t shim_hook_trampoline(unsigned k);
+/* Reads MEMSCOPE_HOOKS and patches every loaded module (from the
+ * constructor, once recording is on). */
+void shim_hooks_install(void);
+
 static inline void ensure_init(void)
 {
 	if (unlikely(g_state == ST_UNINIT))

@@ -20,6 +20,7 @@
 #include "msc_cli.h"
 #include "msc_inject.h"
 #include "msc_poll.h"
+#include "msc_hookspec.h"
 #include "msc_proto.h"
 #include "msc_recorder.h"
 #include "msc_util.h"
@@ -59,6 +60,10 @@ static const char help[] =
 	"                       only the caller of free (cheaper)\n"
 	"      --lossy          drop events rather than slow the program down when\n"
 	"                       ms-record cannot keep up (counted in \"lost\")\n"
+	"      --hook SPEC      record the calls of a custom allocator's function\n"
+	"                       as allocations or frees (repeatable, up to 16):\n"
+	"                       NAME=alloc,size=argN  NAME=free,ptr=argN\n"
+	"                       NAME=realloc,ptr=argN,size=argM  (N, M: 1 to 6)\n"
 	"  -q, --quiet          no summary line on standard error\n"
 	"  -h, --help           show this help and exit\n"
 	"  -V, --version        show the version and exit\n"
@@ -69,7 +74,8 @@ static const char help[] =
 	"With -p: 0 once detached (or the process ended), 2 when it could not\n"
 	"attach.\n";
 
-enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH, OPT_UNWIND };
+enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH,
+       OPT_UNWIND, OPT_HOOK };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -86,6 +92,7 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "poll", no_argument, NULL, OPT_POLL },
+	{ "hook", required_argument, NULL, OPT_HOOK },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -103,6 +110,36 @@ static const struct msc_cli cli = { "ms-record", help, "+o:ei:fqp:", longopts, a
 #define EXIT_NOT_FOUND 127
 
 /* ------------------------------------------------------------ launching */
+
+/*
+ * --hook specs, checked here and handed to the shim in MEMSCOPE_HOOKS
+ * (joined with ';'), which parses them again with the same code.
+ */
+static bool quiet;
+static char hooks_env[MSC_HOOK_MAX * 96];
+static struct msc_hookspec hooks[MSC_HOOK_MAX];
+static unsigned nhooks;
+
+static void add_hook(const char *spec)
+{
+	struct msc_hookspec h;
+	const char *why;
+	size_t len = strlen(hooks_env);
+	unsigned i;
+
+	if (msc_hookspec_parse(spec, strlen(spec), &h, &why))
+		msc_usage_error("invalid --hook '%s': %s", spec, why);
+	for (i = 0; i < nhooks; i++)
+		if (strcmp(hooks[i].name, h.name) == 0)
+			msc_usage_error("--hook '%s': %s is hooked already", spec, h.name);
+	if (nhooks == MSC_HOOK_MAX)
+		msc_usage_error("--hook '%s': at most %d hooks", spec, MSC_HOOK_MAX);
+	/* What goes on is what was parsed, in the one form the shim reads. */
+	snprintf(hooks_env + len, sizeof(hooks_env) - len, "%s%s=%s%s%.0u%s%.0u", len ? ";" : "",
+		 h.name, h.kind == MSC_HOOK_ALLOC ? "alloc" : h.kind == MSC_HOOK_FREE ? "free" : "realloc",
+		 h.ptr_arg ? ",ptr=arg" : "", h.ptr_arg, h.size_arg ? ",size=arg" : "", h.size_arg);
+	hooks[nhooks++] = h;
+}
 
 static char *find_program(const char *name, int *status)
 {
@@ -160,7 +197,9 @@ static int launch(char *prog, char **argv, const char *shim, const char *sock,
 		} else {
 			pre = strdup(shim);
 		}
-		if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv("MEMSCOPE_SOCK", sock, 1))
+		if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv("MEMSCOPE_SOCK", sock, 1) ||
+		    (nhooks ? setenv("MEMSCOPE_HOOKS", hooks_env, 1) : unsetenv("MEMSCOPE_HOOKS")) ||
+		    (quiet ? setenv("MEMSCOPE_QUIET", "1", 1) : unsetenv("MEMSCOPE_QUIET")))
 			err = ENOMEM;
 		else {
 			execv(prog, argv);
@@ -182,7 +221,6 @@ static int launch(char *prog, char **argv, const char *shim, const char *sock,
 	return pid;
 }
 
-static bool quiet;
 
 static void warn_cb(void *ctx, const char *msg)
 {
@@ -410,11 +448,16 @@ int main(int argc, char **argv)
 			if (msc_parse_duration(optarg, &duration) || !duration)
 				msc_usage_error("invalid duration '%s'", optarg);
 			break;
+		case OPT_HOOK:
+			add_hook(optarg);
+			break;
 		}
 	}
 	if (pid) {
 		if (optind < argc)
 			msc_usage_error("a program and -p: give one or the other");
+		if (nhooks)
+			msc_usage_error("--hook works when ms-record runs the program, not with -p");
 		if (poll_only && (o.events || o.follow || (interval_set && !o.interval_ms)))
 			msc_usage_error("--poll reads /proc only, every interval above 0: it sees no "
 					"events or children");

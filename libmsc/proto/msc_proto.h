@@ -62,9 +62,11 @@
 
 enum msc_ev {
 	MSC_EV_PAD = 0,		/* skip to the ring's end: [hdr(aux=words)] */
-	MSC_EV_ALLOC,		/* [hdr(aux=stack,flags=fn), ts, ptr, size] */
-	MSC_EV_FREE,		/* [hdr(aux=stack,flags=fn), ts, ptr]: the stack of the
-				 * call, its caller only unless MSC_CTL_FREE_STACKS */
+	MSC_EV_ALLOC,		/* [hdr(aux=stack,flags=fn), ts, ptr, size(, pool)] */
+	MSC_EV_FREE,		/* [hdr(aux=stack,flags=fn), ts, ptr(, pool)]: the stack
+				 * of the call, its caller only unless MSC_CTL_FREE_STACKS;
+				 * the pool word (MSC_FN_CUSTOM only, 0 = none) is
+				 * there when the record has the words for it */
 	MSC_EV_UNFREE,		/* [hdr, ts, ptr]: realloc failed, undo its FREE */
 	MSC_EV_STACK,		/* [hdr(aux=id), ip0 (innermost), ip1, ...] */
 	MSC_EV_MMAP,		/* [hdr(aux=stack), ts, addr, len] */
@@ -86,8 +88,16 @@ enum msc_ev {
 				 * in msc_ctl.lost instead */
 	MSC_EV_FORK,		/* reserved, never sent: a fork child connects */
 	MSC_EV_THREAD_EXIT,	/* [hdr(aux=tid), ts]: its stack is dead memory now */
+	MSC_EV_POOL,		/* [hdr(aux=stack,flags=MSC_POOL_*), ts, pool, name...]:
+				 * memscope.h's pools; the name is MSC_POOL_NAME
+				 * bytes, NUL padded (CREATE only) */
 	MSC_EV_MAX,
 };
+
+/* POOL flags, and the room its name has (NUL included). */
+#define MSC_POOL_CREATE 1u
+#define MSC_POOL_DESTROY 2u
+#define MSC_POOL_NAME 40u
 
 /* THREAD flags. */
 #define MSC_THREAD_SHARED 1u

@@ -3,8 +3,8 @@
  * Unit tests of msc_agg's table of live blocks: sizes of 4 GiB and more
  * (kept beside the 24-byte entries), allocation times far from zero (kept
  * relative to the first), a realloc undone (the block comes back with its
- * size and time), leak kinds, and a table that grows past a million blocks
- * with every figure exact.
+ * size and time), leak kinds, a table that grows past a million blocks
+ * with every figure exact, and memscope.h's pools.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -345,6 +345,59 @@ static void test_gate_kinds(void **state)
 	assert_int_equal(msc_gate_leaks(blocks, m), 8);
 }
 
+/*
+ * Pools: blocks of two pools and a plain custom block at one address, a
+ * destroy that releases many blocks (the live table's deletes shift entries
+ * under the walk), a freed slot reused by the next pool, and the names.
+ */
+static void test_pools(void **state)
+{
+	const uint64_t P1 = 0x7000, P2 = 0x8000, P3 = 0x9000;
+	struct msc_agg a;
+	struct msc_freed fr;
+	uint64_t i;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_pool_create(&a, P1, "frames"), 0);
+	assert_int_equal(msc_agg_pool_create(&a, P2, "nodes"), 0);
+	/* One address, three blocks. */
+	assert_int_equal(msc_agg_pool_alloc(&a, T0, 1, P1, 0x1000, 64, 3), 0);
+	assert_int_equal(msc_agg_pool_alloc(&a, T0 + 1, 1, P2, 0x1000, 24, 4), 0);
+	assert_int_equal(msc_agg_alloc(&a, T0 + 2, 1, 0x1000, 16, 5, MSC_FN_CUSTOM), 0);
+	assert_int_equal(a.live_blocks, 3);
+	assert_string_equal(msc_agg_pool_name(&a, &a.sites[0]), "frames");
+	assert_string_equal(msc_agg_pool_name(&a, &a.sites[1]), "nodes");
+	assert_null(msc_agg_pool_name(&a, &a.sites[2]));
+	/* The free names its pool: the other two blocks stay. */
+	assert_int_equal(msc_agg_pool_free(&a, T0 + 3, 1, P2, 0x1000, 0, &fr), 1);
+	assert_int_equal(fr.size, 24);
+	assert_int_equal(msc_agg_pool_free(&a, T0 + 4, 1, P2, 0x1000, 0, NULL), 0);
+	assert_int_equal(a.live_blocks, 2);
+	/* Many blocks of P2 among P1's, then P2 destroyed: only its go. */
+	for (i = 0; i < 5000; i++) {
+		assert_int_equal(msc_agg_pool_alloc(&a, T0 + 10 + i, 1, i % 3 ? P2 : P1,
+						    0x100000 + i * 16, 8, 6), 0);
+	}
+	assert_int_equal(msc_agg_pool_destroy(&a, T0 + 10000, P2), 3333);
+	assert_int_equal(a.live_blocks, 2 + 1667);
+	assert_int_equal(a.frees, 1 + 3333);
+	for (i = 0; i < 5000; i++)
+		assert_int_equal(msc_agg_pool_free(&a, T0 + 20000 + i, 1, P1, 0x100000 + i * 16, 0,
+						   NULL), i % 3 ? 0 : 1);
+	assert_int_equal(a.live_blocks, 2);
+	/* The destroyed pool is gone: its id is unknown now. */
+	assert_int_equal(msc_agg_pool_destroy(&a, T0 + 30000, P2), 0);
+	/* A new pool takes P2's slot; a block of a pool never created is "?"'s. */
+	assert_int_equal(msc_agg_pool_create(&a, P3, "strings"), 0);
+	assert_int_equal(a.npools, 2);
+	assert_int_equal(msc_agg_pool_alloc(&a, T0 + 30001, 1, 0xa000, 0x2000, 40, 7), 0);
+	assert_string_equal(msc_agg_pool_name(&a, &a.sites[a.nsites - 1]), "?");
+	assert_int_equal(msc_agg_pool_destroy(&a, T0 + 30002, P1), 1);
+	assert_int_equal(a.live_blocks, 2);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_gate_kinds),
+		cmocka_unit_test(test_pools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
