@@ -68,7 +68,7 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters
+EXAMPLES = memhog leaky threads forkexec crash cxx churn pool wordfreq handoff twosites closeall ticker waiters dtv
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped
