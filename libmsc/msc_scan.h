@@ -5,7 +5,8 @@
  *
  * Roots are the process's writable mappings that hold no tracked block:
  * data and bss of every module, thread stacks (the exiting thread's from its
- * stack pointer up), TLS and anonymous memory that is not a heap.  Every
+ * stack pointer up, of a thread that ended only its TLS and struct
+ * pthread), TLS and anonymous memory that is not a heap.  Every
  * aligned word of a root that points into a tracked block marks it: a
  * pointer to its start makes it reachable, a pointer inside it possibly
  * lost; marked blocks are scanned in turn (a possibly lost block passes on
@@ -31,31 +32,34 @@ struct msc_scan_stats {
 	uint64_t ns;			/* time taken */
 };
 
-/*
- * Sets the kind of every live block and region of a (struct msc_live.kind,
- * struct msc_region.kind).  sp: the exiting thread's stack pointer (0 if
- * unknown: its whole stack is a root).  Returns 0, or a negative errno with
- * err set (the kinds are then left unscanned).
- */
 struct msc_range {
 	uint64_t start, end;
 };
 
 /*
- * exclude: ranges that are never roots (the shim's per-thread state, stacks
- * of threads that exited).  roots: pointer values held where the scan cannot
- * see them, taken as found in a root (glibc's DTV pointers of threads).
+ * Sets the kind of every live block and region of a (struct msc_live.kind,
+ * struct msc_region.kind).  sp: the exiting thread's stack pointer (0 if
+ * unknown: its whole stack is a root).  exclude: ranges that are never
+ * roots (the shim's per-thread state, the dead part of the stacks of
+ * threads that exited).  Returns 0, or a negative errno with err set (the
+ * kinds are then left unscanned).
  */
 int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
-		     size_t nexclude, const uint64_t *roots, size_t nroots,
-		     struct msc_scan_stats *st, struct msc_err *err);
+		     size_t nexclude, struct msc_scan_stats *st, struct msc_err *err);
 
 /*
- * glibc (x86_64) keeps a thread's DTV, a block it calloc'ed, in the TCB at
- * the thread pointer: tcb->dtv = dtv + 1 (16-byte entries).  Fills out[i]
- * with the start of the DTV block of each thread pointer tps[i] (0 when
- * unreadable), to pass as roots: glibc frees them only in __libc_freeres.
+ * Where the static TLS of the thread whose thread pointer is tp begins, for
+ * a thread of pid that exited: what memcheck still scans of its stack block
+ * (glibc keeps it for reuse) is this TLS and the struct pthread above it,
+ * which holds the DTV pointer; the stack below is dead.
+ *
+ * glibc (x86_64) lays a thread's stack block out as [guard | stack | static
+ * TLS | struct pthread], tp pointing at the struct pthread, whose TCB keeps
+ * dtv + 1 at tp + 8.  The DTV, a block glibc calloc'ed, holds its length
+ * and then a 16-byte entry per TLS module pointing at the module's TLS
+ * block for the thread: the lowest of those in [lo, tp) is the start.
+ * Returns tp when the DTV cannot be read.
  */
-void msc_scan_dtv_roots(int pid, const uint64_t *tps, size_t n, uint64_t *out);
+uint64_t msc_scan_tls_start(int pid, uint64_t tp, uint64_t lo);
 
 #endif

@@ -280,7 +280,6 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 	struct msc_scan_stats st;
 	struct msc_err err;
 	struct msc_range *ex;
-	uint64_t *tps, *roots;
 	size_t i, nex = 0;
 
 	(void)tid;
@@ -293,28 +292,33 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 			pr->last_rss = rss;
 	}
 	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
-	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
-	roots = malloc((pr->nthreads + 1) * sizeof(*roots));
-	if (!ex || !tps || !roots) {
+	if (!ex) {
 		warn(r, "leak scan: out of memory; leaks are reported unscanned");
-		goto out;
+		return;
 	}
-	/* Never roots: the shim's memory, and the stacks of exited threads
-	 * (glibc keeps them mapped for reuse, stale pointers and all). */
+	/*
+	 * Never roots: the shim's memory, and the stacks of exited threads
+	 * (glibc keeps them mapped for reuse, stale pointers and all) up to
+	 * their static TLS.  That TLS and the struct pthread above it stay
+	 * roots, as memcheck has them: the thread's __thread variables, and
+	 * the pointer into its DTV, which makes that block possibly lost
+	 * whether or not the thread lived, or was seen to allocate.
+	 */
 	for (i = 0; i < pr->nown; i++)
 		ex[nex++] = pr->own[i];
 	for (i = 0; i < pr->nthreads; i++) {
-		if (pr->threads[i].dead && pr->threads[i].lo)
-			ex[nex++] = (struct msc_range){ pr->threads[i].lo, pr->threads[i].hi };
-		tps[i] = pr->threads[i].tp;
+		const struct thread *t = &pr->threads[i];
+		uint64_t end = t->hi;
+
+		if (!t->dead || !t->lo)
+			continue;
+		if (t->tp > t->lo && t->tp < t->hi)
+			end = msc_scan_tls_start(p->pid, t->tp, t->lo) & ~7ull;
+		ex[nex++] = (struct msc_range){ t->lo, end };
 	}
-	msc_scan_dtv_roots(p->pid, tps, pr->nthreads, roots);
-	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, roots, pr->nthreads, &st, &err))
+	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, &st, &err))
 		warn(r, "%s; leaks are reported unscanned", err.msg);
-out:
 	free(ex);
-	free(tps);
-	free(roots);
 }
 
 /* ---------------------------------------------------------------- results */

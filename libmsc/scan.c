@@ -351,8 +351,7 @@ static void scan_roots(struct scan *s, uint64_t sp)
 }
 
 int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
-		     size_t nexclude, const uint64_t *roots, size_t nroots,
-		     struct msc_scan_stats *st, struct msc_err *err)
+		     size_t nexclude, struct msc_scan_stats *st, struct msc_err *err)
 {
 	struct msc_range *ex = NULL;
 	struct msc_scan_stats dummy;
@@ -412,9 +411,6 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 		if (s.b[i].end > s.hi)
 			s.hi = s.b[i].end;
 	}
-	for (i = 0; i < nroots; i++)
-		consider(&s, roots[i], true, -1);
-	drain(&s, -1);
 	scan_roots(&s, sp);
 	if (!s.error) {
 		/* Leaks: every block a leader can reach is indirectly lost. */
@@ -451,18 +447,33 @@ out:
 	return ret;
 }
 
-void msc_scan_dtv_roots(int pid, const uint64_t *tps, size_t n, uint64_t *out)
+/* Reads len bytes of pid at addr; true when all came. */
+static bool peek(int pid, uint64_t addr, void *buf, size_t len)
 {
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+uint64_t msc_scan_tls_start(int pid, uint64_t tp, uint64_t lo)
+{
+	/* More modules with TLS than any program loads: a bound on what a
+	 * stale or foreign word could make us read. */
+	enum { MAX_MODULES = 4096 };
+	uint64_t dtv, len, start = tp, *e;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		uint64_t v = 0;
-		struct iovec local = { &v, sizeof(v) };
-		struct iovec remote = { (void *)(uintptr_t)(tps[i] + 8), sizeof(v) };
-
-		out[i] = 0;
-		if (tps[i] && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(v) &&
-		    v >= 16)
-			out[i] = v - 16;
-	}
+	if (!tp || !peek(pid, tp + 8, &dtv, sizeof(dtv)) || dtv < 16 ||
+	    !peek(pid, dtv - 16, &len, sizeof(len)) || !len || len > MAX_MODULES)
+		return tp;
+	/* dtv[0] is the generation; dtv[1..len] the modules: {val, to_free}. */
+	e = malloc((len + 1) * 16);
+	if (!e)
+		return tp;
+	if (peek(pid, dtv, e, (len + 1) * 16))
+		for (i = 1; i <= len; i++)
+			if (e[2 * i] >= lo && e[2 * i] < start)
+				start = e[2 * i];
+	free(e);
+	return start;
 }
