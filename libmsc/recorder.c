@@ -38,6 +38,7 @@ struct rproc {
 	struct thread *threads;		/* its threads, for the scan */
 	size_t nthreads, capthreads;
 	uint64_t last_rss;		/* the last rss read, for the closing sample */
+	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
 };
 
 struct msc_recorder {
@@ -277,7 +278,6 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 {
 	struct msc_recorder *r = ctx;
 	struct rproc *pr = p->user;
-	struct msc_scan_stats st;
 	struct msc_err err;
 	struct msc_range *ex;
 	size_t i, nex = 0;
@@ -316,7 +316,7 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 			end = msc_scan_tls_start(p->pid, t->tp, t->lo) & ~7ull;
 		ex[nex++] = (struct msc_range){ t->lo, end };
 	}
-	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, &st, &err))
+	if (msc_scan_process(&pr->agg, p->pid, sp, ex, nex, &pr->scan, &err))
 		warn(r, "%s; leaks are reported unscanned", err.msg);
 	free(ex);
 }
@@ -416,6 +416,12 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	msc_w_u64(w, "lost", end->lost);
 	if (end->waits)
 		msc_w_u64(w, "waits", end->waits);
+	/* How long the program waited at its exit for the leak scan, and how
+	 * much of its memory the scan read. */
+	if (pr->scan.ns && !exec) {
+		msc_w_u64(w, "scan_ns", pr->scan.ns);
+		msc_w_u64(w, "scan_bytes", pr->scan.root_bytes + pr->scan.block_bytes);
+	}
 	if (pr->pid == r->main_pid && !exec)
 		write_costs(r);
 	if (end->corrupt)
