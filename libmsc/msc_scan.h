@@ -13,7 +13,12 @@
  * "possibly" only).  Blocks left unmarked are leaks; one found through
  * another leak's contents is indirectly lost, the rest definitely lost.
  *
- * The memory is read with process_vm_readv in batches.  memscope's own
+ * Every block is read once, in address order, with process_vm_readv in
+ * large batches; the pointers between blocks are then followed in memory.
+ * The time taken is linear in the live bytes and blocks, whatever the
+ * pointers' shape (a list in reverse address order costs no more than an
+ * array).  The memory taken is about 30 bytes per live block and 4 per
+ * pointer between blocks, for the time of the scan.  memscope's own
  * mappings (the shared rings, the shim's private memory and data) are never
  * roots: they hold addresses of blocks and would make every leak reachable.
  */
@@ -29,6 +34,7 @@ struct msc_scan_stats {
 	uint64_t root_bytes;		/* bytes of roots read */
 	uint64_t block_bytes;		/* bytes of blocks read */
 	uint64_t blocks;		/* blocks classified */
+	uint64_t pointers;		/* words of blocks that point into a block */
 	uint64_t ns;			/* time taken */
 };
 
