@@ -68,7 +68,7 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters
+EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook
@@ -88,7 +88,7 @@ SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc/proto -fPIC -fv
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
              tests/bench/bin/attach_target \
-             tests/bench/bin/peakmem
+             tests/bench/bin/peakmem tests/bench/bin/live_heap
 
 # Debian packages that building and testing need (make deps installs them).
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
@@ -169,7 +169,7 @@ tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
 	$(QUIET_CC)$(CXX) -O2 -g -fPIC -shared $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -o $@ $<
 
 # The workloads are not memscope programs: plain -O2 -g.
-tests/bench/bin/alloc_storm tests/bench/bin/attach_target: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
+tests/bench/bin/alloc_storm tests/bench/bin/attach_target tests/bench/bin/live_heap: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lpthread
 
 tests/bench/bin/peakmem: tests/bench/peakmem.c | tests/bench/bin

@@ -5,14 +5,20 @@
  *
  * Roots are the process's writable mappings that hold no tracked block:
  * data and bss of every module, thread stacks (the exiting thread's from its
- * stack pointer up), TLS and anonymous memory that is not a heap.  Every
+ * stack pointer up, of a thread that ended only its TLS and struct
+ * pthread), TLS and anonymous memory that is not a heap.  Every
  * aligned word of a root that points into a tracked block marks it: a
  * pointer to its start makes it reachable, a pointer inside it possibly
  * lost; marked blocks are scanned in turn (a possibly lost block passes on
  * "possibly" only).  Blocks left unmarked are leaks; one found through
  * another leak's contents is indirectly lost, the rest definitely lost.
  *
- * The memory is read with process_vm_readv in batches.  memscope's own
+ * Every block is read once, in address order, with process_vm_readv in
+ * large batches; the pointers between blocks are then followed in memory.
+ * The time taken is linear in the live bytes and blocks, whatever the
+ * pointers' shape (a list in reverse address order costs no more than an
+ * array).  The memory taken is about 30 bytes per live block and 4 per
+ * pointer between blocks, for the time of the scan.  memscope's own
  * mappings (the shared rings, the shim's private memory and data) are never
  * roots: they hold addresses of blocks and would make every leak reachable.
  */
@@ -28,34 +34,41 @@ struct msc_scan_stats {
 	uint64_t root_bytes;		/* bytes of roots read */
 	uint64_t block_bytes;		/* bytes of blocks read */
 	uint64_t blocks;		/* blocks classified */
+	uint64_t pointers;		/* words of blocks that point into a block */
 	uint64_t ns;			/* time taken */
 };
 
-/*
- * Sets the kind of every live block and region of a (struct msc_live.kind,
- * struct msc_region.kind).  sp: the exiting thread's stack pointer (0 if
- * unknown: its whole stack is a root).  Returns 0, or a negative errno with
- * err set (the kinds are then left unscanned).
- */
 struct msc_range {
 	uint64_t start, end;
 };
 
 /*
- * exclude: ranges that are never roots (the shim's per-thread state, stacks
- * of threads that exited).  roots: pointer values held where the scan cannot
- * see them, taken as found in a root (glibc's DTV pointers of threads).
+ * Sets the kind of every live block and region of a (struct msc_live.kind,
+ * struct msc_region.kind).  sp: the exiting thread's stack pointer (0 if
+ * unknown: its whole stack is a root).  exclude: ranges that are never
+ * roots (the shim's per-thread state, the dead part of the stacks of
+ * threads that exited).  roots: values held where no memory shows them
+ * (the registers of the threads of a process stopped for ms-snap --leaks),
+ * taken as words of a root.  Returns 0, or a negative errno with err set
+ * (the kinds are then left unscanned).
  */
 int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
 		     size_t nexclude, const uint64_t *roots, size_t nroots,
 		     struct msc_scan_stats *st, struct msc_err *err);
 
 /*
- * glibc (x86_64) keeps a thread's DTV, a block it calloc'ed, in the TCB at
- * the thread pointer: tcb->dtv = dtv + 1 (16-byte entries).  Fills out[i]
- * with the start of the DTV block of each thread pointer tps[i] (0 when
- * unreadable), to pass as roots: glibc frees them only in __libc_freeres.
+ * Where the static TLS of the thread whose thread pointer is tp begins, for
+ * a thread of pid that exited: what memcheck still scans of its stack block
+ * (glibc keeps it for reuse) is this TLS and the struct pthread above it,
+ * which holds the DTV pointer; the stack below is dead.
+ *
+ * glibc (x86_64) lays a thread's stack block out as [guard | stack | static
+ * TLS | struct pthread], tp pointing at the struct pthread, whose TCB keeps
+ * dtv + 1 at tp + 8.  The DTV, a block glibc calloc'ed, holds its length
+ * and then a 16-byte entry per TLS module pointing at the module's TLS
+ * block for the thread: the lowest of those in [lo, tp) is the start.
+ * Returns tp when the DTV cannot be read.
  */
-void msc_scan_dtv_roots(int pid, const uint64_t *tps, size_t n, uint64_t *out);
+uint64_t msc_scan_tls_start(int pid, uint64_t tp, uint64_t lo);
 
 #endif

@@ -40,6 +40,7 @@ struct rproc {
 	struct thread *threads;		/* its threads, for the scan */
 	size_t nthreads, capthreads;
 	uint64_t last_rss;		/* the last rss read, for the closing sample */
+	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
 };
 
 struct msc_recorder {
@@ -319,34 +320,34 @@ static int scan_process(struct rproc *pr, int pid, uint64_t sp, const uint64_t *
 			struct msc_scan_stats *st, struct msc_err *err)
 {
 	struct msc_range *ex;
-	uint64_t *tps, *roots;
 	size_t i, nex = 0;
 	int rc;
 
 	ex = malloc((pr->nown + pr->nthreads + 1) * sizeof(*ex));
-	tps = malloc((pr->nthreads + 1) * sizeof(*tps));
-	roots = malloc((pr->nthreads + nmore + 1) * sizeof(*roots));
-	if (!ex || !tps || !roots) {
-		rc = msc_err_set(err, -ENOMEM, "leak scan: out of memory");
-		goto out;
-	}
-	/* Never roots: the shim's memory, and the stacks of exited threads
-	 * (glibc keeps them mapped for reuse, stale pointers and all). */
+	if (!ex)
+		return msc_err_set(err, -ENOMEM, "leak scan: out of memory");
+	/*
+	 * Never roots: the shim's memory, and the stacks of exited threads
+	 * (glibc keeps them mapped for reuse, stale pointers and all) up to
+	 * their static TLS.  That TLS and the struct pthread above it stay
+	 * roots, as memcheck has them: the thread's __thread variables, and
+	 * the pointer into its DTV, which makes that block possibly lost
+	 * whether or not the thread lived, or was seen to allocate.
+	 */
 	for (i = 0; i < pr->nown; i++)
 		ex[nex++] = pr->own[i];
 	for (i = 0; i < pr->nthreads; i++) {
-		if (pr->threads[i].dead && pr->threads[i].lo)
-			ex[nex++] = (struct msc_range){ pr->threads[i].lo, pr->threads[i].hi };
-		tps[i] = pr->threads[i].tp;
+		const struct thread *t = &pr->threads[i];
+		uint64_t end = t->hi;
+
+		if (!t->dead || !t->lo)
+			continue;
+		if (t->tp > t->lo && t->tp < t->hi)
+			end = msc_scan_tls_start(pid, t->tp, t->lo) & ~7ull;
+		ex[nex++] = (struct msc_range){ t->lo, end };
 	}
-	msc_scan_dtv_roots(pid, tps, pr->nthreads, roots);
-	if (nmore)
-		memcpy(roots + pr->nthreads, more, nmore * sizeof(*more));
-	rc = msc_scan_process(&pr->agg, pid, sp, ex, nex, roots, pr->nthreads + nmore, st, err);
-out:
+	rc = msc_scan_process(&pr->agg, pid, sp, ex, nex, more, nmore, st, err);
 	free(ex);
-	free(tps);
-	free(roots);
 	return rc;
 }
 
@@ -354,7 +355,6 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 {
 	struct msc_recorder *r = ctx;
 	struct rproc *pr = p->user;
-	struct msc_scan_stats st;
 	struct msc_err err;
 
 	(void)tid;
@@ -366,7 +366,7 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 		if (rss)
 			pr->last_rss = rss;
 	}
-	if (scan_process(pr, p->pid, sp, NULL, 0, &st, &err))
+	if (scan_process(pr, p->pid, sp, NULL, 0, &pr->scan, &err))
 		warn(r, "%s; leaks are reported unscanned", err.msg);
 }
 
@@ -465,6 +465,12 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	msc_w_u64(w, "lost", end->lost);
 	if (end->waits)
 		msc_w_u64(w, "waits", end->waits);
+	/* How long the program waited at its exit for the leak scan, and how
+	 * much of its memory the scan read. */
+	if (pr->scan.ns && !exec) {
+		msc_w_u64(w, "scan_ns", pr->scan.ns);
+		msc_w_u64(w, "scan_bytes", pr->scan.root_bytes + pr->scan.block_bytes);
+	}
 	if (pr->pid == r->main_pid && !exec)
 		write_costs(r);
 	if (end->corrupt)

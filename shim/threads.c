@@ -107,7 +107,8 @@ bool tstate_setup(struct tstate *t, unsigned ring_index)
  * the thread uses, if it is its own (our memory: the leak scan must not
  * take it for a root); the stack [lo, hi) (dead memory once the thread
  * exits, though glibc keeps it mapped for reuse); the thread pointer (its
- * TCB holds the DTV).
+ * TCB holds the DTV, through which the scan finds where the thread's TLS,
+ * still live after the exit, begins).
  */
 void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
 		 uint64_t hi, uint64_t lo)

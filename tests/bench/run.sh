@@ -10,7 +10,8 @@
 # Environment: BENCH_LINES (records in the reader benchmark, 1000000),
 # BENCH_RUNS (runs per command for medians, 10), BENCH_FILTER_RUNS (runs
 # per command in the filter benchmark, 3: each reads 10M records),
-# BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60).
+# BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60), BENCH_SCAN_SIZES
+# (MiB live at exit in the leak scan benchmark, "64 256 1024").
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
@@ -22,7 +23,7 @@ LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers attach sizes top"
+SECTIONS="reader snapshot filter profilers attach sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -449,6 +450,55 @@ PY
 		emit "memscope .zst / heaptrack: $(ratio "$(wc -c <"$OUT/sizes.ndjson.zst")" "$(wc -c <"$_ht")" 2)x" \
 			"(target: at most 2x); memscope uncompressed: $(awk -v b="$(wc -c <"$OUT/sizes.ndjson")" 'BEGIN { printf "%.1f", b / 1e6 }') MB (target: under 10 MB)."
 	fi
+}
+
+# ------------------------------------------------------------------- scan
+
+# The leak scan at exit against the live heap: ms-record's end record says
+# how long the program waited for it (scan_ns).  Workloads: live_heap N
+# (N MiB live in blocks of 16 B to 4 MiB, every block full, one word in
+# eight a pointer into a block), and xz -9 (its 674 MB of match finder and
+# dictionary, live at exit, few pointers).  Median of BENCH_SCAN_RUNS (3).
+bench_scan() {
+	_runs=${BENCH_SCAN_RUNS:-3}
+	if [ ! -x "$BIN/live_heap" ]; then
+		note "tests/bench/bin/live_heap is not built: run 'make bench'"
+		return 1
+	fi
+	# xz's input: memscope's own binaries, a few MB that compress.
+	cat tools/ms-record tools/ms-report tools/ms-filter tools/ms-snap tools/ms-diff \
+		>"$OUT/scan_xz.in"
+	emit "" "### Leak scan at exit" "" \
+		"How long the program waits at its exit while ms-record scans its memory for" \
+		"pointers (the end record's scan_ns), median of $_runs runs; per GiB of live heap." \
+		"live_heap N: N MiB live in blocks of 16 B to 4 MiB, one word in eight a pointer" \
+		"into a block; xz -9: its match finder and dictionary, few pointers." "" \
+		"| workload | live MiB | live blocks | scan s | s per GiB |" \
+		"|---|---:|---:|---:|---:|"
+	for _w in ${BENCH_SCAN_SIZES:-64 256 1024} xz; do
+		_i=0
+		: >"$OUT/scan.$_w"
+		while [ $_i -lt "$_runs" ]; do
+			note "scan: $_w, run $((_i + 1))"
+			if [ "$_w" = xz ]; then
+				ms-record -q -o "$OUT/scan.ndjson" xz -9 -c "$OUT/scan_xz.in" >/dev/null
+			else
+				ms-record -q -o "$OUT/scan.ndjson" "$BIN/live_heap" "$_w" >/dev/null
+			fi || { note "scan: ms-record $_w failed"; return 1; }
+			jq -r 'select(.type == "end" and .scan_ns != null) | "\(.scan_ns) \(.live_bytes) \(.live)"' \
+				"$OUT/scan.ndjson" >>"$OUT/scan.$_w"
+			_i=$((_i + 1))
+		done
+		set -- $(sort -n "$OUT/scan.$_w" | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }')
+		if [ $# -lt 3 ]; then
+			note "scan: no scan figures for $_w"
+			return 1
+		fi
+		_label="live_heap $_w"
+		[ "$_w" = xz ] && _label="xz -9 ($(($(wc -c <"$OUT/scan_xz.in") / 1048576)) MiB in)"
+		emit "| $_label | $(awk -v b="$2" 'BEGIN { printf "%.0f", b / 1048576 }') | $(thousands "$3") | $(awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }') | $(awk -v n="$1" -v b="$2" 'BEGIN { printf "%.2f", n / 1e9 / (b / 1073741824) }') |"
+	done
+	rm -f "$OUT/scan.ndjson" "$OUT/scan_xz.in"
 }
 
 # ------------------------------------------------------------------ ms-top
