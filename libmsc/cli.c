@@ -371,6 +371,16 @@ int msc_parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
+void msc_cli_push(const char ***v, unsigned *n, const char *s)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		msc_die("out of memory");
+	*v = nv;
+	nv[(*n)++] = s;
+}
+
 /* ---------------------------------------------------------------- gates */
 
 void msc_gates_leak_opt(struct msc_gates *g, const char *kinds)

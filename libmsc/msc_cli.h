@@ -27,6 +27,9 @@
 #define MSC_EXIT_OK 0
 #define MSC_EXIT_FINDING 1
 #define MSC_EXIT_TROUBLE 2
+/* Appends s to the array *v of *n strings (repeatable options); dies out of memory. */
+void msc_cli_push(const char ***v, unsigned *n, const char *s);
+
 /* The CI gates of ms-filter and ms-report. */
 struct msc_gates {
 	bool leak, error;

@@ -94,12 +94,7 @@ struct list {
 
 static void add(struct list *l, const char *s)
 {
-	const char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
-
-	if (!nv)
-		msc_die("out of memory");
-	l->v = nv;
-	l->v[l->n++] = s;
+	msc_cli_push(&l->v, &l->n, s);
 }
 
 static void print_suppressions(const struct msc_supp *s)

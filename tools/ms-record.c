@@ -417,17 +417,11 @@ int main(int argc, char **argv)
 		case OPT_NO_SCAN:
 			o.scan = false;
 			break;
-		case OPT_ALLOC_FN: {
-			const char **n = realloc(alloc_fns, (nalloc_fns + 1) * sizeof(*n));
-
-			if (!n)
-				msc_die("out of memory");
-			alloc_fns = n;
-			alloc_fns[nalloc_fns++] = optarg;
+		case OPT_ALLOC_FN:
+			msc_cli_push(&alloc_fns, &nalloc_fns, optarg);
 			o.alloc_fns = alloc_fns;
 			o.nalloc_fns = nalloc_fns;
 			break;
-		}
 		case OPT_FREE_STACKS:
 			o.free_stacks = true;
 			break;

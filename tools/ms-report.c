@@ -141,15 +141,9 @@ int main(int argc, char **argv)
 			else
 				msc_usage_error("invalid cost '%s' (leaked, allocs, bytes, peak)", optarg);
 			break;
-		case OPT_ALLOC_FN: {
-			const char **n = realloc(alloc_fns, (nalloc_fns + 1) * sizeof(*n));
-
-			if (!n)
-				msc_die("out of memory");
-			alloc_fns = n;
-			alloc_fns[nalloc_fns++] = optarg;
+		case OPT_ALLOC_FN:
+			msc_cli_push(&alloc_fns, &nalloc_fns, optarg);
 			break;
-		}
 		case OPT_FAIL_ON_LEAK:
 			msc_gates_leak_opt(&gates, optarg);
 			break;

@@ -15,16 +15,21 @@ lost() {
 		   | .count] | add // 0'
 }
 
+# child_of PID NAME: the pid of PID's child called NAME, once it runs (5 s)
+child_of() {
+	_c= _i=0
+	while [ -z "$_c" ] && [ $_i -lt 100 ]; do
+		_c=$(pgrep -P "$1" -x "$2")
+		[ -n "$_c" ] || sleep 0.05
+		_i=$((_i + 1))
+	done
+	echo "$_c"
+}
+
 ms-record -q -o rec.ndjson "$EX/ticker" 10 1000 50 333 >ticker.out 2>ticker.err &
 rec=$!
 _bg_pids="$_bg_pids $rec"
-P=
-i=0
-while [ -z "$P" ] && [ $i -lt 100 ]; do
-	P=$(pgrep -P $rec -x ticker)
-	sleep 0.05
-	i=$((i + 1))
-done
+P=$(child_of $rec ticker)
 check_eq "ticker runs under ms-record" true "$([ -n "$P" ] && echo true)"
 # the live socket is there once the recorder answers a snapshot
 i=0
@@ -82,13 +87,7 @@ check_eq "the recording: no memory error" 0 "$(jq -r 'select(.type=="end") | .er
 ms-record -q -o waiters.ndjson "$EX/waiters" >waiters.log 2>&1 &
 rec=$!
 _bg_pids="$_bg_pids $rec"
-W=
-i=0
-while [ -z "$W" ] && [ $i -lt 100 ]; do
-	W=$(pgrep -P $rec -x waiters)
-	sleep 0.05
-	i=$((i + 1))
-done
+W=$(child_of $rec waiters)
 sleep 0.3
 fails=0
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
