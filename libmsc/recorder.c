@@ -573,6 +573,8 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 		if (rc)
 			break;
 		rc = msc_collector_settle(r->col, r->main_pid);
+		if (rc == -ESRCH)
+			msc_err_set(&err, rc, "pid %d is no longer recorded", r->main_pid);
 		if (rc == 0) {
 			threads = (unsigned)f.n;
 			regs = malloc(f.n * MSC_FREEZE_REGS * sizeof(*regs));
