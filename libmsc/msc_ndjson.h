@@ -101,6 +101,8 @@ void msc_w_begin(struct msc_writer *w, const char *type);
 void msc_w_end(struct msc_writer *w);
 /* Copies a complete line (without its newline) as one record. */
 void msc_w_line(struct msc_writer *w, const char *line, size_t len);
+/* Bytes as they are (a report going through the writer's compression). */
+void msc_w_bytes(struct msc_writer *w, const void *p, size_t len);
 
 /*
  * Members.  key is a plain C string (escaped here); NULL inside an array

@@ -276,6 +276,11 @@ void msc_w_end(struct msc_writer *w)
 		msc_writer_flush(w);
 }
 
+void msc_w_bytes(struct msc_writer *w, const void *p, size_t len)
+{
+	put(w, p, len);
+}
+
 void msc_w_line(struct msc_writer *w, const char *line, size_t len)
 {
 	put(w, line, len);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* ms-report: a memscope stream as a report for people or scripts. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msc_cli.h"
+#include "msc_ndjson.h"
 #include "msc_report.h"
 
 static const char help[] =
@@ -31,6 +34,7 @@ static const char help[] =
 	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
 	"      --title TEXT      the title of the --svg flame graph or --html page\n"
 	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"                        (compressed with zstd if it ends in .zst)\n"
 	"      --fail-on-leak[=KINDS]\n"
 	"                        exit 1 when the stream holds leaks of these kinds\n"
 	"                        (default definitely,indirectly; all for every kind)\n"
@@ -70,6 +74,23 @@ static const struct option longopts[] = {
 
 static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
 
+/* The report, compressed with zstd into path; 0 or -errno. */
+static int write_zst(const char *path, const char *buf, size_t len)
+{
+	struct msc_writer w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), c;
+
+	if (fd < 0)
+		msc_die("cannot open '%s': %s", path, strerror(errno));
+	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, path))
+		msc_die("out of memory");
+	msc_w_bytes(&w, buf, len);
+	c = msc_writer_release(&w);
+	if (close(fd) && !c)
+		c = -errno;
+	return c;
+}
+
 /* --fail-on-leak and --fail-on-error: on the leak and error records read. */
 static int report_gates(const struct msc_report *r, const struct msc_gates *g)
 {
@@ -95,6 +116,8 @@ int main(int argc, char **argv)
 	unsigned nalloc_fns = 0;
 	FILE *out = stdout;
 	struct msc_gates gates = { 0 };
+	char *zbuf = NULL;
+	size_t zlen = 0;
 	int c, ret, status = 0;
 
 	msc_cli_start("ms-report");
@@ -178,7 +201,12 @@ int main(int argc, char **argv)
 		msc_reader_release(&rd);
 		msc_die("%s", err.msg);
 	}
-	if (output) {
+	if (output && msc_zst_name(output)) {
+		/* FILE.zst: the report is compressed on its way out */
+		out = open_memstream(&zbuf, &zlen);
+		if (!out)
+			msc_die("out of memory");
+	} else if (output) {
 		out = fopen(output, "we");
 		if (!out)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
@@ -191,6 +219,9 @@ int main(int argc, char **argv)
 	c = msc_report_render(&r, &o, out);
 	if (out != stdout && fclose(out) && !c)
 		c = -errno;
+	if (zbuf && !c)
+		c = write_zst(output, zbuf, zlen);
+	free(zbuf);
 	if (c && msc_cli_check_write(-c, output))
 		status = MSC_EXIT_TROUBLE;
 	if (out == stdout && c)

@@ -21,6 +21,12 @@ check_status "ms-report x.zst" 0 ms-report x.zst
 check_eq "ms-report x.zst: the report of the records" "$(cat plain.txt)" "$(cat "$OUT/last.out")"
 check_eq "zstd -dc x.zst | ms-report" "$(cat plain.txt)" "$(zstd -q -d -c x.zst | ms-report)"
 check_eq "cat x.zst | ms-report (a pipe)" "$(cat plain.txt)" "$(cat x.zst | ms-report)"
+# ms-report -o FILE.zst: the report itself, compressed
+check_status "ms-report -o report.txt.zst" 0 ms-report -o report.txt.zst x.ndjson
+check_eq "ms-report -o report.txt.zst: zstd, the same report" "$(cat plain.txt)" "$(zstd -q -d -c report.txt.zst)"
+check_status "ms-report --html -o page.html.zst" 0 ms-report --html -o page.html.zst x.ndjson
+check_eq "ms-report --html -o page.html.zst: the page" "$(ms-report --html x.ndjson | md5sum)" \
+	"$(zstd -q -d -c page.html.zst | md5sum)"
 check_eq "ms-report - < x.zst" "$(cat plain.txt)" "$(ms-report - <x.zst)"
 for fmt in md json collapsed; do
 	check_eq "ms-report --$fmt x.zst" "$(ms-report --$fmt x.ndjson)" "$(ms-report --$fmt x.zst)"
