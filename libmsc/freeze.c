@@ -197,3 +197,18 @@ size_t msc_freeze_regs(const struct msc_freeze *f, uint64_t *out, size_t max)
 	}
 	return n;
 }
+
+size_t msc_freeze_sps(const struct msc_freeze *f, uint64_t *out, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n && n < max; i++) {
+		struct user_regs_struct regs;
+
+		if (!f->t[i].stopped)
+			continue;
+		memcpy(&regs, f->t[i].regs, sizeof(regs));
+		out[n++] = regs.rsp;
+	}
+	return n;
+}

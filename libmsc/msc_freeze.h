@@ -57,4 +57,7 @@ uint64_t msc_thaw(struct msc_freeze *f);
  * roots for a leak scan.  Returns the count. */
 size_t msc_freeze_regs(const struct msc_freeze *f, uint64_t *out, size_t max);
 
+/* The stack pointer of every stopped thread into out (max); returns the count. */
+size_t msc_freeze_sps(const struct msc_freeze *f, uint64_t *out, size_t max);
+
 #endif

@@ -44,15 +44,17 @@ struct msc_range {
 
 /*
  * Sets the kind of every live block and region of a (struct msc_live.kind,
- * struct msc_region.kind).  sp: the exiting thread's stack pointer (0 if
- * unknown: its whole stack is a root).  exclude: ranges that are never
+ * struct msc_region.kind).  sps: stack pointers of paused threads (the
+ * exiting one at an exit; every one for ms-snap --leaks): a stack is a root
+ * from its lowest sp less the 128-byte red zone up, a stack of no sp whole.  exclude: ranges that are never
  * roots (the shim's per-thread state, the dead part of the stacks of
  * threads that exited).  roots: values held where no memory shows them
  * (the registers of the threads of a process stopped for ms-snap --leaks),
  * taken as words of a root.  Returns 0, or a negative errno with err set
  * (the kinds are then left unscanned).
  */
-int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
+int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsps,
+		     const struct msc_range *exclude,
 		     size_t nexclude, const uint64_t *roots, size_t nroots,
 		     struct msc_scan_stats *st, struct msc_err *err);
 

@@ -316,8 +316,9 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
  * exiting thread's stack pointer) or stopped whole for ms-snap --leaks
  * (sp 0, and more roots: its threads' registers).  0, or -errno with err.
  */
-static int scan_process(struct rproc *pr, int pid, uint64_t sp, const uint64_t *more, size_t nmore,
-			struct msc_scan_stats *st, struct msc_err *err)
+static int scan_process(struct rproc *pr, int pid, const uint64_t *sps, size_t nsps,
+			const uint64_t *more, size_t nmore, struct msc_scan_stats *st,
+			struct msc_err *err)
 {
 	struct msc_range *ex;
 	size_t i, nex = 0;
@@ -346,7 +347,7 @@ static int scan_process(struct rproc *pr, int pid, uint64_t sp, const uint64_t *
 			end = msc_scan_tls_start(pid, t->tp, t->lo) & ~7ull;
 		ex[nex++] = (struct msc_range){ t->lo, end };
 	}
-	rc = msc_scan_process(&pr->agg, pid, sp, ex, nex, more, nmore, st, err);
+	rc = msc_scan_process(&pr->agg, pid, sps, nsps, ex, nex, more, nmore, st, err);
 	free(ex);
 	return rc;
 }
@@ -366,7 +367,7 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 		if (rss)
 			pr->last_rss = rss;
 	}
-	if (scan_process(pr, p->pid, sp, NULL, 0, &pr->scan, &err))
+	if (scan_process(pr, p->pid, &sp, sp != 0, NULL, 0, &pr->scan, &err))
 		warn(r, "%s; leaks are reported unscanned", err.msg);
 }
 
@@ -556,7 +557,7 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 	struct msc_err err;
 	struct msc_leak *leaks = NULL;
 	uint64_t *regs = NULL, stopped;
-	size_t nregs = 0;
+	size_t nregs = 0, nsps = 0;
 	unsigned tries, threads = 0;
 	long n, i;
 	int rc = -EAGAIN;
@@ -577,9 +578,11 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 			msc_err_set(&err, rc, "pid %d is no longer recorded", r->main_pid);
 		if (rc == 0) {
 			threads = (unsigned)f.n;
-			regs = malloc(f.n * MSC_FREEZE_REGS * sizeof(*regs));
+			regs = malloc(f.n * (MSC_FREEZE_REGS + 1) * sizeof(*regs));
 			nregs = regs ? msc_freeze_regs(&f, regs, f.n * MSC_FREEZE_REGS) : 0;
-			rc = regs ? scan_process(pr, r->main_pid, 0, regs, nregs, &st, &err) :
+			nsps = regs ? msc_freeze_sps(&f, regs + nregs, f.n) : 0;
+			rc = regs ? scan_process(pr, r->main_pid, regs + nregs, nsps, regs, nregs, &st,
+						 &err) :
 				    msc_err_set(&err, -ENOMEM, "out of memory");
 		}
 		stopped = msc_thaw(&f);

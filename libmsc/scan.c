@@ -817,16 +817,20 @@ static int cmp_range(const void *x, const void *y)
 
 struct roots {
 	struct scan *s;
-	uint64_t sp;
+	const uint64_t *sps;		/* stack pointers: below them is dead stack */
+	size_t nsps;
 };
 
 /* A writable mapping that is not a heap (its blocks are scanned when
  * reached) nor ours is a root: data, bss, stacks, other memory. */
+#define RED_ZONE 128
+
 static int scan_mapping(const struct msc_mapping *m, void *arg)
 {
 	struct roots *r = arg;
 	struct scan *s = r->s;
-	uint64_t start = m->start;
+	uint64_t start = m->start, lowest;
+	size_t i;
 
 	if (m->perms[0] != 'r' || m->perms[1] != 'w')
 		return 0;
@@ -835,15 +839,21 @@ static int scan_mapping(const struct msc_mapping *m, void *arg)
 		return 0;
 	if (holds_block(s, m->start, m->end))
 		return 0;
-	if (r->sp && r->sp >= m->start && r->sp < m->end)
-		start = r->sp & ~7ull;	/* below sp is dead stack */
+	/* Below a thread's stack pointer the stack is dead, but for the red
+	 * zone (128 bytes) a leaf function may keep its values in, which a
+	 * thread stopped anywhere may have; the lowest sp of the mapping. */
+	for (i = 0, lowest = m->end; i < r->nsps; i++)
+		if (r->sps[i] >= m->start && r->sps[i] < lowest)
+			lowest = r->sps[i];
+	if (lowest < m->end)
+		start = lowest - m->start > RED_ZONE ? (lowest - RED_ZONE) & ~7ull : m->start;
 	scan_root(s, start, m->end);
 	return s->error ? 1 : 0;
 }
 
-static void scan_roots(struct scan *s, uint64_t sp)
+static void scan_roots(struct scan *s, const uint64_t *sps, size_t nsps)
 {
-	struct roots r = { s, sp };
+	struct roots r = { s, sps, nsps };
 	struct msc_procfs fs;
 	int ret;
 
@@ -897,7 +907,8 @@ static void set_kinds(struct scan *s, struct msc_agg *a)
 			msc_live_set_kind(&a->live[i], by_slot[i]);
 }
 
-int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_range *exclude,
+int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsps,
+		     const struct msc_range *exclude,
 		     size_t nexclude, const uint64_t *roots, size_t nroots,
 		     struct msc_scan_stats *st, struct msc_err *err)
 {
@@ -938,7 +949,7 @@ int msc_scan_process(struct msc_agg *a, int pid, uint64_t sp, const struct msc_r
 		goto out;
 	read_blocks(&s);
 	if (!s.error)
-		scan_roots(&s, sp);
+		scan_roots(&s, sps, nsps);
 	if (!s.error && nroots) {
 		scan_words(&s, (const char *)roots, nroots * sizeof(*roots), -1);
 		pipe_step(&s, true);

@@ -95,6 +95,8 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 done
 check_eq "waiters: 20 scans" "0 " "$fails $(cat w.err)"
 check_eq "waiters: every thread stopped" 5 "$(jq -r 'select(.type=="live") | .threads' w.ndjson)"
+check_range "waiters: the stacks are read from each thread's sp up, not whole (5 x 8 MiB)" \
+	1 4000000 "$(jq -r 'select(.type=="live") | .root_bytes' w.ndjson)"
 sleep 0.2
 check_eq "waiters: no EINTR seen" 0 "$(tail -1 waiters.log | awk '{ print $2 }')"
 kill -TERM "$W"
