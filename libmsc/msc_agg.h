@@ -292,6 +292,8 @@ struct msc_agg {
 	/* memory errors (agg_errors.c) */
 	struct msc_quarantined *quarantine;	/* ring of MSC_QUARANTINE, lazily */
 	uint32_t q_next;
+	bool no_errors;			/* no error checks, no ring of frees: a reader
+					 * aggregating again what a recorder checked */
 	bool unseen_frees_ok;		/* attached or forked: frees of blocks
 					 * from before us are normal */
 	uint64_t errors[MSC_ERR_KINDS];

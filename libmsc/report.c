@@ -404,7 +404,7 @@ static int agg_ready(struct msc_report *r)
 	if (msc_agg_init(&r->agg))
 		return -ENOMEM;
 	/* the recorder wrote the errors it saw: not checked again */
-	r->agg.unseen_frees_ok = true;
+	r->agg.no_errors = true;
 	r->agg_ready = true;
 	r->from_events = true;
 	return 0;
@@ -610,7 +610,7 @@ static int new_image(struct msc_report *r)
 		r->agg_ready = false;
 		if (msc_agg_init(&r->agg))
 			return -ENOMEM;
-		r->agg.unseen_frees_ok = true;
+		r->agg.no_errors = true;
 		r->agg_ready = true;
 	}
 	r->complete = false;

@@ -321,6 +321,23 @@ static void test_errors(void **state)
 	msc_agg_release(&a);
 }
 
+/* A reader aggregating again (no_errors): no checks, no ring of frees. */
+static void test_no_errors(void **state)
+{
+	struct msc_agg a;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	a.no_errors = true;
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, MSC_FN_NEW_ARRAY), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_FREE, 9, NULL), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 2, 1, 0x1000, MSC_FN_FREE, 9, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	assert_null(a.quarantine);
+	assert_int_equal(a.errors[MSC_ERR_MISMATCH] + a.errors[MSC_ERR_DOUBLE_FREE], 0);
+	msc_agg_release(&a);
+}
+
 /* The gates' kinds: names, "all", the default, and bad lists. */
 static void test_gate_kinds(void **state)
 {
@@ -408,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_folded_mapping_leak),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_no_errors),
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),
 	};
