@@ -194,7 +194,7 @@ struct filter {
 	int failed;			/* -errno of writing a stack, 0 */
 	struct msc_filter_stats *st;
 	/* --alloc-fn and the first header's alloc_fns (ms-record --alloc-fn) */
-	const char **alloc_fns;
+	const char *const *alloc_fns;
 	unsigned nalloc_fns;
 	bool alloc_fns_read;
 	int cur_pid;			/* pid of the last header */
@@ -842,34 +842,6 @@ static void write_header_v1(struct msc_writer *w, const struct msc_rec *rec)
 
 /* -------------------------------------------------------------- the run */
 
-/* The wrappers the recording was told about (ms-record --alloc-fn), after
- * the user's: read from the first header, before any stack is judged. */
-static int header_alloc_fns(struct filter *f, const struct msc_rec *rec)
-{
-	const struct msc_field *opts = msc_rec_field(rec, "options");
-	struct msc_jval arr, x;
-	struct msc_jiter it;
-
-	f->alloc_fns_read = true;
-	if (!opts || opts->val.kind != MSC_J_OBJ || msc_jval_member(&opts->val, "alloc_fns", &arr) <= 0 ||
-	    arr.kind != MSC_J_ARR)
-		return 0;
-	msc_jiter_init(&it, &arr);
-	while (msc_jiter_next(&it, NULL, &x) > 0) {
-		const char *name = msc_jval_str(&x, &f->arena, NULL);
-		const char **n;
-
-		if (!name)
-			continue;
-		n = realloc(f->alloc_fns, (f->nalloc_fns + 1) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		f->alloc_fns = n;
-		f->alloc_fns[f->nalloc_fns++] = name;
-	}
-	return 0;
-}
-
 static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_filter_stats *st)
 {
 	const struct msc_filter_opts *o = f->o;
@@ -883,8 +855,12 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		int64_t hp = 0;
 		struct stream *str;
 
-		if (!f->alloc_fns_read && header_alloc_fns(f, rec))
+		/* the first header's (ms-record --alloc-fn), after the user's,
+		 * before any stack is judged */
+		if (!f->alloc_fns_read &&
+		    msc_header_alloc_fns(rec, &f->arena, &f->alloc_fns, &f->nalloc_fns))
 			return msc_err_set(f->err, -ENOMEM, "out of memory");
+		f->alloc_fns_read = true;
 
 		if (o->transient)
 			release_held(f, true);
@@ -1071,13 +1047,8 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 
 	memset(st, 0, sizeof(*st));
 	msc_arena_init(&f.arena);
-	if (o->nalloc_fns) {
-		f.alloc_fns = malloc(o->nalloc_fns * sizeof(*f.alloc_fns));
-		if (!f.alloc_fns)
-			return msc_err_set(err, -ENOMEM, "out of memory");
-		memcpy(f.alloc_fns, o->alloc_fns, o->nalloc_fns * sizeof(*f.alloc_fns));
-		f.nalloc_fns = o->nalloc_fns;
-	}
+	f.alloc_fns = o->alloc_fns;
+	f.nalloc_fns = o->nalloc_fns;
 	if (msc_stackdefs_init(&f.defs) || msc_u64map_init(&f.pending_alloc, 1024)) {
 		msc_stackdefs_release(&f.defs);
 		return msc_err_set(err, -ENOMEM, "out of memory");
@@ -1126,6 +1097,5 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 	msc_stackdefs_release(&f.defs);
 	msc_u64map_release(&f.pending_alloc);
 	msc_arena_release(&f.arena);
-	free(f.alloc_fns);
 	return ret;
 }

@@ -44,6 +44,35 @@ enum msc_rtype msc_rtype_of(const char *name)
 	return MSC_R_OTHER;
 }
 
+int msc_header_alloc_fns(const struct msc_rec *header, struct msc_arena *a,
+			 const char *const **fns, unsigned *n)
+{
+	const struct msc_field *opts = msc_rec_field(header, "options");
+	struct msc_jval arr, x;
+	struct msc_jiter it;
+	const char **all;
+	unsigned k = *n, more = 0;
+
+	if (!opts || opts->val.kind != MSC_J_OBJ || msc_jval_member(&opts->val, "alloc_fns", &arr) <= 0 ||
+	    arr.kind != MSC_J_ARR)
+		return 0;
+	msc_jiter_init(&it, &arr);
+	while (msc_jiter_next(&it, NULL, &x) > 0)
+		more++;
+	all = msc_arena_alloc(a, (*n + more + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	if (*n)
+		memcpy(all, *fns, *n * sizeof(*all));
+	msc_jiter_init(&it, &arr);
+	while (msc_jiter_next(&it, NULL, &x) > 0)
+		if ((all[k] = msc_jval_str(&x, a, NULL)))
+			k++;
+	*fns = all;
+	*n = k;
+	return 0;
+}
+
 bool msc_is_mapping_fn(const char *fn)
 {
 	return fn && (!strcmp(fn, "mmap") || !strcmp(fn, "mremap"));

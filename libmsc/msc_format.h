@@ -205,6 +205,13 @@ int msc_write_stack_v1(struct msc_writer *w, const struct msc_stackdef *s);
  * Paths are shortened to their last component.  Returns buf.
  */
 char *msc_frame_label(char *buf, size_t n, const struct msc_rframe *f);
+/*
+ * The wrappers a recording was told about (ms-record --alloc-fn: the
+ * header's options.alloc_fns) after those in *fns: a new array from a into
+ * *fns and *n, or both untouched when the header names none.  0, -ENOMEM.
+ */
+int msc_header_alloc_fns(const struct msc_rec *header, struct msc_arena *a,
+			 const char *const **fns, unsigned *n);
 /* Whether a record's "fn" names a mapping ("mmap", "mremap"): the malloc
  * family's totals (allocs, frees, bytes) leave those out. */
 bool msc_is_mapping_fn(const char *fn);

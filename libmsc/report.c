@@ -702,22 +702,8 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	if (msc_rec_i64(rec, "pid", &pid) == 0)
 		r->pid = (int)pid;
 	/* ms-record --alloc-fn: wrappers to attribute past, with the user's */
-	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "alloc_fns", &ms) > 0 &&
-	    ms.kind == MSC_J_ARR) {
-		const char **more, **all;
-		unsigned nmore;
-
-		if (strings(r, &ms, &more, &nmore))
-			return -ENOMEM;
-		all = msc_arena_alloc(&r->arena, (r->nalloc_fns + nmore + 1) * sizeof(*all));
-		if (!all)
-			return -ENOMEM;
-		if (r->nalloc_fns)
-			memcpy(all, r->alloc_fns, r->nalloc_fns * sizeof(*all));
-		memcpy(all + r->nalloc_fns, more, nmore * sizeof(*all));
-		r->alloc_fns = all;
-		r->nalloc_fns += nmore;
-	}
+	if (msc_header_alloc_fns(rec, &r->arena, &r->alloc_fns, &r->nalloc_fns))
+		return -ENOMEM;
 	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "depth", &ms) > 0) {
 		uint64_t d = 0;
 
