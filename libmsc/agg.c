@@ -529,6 +529,11 @@ static inline void after_alloc(struct msc_agg *a, struct msc_site *s, uint64_t t
 		a->peak_ts = ts;
 		a->peak_pending = true;
 	}
+	/* The heap's own peak: the malloc family's and custom blocks'. */
+	if (a->live_bytes - a->mapped_live > a->heap_peak) {
+		a->heap_peak = a->live_bytes - a->mapped_live;
+		a->heap_peak_ts = ts;
+	}
 }
 
 uint64_t msc_agg_peak_contribution(const struct msc_agg *a, const struct msc_site *s)
@@ -935,20 +940,20 @@ static int region_add(struct msc_agg *a, const struct msc_region *r)
 	return 0;
 }
 
-int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len,
-		 uint32_t stack)
+/* A region the program mapped (fn mmap) or took with brk (fn brk). */
+static int map_region(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len, uint32_t stack,
+		      unsigned fn)
 {
 	struct msc_site *s;
 	long si;
 
-	(void)tid;
 	if (ts > a->last_ts)
 		a->last_ts = ts;
 	if (!len)
 		return 0;
 	/* A fixed mapping over tracked ones replaces them. */
 	msc_agg_munmap(a, ts, addr, len);
-	si = site_get(a, stack, len, MSC_FN_MMAP, ts);
+	si = site_get(a, stack, len, fn, ts);
 	if (si >= 0) {
 		struct msc_region r = { addr, addr + len, ts, (uint32_t)si, ++a->next_block,
 					MSC_LEAK_UNSCANNED, true };
@@ -968,12 +973,29 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 	s->last_ts = ts;
 	/* Not in allocs and bytes, the malloc family's totals, which
 	 * memcheck and heaptrack give: mappings have their own. */
-	a->mmaps++;
-	a->mmap_bytes += len;
+	if (fn == MSC_FN_BRK) {
+		a->brks++;
+		a->brk_bytes += len;
+	} else {
+		a->mmaps++;
+		a->mmap_bytes += len;
+	}
 	a->live_blocks++;
 	a->live_bytes += len;
+	a->mapped_live += len;
+	if (a->mapped_live > a->mapped_peak) {
+		a->mapped_peak = a->mapped_live;
+		a->mapped_peak_ts = ts;
+	}
 	after_alloc(a, s, ts);
 	return 0;
+}
+
+int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len,
+		 uint32_t stack)
+{
+	(void)tid;
+	return map_region(a, ts, addr, len, stack, MSC_FN_MMAP);
 }
 
 uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len)
@@ -994,6 +1016,7 @@ uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t 
 		touch(a, s);
 		s->live_bytes -= cut;
 		a->live_bytes -= cut;
+		a->mapped_live -= cut;
 		total += cut;
 		if (cut_lo == r->start && cut_hi == r->end) {
 			uint64_t *left = msc_u64map_get(&a->pieces, r->block);
@@ -1062,13 +1085,23 @@ int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, u
 	return msc_agg_mmap(a, ts, tid, addr, len, stack);
 }
 
-void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end)
+/*
+ * Only the program's own brk and sbrk calls come here: glibc's malloc moves
+ * the break with an internal call the shim does not see, and what it takes
+ * is counted through malloc.  Growth is a region of its own, like a
+ * mapping; a shrink releases the tracked regions above the new break.
+ */
+int msc_agg_brk(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old_end, uint64_t new_end,
+		uint32_t stack)
 {
-	/* Only the time: brk memory is malloc's own, counted through it. */
-	(void)old_end;
-	(void)new_end;
+	(void)tid;
+	if (new_end > old_end)
+		return map_region(a, ts, old_end, new_end - old_end, stack, MSC_FN_BRK);
 	if (ts > a->last_ts)
 		a->last_ts = ts;
+	if (new_end < old_end)
+		msc_agg_munmap(a, ts, new_end, old_end - new_end);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- leaks */
@@ -1263,7 +1296,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 		msc_agg_mremap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->v[2], ev->v[3], ev->stack);
 		return 0;
 	case MSC_CEV_BRK:
-		msc_agg_brk(a, ev->ts, ev->v[0], ev->v[1]);
+		msc_agg_brk(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
 		return 0;
 	default:
 		return -1;

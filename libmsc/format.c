@@ -75,7 +75,7 @@ int msc_header_alloc_fns(const struct msc_rec *header, struct msc_arena *a,
 
 bool msc_is_mapping_fn(const char *fn)
 {
-	return fn && (!strcmp(fn, "mmap") || !strcmp(fn, "mremap"));
+	return fn && (!strcmp(fn, "mmap") || !strcmp(fn, "mremap") || !strcmp(fn, "brk"));
 }
 
 /* --------------------------------------------------------------- stacks */
@@ -700,7 +700,8 @@ void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, ui
 	msc_w_i64(w, "pid", pid);
 	msc_w_u64(w, "ts", ts);
 	msc_w_u64(w, "rss", rss);
-	msc_w_u64(w, "heap", a->live_bytes);
+	msc_w_u64(w, "heap", a->live_bytes - a->mapped_live);
+	msc_w_u64(w, "mapped", a->mapped_live);
 	msc_w_u64(w, "allocs", a->allocs);
 	msc_w_u64(w, "bytes", a->bytes);
 	msc_w_end(w);
@@ -739,6 +740,14 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	msc_w_u64(w, "temporary", a->temporary);
 	msc_w_u64(w, "mmaps", a->mmaps);
 	msc_w_u64(w, "mmap_bytes", a->mmap_bytes);
+	msc_w_u64(w, "brks", a->brks);
+	msc_w_u64(w, "brk_bytes", a->brk_bytes);
+	/* The page-level view: the heap against what the program mapped. */
+	msc_w_u64(w, "heap_peak", a->heap_peak);
+	msc_w_u64(w, "heap_peak_ts", a->heap_peak_ts);
+	msc_w_u64(w, "mapped_peak", a->mapped_peak);
+	msc_w_u64(w, "mapped_peak_ts", a->mapped_peak_ts);
+	msc_w_u64(w, "mapped", a->mapped_live);
 	msc_w_u64(w, "unknown_frees", a->unknown_frees);
 	for (k = 1; k < MSC_ERR_KINDS; k++)
 		errors += a->errors[k];

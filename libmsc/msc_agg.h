@@ -286,6 +286,11 @@ struct msc_agg {
 	uint64_t peak_live_bytes, peak_ts;
 	uint64_t temporary;
 	uint64_t mmaps, mmap_bytes;
+	uint64_t brks, brk_bytes;	/* the program's own brk/sbrk growth */
+	/* the page-level view: live bytes apart from the heap's are mapped
+	 * (mmap and brk regions), and each kind has its own peak */
+	uint64_t mapped_live, mapped_peak, mapped_peak_ts;
+	uint64_t heap_peak, heap_peak_ts;
 	uint64_t unknown_frees;		/* frees of blocks never seen allocated */
 	uint64_t implicit_frees;	/* allocations of an address still live */
 	uint64_t dropped;		/* events lost to out-of-memory */
@@ -391,7 +396,9 @@ int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, ui
 uint64_t msc_agg_munmap(struct msc_agg *a, uint64_t ts, uint64_t addr, uint64_t len);
 int msc_agg_mremap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old, uint64_t old_len,
 		   uint64_t addr, uint64_t len, uint32_t stack);
-void msc_agg_brk(struct msc_agg *a, uint64_t ts, uint64_t old_end, uint64_t new_end);
+/* The program moved its break: growth is a region, a shrink unmaps. */
+int msc_agg_brk(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old_end, uint64_t new_end,
+		uint32_t stack);
 
 /*
  * Applies an allocation event (ALLOC, FREE, UNFREE, MMAP, MUNMAP, MREMAP,

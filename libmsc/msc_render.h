@@ -43,6 +43,7 @@ struct render_totals {
 	uint64_t unknown, unknown_blocks;	/* live at the end of an attach: fate unknown */
 	uint64_t temporary, short_lived;
 	uint64_t mmaps, mmap_bytes;		/* anonymous mappings, not in allocs */
+	uint64_t brks, brk_bytes;		/* the program's brk growth, nor these */
 };
 
 /* Sites grouped by stack (all sizes of one call path together); NULL on

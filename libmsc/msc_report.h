@@ -128,6 +128,18 @@ struct msc_rmapping {
 };
 
 /*
+ * The page-level figures of an end record (ms-record's): the heap's peak
+ * against the peak of what the program mapped itself (anonymous mmaps,
+ * brk), and the process's peak rss.  Zeros for records without them.
+ */
+struct msc_rpages {
+	bool have;			/* the end record has heap_peak */
+	uint64_t heap_peak, heap_peak_ts;
+	uint64_t mapped_peak, mapped_peak_ts, mapped;
+	uint64_t rss_peak;		/* hwm: 0 when not known */
+};
+
+/*
  * A process image of a recording, from its header to its end: one per
  * process of an ms-record --follow recording, one more after each exec.
  * Its figures are what its site and leak records add up to.
@@ -141,6 +153,8 @@ struct msc_rimage {
 	uint64_t duration, peak, peak_ts, lost;
 	uint64_t allocs, frees, bytes, temporary;
 	uint64_t mmaps, mmap_bytes;		/* anonymous mappings: not in allocs */
+	uint64_t brks, brk_bytes;		/* the program's brk growth: nor these */
+	struct msc_rpages pages;
 	uint64_t kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS];
 };
 
@@ -167,6 +181,7 @@ struct msc_report {
 	int status, signal;
 	bool has_status;
 	uint64_t duration, peak, peak_ts, lost, leaked_bytes, leaked_blocks;
+	struct msc_rpages pages;
 	uint64_t end_allocs, end_frees, end_bytes;
 	bool has_end_totals, scanned;
 	unsigned depth;			/* ms-record --depth; 0: not known */

@@ -188,8 +188,13 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t)
 		t->live_bytes += s->live_bytes;
 		if (msc_is_mapping_fn(s->fn)) {
 			/* the malloc family's totals leave mappings out */
-			t->mmaps += s->allocs;
-			t->mmap_bytes += s->bytes;
+			if (!strcmp(s->fn, "brk")) {
+				t->brks += s->allocs;
+				t->brk_bytes += s->bytes;
+			} else {
+				t->mmaps += s->allocs;
+				t->mmap_bytes += s->bytes;
+			}
 			continue;
 		}
 		t->allocs += s->allocs;

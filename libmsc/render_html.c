@@ -178,7 +178,10 @@ static void summary(struct page *p)
 		card(p, t.leaked ? "bad" : "good", exact(a, sizeof(a), t.leaked), d);
 	}
 	if (r->peak) {
-		snprintf(d, sizeof(d), "peak heap, at %s", seconds(b, sizeof(b), r->peak_ts));
+		/* The peak the chart below breaks down: mappings are in it. */
+		snprintf(d, sizeof(d), "%s, at %s",
+			 r->pages.mapped_peak ? "peak heap and mappings" : "peak heap",
+			 seconds(b, sizeof(b), r->peak_ts));
 		card(p, NULL, sz(a, sizeof(a), r->peak), d);
 	}
 	snprintf(d, sizeof(d), "allocations, %s in all", sz(b, sizeof(b), t.bytes));
@@ -195,7 +198,28 @@ static void summary(struct page *p)
 	snprintf(d, sizeof(d), "(%s)", sz(b, sizeof(b), t.bytes));
 	figure_row(p, "allocations", cnt(a, sizeof(a), t.allocs), d, false);
 	figure_row(p, "frees", cnt(a, sizeof(a), t.frees), NULL, false);
-	if (r->peak) {
+	if (t.mmaps) {
+		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
+		figure_row(p, "anonymous mmaps", cnt(a, sizeof(a), t.mmaps), d, false);
+	}
+	if (t.brks) {
+		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.brk_bytes));
+		figure_row(p, "brk growth", cnt(a, sizeof(a), t.brks), d, false);
+	}
+	if (r->pages.have) {
+		if (r->pages.heap_peak) {
+			snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->pages.heap_peak_ts));
+			figure_row(p, "peak heap", sz(a, sizeof(a), r->pages.heap_peak), d, false);
+		}
+		if (r->pages.mapped_peak) {
+			snprintf(d, sizeof(d), "at %s (anonymous mmaps and brk)",
+				 seconds(b, sizeof(b), r->pages.mapped_peak_ts));
+			figure_row(p, "peak mapped", sz(a, sizeof(a), r->pages.mapped_peak), d, false);
+		}
+		if (r->pages.rss_peak)
+			figure_row(p, "peak rss", sz(a, sizeof(a), r->pages.rss_peak),
+				   "(the whole process)", false);
+	} else if (r->peak) {
 		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
 		figure_row(p, "peak heap", sz(a, sizeof(a), r->peak), d, false);
 	}

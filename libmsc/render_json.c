@@ -113,6 +113,7 @@ struct ending {
 	const char *reason;
 	int status, signal;
 	uint64_t duration, peak, peak_ts, lost;
+	const struct msc_rpages *pages;
 };
 
 /* The members of a summary, into the object sum. */
@@ -123,6 +124,8 @@ static void jsummary(json_t *sum, const struct render_totals *tt, const struct e
 	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt->bytes));
 	json_object_set_new(sum, "mmaps", json_integer((json_int_t)tt->mmaps));
 	json_object_set_new(sum, "mmap_bytes", json_integer((json_int_t)tt->mmap_bytes));
+	json_object_set_new(sum, "brks", json_integer((json_int_t)tt->brks));
+	json_object_set_new(sum, "brk_bytes", json_integer((json_int_t)tt->brk_bytes));
 	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt->leaked));
 	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt->leaked_blocks));
 	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt->definitely));
@@ -137,6 +140,18 @@ static void jsummary(json_t *sum, const struct render_totals *tt, const struct e
 		json_object_set_new(sum, "duration", json_integer((json_int_t)e->duration));
 		json_object_set_new(sum, "peak", json_integer((json_int_t)e->peak));
 		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)e->peak_ts));
+		if (e->pages && e->pages->have) {
+			const struct msc_rpages *pg = e->pages;
+
+			json_object_set_new(sum, "heap_peak", json_integer((json_int_t)pg->heap_peak));
+			json_object_set_new(sum, "heap_peak_ts", json_integer((json_int_t)pg->heap_peak_ts));
+			json_object_set_new(sum, "mapped_peak", json_integer((json_int_t)pg->mapped_peak));
+			json_object_set_new(sum, "mapped_peak_ts",
+					    json_integer((json_int_t)pg->mapped_peak_ts));
+			json_object_set_new(sum, "mapped", json_integer((json_int_t)pg->mapped));
+			if (pg->rss_peak)
+				json_object_set_new(sum, "rss_peak", json_integer((json_int_t)pg->rss_peak));
+		}
 		json_object_set_new(sum, "lost", json_integer((json_int_t)e->lost));
 		if (e->reason)
 			json_object_set_new(sum, "reason", jstring(e->reason));
@@ -167,7 +182,7 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 		json_t *o = json_object();
 		struct render_totals tt = { 0 };
 		struct ending e = { im->complete, im->has_status, im->reason, im->status, im->signal,
-				    im->duration, im->peak, im->peak_ts, im->lost };
+				    im->duration, im->peak, im->peak_ts, im->lost, &im->pages };
 		unsigned k;
 
 		json_object_set_new(o, "pid", json_integer(im->pid));
@@ -185,6 +200,8 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 			tt.bytes = im->bytes;
 			tt.mmaps = im->mmaps;
 			tt.mmap_bytes = im->mmap_bytes;
+			tt.brks = im->brks;
+			tt.brk_bytes = im->brk_bytes;
 			tt.temporary = im->temporary;
 			for (k = 0; k < MSC_LEAK_KINDS; k++) {
 				if (msc_leak_kind_leaked(k)) {
@@ -245,7 +262,7 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 {
 	json_t *root = json_object(), *sum = json_object(), *t;
 	struct ending main_end = { r->complete, r->has_status, r->reason, r->status, r->signal,
-				   r->duration, r->peak, r->peak_ts, r->lost };
+				   r->duration, r->peak, r->peak_ts, r->lost, &r->pages };
 	struct render_totals tt;
 	struct render_group *g;
 	size_t n, i;

@@ -381,7 +381,26 @@ static void summary(struct ctx *c)
 		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
 		row(c, "anonymous mmaps", NULL, cnt(a, sizeof(a), t.mmaps), d, false);
 	}
-	if (r->peak) {
+	if (t.brks) {
+		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.brk_bytes));
+		row(c, "brk growth", NULL, cnt(a, sizeof(a), t.brks), d, false);
+	}
+	if (r->pages.have) {
+		/* The page-level view: the heap, what the program mapped
+		 * itself, and the whole process. */
+		if (r->pages.heap_peak) {
+			snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->pages.heap_peak_ts));
+			row(c, "peak heap", NULL, sz(a, sizeof(a), r->pages.heap_peak), d, false);
+		}
+		if (r->pages.mapped_peak) {
+			snprintf(d, sizeof(d), "at %s (anonymous mmaps and brk)",
+				 seconds(b, sizeof(b), r->pages.mapped_peak_ts));
+			row(c, "peak mapped", NULL, sz(a, sizeof(a), r->pages.mapped_peak), d, false);
+		}
+		if (r->pages.rss_peak)
+			row(c, "peak rss", NULL, sz(a, sizeof(a), r->pages.rss_peak),
+			    "(the whole process)", false);
+	} else if (r->peak) {
 		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
 		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);
 	}

@@ -272,7 +272,10 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	im = image_of(r, s->pid);
 	s->fn = str(r, rec, "fn");
 	s->pool = str(r, rec, "pool");
-	if (im && msc_is_mapping_fn(s->fn)) {
+	if (im && msc_is_mapping_fn(s->fn) && !strcmp(s->fn, "brk")) {
+		im->brks += s->allocs;
+		im->brk_bytes += s->bytes;
+	} else if (im && msc_is_mapping_fn(s->fn)) {
 		im->mmaps += s->allocs;
 		im->mmap_bytes += s->bytes;
 	} else if (im) {
@@ -510,6 +513,16 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	return 0;
 }
 
+static void pages_of(struct msc_rpages *pg, const struct msc_rec *rec)
+{
+	pg->have = msc_rec_u64(rec, "heap_peak", &pg->heap_peak) == 0;
+	pg->heap_peak_ts = u64(rec, "heap_peak_ts");
+	pg->mapped_peak = u64(rec, "mapped_peak");
+	pg->mapped_peak_ts = u64(rec, "mapped_peak_ts");
+	pg->mapped = u64(rec, "mapped");
+	pg->rss_peak = u64(rec, "hwm");
+}
+
 /* An image's end: how and when it ended. */
 static void image_end(struct msc_report *r, const struct msc_rec *rec)
 {
@@ -530,6 +543,7 @@ static void image_end(struct msc_report *r, const struct msc_rec *rec)
 	im->peak = u64(rec, "peak");
 	im->peak_ts = u64(rec, "peak_ts");
 	im->lost = u64(rec, "lost");
+	pages_of(&im->pages, rec);
 }
 
 static int load_end(struct msc_report *r, const struct msc_rec *rec)
@@ -563,6 +577,7 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 	r->peak = u64(rec, "peak");
 	r->peak_ts = u64(rec, "peak_ts");
 	r->lost = u64(rec, "lost");
+	pages_of(&r->pages, rec);
 	r->has_end_totals = msc_rec_u64(rec, "allocs", &r->end_allocs) == 0;
 	r->end_frees = u64(rec, "frees");
 	r->end_bytes = u64(rec, "bytes");

@@ -137,4 +137,39 @@ check_egrep "memhog 8: text summary: allocations without it" \
 check_eq "memhog 8: --json summary" "$(jq -r 'select(.type=="end") | "\(.allocs) 1 8388608"' "$H")" \
 	"$(ms-report --json "$H" | jq -r '.summary | "\(.allocs) \(.mmaps) \(.mmap_bytes)"')"
 
+# The page-level view (examples/pages.c's known answer): the heap's peak
+# (1 MiB) against what the program mapped itself, an 8 MiB mmap and a
+# 256 KiB sbrk at once (8.25 MiB), 4 MiB + 192 KiB of it mapped at the end
+# after a partial munmap and an sbrk(-64 KiB); brk growth is a site of its
+# own, apart from the allocations like mmaps.
+check_eq "pages runs as it does alone" "pages: done" "$(ms-record -q -o "$OUT/pages.ndjson" "$EX/pages")"
+P="$OUT/pages.ndjson"
+check_eq "pages: heap peak, mapped peak, mapped at the end" "1048576 8650752 4390912" \
+	"$(jq -r 'select(.type=="end") | "\(.heap_peak) \(.mapped_peak) \(.mapped)"' "$P")"
+check_eq "pages: peak is both at once" "9699328" "$(jq -r 'select(.type=="end") | .peak' "$P")"
+check_eq "pages: mmaps and brks apart from the allocations" "1 1048576 1 8388608 1 262144" \
+	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.bytes) \(.mmaps) \(.mmap_bytes) \(.brks) \(.brk_bytes)"' "$P")"
+check_eq "pages: sites (fn size bytes live_bytes)" \
+	"$(printf '%s\n' "brk 262144 262144 196608" "malloc 1048576 1048576 1048576" "mmap 8388608 8388608 4194304")" \
+	"$(jq -r 'select(.type=="site") | "\(.fn) \(.size) \(.bytes) \(.live_bytes)"' "$P" | sort)"
+check_eq "pages: the brk site is main's sbrk call" "main pages.c:$(grep -n '= sbrk(256' "$TOP/examples/pages.c" | cut -d: -f1)" \
+	"$(v1 "$P" | jq -r -s '(map(select(.type=="site" and .fn=="brk"))[0].stack) as $s
+		| .[] | select(.type=="stack" and .id==$s) | .frames[0] | "\(.fn) \(.file | split("/") | last):\(.line)"')"
+check_eq "pages: every region still reachable from the globals" "brk reachable 196608
+malloc reachable 1048576
+mmap reachable 4194304" "$(jq -r 'select(.type=="leak") | "\(.fn) \(.kind) \(.bytes)"' "$P" | sort)"
+rss=$(jq -r 'select(.type=="end") | .hwm' "$P")
+check_range "pages: peak rss holds heap and mappings" 9699328 100000000 "$rss"
+ms-report --sections summary "$P" >pages.txt
+check_egrep "pages: text: brk growth row" "^ +brk growth +1 +\(256\.0 KiB; not in the allocations\)\$" pages.txt
+check_egrep "pages: text: peak heap row" "^ +peak heap +1\.0 MiB +at [0-9.]+ s\$" pages.txt
+check_egrep "pages: text: peak mapped row" "^ +peak mapped +8\.2 MiB +at [0-9.]+ s \(anonymous mmaps and brk\)\$" pages.txt
+check_egrep "pages: text: peak rss row" "^ +peak rss +[0-9.]+ MiB +\(the whole process\)\$" pages.txt
+check_eq "pages: --json summary" "1048576 8650752 4390912 $rss 1 262144" \
+	"$(ms-report --json "$P" | jq -r '.summary | "\(.heap_peak) \(.mapped_peak) \(.mapped) \(.rss_peak) \(.brks) \(.brk_bytes)"')"
+# An --events stream, aggregated again by ms-filter and ms-report: the same.
+ms-record -q --events -o "$OUT/pages-ev.ndjson" "$EX/pages" >/dev/null
+check_eq "pages --events through ms-filter: the same figures" "1 262144 1 8388608 8650752" \
+	"$(ms-filter --min 1 "$OUT/pages-ev.ndjson" | ms-report --json | jq -r '.summary | "\(.brks) \(.brk_bytes) \(.mmaps) \(.mmap_bytes) \(.mapped_peak)"')"
+
 finish
