@@ -253,6 +253,45 @@ static void test_regions(void **state)
 	msc_agg_release(&a);
 }
 
+/*
+ * The page-level view: brk growth is a region (fn brk) that a shrink
+ * releases from the top; the heap's peak and the mapped peak are kept
+ * apart, and the one peak is of both at once.
+ */
+static void test_brk_and_peaks(void **state)
+{
+	struct msc_agg a;
+	const uint64_t K = 1024, brk0 = 0x555500000000ull;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 100 * K, 2, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_brk(&a, T0 + 1, 1, brk0, brk0 + 256 * K, 3), 0);
+	assert_int_equal(msc_agg_brk(&a, T0 + 2, 1, brk0 + 256 * K, brk0 + 320 * K, 4), 0);
+	assert_int_equal(a.brks, 2);
+	assert_int_equal(a.brk_bytes, 320 * K);
+	assert_int_equal(a.mapped_live, 320 * K);
+	/* Below the second region and into the first. */
+	assert_int_equal(msc_agg_brk(&a, T0 + 3, 1, brk0 + 320 * K, brk0 + 200 * K, 5), 0);
+	assert_int_equal(a.mapped_live, 200 * K);
+	assert_int_equal(a.live_bytes, 300 * K);
+	assert_int_equal(a.live_blocks, 2);	/* the malloc and the first region */
+	/* The heap grows past its old peak while less is mapped. */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 4, 1, 0x100000, 150 * K, 2, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_mmap(&a, T0 + 5, 1, 0x7f0000000000ull, 64 * K, 6), 0);
+	assert_int_equal(a.heap_peak, 250 * K);
+	assert_int_equal(a.heap_peak_ts, T0 + 4);
+	assert_int_equal(a.mapped_peak, 320 * K);
+	assert_int_equal(a.mapped_peak_ts, T0 + 2);
+	assert_int_equal(a.peak_live_bytes, 514 * K);	/* 250 + 200 + 64 */
+	assert_int_equal(a.mmaps, 1);
+	assert_int_equal(a.allocs, 2);			/* not the regions */
+	/* A brk that does not move: nothing. */
+	assert_int_equal(msc_agg_brk(&a, T0 + 6, 1, brk0 + 200 * K, brk0 + 200 * K, 7), 0);
+	assert_int_equal(a.brks, 2);
+	msc_agg_release(&a);
+}
+
 /* Memory errors: each kind once, with what is known of the block. */
 static void test_errors(void **state)
 {
@@ -424,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
 		cmocka_unit_test(test_regions),
+		cmocka_unit_test(test_brk_and_peaks),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_errors),
 		cmocka_unit_test(test_gate_kinds),
