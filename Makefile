@@ -99,8 +99,26 @@ DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcm
             python3 python3-dbg tmux
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
+# make fuzz: libFuzzer comes with clang.
+FUZZ_PKGS = clang
 
-.PHONY: all check demo deps bench-deps shot-deps install uninstall clean unit e2e bench screenshot pictures
+# Fuzz targets (tests/fuzz/fuzz_NAME.c).  make check replays their corpus
+# and the crashes found so far through libmsc built with ASan and UBSan
+# (gcc's); make fuzz runs each under libFuzzer (clang's) for FUZZ_TIME
+# seconds.
+FUZZ_TARGETS = records proc supp hookspec diff
+FUZZ_TIME ?= 60
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilibmsc -Ilibmsc/proto -Itests/fuzz -O1 -g $(FUZZ_SAN)
+FUZZ_SAN_OBJS = $(addprefix tests/fuzz/obj/,$(addsuffix .o,$(LIBMSC_MODS)))
+FUZZ_REPLAY = $(addprefix tests/fuzz/bin/replay-,$(FUZZ_TARGETS))
+FUZZ_CLANG_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Ilibmsc -Ilibmsc/proto -Itests/fuzz -O1 -g \
+		    -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
+FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
+
+.PHONY: all check demo deps bench-deps shot-deps fuzz-deps install uninstall clean unit e2e bench \
+	screenshot pictures fuzz fuzz-replay
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -187,6 +205,46 @@ bench-deps:
 shot-deps:
 	$(Q)PKGS="$(DEPS_PKGS) $(SHOT_PKGS)" sh tests/deps.sh
 
+fuzz-deps:
+	$(Q)PKGS="$(DEPS_PKGS) $(FUZZ_PKGS)" sh tests/deps.sh
+
+tests/fuzz/obj tests/fuzz/bin:
+	$(Q)mkdir -p $@
+
+tests/fuzz/obj/%.o: libmsc/%.c | tests/fuzz/obj
+	$(QUIET_CC)$(CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+tests/fuzz/obj/libmsc-san.a: $(FUZZ_SAN_OBJS)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+tests/fuzz/bin/replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_util.c \
+			 tests/fuzz/obj/libmsc-san.a | tests/fuzz/bin
+	$(QUIET_LINK)$(CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) tests/fuzz/obj/libmsc-san.a $(MSC_LIBS)
+
+fuzz-replay: $(FUZZ_REPLAY)
+	$(Q)fail=0; for t in $(FUZZ_TARGETS); do \
+		printf '  FUZZ    %-9s' "$$t"; \
+		tests/fuzz/bin/replay-$$t tests/fuzz/corpus/$$t tests/fuzz/crashes/$$t || fail=1; \
+	done; exit $$fail
+
+tests/fuzz/cobj:
+	$(Q)mkdir -p $@
+
+tests/fuzz/cobj/%.o: libmsc/%.c | tests/fuzz/cobj
+	$(QUIET_CC)clang $(FUZZ_CLANG_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+tests/fuzz/cobj/libmsc-fuzz.a: $(FUZZ_CLANG_OBJS)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+tests/fuzz/bin/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/cobj/libmsc-fuzz.a \
+		       | tests/fuzz/bin
+	$(QUIET_LINK)clang $(FUZZ_CLANG_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
+		tests/fuzz/cobj/libmsc-fuzz.a $(MSC_LIBS)
+
+fuzz: fuzz-deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
+
 unit: $(UNIT_TESTS)
 	$(Q)fail=0; for t in $(UNIT_TESTS); do \
 		echo "  UNIT    $$t"; \
@@ -199,6 +257,7 @@ e2e: all
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory fuzz-replay
 	$(Q)$(MAKE) --no-print-directory e2e
 
 demo: deps
@@ -262,5 +321,6 @@ clean:
 	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
 	rm -f tools/ms-top/*.o tools/ms-top/*.d $(TOP_BIN)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
+	rm -rf tests/fuzz/obj tests/fuzz/cobj tests/fuzz/bin tests/fuzz/out
 
--include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d)
+-include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*.d)

@@ -957,10 +957,12 @@ static ssize_t fill(struct msc_reader *r)
 static int next_line(struct msc_reader *r, const char **line, size_t *len, bool *complete)
 {
 	if (r->mem) {
-		const char *p = r->mem + r->start, *end = r->mem + r->mem_len, *nl;
+		const char *p, *end, *nl;
 
-		if (p >= end)
+		if (!r->mem || r->start >= r->mem_len)
 			return 0;
+		p = r->mem + r->start;
+		end = r->mem + r->mem_len;
 		nl = memchr(p, '\n', (size_t)(end - p));
 		*line = p;
 		*len = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -976,7 +978,8 @@ static int next_line(struct msc_reader *r, const char **line, size_t *len, bool 
 	size_t scanned = 0;
 
 	for (;;) {
-		char *p = r->buf + r->start;
+		/* No buffer yet before the first read: no pointer arithmetic on NULL. */
+		char *p = r->buf ? r->buf + r->start : NULL;
 		char *nl = r->end - r->start > scanned ?
 			   memchr(p + scanned, '\n', r->end - r->start - scanned) : NULL;
 		ssize_t n;

@@ -1215,7 +1215,8 @@ static void text_or_md(struct ctx *c)
 	}
 	if (r->nprocs && !r->nsites && !r->nleaks) {
 		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
-		qsort(r->maps, r->nmaps, sizeof(*r->maps), cmp_map);
+		if (r->nmaps)
+			qsort(r->maps, r->nmaps, sizeof(*r->maps), cmp_map);
 		fprintf(c->out, c->md ? "## memscope snapshot\n" : "memscope snapshot\n");
 		processes(c);
 		return;
