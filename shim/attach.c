@@ -29,6 +29,10 @@
  * too.  A hooked function is reached the same way, and as little: calls
  * from inside the library that defines it (or from code that took its
  * address) are not seen.
+ *
+ * And it serves the built-in hooks, in both modes: the slots that name
+ * one of msc_allocfns.h's functions (mallocx, mi_malloc, tc_new...) in a
+ * module that imports it get that function's trampoline (hooks.c).
  */
 #include <dlfcn.h>
 #include <elf.h>
