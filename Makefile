@@ -101,6 +101,8 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
 # its files and ours are the same stream.  python3 and python3-dbg (its
 # debug information): the size of a real program's stacks (t0435).
+# libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4: the allocators
+# examples/thirdparty links with and t0390 preloads.
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
             python3 python3-dbg tmux libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
