@@ -71,7 +71,14 @@ CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw 
 EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv pages
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
-	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook
+	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook \
+	       $(addprefix examples/bin/thirdparty-,$(THIRDPARTY))
+# examples/thirdparty.c, once per allocator, linked with its Debian package's
+# library (by file name: the runtime packages have no -dev symlink).
+THIRDPARTY = jemalloc mimalloc tcmalloc
+THIRDPARTY_LIB_jemalloc = libjemalloc.so.2
+THIRDPARTY_LIB_mimalloc = libmimalloc.so.2
+THIRDPARTY_LIB_tcmalloc = libtcmalloc_minimal.so.4
 
 SHIM = shim/libmemscope.so
 SHIM_OBJS = shim/hooks.o shim/session.o shim/threads.o shim/resolve.o shim/modules.o \
@@ -94,9 +101,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
 # its files and ours are the same stream.  python3 and python3-dbg (its
 # debug information): the size of a real program's stacks (t0435).
+# libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4: the allocators
+# examples/thirdparty links with and t0390 preloads.
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            python3 python3-dbg tmux
+            python3 python3-dbg tmux libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
@@ -170,6 +179,10 @@ examples/bin/libpools.so: examples/pools.c | examples/bin
 examples/bin/pools-hook: examples/pools.c examples/bin/libpools.so | examples/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -DPOOLS_USE_LIB -DNO_ANNOTATE \
 		-o $@ $< -Lexamples/bin -lpools -Wl,-rpath,'$$ORIGIN'
+
+examples/bin/thirdparty-%: examples/thirdparty.c | examples/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -DUSE_$(shell echo $* | tr a-z A-Z) \
+		-o $@ $< -l:$(THIRDPARTY_LIB_$*)
 
 examples/bin/%: examples/%.cpp | examples/bin
 	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<

@@ -663,12 +663,12 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	b = live_find(a, ptr);
 	if (!b) {
 		a->unknown_frees++;
-		if (fn != MSC_FN_CUSTOM && !a->no_errors)
+		if (msc_fn_checked(fn) && !a->no_errors)
 			msc_agg_unseen_free(a, ts, tid, ptr, fn, stack);
 		return 0;
 	}
 	s = msc_agg_site(a, b->site);
-	if (msc_fn_family(s->fn) != msc_fn_family(fn) && !a->no_errors)
+	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
 	last = last_alloc_of(a, tid);
 	if (last && *last == ptr) {
@@ -683,14 +683,14 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 		out->fn = s->fn;
 		out->alloc_ts = born;
 	}
-	if (fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY) {
+	if (msc_fn_is_realloc(fn)) {
 		a->undo[a->undo_next] = (struct msc_undo){
 			*b, size, (uint8_t)msc_age_bucket(ts >= born ? ts - born : 0), temporary
 		};
 		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
 	}
 	release_block(a, s, size, ts >= born ? ts - born : 0, temporary);
-	if (fn != MSC_FN_CUSTOM && !a->no_errors)
+	if (msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_quarantine(a, &(struct msc_quarantined){ ptr, size, ts, s->stack, stack, tid,
 								  s->fn, (uint8_t)fn });
 	live_unset(a, b);

@@ -127,7 +127,7 @@ static const struct msc_live *containing(const struct msc_agg *a, uint64_t ptr)
 void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 			 uint32_t stack)
 {
-	bool realloc = fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY;
+	bool realloc = msc_fn_is_realloc(fn);
 	const struct msc_quarantined *q = quarantined(a, ptr);
 	const struct msc_live *b;
 

@@ -412,7 +412,8 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 /*
  * The family an allocation or release function belongs to: 1 malloc (free,
  * realloc), 2 new (delete), 3 new[] (delete[]); 0 for the others, which
- * match anything (custom annotations).
+ * match anything (custom annotations, mimalloc's mi_new).  The built-in
+ * hooks' functions have theirs in msc_allocfns.h.
  */
 static inline unsigned msc_fn_family(unsigned fn)
 {
@@ -423,7 +424,38 @@ static inline unsigned msc_fn_family(unsigned fn)
 		[MSC_FN_NEW] = 2, [MSC_FN_DELETE] = 2, [MSC_FN_NEW_ARRAY] = 3, [MSC_FN_DELETE_ARRAY] = 3,
 	};
 
+	if (fn >= MSC_FN_BUILTIN && fn < MSC_FN_CODES)
+		return msc_allocfn(fn - MSC_FN_BUILTIN)->family;
 	return fn < MSC_FN_MAX ? family[fn] : 0;
+}
+
+/* Does a free by fn belong to a resize (realloc and its kind), which an
+ * UNFREE may take back? */
+static inline bool msc_fn_is_realloc(unsigned fn)
+{
+	unsigned k;
+
+	if (fn == MSC_FN_REALLOC || fn == MSC_FN_REALLOCARRAY)
+		return true;
+	if (fn < MSC_FN_BUILTIN || fn >= MSC_FN_CODES)
+		return false;
+	k = msc_allocfn(fn - MSC_FN_BUILTIN)->kind;
+	return k == MSC_AFN_REALLOC || k == MSC_AFN_REALLOCARR;
+}
+
+/*
+ * Are frees by fn checked for errors (a block never seen, freed twice, by
+ * the wrong family)?  Not the annotations' (custom blocks have keys of
+ * their own), nor mi_heap_destroy's: it frees every block of the heap,
+ * allocated before recording began or not.
+ */
+static inline bool msc_fn_checked(unsigned fn)
+{
+	if (fn == MSC_FN_CUSTOM)
+		return false;
+	if (fn < MSC_FN_BUILTIN || fn >= MSC_FN_CODES)
+		return true;
+	return msc_allocfn(fn - MSC_FN_BUILTIN)->kind != MSC_AFN_HEAP_DESTROY;
 }
 
 /* Error checks of msc_agg_free() (agg_errors.c). */

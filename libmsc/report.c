@@ -383,6 +383,9 @@ static unsigned fn_from_name(const char *name)
 	for (i = 1; name && i < MSC_FN_MAX; i++)
 		if (strcmp(msc_fn_name(i), name) == 0)
 			return i;
+	for (i = MSC_FN_BUILTIN; name && i < MSC_FN_CODES; i++)
+		if (strcmp(msc_fn_name(i), name) == 0)
+			return i;
 	return MSC_FN_NONE;
 }
 

@@ -29,6 +29,10 @@
  * too.  A hooked function is reached the same way, and as little: calls
  * from inside the library that defines it (or from code that took its
  * address) are not seen.
+ *
+ * And it serves the built-in hooks, in both modes: the slots that name
+ * one of msc_allocfns.h's functions (mallocx, mi_malloc, tc_new...) in a
+ * module that imports it get that function's trampoline (hooks.c).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -63,6 +67,10 @@ static const char *const hooked[] = {
 #define NHOOKED (sizeof(hooked) / sizeof(hooked[0]))
 
 static uint64_t hook_addr[NHOOKED];
+/* The built-in hooks: each function's trampoline, and whether any GOT
+ * entry called it. */
+static uint64_t afn_addr[MSC_NALLOCFNS];
+static bool afn_ready, afn_patched;
 /* --hook: each slot's trampoline, and how many GOT entries hold it. */
 static uint64_t ghook_addr[MSC_HOOK_MAX];
 static unsigned ghook_patched[MSC_HOOK_MAX];
@@ -147,6 +155,29 @@ static int ghook_index(const char *name)
 	return -1;
 }
 
+/* The built-in function a name is, or -1. */
+static int afn_index(const char *name)
+{
+	unsigned i;
+
+	if (!afn_ready || !msc_allocfn_maybe(name))
+		return -1;
+	for (i = 0; i < MSC_NALLOCFNS; i++)
+		if (strcmp(name, msc_allocfn(i)->name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Makes the built-in hooks' trampolines known to patch_relas. */
+static void afn_prepare(void)
+{
+	unsigned i;
+
+	for (i = 0; i < MSC_NALLOCFNS; i++)
+		afn_addr[i] = shim_afn_trampoline(i);
+	afn_ready = true;
+}
+
 struct dyn {
 	const Elf64_Sym *symtab;
 	const char *strtab;
@@ -202,6 +233,24 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 						 __ATOMIC_RELEASE);
 			}
 			ghook_patched[k]++;
+		} else if ((k = afn_index(d->strtab + sym->st_name)) >= 0) {
+			/* Never in the allocator that defines it: its own
+			 * calls are its inside. */
+			if (sym->st_shndx != SHN_UNDEF)
+				continue;
+			want = afn_addr[k];
+			cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+			if (!cur || cur == want)
+				continue;
+			/* As for --hook: the global definition, else the
+			 * entry's (resolved, or the lazy stub). */
+			if (!g_afn_real[k]) {
+				void *real = dlsym(RTLD_DEFAULT, msc_allocfn(k)->name);
+
+				__atomic_store_n(&g_afn_real[k], real ? (uint64_t)(uintptr_t)real : cur,
+						 __ATOMIC_RELEASE);
+			}
+			afn_patched = true;
 		} else {
 			continue;
 		}
@@ -322,6 +371,7 @@ long memscope_attach(const char *sock)
 	dlclose(self);
 	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
+	afn_prepare();
 	rc = shim_session_attach(sock);
 	if (rc)
 		return rc;
@@ -344,17 +394,34 @@ static void warn_line(const char *a, const char *b, const char *c)
 		return;
 }
 
+/*
+ * A malloc defined ahead of ours in the global scope (the program's own: a
+ * statically linked jemalloc, say) takes every call, libc's included, and
+ * ours none: say so, once, rather than record an empty heap in silence.
+ */
+static void warn_foreign_malloc(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+
+	if (!m || !dladdr(m, &info) || (uintptr_t)info.dli_fbase == self_base || getenv("MEMSCOPE_QUIET"))
+		return;
+	warn_line("ms-record: warning: malloc is defined in ",
+		  info.dli_fname && info.dli_fname[0] ? info.dli_fname : g_exe,
+		  " itself (a statically linked allocator?): its allocations are not recorded");
+}
+
 void shim_hooks_install(void)
 {
 	const char *env = getenv("MEMSCOPE_HOOKS"), *why, *end;
 	Dl_info info;
 	unsigned i;
 
-	if (!env || !*env || g_attached)
+	if (g_attached)
 		return;
 	/* ms-record checked every spec: one that does not parse here was
 	 * not written by it, and is skipped. */
-	for (; *env && g_nhooks < MSC_HOOK_MAX; env = *end ? end + 1 : end) {
+	for (; env && *env && g_nhooks < MSC_HOOK_MAX; env = *end ? end + 1 : end) {
 		end = strchr(env, ';');
 		if (!end)
 			end = env + strlen(env);
@@ -363,13 +430,24 @@ void shim_hooks_install(void)
 			g_nhooks++;
 		}
 	}
-	if (!g_nhooks)
-		return;
 	if (dladdr((void *)shim_hooks_install, &info))
 		self_base = (uintptr_t)info.dli_fbase;
-	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
+	warn_foreign_malloc();
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
+	afn_prepare();
+	/*
+	 * dlopen is hooked (to patch what it loads) only when there is
+	 * something to patch: --hook, or a built-in function some module
+	 * calls from the start.  The real dlopen then sees our library as its
+	 * caller, whose RUNPATH it searches instead of the program's.
+	 */
+	if (g_nhooks)
+		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	patch_all();
+	if (afn_patched && !hook_addr[NHOOKED - 1]) {
+		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
+		patch_all();
+	}
 	/* Not an error: a library dlopen'ed later may call it. */
 	for (i = 0; i < g_nhooks && !getenv("MEMSCOPE_QUIET"); i++)
 		if (!ghook_patched[i])

@@ -30,6 +30,7 @@
  * (per-thread state), resolve.c (the real functions), modules.c (module
  * maps), unwind.c, attach.c and dlclose.S; shim.h says who owns what.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "shim.h"
 
@@ -898,6 +900,229 @@ uint64_t shim_hook_trampoline(unsigned k)
 	};
 
 	return k < MSC_HOOK_MAX ? (uint64_t)(uintptr_t)tramps[k] : 0;
+}
+
+/* ------------------------------- built-in hooks: jemalloc, mimalloc, tcmalloc */
+
+uint64_t g_afn_real[MSC_NALLOCFNS];
+
+/* mimalloc's mi_heap_visit_blocks, for mi_heap_destroy: what it frees. */
+typedef bool (*mi_visit_fn)(const void *heap, const void *area, void *block, size_t size, void *arg);
+static bool (*mi_visit_blocks)(const void *heap, bool all, mi_visit_fn visitor, void *arg);
+
+struct visit_arg {
+	void *frame;
+	unsigned fn;
+};
+
+static bool visit_free(const void *heap, const void *area, void *block, size_t size, void *arg)
+{
+	const struct visit_arg *v = arg;
+
+	(void)heap, (void)area, (void)size;
+	if (block)
+		record_free(v->frame, v->fn, block);
+	return true;
+}
+
+/* The library that defines the real function k, asked for another name. */
+static void *sibling(unsigned k, const char *name)
+{
+	Dl_info info;
+	void *h, *f = NULL;
+
+	if (!dladdr((void *)(uintptr_t)g_afn_real[k], &info) || !info.dli_fname)
+		return NULL;
+	h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		f = dlsym(h, name);
+		dlclose(h);
+	}
+	return f;
+}
+
+static uint64_t str_size(uint64_t s, bool wide)
+{
+	if (!s)
+		return 0;
+	return wide ? (wcslen((const wchar_t *)(uintptr_t)s) + 1) * sizeof(wchar_t)
+		    : strlen((const char *)(uintptr_t)s) + 1;
+}
+
+#define CALL_REAL() real(a[0], a[1], a[2], a[3], a[4], a[5])
+
+/*
+ * A call of built-in function k (msc_allocfns.h), made as hook_call makes
+ * --hook's, but with the function's own semantics, and as allocations of
+ * the malloc (or new) family: these allocators' blocks are their malloc's.
+ * The guard is held across the real call, so that what the allocator does
+ * inside (mi_realpath's realpath and free) is not counted again; but not
+ * across those that may throw, which nothing of ours must be left inside.
+ */
+static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, const uint64_t *a)
+{
+	const struct msc_allocfn *f = msc_allocfn(k);
+	hooked_fn real = (hooked_fn)(uintptr_t)g_afn_real[k];
+	unsigned fn = MSC_FN_BUILTIN + k;
+	uint64_t r, p = f->ptr ? a[f->ptr - 1] : 0, size = f->size ? a[f->size - 1] : 0, old = 0;
+	struct visit_arg v = { frame, fn };
+
+	if (!ACTIVE())
+		return CALL_REAL();
+	if (f->n && f->kind != MSC_AFN_XALLOCX)
+		size *= a[f->n - 1];
+	switch (f->kind) {
+	case MSC_AFN_FREE:
+		if (!p)
+			return CALL_REAL();
+		t_guard++;
+		record_free(frame, fn, (const void *)(uintptr_t)p);
+		r = CALL_REAL();
+		t_guard--;
+		return r;
+	case MSC_AFN_HEAP_DESTROY:
+		t_guard++;
+		if (!mi_visit_blocks)
+			mi_visit_blocks = (bool (*)(const void *, bool, mi_visit_fn, void *))
+				(uintptr_t)sibling(k, "mi_heap_visit_blocks");
+		if (p && mi_visit_blocks)
+			mi_visit_blocks((const void *)(uintptr_t)p, true, visit_free, &v);
+		r = CALL_REAL();
+		t_guard--;
+		return r;
+	case MSC_AFN_REALLOC:
+	case MSC_AFN_REALLOCF:
+	case MSC_AFN_REALLOCARR:
+		/* The free first, as realloc's: the block may be handed out
+		 * again before the call returns. */
+		old = f->kind == MSC_AFN_REALLOCARR ? (p ? *(uint64_t *)(uintptr_t)p : 0) : p;
+		t_guard++;
+		if (old)
+			record_free(frame, fn, (const void *)(uintptr_t)old);
+		if (f->throws) {
+			t_guard--;
+			r = CALL_REAL();
+			if (!ACTIVE())
+				return r;
+			t_guard++;
+		} else {
+			r = CALL_REAL();
+		}
+		if (f->kind == MSC_AFN_REALLOCARR) {
+			if (r == 0)
+				record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p,
+					     size, fn);
+			else if (old)
+				record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+		} else if (r) {
+			record_alloc(frame, (const void *)(uintptr_t)r, size, fn);
+		} else if (old && size && f->kind == MSC_AFN_REALLOC) {
+			/* Failed, and the block is still the caller's (not
+			 * reallocf's, which frees it, nor a resize to 0). */
+			record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+		}
+		t_guard--;
+		return r;
+	case MSC_AFN_STRDUP:
+		if (f->nul && a[f->nul - 1])
+			return CALL_REAL();	/* realpath into the caller's buffer */
+		break;
+	default:
+		break;
+	}
+	if (f->throws) {
+		r = CALL_REAL();
+		if (!ACTIVE())
+			return r;
+		t_guard++;
+	} else {
+		t_guard++;
+		r = CALL_REAL();
+	}
+	switch (f->kind) {
+	case MSC_AFN_ALLOC:
+		if (r)
+			record_alloc(frame, (const void *)(uintptr_t)r, size, fn);
+		break;
+	case MSC_AFN_ALLOC_OUT:
+		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
+			record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p, size, fn);
+		break;
+	case MSC_AFN_STRDUP:
+	case MSC_AFN_WCSDUP:
+		if (r)
+			record_alloc(frame, (const void *)(uintptr_t)r,
+				     str_size(r, f->kind == MSC_AFN_WCSDUP), fn);
+		break;
+	case MSC_AFN_DUPENV:
+	case MSC_AFN_WDUPENV:
+		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
+			record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p,
+				     str_size(*(uint64_t *)(uintptr_t)p, f->kind == MSC_AFN_WDUPENV), fn);
+		break;
+	case MSC_AFN_EXPAND:
+		/* Resized in place: the same block, of its new size. */
+		if (r) {
+			record_free(frame, fn, (const void *)(uintptr_t)p);
+			record_alloc(frame, (const void *)(uintptr_t)p, size, fn);
+		}
+		break;
+	case MSC_AFN_XALLOCX:
+		/*
+		 * r is the block's usable size now: size or more when the
+		 * resize happened (what was asked for is counted, up to
+		 * size + extra), less when it could not (nothing changed).
+		 */
+		if (p && r >= size) {
+			uint64_t extra = a[f->n - 1], want = size + extra < size ? size : size + extra;
+
+			record_free(frame, fn, (const void *)(uintptr_t)p);
+			record_alloc(frame, (const void *)(uintptr_t)p, r < want ? r : want, fn);
+		}
+		break;
+	default:
+		break;
+	}
+	t_guard--;
+	return r;
+}
+
+/* One trampoline per built-in function, as HOOK_TRAMPOLINE. */
+#define AFN_TRAMPOLINE(k)                                                                  \
+	static uint64_t afn_trampoline_##k(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, \
+					   uint64_t a5, uint64_t a6)                       \
+	{                                                                                  \
+		const uint64_t a[6] = { a1, a2, a3, a4, a5, a6 };                          \
+                                                                                           \
+		return afn_call(k, __builtin_frame_address(0), a);                         \
+	}
+#define AFN_TRAMPOLINES10(d)                                                               \
+	AFN_TRAMPOLINE(d##0) AFN_TRAMPOLINE(d##1) AFN_TRAMPOLINE(d##2) AFN_TRAMPOLINE(d##3) \
+	AFN_TRAMPOLINE(d##4) AFN_TRAMPOLINE(d##5) AFN_TRAMPOLINE(d##6) AFN_TRAMPOLINE(d##7) \
+	AFN_TRAMPOLINE(d##8) AFN_TRAMPOLINE(d##9)
+#define AFN_ADDR10(d)                                                                      \
+	afn_trampoline_##d##0, afn_trampoline_##d##1, afn_trampoline_##d##2,               \
+	afn_trampoline_##d##3, afn_trampoline_##d##4, afn_trampoline_##d##5,               \
+	afn_trampoline_##d##6, afn_trampoline_##d##7, afn_trampoline_##d##8,               \
+	afn_trampoline_##d##9
+AFN_TRAMPOLINES10() AFN_TRAMPOLINES10(1) AFN_TRAMPOLINES10(2) AFN_TRAMPOLINES10(3)
+AFN_TRAMPOLINES10(4) AFN_TRAMPOLINES10(5) AFN_TRAMPOLINES10(6) AFN_TRAMPOLINES10(7)
+AFN_TRAMPOLINES10(8) AFN_TRAMPOLINES10(9) AFN_TRAMPOLINES10(10) AFN_TRAMPOLINES10(11)
+AFN_TRAMPOLINES10(12)
+AFN_TRAMPOLINE(130) AFN_TRAMPOLINE(131) AFN_TRAMPOLINE(132) AFN_TRAMPOLINE(133)
+
+uint64_t shim_afn_trampoline(unsigned k)
+{
+	static const hooked_fn tramps[] = {
+		AFN_ADDR10(), AFN_ADDR10(1), AFN_ADDR10(2), AFN_ADDR10(3), AFN_ADDR10(4),
+		AFN_ADDR10(5), AFN_ADDR10(6), AFN_ADDR10(7), AFN_ADDR10(8), AFN_ADDR10(9),
+		AFN_ADDR10(10), AFN_ADDR10(11), AFN_ADDR10(12),
+		afn_trampoline_130, afn_trampoline_131, afn_trampoline_132, afn_trampoline_133,
+	};
+
+	_Static_assert(sizeof(tramps) / sizeof(tramps[0]) == MSC_NALLOCFNS,
+		       "a trampoline for each of msc_allocfns.h's functions");
+	return k < MSC_NALLOCFNS ? (uint64_t)(uintptr_t)tramps[k] : 0;
 }
 
 /* ---------------------------------------------------------- exit paths */

@@ -96,8 +96,18 @@ extern uint64_t g_hook_real[MSC_HOOK_MAX];
 extern unsigned g_nhooks;
 uint64_t shim_hook_trampoline(unsigned k);
 /* Reads MEMSCOPE_HOOKS and patches every loaded module (from the
- * constructor, once recording is on). */
+ * constructor, once recording is on), for --hook and the built-in hooks. */
 void shim_hooks_install(void);
+
+/*
+ * The built-in hooks: msc_allocfns.h's functions (jemalloc's mallocx,
+ * mimalloc's mi_*, tcmalloc's tc_*), hooked in the GOT entries of the
+ * modules that import them, without being asked.  Function k has the
+ * definition its calls reach (written once, before its first entry is
+ * patched) and our trampoline (hooks.c).
+ */
+extern uint64_t g_afn_real[MSC_NALLOCFNS];
+uint64_t shim_afn_trampoline(unsigned k);
 
 static inline void ensure_init(void)
 {

@@ -4,7 +4,8 @@
  * ms-record (the collector).  Header only, no code that allocates: the shim
  * includes it.  It has a directory of its own, libmsc/proto/, the only part
  * of libmsc on the shim's include path (see SHIM_CFLAGS in the Makefile), and
- * includes nothing but <stdint.h>.
+ * includes nothing but <stdint.h> and its neighbour msc_allocfns.h (the
+ * built-in hooks' functions, whose codes follow MSC_FN_MAX's).
  *
  * Transport.  Each recorded process gets one shared-memory region (a memfd
  * the collector creates and hands over a unix socket at the process's first
@@ -52,6 +53,8 @@
 #define MSC_PROTO_H
 
 #include <stdint.h>
+
+#include "msc_allocfns.h"
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
 #define MSC_PROTO_VERSION 2
@@ -124,7 +127,12 @@ enum msc_fn {
 	MSC_FN_BRK,
 	MSC_FN_CUSTOM,		/* memscope.h: MEMSCOPE_ALLOC / MEMSCOPE_FREE */
 	MSC_FN_MAX,
+	/* From MSC_FN_BUILTIN on: msc_allocfns.h's functions (mallocx, mi_malloc,
+	 * tc_new, ...), entry i as MSC_FN_BUILTIN + i. */
 };
+
+/* The number of function codes, the built-in ones included. */
+#define MSC_FN_CODES (MSC_FN_BUILTIN + MSC_NALLOCFNS)
 
 static inline const char *msc_fn_name(unsigned fn)
 {
@@ -134,6 +142,8 @@ static inline const char *msc_fn_name(unsigned fn)
 		"new", "new[]", "free", "delete", "delete[]", "mmap", "mremap", "brk",
 		"custom",
 	};
+	if (fn >= MSC_FN_BUILTIN && fn < MSC_FN_CODES)
+		return msc_allocfn(fn - MSC_FN_BUILTIN)->name;
 	return fn < MSC_FN_MAX ? names[fn] : "unknown";
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -292,6 +293,63 @@ static void test_brk_and_peaks(void **state)
 	msc_agg_release(&a);
 }
 
+/* The code of the built-in function called name (msc_allocfns.h). */
+static unsigned builtin_fn(const char *name)
+{
+	unsigned fn;
+
+	for (fn = MSC_FN_BUILTIN; fn < MSC_FN_CODES; fn++)
+		if (strcmp(msc_fn_name(fn), name) == 0)
+			return fn;
+	fail_msg("no built-in function %s", name);
+	return 0;
+}
+
+/*
+ * Third-party allocators' functions: named, of their families (tc_new's
+ * block freed by tc_deletearray is a mismatch, mi_new's by mi_free is not),
+ * their reallocs undone by UNFREE, and mi_heap_destroy's frees of blocks
+ * never seen are no errors.
+ */
+static void test_builtin_fns(void **state)
+{
+	struct msc_agg a;
+
+	(void)state;
+	assert_string_equal(msc_fn_name(builtin_fn("mallocx")), "mallocx");
+	assert_string_equal(msc_fn_name(MSC_FN_CODES), "unknown");
+	assert_int_equal(msc_fn_family(builtin_fn("mallocx")), 1);
+	assert_int_equal(msc_fn_family(builtin_fn("tc_delete")), 2);
+	assert_int_equal(msc_fn_family(builtin_fn("tc_newarray")), 3);
+	assert_int_equal(msc_fn_family(builtin_fn("mi_new")), 0);
+	assert_true(msc_fn_is_realloc(builtin_fn("rallocx")));
+	assert_false(msc_fn_is_realloc(builtin_fn("xallocx")));
+	assert_false(msc_fn_is_realloc(builtin_fn("mi_reallocf")));
+	assert_int_equal(msc_agg_init(&a), 0);
+	/* tc_new freed by tc_deletearray */
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, builtin_fn("tc_new")), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, builtin_fn("tc_deletearray"), 9, NULL), 1);
+	assert_int_equal(a.err.kind, MSC_ERR_MISMATCH);
+	assert_int_equal(a.err.alloc_fn, builtin_fn("tc_new"));
+	a.err.kind = MSC_ERR_NONE;
+	/* mi_new freed by mi_free, mallocx by free: fine */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 2, 1, 0x2000, 32, 7, builtin_fn("mi_new")), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 3, 1, 0x2000, builtin_fn("mi_free"), 9, NULL), 1);
+	assert_int_equal(msc_agg_alloc(&a, T0 + 4, 1, 0x3000, 32, 7, builtin_fn("mallocx")), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 5, 1, 0x3000, MSC_FN_FREE, 9, NULL), 1);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	/* a failed rallocx keeps its block */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 6, 1, 0x4000, 10, 7, builtin_fn("mallocx")), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 7, 1, 0x4000, builtin_fn("rallocx"), 9, NULL), 1);
+	assert_int_equal(msc_agg_unfree(&a, T0 + 8, 1, 0x4000), 1);
+	assert_int_equal(a.live_blocks, 1);
+	assert_int_equal(a.live_bytes, 10);
+	/* mi_heap_destroy frees what the heap held, seen or not */
+	assert_int_equal(msc_agg_free(&a, T0 + 9, 1, 0x5000, builtin_fn("mi_heap_destroy"), 9, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	msc_agg_release(&a);
+}
+
 /* Memory errors: each kind once, with what is known of the block. */
 static void test_errors(void **state)
 {
@@ -465,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_brk_and_peaks),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_builtin_fns),
 		cmocka_unit_test(test_no_errors),
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),

@@ -1,0 +1,215 @@
+#!/bin/sh
+# Third-party allocators (Debian's libjemalloc2, libmimalloc2.0 and
+# libtcmalloc-minimal4): a program calling their own APIs (mallocx,
+# mi_malloc, tc_new...) gets its known leaks exactly, through the built-in
+# hooks, with their functions' names; a program they replace malloc in,
+# preloaded, gets its own leaks; a malloc the program defines itself is
+# said, not recorded in silence.
+. "$(dirname "$0")/lib.sh"
+SRC="$TOP/examples"
+LIBDIR=/usr/lib/x86_64-linux-gnu
+
+# by_caller REC: "caller fn count bytes kind size" per (caller, fn, kind,
+# size), the caller being the stack's innermost frame, counts and bytes
+# summed over its leak records (an unrolled loop calls from two lines).
+by_caller() {
+	v1 "$1" | jq -r -s '
+		(map(select(.type=="stack")) | map({key: (.id|tostring), value: .frames[0].fn}) | from_entries) as $top
+		| [.[] | select(.type=="leak") | . + {caller: $top[(.stack|tostring)]}]
+		| group_by([.caller, .fn, .kind, .size])[]
+		| "\(.[0].caller) \(.[0].fn) \(map(.count)|add) \(map(.bytes)|add) \(.[0].kind) \(.[0].size)"' | sort
+}
+
+# end_of REC: allocs, frees, bytes, leaked blocks and bytes, errors, frees of
+# unknown blocks.
+end_of() {
+	jq -r 'select(.type=="end")
+		| "\(.allocs) \(.frees) \(.bytes) \(.leaked_blocks) \(.leaked_bytes) \(.errors) \(.unknown_frees)"' "$1"
+}
+
+# record NAME: examples/thirdparty-NAME recorded into $OUT/NAME.ndjson.
+record() {
+	check_status "$1: runs" 0 ms-record -q -o "$OUT/$1.ndjson" "$EX/thirdparty-$1"
+	check_eq "$1: the program's output is its own" "$("$EX/thirdparty-$1")" "$(cat "$OUT/last.out")"
+	check_eq "$1: the stream is well formed" "" "$(valid_stream "$OUT/$1.ndjson")"
+	check_eq "$1: no error records" 0 "$(grep -c '"type":"error"' "$OUT/$1.ndjson")"
+}
+
+# --- jemalloc: mallocx, rallocx, xallocx, dallocx, sdallocx ---------------
+record jemalloc
+R="$OUT/jemalloc.ndjson"
+# Definitely lost: the program's; the reachable 72,704 B are libstdc++'s
+# emergency pool (libjemalloc links it), from its constructor.
+check_eq "jemalloc: leaks by caller" "$(printf '%s\n' \
+	'leak_mallocx mallocx 4 160 definitely 40' \
+	'leak_plain malloc 2 66 definitely 33' \
+	'leak_rallocx rallocx 3 600 definitely 200' \
+	'leak_xallocx xallocx 2 100 definitely 50' | sort)" \
+	"$(by_caller "$R" | grep -v ' reachable ')"
+# 1000 rounds of 5 allocations (rallocx's counting as one) and 5 frees;
+# leaks: 4 + 3 x 2 (mallocx, rallocx) + 2 x 2 (mallocx, xallocx) + 2, and
+# libstdc++'s pool; frees: 3 rallocx, 2 xallocx (in place: a free and an
+# allocation of the same block).
+check_eq "jemalloc: end" "5017 5005 327580 11 926 0 0" "$(end_of "$R")"
+sid=$(jq -r 'select(.type=="leak" and .fn=="mallocx") | .stack' "$R")
+check_eq "jemalloc: the mallocx leak's stack" \
+	"leak_mallocx@thirdparty.c:$(line_of "$SRC/thirdparty.c" "sink = memset(mallocx(40, 0)")" \
+	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
+# The churn's blocks of one API freed by the other: no mismatch.
+check_eq "jemalloc: the churn's sites are all freed" "" \
+	"$(jq -r 'select(.type=="site" and .allocs != .frees and .allocs >= 1000) | .fn' "$R")"
+
+# --- mimalloc: mi_malloc and family, mi_new, a heap destroyed -------------
+record mimalloc
+R="$OUT/mimalloc.ndjson"
+check_eq "mimalloc: leaks by caller" "$(printf '%s\n' \
+	'leak_mi_aligned mi_malloc_aligned 1 64 definitely 64' \
+	'leak_mi_calloc mi_calloc 1 100 definitely 100' \
+	'leak_mi_expand mi_expand 1 104 definitely 104' \
+	'leak_mi_malloc mi_malloc 5 120 definitely 24' \
+	'leak_mi_new mi_new 1 32 definitely 32' \
+	'leak_mi_realloc mi_realloc 2 600 definitely 300' \
+	'leak_mi_strdup mi_strdup 1 6 definitely 6' \
+	'leak_plain malloc 2 66 definitely 33' | sort)" \
+	"$(by_caller "$R")"
+# mi_heap_destroy frees the heap's 10 blocks: 5000 + 25 + 2 allocations,
+# 5000 + 2 (mi_realloc) + 1 (mi_expand) + 10 frees.
+check_eq "mimalloc: end" "5027 5013 255104 14 1092 0 0" "$(end_of "$R")"
+check_eq "mimalloc: the destroyed heap's blocks are freed by mi_heap_destroy" "10 10" \
+	"$(jq -r 'select(.type=="site" and .fn=="mi_heap_malloc") | "\(.allocs) \(.frees)"' "$R")"
+sid=$(jq -r 'select(.type=="leak" and .fn=="mi_strdup") | .stack' "$R")
+check_eq "mimalloc: the mi_strdup leak's stack" \
+	"leak_mi_strdup@thirdparty.c:$(line_of "$SRC/thirdparty.c" "sink = mi_strdup(\"hello\");")" \
+	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
+
+# --- tcmalloc: tc_malloc, tc_new, tc_newarray and their frees -------------
+record tcmalloc
+R="$OUT/tcmalloc.ndjson"
+# tcmalloc's own: 8 B lost and 16 B reachable from its constructors
+# (MallocExtension::Register, TCMallocGuard), and libstdc++'s pool.
+check_eq "tcmalloc: leaks by caller" "$(printf '%s\n' \
+	'leak_plain malloc 2 66 definitely 33' \
+	'leak_tc_calloc tc_calloc 1 100 definitely 100' \
+	'leak_tc_malloc tc_malloc 3 216 definitely 72' \
+	'leak_tc_memalign tc_posix_memalign 1 96 definitely 96' \
+	'leak_tc_new tc_new 1 56 definitely 56' \
+	'leak_tc_newarray tc_newarray 1 80 definitely 80' \
+	'leak_tc_realloc tc_realloc 2 256 definitely 128' | sort)" \
+	"$(by_caller "$R" | grep -v ' reachable \|^MallocExtension::Register')"
+check_eq "tcmalloc: its own lost block" "MallocExtension::Register(MallocExtension*) new 1 8 definitely 8" \
+	"$(by_caller "$R" | grep '^MallocExtension::Register')"
+# tc_new/tc_delete and tc_newarray/tc_deletearray pair without a mismatch.
+check_eq "tcmalloc: end" "6016 6002 367334 12 878 0 0" "$(end_of "$R")"
+sid=$(jq -r 'select(.type=="leak" and .fn=="tc_newarray") | .stack' "$R")
+check_eq "tcmalloc: the tc_newarray leak's stack" \
+	"leak_tc_newarray@thirdparty.c:$(line_of "$SRC/thirdparty.c" "sink = memset(tc_newarray(80)")" \
+	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
+
+# --- a mismatch through a built-in hook is still one ------------------------
+cat >"$OUT/mismatch.c" <<'EOF'
+#include <stdlib.h>
+void *tc_newarray(size_t size);
+void tc_delete(void *p);
+int main(void)
+{
+	tc_delete(tc_newarray(24));	/* new[] freed by delete */
+	return 0;
+}
+EOF
+check_status "build the mismatch" 0 cc -O0 -g -o "$OUT/mismatch" "$OUT/mismatch.c" -l:libtcmalloc_minimal.so.4
+check_status "mismatch: runs" 0 ms-record -q -o "$OUT/mismatch.ndjson" "$OUT/mismatch"
+check_eq "mismatch: one error, tc_newarray's block freed by tc_delete" "mismatch tc_delete tc_newarray" \
+	"$(jq -r 'select(.type=="error") | "\(.kind) \(.fn) \(.alloc_fn)"' "$OUT/mismatch.ndjson")"
+
+# --- attach: the running program's mallocx calls are hooked too -----------
+cat >"$OUT/ticking.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+void *mallocx(size_t size, int flags);
+void dallocx(void *ptr, int flags);
+void *volatile sink;
+__attribute__((noinline)) static void tick(unsigned i)
+{
+	dallocx(mallocx(64, 0), 0);
+	if (i % 10 == 0)
+		sink = memset(mallocx(40, 0), 'x', 40);
+}
+int main(void)
+{
+	unsigned i;
+
+	for (i = 0;; i++) {
+		tick(i);
+		usleep(2000);
+	}
+}
+EOF
+check_status "build the ticking program" 0 cc -O2 -g -o "$OUT/ticking" "$OUT/ticking.c" -l:libjemalloc.so.2
+"$OUT/ticking" &
+TK=$!
+_bg_pids="$_bg_pids $TK"
+sleep 0.3
+check_status "attach: 0.5 s" 0 ms-record -q -p $TK --duration 0.5s -o "$OUT/attach.ndjson"
+R="$OUT/attach.ndjson"
+n64=$(jq -r 'select(.type=="site" and .fn=="mallocx" and .size==64) | .allocs' "$R")
+check_range "attach: mallocx(64) seen" 20 100000 "${n64:-0}"
+check_eq "attach: each one freed by dallocx (or live at the detach)" 1 \
+	"$(jq -r 'select(.type=="site" and .fn=="mallocx" and .size==64) | .allocs - .frees' "$R" | awk '{ print ($1 <= 1) }')"
+n40=$(jq -r 'select(.type=="site" and .fn=="mallocx" and .size==40) | .allocs' "$R")
+check_range "attach: the kept ones seen" 1 10000 "${n40:-0}"
+check_eq "attach: kept ones are of unknown fate" "unknown" \
+	"$(jq -r 'select(.type=="leak" and .size==40) | .kind' "$R" | sort -u)"
+check_eq "attach: no errors" 0 "$(grep -c '"type":"error"' "$R")"
+check_eq "attach: still running after the detach" 0 "$(kill -0 $TK; echo $?)"
+kill $TK
+
+# --- each allocator preloaded under an ordinary program ---------------------
+# lost_in REC FN: "count bytes size" summed over the leaks whose innermost
+# frame is FN, lost directly or not: leaky writes one byte of its 48-byte
+# blocks, and what mimalloc's or tcmalloc's free lists left in the rest
+# makes some reach others (indirectly lost), by the allocator's chance.
+lost_in() {
+	leaks_in "$1" "$2" | awk '$3 == "definitely" || $3 == "indirectly" { c += $1; b += $2; s = $4 }
+		END { print c + 0, b + 0, s + 0 }'
+}
+# leaky's 1020 blocks, 89,609 B, at its own functions; tcmalloc adds its
+# 8 B (above).
+for lib in libjemalloc.so.2 libmimalloc.so.2 libtcmalloc_minimal.so.4; do
+	check_status "leaky with $lib preloaded: runs" 0 env LD_PRELOAD="$LIBDIR/$lib" \
+		ms-record -q -o "$OUT/leaky-$lib.ndjson" "$EX/leaky"
+	R="$OUT/leaky-$lib.ndjson"
+	extra=0
+	[ "$lib" = libtcmalloc_minimal.so.4 ] && extra=8
+	check_eq "leaky with $lib: leaked" "$((1020 + extra / 8)) $((89609 + extra)) 0" \
+		"$(jq -r 'select(.type=="end") | "\(.leaked_blocks) \(.leaked_bytes) \(.errors)"' "$R")"
+	check_eq "leaky with $lib: leak_small_inner" '1000 48000 48' "$(lost_in "$R" leak_small_inner)"
+	check_eq "leaky with $lib: leak_page_inner" '10 40960 4096' "$(lost_in "$R" leak_page_inner)"
+	check_eq "leaky with $lib: leak_grown" '5 500 100' "$(lost_in "$R" leak_grown)"
+	check_eq "leaky with $lib: leak_aligned" '2 128 64' "$(lost_in "$R" leak_aligned)"
+	check_eq "leaky with $lib: strdup's" '3 21 7' "$(lost_in "$R" __strdup)"
+done
+
+# --- a malloc of the program's own: said, once ------------------------------
+cat >"$OUT/ownmalloc.c" <<'EOF'
+#include <stddef.h>
+#include <unistd.h>
+/* A bump allocator in place of malloc, as a statically linked one is. */
+static char arena[1 << 20];
+static size_t used;
+void *malloc(size_t n) { void *p = arena + used; used += (n + 15) & ~(size_t)15; return p; }
+void free(void *p) { (void)p; }
+void *calloc(size_t n, size_t s) { return malloc(n * s); }
+void *realloc(void *p, size_t n) { (void)p; return malloc(n); }
+int main(void)
+{
+	return malloc(10) ? 0 : 1;
+}
+EOF
+check_status "build the program with its own malloc" 0 cc -O0 -o "$OUT/ownmalloc" "$OUT/ownmalloc.c"
+check_status "own malloc: runs" 0 ms-record -o /dev/null "$OUT/ownmalloc"
+check_eq "own malloc: the warning" \
+	"ms-record: warning: malloc is defined in $OUT/ownmalloc itself (a statically linked allocator?): its allocations are not recorded" \
+	"$(grep -F 'malloc is defined' "$OUT/last.err")"
+
+finish
