@@ -92,6 +92,9 @@ SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc/proto -fPIC -fv
 	      -ftls-model=initial-exec -fno-omit-frame-pointer -fno-optimize-sibling-calls \
 	      -O2 -g
 
+# Stress workloads (tests/stress/), plain -O2 -g like the examples.
+STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/bin/genstream
+
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
              tests/bench/bin/attach_target \
@@ -105,7 +108,7 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # examples/thirdparty links with and t0390 preloads.
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            python3 python3-dbg tmux libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+            python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
@@ -127,11 +130,11 @@ FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 
 .PHONY: all check demo deps bench-deps shot-deps fuzz-deps install uninstall clean unit e2e bench \
-	screenshot pictures fuzz fuzz-replay
+	screenshot pictures fuzz fuzz-replay stress
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS)
+all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS) $(STRESS_BINS)
 
 libmsc/%.o: libmsc/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -187,7 +190,13 @@ examples/bin/thirdparty-%: examples/thirdparty.c | examples/bin
 examples/bin/%: examples/%.cpp | examples/bin
 	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<
 
-examples/bin tests/unit/bin tests/bench/bin:
+tests/stress/bin/%: tests/stress/%.c | tests/stress/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $< -lpthread
+
+tests/stress/bin/%: tests/stress/%.cpp | tests/stress/bin
+	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -o $@ $<
+
+examples/bin tests/unit/bin tests/bench/bin tests/stress/bin:
 	$(Q)mkdir -p $@
 
 tests/unit/bin/%: tests/unit/%.c $(LIBMSC) | tests/unit/bin
@@ -253,6 +262,10 @@ tests/fuzz/bin/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/cob
 		       | tests/fuzz/bin
 	$(QUIET_LINK)clang $(FUZZ_CLANG_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
 		tests/fuzz/cobj/libmsc-fuzz.a $(MSC_LIBS)
+
+# The long stress run: 30 s of threads, 1 GiB of records (tests/e2e/t0700).
+stress: all
+	$(Q)STRESS=long sh tests/e2e/t0700-stress.sh
 
 fuzz: fuzz-deps
 	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
@@ -334,6 +347,6 @@ clean:
 	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
 	rm -f tools/ms-top/*.o tools/ms-top/*.d $(TOP_BIN)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
-	rm -rf tests/fuzz/obj tests/fuzz/cobj tests/fuzz/bin tests/fuzz/out
+	rm -rf tests/fuzz/obj tests/fuzz/cobj tests/fuzz/bin tests/fuzz/out tests/stress/bin
 
 -include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*.d)
