@@ -716,7 +716,8 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	s = msc_agg_site(a, b->site);
 	if (msc_fn_family(s->fn) != msc_fn_family(fn) && !a->no_errors)
 		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
-	last = last_alloc_of(a, tid);
+	/* Sampled: whether the thread allocated in between is not known. */
+	last = msc_likely(!a->sample) ? last_alloc_of(a, tid) : NULL;
 	if (last && *last == ptr) {
 		temporary = true;
 		*last = 0;

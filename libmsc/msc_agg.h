@@ -32,7 +32,8 @@
  * its expectation is 1/p), multiplies what it adds to its site (allocs,
  * bytes, frees, live and peak bytes, temporary, ages), to the live totals
  * and to the leaks: the figures become unbiased estimates, integers still,
- * and as consistent as exact ones (a site's bytes are allocs * size).  The
+ * and as consistent as exact ones (a site's bytes are allocs * size), but
+ * for "temporary", which needs every allocation seen: 0.  The
  * weight is drawn from the block's address and allocation time, so that
  * its free takes back exactly what its allocation added.  Blocks of custom
  * allocators and mappings were all recorded: weight 1.  The totals of
