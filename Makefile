@@ -68,7 +68,7 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv pages
+EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv pages samplemix
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook \
@@ -82,7 +82,7 @@ THIRDPARTY_LIB_tcmalloc = libtcmalloc_minimal.so.4
 
 SHIM = shim/libmemscope.so
 SHIM_OBJS = shim/hooks.o shim/session.o shim/threads.o shim/resolve.o shim/modules.o \
-	    shim/unwind.o shim/dlclose.o shim/attach.o
+	    shim/unwind.o shim/dlclose.o shim/attach.o shim/sample.o
 # Hooks pass their own frame address to the recorder: they need frame
 # pointers and must not become sibling calls.  TLS stays initial-exec (no
 # malloc on first access), symbols hidden unless exported on purpose.  Of

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pairing and per-site aggregation of allocation events: see msc_agg.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,38 @@ static void live_unset(struct msc_agg *a, const struct msc_live *b)
 {
 	if (b->size == MSC_LIVE_BIG)
 		msc_u64map_del(&a->big, b->ptr, NULL);
+}
+
+/* ------------------------------------------------------------- sampling */
+
+uint64_t msc_sample_weight(uint64_t rate, uint64_t size, uint64_t h)
+{
+	double w = 1.0 / -expm1(-(double)(size ? size : 1) / (double)rate);
+	uint64_t n = (uint64_t)w;
+
+	return n + ((double)(msc_hash_u64(h) >> 11) * 0x1p-53 < w - (double)n);
+}
+
+/* A live block's weight (see msc_agg.h): what it counts for. */
+static inline uint64_t block_weight(const struct msc_agg *a, const struct msc_live *b, uint64_t size)
+{
+	if (msc_likely(!a->sample) || (b->ptr & MSC_CUSTOM_KEY))
+		return 1;
+	return msc_sample_weight(a->sample, size,
+				 b->ptr ^ (b->ts_kind & MSC_LIVE_TS_MASK) * 0x9e3779b97f4a7c15ull);
+}
+
+void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, uint64_t *frees)
+{
+	if (!a->sample || !a->unsampled_known) {
+		*allocs = a->allocs;
+		*bytes = a->bytes;
+		*frees = a->frees;
+		return;
+	}
+	*allocs = a->recorded_allocs + a->unsampled_allocs;
+	*bytes = a->recorded_bytes + a->unsampled_bytes;
+	*frees = a->recorded_frees + a->unsampled_frees;
 }
 
 /* ------------------------------------------------------------ live table */
@@ -409,6 +442,7 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 		c->peak_epoch = a->epoch;
 		c->allocs += s->allocs;
 		c->frees += s->frees;
+		c->samples += s->samples;
 		c->bytes += s->bytes;
 		c->live_bytes += s->live_bytes;
 		c->temporary += s->temporary;
@@ -544,20 +578,21 @@ uint64_t msc_agg_peak_contribution(const struct msc_agg *a, const struct msc_sit
 
 /* --------------------------------------------------------------- events */
 
+/* w: the block's weight (1 unless sampled). */
 static inline void release_block(struct msc_agg *a, struct msc_site *s, uint64_t size, uint64_t age,
-			  bool temporary)
+				 bool temporary, uint64_t w)
 {
 	touch(a, s);
-	s->frees++;
-	s->live_bytes -= size;
-	s->ages[msc_age_bucket(age)]++;
+	s->frees += w;
+	s->live_bytes -= w * size;
+	s->ages[msc_age_bucket(age)] += w;
 	if (temporary) {
-		s->temporary++;
-		a->temporary++;
+		s->temporary += w;
+		a->temporary += w;
 	}
-	a->frees++;
-	a->live_blocks--;
-	a->live_bytes -= size;
+	a->frees += w;
+	a->live_blocks -= w;
+	a->live_bytes -= w * size;
 }
 
 /* The last allocation of each thread, for "temporary": a few threads do
@@ -601,9 +636,10 @@ static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr,
 		/* The address is live: its free never reached us.  Count the
 		 * old block as freed here rather than lose the new one. */
 		struct msc_site *old = msc_agg_site(a, b->site);
-		uint64_t born = msc_live_ts(a, b);
+		uint64_t born = msc_live_ts(a, b), osize = msc_live_size(a, b);
 
-		release_block(a, old, msc_live_size(a, b), ts >= born ? ts - born : 0, false);
+		release_block(a, old, osize, ts >= born ? ts - born : 0, false,
+			      block_weight(a, b, osize));
 		live_unset(a, b);
 		a->implicit_frees++;
 		a->live_count--;
@@ -625,14 +661,29 @@ static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr,
 	if (pool_name && !s->pool)
 		s->pool = pool_name;
 	touch(a, s);
-	s->allocs++;
-	s->bytes += size;
-	s->live_bytes += size;
+	if (msc_likely(!a->sample)) {
+		s->allocs++;
+		s->bytes += size;
+		s->live_bytes += size;
+		a->allocs++;
+		a->bytes += size;
+		a->live_blocks++;
+		a->live_bytes += size;
+	} else {
+		uint64_t w = block_weight(a, b, size);
+
+		s->allocs += w;
+		s->bytes += w * size;
+		s->live_bytes += w * size;
+		a->allocs += w;
+		a->bytes += w * size;
+		a->live_blocks += w;
+		a->live_bytes += w * size;
+		a->recorded_allocs++;
+		a->recorded_bytes += size;
+		s->samples++;
+	}
 	s->last_ts = ts;
-	a->allocs++;
-	a->bytes += size;
-	a->live_blocks++;
-	a->live_bytes += size;
 	after_alloc(a, s, ts);
 	set_last_alloc(a, tid, ptr);
 	return 0;
@@ -670,7 +721,8 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	s = msc_agg_site(a, b->site);
 	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
-	last = last_alloc_of(a, tid);
+	/* Sampled: whether the thread allocated in between is not known. */
+	last = msc_likely(!a->sample) ? last_alloc_of(a, tid) : NULL;
 	if (last && *last == ptr) {
 		temporary = true;
 		*last = 0;
@@ -689,7 +741,8 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 		};
 		a->undo_next = (a->undo_next + 1) % (sizeof(a->undo) / sizeof(a->undo[0]));
 	}
-	release_block(a, s, size, ts >= born ? ts - born : 0, temporary);
+	release_block(a, s, size, ts >= born ? ts - born : 0, temporary, block_weight(a, b, size));
+	a->recorded_frees++;
 	if (msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_quarantine(a, &(struct msc_quarantined){ ptr, size, ts, s->stack, stack, tid,
 								  s->fn, (uint8_t)fn });
@@ -846,7 +899,7 @@ uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
 		while (b->ptr && (b->ptr & mask) == want) {
 			born = msc_live_ts(a, b);
 			release_block(a, msc_agg_site(a, b->site), msc_live_size(a, b),
-				      ts >= born ? ts - born : 0, false);
+				      ts >= born ? ts - born : 0, false, 1);
 			live_unset(a, b);
 			live_delete(a, b);
 			n++;
@@ -868,6 +921,7 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 		struct msc_undo *u = &a->undo[(a->undo_next + n - 1 - i) % n];
 		struct msc_site *s;
 		struct msc_live *b;
+		uint64_t w;
 
 		if (u->live.ptr != ptr)
 			continue;
@@ -887,18 +941,20 @@ int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
 		}
 		s = msc_agg_site(a, b->site);
 		/* Undo exactly what the free counted; the block keeps its
-		 * allocation time. */
+		 * allocation time (and so its weight). */
+		w = block_weight(a, b, u->size);
 		touch(a, s);
-		s->frees--;
-		s->ages[u->bucket]--;
+		s->frees -= w;
+		s->ages[u->bucket] -= w;
 		if (u->temporary) {
-			s->temporary--;
-			a->temporary--;
+			s->temporary -= w;
+			a->temporary -= w;
 		}
-			s->live_bytes += u->size;
-		a->frees--;
-		a->live_blocks++;
-		a->live_bytes += u->size;
+		s->live_bytes += w * u->size;
+		a->frees -= w;
+		a->recorded_frees--;
+		a->live_blocks += w;
+		a->live_bytes += w * u->size;
 		after_alloc(a, s, ts);
 		return 1;
 	}
@@ -1129,7 +1185,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 	for (i = 0; i <= a->live_mask + a->nregions; i++) {
 		uint32_t site;
 		uint8_t kind;
-		uint64_t ts, bytes;
+		uint64_t ts, bytes, w = 1;
 		uint64_t key, *slot;
 		struct msc_leak *l;
 		bool primary = true;
@@ -1143,6 +1199,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			kind = msc_live_kind(&a->live[i]);
 			ts = msc_live_ts(a, &a->live[i]);
 			bytes = msc_live_size(a, &a->live[i]);
+			w = block_weight(a, &a->live[i], bytes);
 		} else {
 			const struct msc_region *r = &a->regions[i - a->live_mask - 1];
 
@@ -1166,8 +1223,8 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 		} else {
 			l = &leaks[*slot];
 		}
-		l->count += primary;
-		l->bytes += bytes;
+		l->count += primary * w;
+		l->bytes += bytes * w;
 		if (ts < l->first_ts)
 			l->first_ts = ts;
 		if (ts > l->last_ts)
@@ -1209,7 +1266,7 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 	memset(blocks, 0, MSC_LEAK_KINDS * sizeof(*blocks));
 	for (i = 0; i <= a->live_mask + a->nregions; i++) {
 		unsigned kind;
-		uint64_t size;
+		uint64_t size, w = 1;
 		bool primary = true;
 
 		if (i <= a->live_mask) {
@@ -1217,6 +1274,7 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 				continue;
 			kind = msc_live_kind(&a->live[i]);
 			size = msc_live_size(a, &a->live[i]);
+			w = block_weight(a, &a->live[i], size);
 		} else {
 			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
 
@@ -1226,8 +1284,8 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 		}
 		if (kind >= MSC_LEAK_KINDS)
 			kind = MSC_LEAK_UNSCANNED;
-		bytes[kind] += size;
-		blocks[kind] += primary;
+		bytes[kind] += size * w;
+		blocks[kind] += primary * w;
 	}
 }
 

@@ -252,6 +252,31 @@ int msc_cproc_pid(const struct msc_cproc *p)
 	return p->pid;
 }
 
+bool msc_cproc_unsampled(const struct msc_cproc *pub, uint64_t *allocs, uint64_t *bytes,
+			 uint64_t *frees)
+{
+	const struct msc_collector_private *p = pub->priv;
+	uint32_t used, i;
+
+	*allocs = *bytes = *frees = 0;
+	if (!p || !p->region || !p->cur)
+		return false;
+	/* Every ring ever claimed: the counts outlive their threads. */
+	used = __atomic_load_n(&p->ctl->rings_used, __ATOMIC_ACQUIRE);
+	if (used < p->rings_used)
+		used = p->rings_used;
+	if (used > p->ncur)
+		used = p->ncur;
+	for (i = 0; i < used; i++) {
+		const struct msc_ring *r = p->cur[i].ring;
+
+		*allocs += __atomic_load_n(&r->unsampled_allocs, __ATOMIC_RELAXED);
+		*bytes += __atomic_load_n(&r->unsampled_bytes, __ATOMIC_RELAXED);
+		*frees += __atomic_load_n(&r->unsampled_frees, __ATOMIC_RELAXED);
+	}
+	return true;
+}
+
 unsigned msc_collector_sessions(const struct msc_collector *c)
 {
 	return c->nprocs;

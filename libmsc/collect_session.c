@@ -177,6 +177,9 @@ void collect_accept_one(struct msc_collector *c)
 	ctl->flags = (c->o.lossy ? MSC_CTL_LOSSY : 0) | (c->o.follow ? MSC_CTL_FOLLOW : 0) |
 		     (c->o.scan ? MSC_CTL_SCAN : 0) | (c->o.free_stacks ? MSC_CTL_FREE_STACKS : 0);
 	ctl->collector_pid = (uint32_t)getpid();
+	ctl->sample = c->o.sample;
+	ctl->sample_seed = c->o.seed;
+	ctl->sample_seeded = c->o.seeded;
 	ctl->rings_used = 1;
 	p->cur = calloc(c->o.nrings, sizeof(*p->cur));
 	p->cand = calloc(c->o.nrings, sizeof(*p->cand));

@@ -550,6 +550,8 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_u64(w, "allocs", s->allocs);
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
+	if (a->sample)
+		msc_w_u64(w, "samples", s->samples);
 	msc_w_u64(w, "live", msc_site_live(s));
 	msc_w_u64(w, "live_bytes", s->live_bytes);
 	if (!s->peak_inexact)
@@ -696,14 +698,17 @@ void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pi
 void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
 		      uint64_t rss)
 {
+	uint64_t allocs, bytes, frees;
+
+	msc_agg_totals(a, &allocs, &bytes, &frees);
 	msc_w_record(w, MSC_R_SAMPLE);
 	msc_w_i64(w, "pid", pid);
 	msc_w_u64(w, "ts", ts);
 	msc_w_u64(w, "rss", rss);
 	msc_w_u64(w, "heap", a->live_bytes - a->mapped_live);
 	msc_w_u64(w, "mapped", a->mapped_live);
-	msc_w_u64(w, "allocs", a->allocs);
-	msc_w_u64(w, "bytes", a->bytes);
+	msc_w_u64(w, "allocs", allocs);
+	msc_w_u64(w, "bytes", bytes);
 	msc_w_end(w);
 }
 
@@ -713,15 +718,17 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	static const unsigned kinds[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY, MSC_LEAK_POSSIBLY,
 					  MSC_LEAK_REACHABLE, MSC_LEAK_UNSCANNED, MSC_LEAK_UNKNOWN };
 	uint64_t leaked, blocks, kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS], errors = 0;
+	uint64_t allocs, bytes, frees;
 	char key[32];
 	bool scanned;
 	unsigned k;
 
 	msc_agg_leak_totals(a, &leaked, &blocks, NULL, NULL, &scanned);
 	msc_agg_kind_totals(a, kind_bytes, kind_blocks);
-	msc_w_u64(w, "allocs", a->allocs);
-	msc_w_u64(w, "frees", a->frees);
-	msc_w_u64(w, "bytes", a->bytes);
+	msc_agg_totals(a, &allocs, &bytes, &frees);
+	msc_w_u64(w, "allocs", allocs);
+	msc_w_u64(w, "frees", frees);
+	msc_w_u64(w, "bytes", bytes);
 	msc_w_u64(w, "peak", a->peak_live_bytes);
 	msc_w_u64(w, "peak_ts", a->peak_ts);
 	msc_w_u64(w, "live", a->live_blocks);
@@ -765,4 +772,10 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 		msc_w_u64(w, "implicit_frees", a->implicit_frees);
 	if (a->dropped)
 		msc_w_u64(w, "dropped", a->dropped);
+	if (a->sample) {
+		/* The figures above but allocs, frees and bytes are
+		 * estimates; these are what they rest on. */
+		msc_w_u64(w, "sample", a->sample);
+		msc_w_u64(w, "samples", a->recorded_allocs);
+	}
 }

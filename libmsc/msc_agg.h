@@ -25,6 +25,22 @@
  * allocations); "ages" counts frees by lifetime decade (< 1 us, < 10 us, ...
  * < 10 s, >= 10 s) so that any decade threshold can be applied afterwards.
  *
+ * Sampled recordings (ms-record --sample BYTES, a->sample = BYTES): the shim
+ * recorded each block of s bytes with probability p = 1 - exp(-s/BYTES), so
+ * each recorded block stands for 1/p blocks.  Its weight, a whole number
+ * of blocks (msc_sample_weight: 1/p rounded up or down at random, so that
+ * its expectation is 1/p), multiplies what it adds to its site (allocs,
+ * bytes, frees, live and peak bytes, temporary, ages), to the live totals
+ * and to the leaks: the figures become unbiased estimates, integers still,
+ * and as consistent as exact ones (a site's bytes are allocs * size), but
+ * for "temporary", which needs every allocation seen: 0.  The
+ * weight is drawn from the block's address and allocation time, so that
+ * its free takes back exactly what its allocation added.  Blocks of custom
+ * allocators and mappings were all recorded: weight 1.  The totals of
+ * allocations, bytes and frees stay exact: the recorded ones counted once
+ * (recorded_*) plus what the shim counted and did not record
+ * (unsampled_*, from its rings), when the recorder knows them.
+ *
  * Failure: functions return -ENOMEM when a table cannot grow (the event is
  * then lost and counted in a->dropped).
  */
@@ -82,6 +98,8 @@ struct msc_site {
 	uint64_t first_ts;		/* of its allocations */
 	uint32_t pool;			/* its first block's pool's name:
 					 * a->pool_names index + 1, 0 = none */
+	uint64_t samples;		/* --sample: blocks recorded (allocs is
+					 * their weights' sum) */
 } __attribute__((aligned(64)));
 
 /* Blocks of the site still live. */
@@ -313,7 +331,24 @@ struct msc_agg {
 	char (*pool_names)[MSC_POOL_NAME];	/* distinct names, interned */
 	uint32_t npool_names, pool_names_cap;
 	uint64_t pool_destroy_frees;	/* blocks released by a pool's destroy */
+	/* --sample (see the top): the rate, 0 when every block was recorded */
+	uint64_t sample;
+	uint64_t recorded_allocs, recorded_bytes, recorded_frees;
+	bool unsampled_known;		/* the shim's counts below are known */
+	uint64_t unsampled_allocs, unsampled_bytes, unsampled_frees;
 };
+
+/*
+ * How many blocks a recorded block of size bytes stands for, sampled at
+ * rate bytes (a size of 0 counts as 1, as the shim's draw has it): 1/p
+ * for p = 1 - exp(-size/rate), rounded down or up, up with the probability
+ * of its fraction, by the bits of h.
+ */
+uint64_t msc_sample_weight(uint64_t rate, uint64_t size, uint64_t h);
+
+/* The totals of a (sampled or not) recording: exact when every block was
+ * recorded or the shim's counts are known, else estimates. */
+void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, uint64_t *frees);
 
 /*
  * An event, as the collector delivers it (msc_collect.h) and as ms-report

@@ -47,6 +47,10 @@ struct msc_collect_opts {
 	bool lossy, follow, scan;
 	bool free_stacks;		/* frees with whole stacks (their caller otherwise) */
 	uint64_t interval;		/* ns between rss samples, 0: none */
+	uint64_t sample;		/* --sample: mean bytes between recorded
+					 * allocations, 0: all */
+	uint64_t seed;			/* their draws' seed, when seeded */
+	bool seeded;
 };
 
 #define MSC_CEV_BATCH 64
@@ -140,5 +144,13 @@ void msc_collector_finish(struct msc_collector *c, const char *reason);
 uint64_t msc_collector_now(const struct msc_collector *c);
 /* The pid of a session's process, for /proc reads during a scan. */
 int msc_cproc_pid(const struct msc_cproc *p);
+
+/*
+ * --sample: what the process's shim counted and did not record so far
+ * (msc_proto.h, "Sampling"): allocations, their bytes, and frees.  Valid
+ * until ops->detach returns.  false when p has no region.
+ */
+bool msc_cproc_unsampled(const struct msc_cproc *p, uint64_t *allocs, uint64_t *bytes,
+			 uint64_t *frees);
 
 #endif

@@ -42,6 +42,12 @@ struct msc_recorder_opts {
 	unsigned unwind;		/* enum msc_unwind */
 	const char *unwind_name;	/* as the header's options say it */
 	uint64_t interval_ms;		/* rss samples, 0: none */
+	uint64_t sample;		/* --sample BYTES: record allocations with
+					 * probability 1 - exp(-size/BYTES), the
+					 * figures become estimates (msc_agg.h);
+					 * 0: record every one */
+	uint64_t seed;			/* MEMSCOPE_SEED: the shim's draws, when */
+	bool seeded;			/* seeded (else from the clock) */
 	const char *const *alloc_fns;	/* --alloc-fn: wrappers, for the readers */
 	unsigned nalloc_fns;
 	/* Warnings ("libfoo.so: no debug info", write errors), one line each,

@@ -185,6 +185,8 @@ struct msc_report {
 	uint64_t end_allocs, end_frees, end_bytes;
 	bool has_end_totals, scanned;
 	unsigned depth;			/* ms-record --depth; 0: not known */
+	uint64_t sample;		/* ms-record --sample: sites, leaks, peak and
+					 * live figures are estimates; 0: exact */
 	struct msc_filtered *filtered;
 	unsigned nfiltered;
 	const char **filters;

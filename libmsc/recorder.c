@@ -141,6 +141,8 @@ static void write_header(struct msc_recorder *r, int pid, int ppid, const char *
 	msc_w_bool(w, "scan", r->o.scan);
 	msc_w_bool(w, "lossy", r->o.lossy);
 	msc_w_bool(w, "free_stacks", r->o.free_stacks);
+	if (r->o.sample)
+		msc_w_u64(w, "sample", r->o.sample);
 	if (r->o.nalloc_fns) {
 		unsigned i;
 
@@ -226,7 +228,9 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	/* Blocks from before us can be freed: a forked child frees its
 	 * parent's, an attached process those of before the attach, and in
 	 * lossy mode an allocation may be lost.  Such frees are no errors. */
-	pr->agg.unseen_frees_ok = p->forked || r->attached || r->o.lossy;
+	pr->agg.unseen_frees_ok = p->forked || r->attached || r->o.lossy || r->o.sample;
+	/* Sampled: what each recorded block counts for (msc_agg.h). */
+	pr->agg.sample = r->o.sample;
 	if (r->o.interval_ms)
 		pr->last_rss = rss_of(p->pid);
 	if (is_main) {
@@ -259,6 +263,16 @@ static void write_error(struct msc_recorder *r, struct rproc *pr, int pid)
 	pr->agg.err.kind = MSC_ERR_NONE;
 }
 
+/* Sampled: the shim's counts of what it did not record, for the totals. */
+static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
+{
+	struct msc_agg *a = &pr->agg;
+
+	if (a->sample)
+		a->unsampled_known = msc_cproc_unsampled(p, &a->unsampled_allocs, &a->unsampled_bytes,
+							 &a->unsampled_frees);
+}
+
 static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct msc_cevent *ev)
 {
 	struct rproc *pr = p->user;
@@ -278,6 +292,7 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 		break;
 	case MSC_CEV_SAMPLE:
 		pr->last_rss = ev->v[0];
+		take_unsampled(pr, p);
 		if (!r->output_gone) {
 			msc_write_sample(r->w, a, p->pid, ev->ts, ev->v[0]);
 			flush_output(r);
@@ -567,6 +582,11 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 			       "PROGRAM): blocks allocated before an attach are not known", 0, NULL, 0);
 		return;
 	}
+	if (r->o.sample) {
+		live_leaks_end(w, r->main_pid, "a leak scan needs every block recorded: this recording "
+			       "samples (--sample)", 0, NULL, 0);
+		return;
+	}
 	for (tries = 0; tries < 50 && rc == -EAGAIN; tries++) {
 		if (tries)
 			poll(NULL, 0, 1);
@@ -662,6 +682,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 	 * go; its fate is unknown, never a leak. */
 	if (r->attached)
 		msc_agg_set_fate_unknown(&pr->agg);
+	take_unsampled(pr, p);
 	if (!r->output_gone)
 		write_results(r, pr, end, exec);
 	if (pr == r->main_pr) {
@@ -676,9 +697,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		struct msc_recorder_summary *s = &r->sum;
 
 		s->recorded = true;
-		s->allocs = pr->agg.allocs;
-		s->frees = pr->agg.frees;
-		s->bytes = pr->agg.bytes;
+		msc_agg_totals(&pr->agg, &s->allocs, &s->bytes, &s->frees);
 		s->peak = pr->agg.peak_live_bytes;
 		s->live = pr->agg.live_bytes;
 		s->live_blocks = pr->agg.live_blocks;
@@ -737,6 +756,9 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
 	co.follow = o->follow;
 	co.scan = o->scan;
 	co.interval = o->interval_ms * 1000000ull;
+	co.sample = o->sample;
+	co.seed = o->seed;
+	co.seeded = o->seeded;
 	r->col = msc_collector_new(&co, &msc_recorder_ops, r, &r->stacks, err);
 	if (!r->col) {
 		msc_recorder_free(r);

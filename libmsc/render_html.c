@@ -167,14 +167,19 @@ static void summary(struct page *p)
 	size_t i;
 
 	render_totals_of(r, &t);
-	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"cards\">\n", p->out);
+	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n", p->out);
+	if (r->sample)
+		fprintf(p->out, "<p>A sampled recording (ms-record --sample, one allocation in about %s "
+			"recorded): leaks, sites, the peak and live figures are estimated.</p>\n",
+			sz(a, sizeof(a), r->sample));
+	fputs("<div class=\"cards\">\n", p->out);
 	if (attached(r)) {
 		snprintf(d, sizeof(d), "live at the end in %s %s (fate unknown)", cnt(b, sizeof(b), t.unknown_blocks),
 			 blocks_word(t.unknown_blocks));
 		card(p, NULL, exact(a, sizeof(a), t.unknown), d);
 	} else {
-		snprintf(d, sizeof(d), "leaked in %s %s", cnt(b, sizeof(b), t.leaked_blocks),
-			 blocks_word(t.leaked_blocks));
+		snprintf(d, sizeof(d), "leaked in %s %s%s", cnt(b, sizeof(b), t.leaked_blocks),
+			 blocks_word(t.leaked_blocks), r->sample ? " (estimated)" : "");
 		card(p, t.leaked ? "bad" : "good", exact(a, sizeof(a), t.leaked), d);
 	}
 	if (r->peak) {

@@ -277,6 +277,11 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_object_set_new(root, "pid", json_integer(r->pid));
 	json_object_set_new(root, "complete", json_boolean(r->complete));
 	jsummary(sum, &tt, &main_end);
+	if (r->sample) {
+		/* ms-record --sample: the site and leak figures are estimates */
+		json_object_set_new(sum, "sample", json_integer((json_int_t)r->sample));
+		json_object_set_new(sum, "estimated", json_true());
+	}
 	json_object_set_new(root, "summary", sum);
 	if (r->nimages)
 		json_object_set_new(root, "summaries", jimages(r, &tt, &main_end));

@@ -257,6 +257,28 @@ static void heading(struct ctx *c, const char *title)
 		fprintf(c->out, "\n%s\n", title);
 }
 
+/* The heading of a section whose figures a sampled recording estimates. */
+static void heading_est(struct ctx *c, const char *title)
+{
+	char buf[256];
+
+	if (!c->r->sample) {
+		heading(c, title);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s%s", title, c->md ? " (estimated)" : " (ESTIMATED)");
+	heading(c, buf);
+}
+
+/* What a figure of a sampled recording's summary says after it. */
+static const char *est(const struct ctx *c, char *buf, size_t n, const char *rest)
+{
+	if (!c->r->sample)
+		return rest;
+	snprintf(buf, n, "%s%sestimated", rest ? rest : "", rest ? ", " : "");
+	return buf;
+}
+
 /*
  * A stack, one frame per line, below the C runtime's frames.  Markdown puts
  * it in a code block of its own; past MD_SHOWN frames the rest is folded in
@@ -374,9 +396,22 @@ static void summary(struct ctx *c)
 		}
 		fputs("\n\n", c->out);
 	}
-	snprintf(d, sizeof(d), "(%s)", sz(b, sizeof(b), t.bytes));
+	if (r->sample) {
+		/* Exact counts, from the end record, unless a filter took
+		 * sites out: then the sites' estimates are what is left. */
+		row(c, "sampled every", NULL, sz(a, sizeof(a), r->sample),
+		    "(ms-record --sample: estimates are said so)", false);
+		if (r->has_end_totals && !r->nfilters) {
+			t.allocs = r->end_allocs;
+			t.bytes = r->end_bytes;
+			t.frees = r->end_frees;
+		}
+	}
+	snprintf(d, sizeof(d), "(%s)%s", sz(b, sizeof(b), t.bytes),
+		 r->sample && !(r->has_end_totals && !r->nfilters) ? ", estimated" : "");
 	row(c, "allocations", NULL, cnt(a, sizeof(a), t.allocs), d, false);
-	row(c, "frees", NULL, cnt(a, sizeof(a), t.frees), NULL, false);
+	row(c, "frees", NULL, cnt(a, sizeof(a), t.frees),
+	    r->sample && !(r->has_end_totals && !r->nfilters) ? "estimated" : NULL, false);
 	if (t.mmaps) {
 		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
 		row(c, "anonymous mmaps", NULL, cnt(a, sizeof(a), t.mmaps), d, false);
@@ -389,7 +424,8 @@ static void summary(struct ctx *c)
 		/* The page-level view: the heap, what the program mapped
 		 * itself, and the whole process. */
 		if (r->pages.heap_peak) {
-			snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->pages.heap_peak_ts));
+			snprintf(d, sizeof(d), "at %s%s", seconds(b, sizeof(b), r->pages.heap_peak_ts),
+				 r->sample ? ", estimated" : "");
 			row(c, "peak heap", NULL, sz(a, sizeof(a), r->pages.heap_peak), d, false);
 		}
 		if (r->pages.mapped_peak) {
@@ -401,7 +437,8 @@ static void summary(struct ctx *c)
 			row(c, "peak rss", NULL, sz(a, sizeof(a), r->pages.rss_peak),
 			    "(the whole process)", false);
 	} else if (r->peak) {
-		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
+		snprintf(d, sizeof(d), "at %s%s", seconds(b, sizeof(b), r->peak_ts),
+			 r->sample ? ", estimated" : "");
 		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);
 	}
 	if (r->nerrors || r->end_errors) {
@@ -411,8 +448,8 @@ static void summary(struct ctx *c)
 		row(c, "memory errors", NULL, b, "(double or invalid frees, mismatches)", true);
 	}
 	if (!attached(r)) {
-		snprintf(d, sizeof(d), "in %s %s", cnt(b, sizeof(b), t.leaked_blocks),
-			 blocks_word(t.leaked_blocks));
+		snprintf(d, sizeof(d), "in %s %s%s", cnt(b, sizeof(b), t.leaked_blocks),
+			 blocks_word(t.leaked_blocks), r->sample ? ", estimated" : "");
 		row(c, "leaked", NULL, exact(a, sizeof(a), t.leaked), d, true);
 	}
 	if (t.definitely || t.indirectly) {
@@ -422,12 +459,14 @@ static void summary(struct ctx *c)
 	if (t.possibly)
 		row(c, "possibly lost", NULL, exact(a, sizeof(a), t.possibly), NULL, false);
 	if (!attached(r))
-		row(c, "still reachable", NULL, exact(a, sizeof(a), t.reachable), NULL, false);
+		row(c, "still reachable", NULL, exact(a, sizeof(a), t.reachable), est(c, d, sizeof(d), NULL),
+		    false);
 	if (t.unscanned)
-		row(c, "unscanned", NULL, exact(a, sizeof(a), t.unscanned), "(no reachability scan)", false);
+		row(c, "unscanned", NULL, exact(a, sizeof(a), t.unscanned),
+		    est(c, d, sizeof(d), "(no reachability scan)"), false);
 	if (t.unknown) {
-		snprintf(d, sizeof(d), "in %s %s (fate unknown)", cnt(b, sizeof(b), t.unknown_blocks),
-			 blocks_word(t.unknown_blocks));
+		snprintf(d, sizeof(d), "in %s %s (fate unknown)%s", cnt(b, sizeof(b), t.unknown_blocks),
+			 blocks_word(t.unknown_blocks), r->sample ? ", estimated" : "");
 		row(c, "live at the end", NULL, exact(a, sizeof(a), t.unknown), d, false);
 	}
 	if (r->complete) {
@@ -574,7 +613,7 @@ static void leaks(struct ctx *c)
 			}
 		snprintf(s, sizeof(s), "Live at the end: %s in %s %s (fate unknown)", exact(a, sizeof(a), total),
 			 cnt(b, sizeof(b), blocks), blocks_word(blocks));
-		heading(c, c->md ? s : "LIVE AT THE END (FATE UNKNOWN)");
+		heading_est(c, c->md ? s : "LIVE AT THE END (FATE UNKNOWN)");
 		fprintf(c->out, c->md ? "Allocated while attached and not freed when recording stopped: not leaks, "
 					"only growth to watch. Largest first.\n\n" :
 					"  %s in %s %s allocated while attached and not freed when recording\n"
@@ -583,7 +622,7 @@ static void leaks(struct ctx *c)
 	} else {
 		snprintf(s, sizeof(s), "Leaks: %s in %s %s", exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks),
 			 blocks_word(blocks));
-		heading(c, c->md ? s : "LEAKS");
+		heading_est(c, c->md ? s : "LEAKS");
 		if (!c->md)
 			fprintf(c->out, "  %s in %s %s: definitely lost first, then indirectly, possibly;\n"
 					"  largest first within each.  Still reachable blocks are not leaks.\n",
@@ -642,7 +681,7 @@ static void site_table(struct ctx *c, const char *title, struct render_group *g,
 		return;
 	for (i = 0; i < m; i++)
 		stacks[i] = g[i].stack;
-	heading(c, title);
+	heading_est(c, title);
 	if (c->md)
 		fprintf(c->out, "| bytes | allocations | live | at peak | sizes | where |\n"
 				"|---:|---:|---:|---:|---:|---|\n");
@@ -758,7 +797,7 @@ static void sizes(struct ctx *c)
 			if (hist[k] > max)
 				max = hist[k];
 		}
-	heading(c, c->md ? "Allocation sizes" : "ALLOCATION SIZES");
+	heading_est(c, c->md ? "Allocation sizes" : "ALLOCATION SIZES");
 	if (!max) {
 		fprintf(c->out, c->md ? "No allocations.\n" : "  no allocations\n");
 		return;
@@ -794,7 +833,7 @@ static void timeline(struct ctx *c)
 	char a[32], b[32], d[32], e[32];
 	size_t i, n = 0;
 
-	heading(c, c->md ? "Timeline" : "TIMELINE");
+	heading_est(c, c->md ? "Timeline" : "TIMELINE");
 	rss = calloc(r->nsamples + 1, sizeof(*rss));
 	heap = calloc(r->nsamples + 1, sizeof(*heap));
 	if (!rss || !heap)
@@ -1229,7 +1268,8 @@ static void text_or_md(struct ctx *c)
 		leaks(c);
 	if (s & MSC_SECTION_TOP)
 		top(c);
-	if (s & MSC_SECTION_TEMPORARY)
+	/* Sampled: "before its thread allocated again" is not known. */
+	if ((s & MSC_SECTION_TEMPORARY) && !r->sample)
 		temporary(c);
 	if (s & MSC_SECTION_SIZES)
 		sizes(c);

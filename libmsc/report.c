@@ -411,6 +411,8 @@ static int agg_ready(struct msc_report *r)
 		return -ENOMEM;
 	/* the recorder wrote the errors it saw: not checked again */
 	r->agg.no_errors = true;
+	/* a sampled recording's blocks weigh as they did in the recorder */
+	r->agg.sample = r->sample;
 	r->agg_ready = true;
 	r->from_events = true;
 	return 0;
@@ -722,6 +724,9 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	/* ms-record --alloc-fn: wrappers to attribute past, with the user's */
 	if (msc_header_alloc_fns(rec, &r->arena, &r->alloc_fns, &r->nalloc_fns))
 		return -ENOMEM;
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "sample", &ms) > 0 &&
+	    msc_jval_u64(&ms, &r->sample))
+		r->sample = 0;
 	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "depth", &ms) > 0) {
 		uint64_t d = 0;
 

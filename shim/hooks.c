@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "sample.h"
 #include "shim.h"
 
 /* --------------------------------------------------------------- stacks */
@@ -169,6 +170,24 @@ static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned 
 static inline void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_in(frame, p, size, fn, NULL);
+}
+
+/*
+ * ALLOC of a block of the malloc family that sample_skip() chose (or of
+ * any, when not sampling): its free is recorded only if it is in the set
+ * of recorded blocks (sample.h).  A full bucket makes it a block that was
+ * not chosen after all.
+ */
+static inline void record_block(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	if (g_sample && !sampled_add(p)) {
+		struct tstate *t = get_tstate();
+
+		if (t)
+			sample_count_alloc(t, size);
+		return;
+	}
+	record_alloc(frame, p, size, fn);
 }
 
 /*
@@ -313,6 +332,7 @@ SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const v
 
 SHIM_EXPORT void *malloc(size_t size)
 {
+	struct tstate *t;
 	void *p;
 
 	if (unlikely(!real_malloc)) {
@@ -327,10 +347,17 @@ SHIM_EXPORT void *malloc(size_t size)
 		return real_malloc(size);
 	}
 	t_guard++;
+	if ((t = sample_skip(size))) {
+		p = real_malloc(size);
+		if (p)
+			sample_count_alloc(t, size);
+		t_guard--;
+		return p;
+	}
 	prepare_alloc(__builtin_frame_address(0));
 	p = real_malloc(size);
 	if (p)
-		record_alloc(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
+		record_block(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
 	t_guard--;
 	return p;
 }
@@ -350,13 +377,15 @@ SHIM_EXPORT void free(void *ptr)
 	}
 	t_guard++;
 	/* Before the real free: afterwards another thread may get ptr back. */
-	record_free(__builtin_frame_address(0), MSC_FN_FREE, ptr);
+	if (!sample_unseen_free(ptr))
+		record_free(__builtin_frame_address(0), MSC_FN_FREE, ptr);
 	real_free(ptr);
 	t_guard--;
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
 {
+	struct tstate *t;
 	void *p;
 
 	if (unlikely(!real_calloc)) {
@@ -375,16 +404,25 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 		return real_calloc(n, size);
 	}
 	t_guard++;
+	if ((t = sample_skip((uint64_t)n * size))) {
+		p = real_calloc(n, size);
+		if (p)
+			sample_count_alloc(t, (uint64_t)n * size);
+		t_guard--;
+		return p;
+	}
 	prepare_alloc(__builtin_frame_address(0));
 	p = real_calloc(n, size);
 	if (p)
-		record_alloc(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
+		record_block(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
 	t_guard--;
 	return p;
 }
 
 static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 {
+	struct tstate *t;
+	bool old_recorded = false;
 	void *p;
 
 	if (unlikely(is_boot(ptr))) {
@@ -396,14 +434,31 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	if (!ACTIVE())
 		return real_realloc(ptr, size);
 	t_guard++;
-	if (ptr)
+	/* --sample: the old block's free is recorded if the block was, and
+	 * counted otherwise once the realloc did free it; the new block is
+	 * a new choice. */
+	if (ptr && (!g_sample || sampled_del(ptr))) {
 		record_free(frame, fn, ptr);
-	prepare_alloc(frame);
+		old_recorded = true;
+	}
+	t = sample_skip(size);
+	if (!t)
+		prepare_alloc(frame);
 	p = real_realloc(ptr, size);
-	if (p)
-		record_alloc(frame, p, size, fn);
-	else if (ptr && size)
+	if (p && t)
+		sample_count_alloc(t, size);
+	else if (p)
+		record_block(frame, p, size, fn);
+	if (ptr && !old_recorded && (p || !size)) {
+		struct tstate *ft = get_tstate();
+
+		if (ft)
+			sample_count_free(ft);
+	} else if (!p && ptr && size && old_recorded) {
 		record_simple(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
+		if (g_sample)
+			sampled_add(ptr);
+	}
 	t_guard--;
 	return p;
 }
@@ -441,6 +496,7 @@ SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
 
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
+	struct tstate *t;
 	int ret;
 
 	ensure_init();
@@ -457,9 +513,12 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return real_posix_memalign(out, align, size);
 	}
 	t_guard++;
+	t = sample_skip(size);
 	ret = real_posix_memalign(out, align, size);
-	if (ret == 0)
-		record_alloc(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
+	if (ret == 0 && t)
+		sample_count_alloc(t, size);
+	else if (ret == 0)
+		record_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
 	t_guard--;
 	return ret;
 }
@@ -467,6 +526,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 #define ALIGNED_HOOK(name, fn, params, args, realcall, sizeexpr)                              \
 	SHIM_EXPORT void *name params                                                         \
 	{                                                                                     \
+		struct tstate *t;                                                             \
 		void *p;                                                                      \
 		ensure_init();                                                                \
 		if (unlikely(!real_##name))                                                   \
@@ -476,9 +536,12 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 			return realcall;                                                      \
 		}                                                                             \
 		t_guard++;                                                                    \
+		t = sample_skip(sizeexpr);                                                    \
 		p = realcall;                                                                 \
-		if (p)                                                                        \
-			record_alloc(__builtin_frame_address(0), p, sizeexpr, fn);           \
+		if (p && t)                                                                   \
+			sample_count_alloc(t, sizeexpr);                                      \
+		else if (p)                                                                   \
+			record_block(__builtin_frame_address(0), p, sizeexpr, fn);           \
 		t_guard--;                                                                    \
 		return p;                                                                     \
 	}
@@ -512,6 +575,7 @@ static void *new_fallback(size_t size)
 #define NEW_HOOK(sym, realfn, fn, params, callargs)                                     \
 	SHIM_EXPORT void *sym params                                                    \
 	{                                                                               \
+		struct tstate *t;                                                       \
 		void *p;                                                                \
 		cxx_ready();                                                            \
 		if (unlikely(!realfn))                                                  \
@@ -519,14 +583,19 @@ static void *new_fallback(size_t size)
 		if (!ACTIVE())                                                          \
 			return realfn callargs;                                         \
 		t_guard++;                                                              \
-		prepare_alloc(__builtin_frame_address(0));                              \
+		t = sample_skip(size);                                                  \
+		if (!t)                                                                 \
+			prepare_alloc(__builtin_frame_address(0));                      \
 		t_guard--;                                                              \
 		t_flags |= IN_NEW;                                                      \
 		p = realfn callargs;                                                    \
 		t_flags &= ~IN_NEW;                                                     \
 		if (p && ACTIVE()) {                                                    \
 			t_guard++;                                                      \
-			record_alloc(__builtin_frame_address(0), p, size, fn);          \
+			if (t)                                                          \
+				sample_count_alloc(t, size);                            \
+			else                                                            \
+				record_block(__builtin_frame_address(0), p, size, fn);  \
 			t_guard--;                                                      \
 		}                                                                       \
 		return p;                                                               \
@@ -559,7 +628,8 @@ static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned 
 		return;
 	}
 	t_guard++;
-	record_free(__builtin_frame_address(0), fn, ptr);
+	if (!sample_unseen_free(ptr))
+		record_free(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr);
 	t_guard--;
 }
@@ -579,7 +649,8 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 		return;
 	}
 	t_guard++;
-	record_free(__builtin_frame_address(0), fn, ptr);
+	if (!sample_unseen_free(ptr))
+		record_free(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr, al);
 	t_guard--;
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sample.h"
 #include "shim.h"
 
 volatile int g_state;
@@ -198,6 +199,12 @@ static bool session_start(bool forked)
 	g_scan = g_ctl->flags & MSC_CTL_SCAN;
 	g_free_stacks = g_ctl->flags & MSC_CTL_FREE_STACKS;
 	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
+	if (!sample_setup()) {
+		munmap(region, welcome.region_size);
+		g_region = NULL;
+		g_ctl = NULL;
+		goto fail;
+	}
 	/*
 	 * Nothing more goes over the socket (the scan's reply is a futex word
 	 * in the region): the program is left with no descriptor of ours to

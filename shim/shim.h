@@ -67,6 +67,9 @@ extern void *g_region;
 extern pid_t g_pid;
 extern unsigned g_unwind, g_depth;
 extern bool g_free_stacks;
+/* --sample: mean bytes between recorded allocations, 0 = record all
+ * (sample.h). */
+extern uint64_t g_sample;
 extern bool g_tsc;
 /* Attach mode (attach.c): loaded into a running process, hooks in its
  * GOTs.  Each session has its generation: a thread's state from an
@@ -205,6 +208,10 @@ struct tstate {
 		uint64_t ip;
 		uint32_t id;
 	} callers[CALLER_SLOTS];
+	/* --sample (sample.h): bytes left before the next recorded
+	 * allocation, and the state of this thread's draws. */
+	int64_t sample_left;
+	uint64_t sample_rng;
 	uint64_t ips[TRACE_MAX];
 	struct unwind_state uw;		/* last: its trace cache comes last */
 };

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sample.h"
 #include "shim.h"
 
 __thread struct tstate *t_state TLS_IE;
@@ -98,6 +99,7 @@ bool tstate_setup(struct tstate *t, unsigned ring_index)
 	t->head = r->head;
 	t->tail_cache = r->tail;
 	t->shared = ring_index == 0;
+	sample_thread_init(t);
 	unwind_thread_init(&t->uw);
 	return intern_grow(t);
 }

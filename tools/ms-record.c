@@ -58,6 +58,12 @@ static const char help[] =
 	"      --free-stacks    capture whole stacks of frees for memory errors\n"
 	"                       (double or invalid frees, mismatches); by default\n"
 	"                       only the caller of free (cheaper)\n"
+	"      --sample BYTES   record an allocation with probability\n"
+	"                       1 - exp(-size/BYTES) (\"512K\", \"1M\"): about one\n"
+	"                       per BYTES allocated, for an overhead a production\n"
+	"                       server can keep; sites and leaks become unbiased\n"
+	"                       estimates, totals of allocations and bytes stay\n"
+	"                       exact; no reachability scan\n"
 	"      --lossy          drop events rather than slow the program down when\n"
 	"                       ms-record cannot keep up (counted in \"lost\")\n"
 	"      --hook SPEC      record the calls of a custom allocator's function\n"
@@ -75,7 +81,7 @@ static const char help[] =
 	"attach.\n";
 
 enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH,
-       OPT_UNWIND, OPT_HOOK };
+       OPT_UNWIND, OPT_HOOK, OPT_SAMPLE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -93,6 +99,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "poll", no_argument, NULL, OPT_POLL },
 	{ "hook", required_argument, NULL, OPT_HOOK },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -445,6 +452,28 @@ int main(int argc, char **argv)
 		case OPT_HOOK:
 			add_hook(optarg);
 			break;
+		case OPT_SAMPLE:
+			if (msc_parse_size(optarg, &v) || !v || v > (1ull << 50))
+				msc_usage_error("invalid sample rate '%s' (bytes: \"512K\", \"1M\")",
+						optarg);
+			o.sample = v;
+			break;
+		}
+	}
+	if (o.sample) {
+		const char *seed = getenv("MEMSCOPE_SEED");
+
+		if (poll_only)
+			msc_usage_error("--poll records no allocations to sample");
+		/* A scan needs every live block known: those not recorded
+		 * would hide the pointers they hold. */
+		o.scan = false;
+		if (seed && *seed) {
+			if (msc_parse_uint(seed, &o.seed)) {
+				msc_warn("invalid MEMSCOPE_SEED '%s' (an integer)", seed);
+				return EXIT_OWN;
+			}
+			o.seeded = true;
 		}
 	}
 	if (pid) {

@@ -43,6 +43,18 @@
  * timestamp order.  The collector merges the rings by timestamp up to a
  * watermark no busy ring can still undercut.
  *
+ * Sampling (ms-record --sample BYTES, msc_ctl.sample).  The shim records an
+ * allocation of the malloc family with probability 1 - exp(-size/BYTES):
+ * each thread counts down bytes from an exponential draw of mean BYTES and
+ * records the allocation that crosses zero (Poisson sampling by bytes).  A
+ * free is recorded only for a block that was recorded (the shim keeps the
+ * set of their addresses).  Everything else it counts, in its ring's
+ * header (unsampled_*): cumulative over the ring's owners, never reset, so
+ * the collector's sum over the rings, added to what was recorded, gives
+ * the exact number of allocations, their bytes and the frees.  A size-0
+ * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
+ * --hook) and mappings are always recorded.
+ *
  * Records are sequences of 64-bit words; the first word is the header:
  *	bits  0..7   type (enum msc_ev)
  *	bits  8..15  flags (the allocation function, enum msc_fn, for ALLOC/FREE)
@@ -57,7 +69,7 @@
 #include "msc_allocfns.h"
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
-#define MSC_PROTO_VERSION 2
+#define MSC_PROTO_VERSION 3
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
@@ -173,7 +185,12 @@ struct msc_ring {
 	volatile uint64_t last_ts;	/* timestamp of the last committed event */
 	volatile uint32_t tid;
 	volatile uint32_t lock;		/* ring 0 only: spinlock of the shared ring */
-	uint8_t pad0[64 - 32];
+	/* --sample: what its threads did not record (see Sampling above);
+	 * ring 0's are added to atomically. */
+	volatile uint64_t unsampled_allocs;
+	volatile uint64_t unsampled_bytes;
+	volatile uint64_t unsampled_frees;
+	uint8_t pad0[64 - 56];
 	/* Collector's cache line. */
 	volatile uint64_t tail;		/* bytes consumed, ever */
 	volatile uint32_t wake;		/* futex word: bumped when space was freed
@@ -184,6 +201,8 @@ struct msc_ring {
 	uint8_t pad2[MSC_PROTO_RING_HDR - 128];
 	/* followed by ring_size bytes of data */
 };
+
+_Static_assert(sizeof(struct msc_ring) == MSC_PROTO_RING_HDR, "a ring's header is its size");
 
 enum msc_ts_kind {
 	MSC_TS_TSC = 1,		/* rdtsc ticks, invariant TSC */
@@ -215,6 +234,13 @@ struct msc_ctl {
 	 * to the limit) or dup2 over them.
 	 */
 	volatile uint32_t scan_done;
+	uint32_t pad;
+	/* --sample: the mean bytes between recorded allocations, 0 = every
+	 * one; seed of the countdowns' draws (MEMSCOPE_SEED), used when
+	 * sample_seeded, else each thread seeds from the clock. */
+	uint64_t sample;
+	uint64_t sample_seed;
+	uint32_t sample_seeded;
 };
 
 #define MSC_CTL_LOSSY 1u		/* drop records instead of waiting */

@@ -23,7 +23,7 @@ LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers attach sizes scan top"
+SECTIONS="reader snapshot filter profilers sampled attach sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -240,6 +240,7 @@ run_one() {
 	case $_tool in
 	native) ;;
 	memscope) set -- ms-record -q -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
+	sampled) set -- ms-record -q --sample 512K -o "$OUT/sm.$_w.$_tag.ndjson" "$@" ;;
 	heaptrack) rm -f "$OUT/ht.$_w.$_tag".*; set -- timeout 120 heaptrack -o "$OUT/ht.$_w.$_tag" "$@" ;;
 	memcheck) set -- valgrind --tool=memcheck --leak-check=full --log-file="$OUT/mc.$_w.$_tag.log" "$@" ;;
 	esac
@@ -354,6 +355,41 @@ attach_run() {
 	echo "$(window_stat "$_f" 300 1400 2 median) $(window_stat "$_f" 2500 4400 2 median)" \
 	     "$(window_stat "$_f" 1400 2500 3 max) $(window_stat "$_f" 4400 5500 3 max)" \
 	     "$(window_stat "$_f" 300 1400 3 max) $(tail -n 1 "$_f" | awk '{ print $1 }')"
+}
+
+# ms-record --sample 512K (issue 17's production mode): wall time against
+# native, median of interleaved pairs, and the shim's CPU per allocation
+# or free (the program's CPU beyond its native run's, over the exact event
+# count of the end record).  Goal: 1.03x.
+bench_sampled() {
+	_runs=${BENCH_PROFILER_RUNS:-3}
+	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
+	make_inputs
+	emit "" "### Sampled recording (ms-record --sample 512K)" "" \
+		"Wall time relative to native, median of $_runs interleaved pairs; the shim's CPU" \
+		"per event (allocation or free) and blocks recorded, from the end record." "" \
+		"| workload | native s | sampled | events | recorded | shim ns/event |" "|---|---:|---:|---:|---:|---:|"
+	for _w in $_w_list; do
+		: >"$OUT/sratios.$_w"
+		_i=0
+		while [ $_i -lt "$_runs" ]; do
+			note "sampled: $_w, pair $((_i + 1))"
+			_n=$(run_one native "$_w" sn$_i)
+			_p=$(run_one sampled "$_w" ss$_i)
+			jq -r --arg n "$(cat "$OUT/time.sn$_i.cpu" 2>/dev/null)" --arg w "$_n $_p" \
+				'select(.type=="end" and .cpu != null) | "\($w) \(.cpu) \($n) \(.allocs + .frees) \(.samples)"' \
+				"$OUT/sm.$_w.ss$_i.ndjson" 2>/dev/null | head -n 1 >>"$OUT/sratios.$_w"
+			_i=$((_i + 1))
+		done
+		# Columns: native_s native_peak native_status s peak status cpu native_cpu events samples
+		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
+		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | _med)
+		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | _med)
+		_ev=$(awk '{ print $9 }' "$OUT/sratios.$_w" | head -n 1)
+		_rec=$(awk '{ print $10 }' "$OUT/sratios.$_w" | head -n 1)
+		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | _med)
+		emit "| $_w | $_native | ${_ratio}x | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_shim |"
+	done
 }
 
 bench_attach() {

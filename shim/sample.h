@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ms-record --sample BYTES inside the target: which allocations of the malloc
+ * family are recorded, and the set of recorded blocks still live, so that
+ * only their frees are recorded too.  msc_proto.h ("Sampling") has the
+ * contract with the collector.  Included by hooks.c only: the hot path.
+ *
+ * The choice.  Each thread counts down bytes (t->sample_left) from an
+ * exponential draw of mean g_sample; the allocation that takes the count to
+ * zero or below is recorded, and a new count is drawn.  The exponential has
+ * no memory, so a block of s bytes is recorded with probability
+ * 1 - exp(-s/g_sample) whatever came before it: the probability whose inverse
+ * the collector weighs each recorded block by.  An allocation that is not
+ * recorded costs a subtraction and a count in its ring's header: no stack,
+ * no record, no collector.
+ *
+ * The set.  2^16 buckets of 8 addresses (a cache line each) and a byte per
+ * bucket saying how many it holds.  An address lives in one bucket, never
+ * in the next (no probing), so a delete leaves no tombstone behind: insert
+ * claims an empty slot of the bucket by CAS, delete clears its own slot.
+ * The free of a block that was not recorded, the common case, reads that
+ * block's byte in a 64 KiB array, 0 while few recorded blocks live in its
+ * bucket (about live bytes / BYTES of them, and the large blocks): the
+ * slots are read only when it is not.  One address is never inserted and
+ * deleted at once: its free follows its allocation's return, and is looked
+ * up before the real free, before the address can be handed out again.  A
+ * block whose bucket is full is not recorded after all, but counted (with
+ * a load of 1/8 per slot, about one bucket in a million is).
+ */
+#ifndef SHIM_SAMPLE_H
+#define SHIM_SAMPLE_H
+
+#include "shim.h"
+
+#pragma GCC visibility push(hidden)
+
+#define SAMPLED_BITS 16
+#define SAMPLED_WAYS 8
+
+struct sampled_set {
+	volatile uint8_t count[1u << SAMPLED_BITS];
+	volatile uint64_t slot[1u << SAMPLED_BITS][SAMPLED_WAYS];
+};
+
+extern struct sampled_set *g_sampled;
+
+/* The session starts (sampling or not): maps the set once, empties it. */
+bool sample_setup(void);
+/* Seeds t's draws and draws its first count. */
+void sample_thread_init(struct tstate *t);
+/* The next count of bytes, and sample_pick() for the shared ring's state. */
+int64_t sample_draw(struct tstate *t);
+bool sample_pick_shared(struct tstate *t, uint64_t size);
+
+static inline unsigned sampled_bucket(const void *p)
+{
+	return (unsigned)((((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) >>
+			  (64 - SAMPLED_BITS));
+}
+
+/* Remembers a recorded block; false when its bucket is full. */
+static inline bool sampled_add(const void *p)
+{
+	unsigned b = sampled_bucket(p), i;
+
+	for (i = 0; i < SAMPLED_WAYS; i++) {
+		uint64_t expect = 0;
+
+		if (!g_sampled->slot[b][i] &&
+		    __atomic_compare_exchange_n(&g_sampled->slot[b][i], &expect,
+						(uint64_t)(uintptr_t)p, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_add_fetch(&g_sampled->count[b], 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Forgets p if it was recorded: true then (its free is to be recorded). */
+static inline bool sampled_del(const void *p)
+{
+	unsigned b = sampled_bucket(p), i;
+
+	if (likely(!g_sampled->count[b]))
+		return false;
+	for (i = 0; i < SAMPLED_WAYS; i++)
+		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
+			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&g_sampled->count[b], 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	return false;
+}
+
+/* Is the allocation of size bytes to be recorded?  (A size of 0 counts
+ * as 1 byte: it too must have a chance.) */
+static inline bool sample_pick(struct tstate *t, uint64_t size)
+{
+	int64_t left;
+
+	if (unlikely(t->shared))
+		return sample_pick_shared(t, size);
+	if (unlikely(size > (uint64_t)INT64_MAX / 2))
+		size = (uint64_t)INT64_MAX / 2;
+	left = t->sample_left - (int64_t)(size ? size : 1);
+	if (likely(left > 0)) {
+		t->sample_left = left;
+		return false;
+	}
+	t->sample_left = sample_draw(t);
+	return true;
+}
+
+/* Counts what was not recorded, in t's ring's header. */
+static inline void sample_count_alloc(struct tstate *t, uint64_t size)
+{
+	struct msc_ring *r = t->ring;
+
+	if (unlikely(t->shared)) {
+		__atomic_add_fetch(&r->unsampled_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->unsampled_bytes, size, __ATOMIC_RELAXED);
+		return;
+	}
+	r->unsampled_allocs++;
+	r->unsampled_bytes += size;
+}
+
+static inline void sample_count_free(struct tstate *t)
+{
+	struct msc_ring *r = t->ring;
+
+	if (unlikely(t->shared))
+		__atomic_add_fetch(&r->unsampled_frees, 1, __ATOMIC_RELAXED);
+	else
+		r->unsampled_frees++;
+}
+
+/*
+ * Called with the guard held before an allocation of size: when sampling
+ * and this one is not to be recorded, the state to count it in; NULL when
+ * it is to be recorded (or no state: then nothing is).
+ */
+static inline struct tstate *sample_skip(uint64_t size)
+{
+	struct tstate *t;
+
+	if (!g_sample)
+		return NULL;
+	t = get_tstate();
+	if (!t || sample_pick(t, size))
+		return NULL;
+	return t;
+}
+
+/*
+ * Called with the guard held before a free of ptr: true when sampling and
+ * ptr was not recorded (its free is counted, not recorded); a recorded one
+ * is forgotten, false: record its free.
+ */
+static inline bool sample_unseen_free(const void *ptr)
+{
+	struct tstate *t;
+
+	if (!g_sample || sampled_del(ptr))
+		return false;
+	t = get_tstate();
+	if (t)
+		sample_count_free(t);
+	return true;
+}
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,145 @@
+#!/bin/sh
+# ms-record --sample: Poisson sampling by bytes.  examples/samplemix has
+# five sites of 16 B to 4 KiB (32 MB each), a site leaking 40,000 blocks of
+# 512 B and four blocks of 1 MiB.  At 64 KiB and a fixed MEMSCOPE_SEED,
+# every site's estimate is within 4 standard deviations of the truth (the
+# relative error of an estimate of B bytes is about 1/sqrt(B/64K)), without
+# being the truth; blocks much larger than the rate are always recorded;
+# the totals of allocations, bytes and frees stay exact.
+. "$(dirname "$0")/lib.sh"
+
+RATE=65536
+jqr() { jq -r "select(.type == \"$2\") | $3" "$1"; }
+
+# site REC SIZE FN FIELD: FIELD of the site of SIZE whose innermost frame is FN
+site() {
+	v1 "$1" | jq -r -s --argjson size "$2" --arg fn "$3" --arg f "$4" '
+		(map(select(.type == "stack")) | map({key: (.id|tostring), value: .frames[0].fn})
+		 | from_entries) as $top
+		| .[] | select(.type == "site" and .size == $size and $top[(.stack|tostring)] == $fn)
+		| .[$f]' | head -1
+}
+# leak_of REC FN FIELD
+leak_of() {
+	v1 "$1" | jq -r -s --arg fn "$2" --arg f "$3" '
+		(map(select(.type == "stack")) | map({key: (.id|tostring), value: .frames[0].fn})
+		 | from_entries) as $top
+		| .[] | select(.type == "leak" and $top[(.stack|tostring)] == $fn) | .[$f]' | head -1
+}
+# check_est WHAT TRUTH ESTIMATE: within 4 sigma, sigma = TRUTH / sqrt(TRUTH / RATE)
+check_est() {
+	_lo=$(awk -v t="$2" -v r=$RATE 'BEGIN { printf "%d", t - 4 * t / sqrt(t / r) }')
+	_hi=$(awk -v t="$2" -v r=$RATE 'BEGIN { printf "%d", t + 4 * t / sqrt(t / r) }')
+	check_range "$1 (truth $2)" "$_lo" "$_hi" "${3:-0}"
+}
+
+P="$EX/samplemix"
+"$P" >"$OUT/plain.out" 2>&1
+check_eq "the program's own output" \
+	"samplemix: 2705005 allocations, 186530304 bytes, 40000 blocks of 512 B leaked" "$(cat "$OUT/plain.out")"
+
+# --- the truth: every allocation recorded -----------------------------------
+check_status "unsampled recording" 0 ms-record -o "$OUT/full.ndjson" "$P"
+cp "$OUT/last.out" "$OUT/full.out"
+for sb in 16:32000000 64:32000000 256:32000000 1024:32768000 4096:32768000; do
+	check_eq "unsampled: ${sb%:*} B site's bytes" "${sb#*:}" "$(site "$OUT/full.ndjson" ${sb%:*} churn bytes)"
+done
+check_eq "unsampled: the leak" 20480000 "$(leak_of "$OUT/full.ndjson" leak_512 bytes)"
+check_eq "unsampled: no sample option" null "$(jqr "$OUT/full.ndjson" header .options.sample)"
+check_eq "unsampled: no samples member" "" "$(jq -r 'select(.type == "site") | .samples // empty' "$OUT/full.ndjson" | head -1)"
+
+# --- sampled at 64 KiB, seed fixed -------------------------------------------
+S="$OUT/s.ndjson"
+MEMSCOPE_SEED=42 check_status "sampled recording" 0 ms-record --sample 64K -o "$S" "$P"
+check_eq "sampled: the program's output unchanged" "$(cat "$OUT/plain.out")" "$(cat "$OUT/last.out")"
+check_egrep "sampled: summary line" "ms-record: samplemix: 2,705,00[0-9] allocations" "$OUT/last.err"
+check_eq "header: sample" $RATE "$(jqr "$S" header .options.sample)"
+check_eq "header: no scan" false "$(jqr "$S" header .options.scan)"
+total_samples=0
+for s in 16 64 256 1024 4096; do
+	truth=$(site "$OUT/full.ndjson" $s churn bytes)
+	tallocs=$(site "$OUT/full.ndjson" $s churn allocs)
+	est=$(site "$S" $s churn bytes)
+	n=$(site "$S" $s churn samples)
+	check_est "$s B site's estimated bytes" "$truth" "$est"
+	# Not the truth by construction: a few hundred blocks recorded.
+	check_range "$s B site: blocks recorded" 200 $((tallocs / 10)) "${n:-0}"
+	check_range "$s B site: an estimate, not the truth" 1 999999999 \
+		"$(( ${est:-0} > truth ? ${est:-0} - truth : truth - ${est:-0} ))"
+	check_eq "$s B site: bytes are allocs * size" "$(( $(site "$S" $s churn allocs) * s ))" "$est"
+	check_eq "$s B site: all freed" 0 "$(site "$S" $s churn live_bytes)"
+	total_samples=$((total_samples + n))
+done
+# 16 times the rate: recorded with probability 1 - 1e-7.
+check_eq "1 MiB blocks: every one recorded" 4 "$(site "$S" 1048576 big_1m samples)"
+check_eq "1 MiB blocks: their bytes" 4194304 "$(site "$S" 1048576 big_1m bytes)"
+check_est "leaked bytes, estimated" 20480000 "$(leak_of "$S" leak_512 bytes)"
+check_est "leaked blocks, estimated (in bytes)" 20480000 "$(( $(leak_of "$S" leak_512 count) * 512 ))"
+check_eq "leak kind: live at exit, no scan" unscanned "$(leak_of "$S" leak_512 kind)"
+# The totals are exact.
+for f in allocs bytes frees; do
+	check_eq "end: exact $f" "$(jqr "$OUT/full.ndjson" end .$f)" "$(jqr "$S" end .$f)"
+done
+check_eq "end: rate" $RATE "$(jqr "$S" end .sample)"
+check_range "end: blocks recorded, at least the sites'" $((total_samples + 4)) 4000 "$(jqr "$S" end .samples)"
+check_eq "end: no errors" 0 "$(jqr "$S" end .errors)"
+check_eq "end: no unknown frees" 0 "$(jqr "$S" end .unknown_frees)"
+check_eq "no error records" 0 "$(jq -r 'select(.type == "error")' "$S" | wc -l)"
+check_eq "nothing lost" 0 "$(jqr "$S" end .lost)"
+check_eq "stream is valid" "" "$(valid_stream "$S")"
+# The same seed, the same choices; another seed, others.
+MEMSCOPE_SEED=42 check_status "sampled again, same seed" 0 ms-record -q --sample 64K -o "$OUT/s2.ndjson" "$P"
+for s in 16 256 4096; do
+	check_eq "same seed: $s B site's samples" "$(site "$S" $s churn samples)" \
+		"$(site "$OUT/s2.ndjson" $s churn samples)"
+done
+MEMSCOPE_SEED=7 check_status "sampled, another seed" 0 ms-record -q --sample 64K -o "$OUT/s3.ndjson" "$P"
+check_range "another seed: other choices" 1 999 \
+	"$(for s in 16 64 256 1024 4096; do [ "$(site "$S" $s churn samples)" = "$(site "$OUT/s3.ndjson" $s churn samples)" ] || echo x; done | wc -l)"
+
+# ms-report says what is estimated.
+check_status "ms-report" 0 ms-report "$S"
+check_grep "report: the rate" "^  sampled every *64.0 KiB" "$OUT/last.out"
+check_grep "report: exact allocations" "^  allocations *2,705,00[0-9]" "$OUT/last.out"
+check_egrep "report: leaked, estimated" "^  leaked .*, estimated$" "$OUT/last.out"
+check_grep "report: leaks section" "^LEAKS (ESTIMATED)" "$OUT/last.out"
+check_grep "report: top sites" "^TOP SITES BY BYTES ALLOCATED (ESTIMATED)" "$OUT/last.out"
+check_nogrep "report: no temporary section" "^TEMPORARY" "$OUT/last.out"
+check_status "ms-report --json" 0 ms-report --json "$S"
+check_eq "report json: sample" "$RATE true" "$(jq -r '"\(.summary.sample) \(.summary.estimated)"' "$OUT/last.out")"
+# An --events recording aggregated again weighs its blocks the same way.
+MEMSCOPE_SEED=42 check_status "sampled with events" 0 ms-record -q -e --sample 64K -o "$OUT/e.ndjson" "$P"
+check_status "ms-report on its events" 0 ms-report --json "$OUT/e.ndjson"
+check_est "events: leaked bytes, estimated" 20480000 "$(jq -r '.summary.leaked_bytes' "$OUT/last.out")"
+
+# Bad rates.
+check_status "--sample 0" 2 ms-record --sample 0 "$P"
+check_status "--sample junk" 2 ms-record --sample 12Q "$P"
+MEMSCOPE_SEED=x check_status "bad MEMSCOPE_SEED" 125 ms-record --sample 1M "$P"
+
+# --- attached to a running service ------------------------------------------
+"$EX/ticker" 10 1000 50 >"$OUT/ticker.log" &
+TK=$!
+_bg_pids="$_bg_pids $TK"
+sleep 0.5
+A="$OUT/a.ndjson"
+check_status "attach with --sample" 0 ms-record -p $TK --sample 1K --duration 2s -o "$A"
+check_grep "attach: detached" "detached (thread stopped" "$OUT/last.err"
+check_eq "attach: mode" attach "$(jqr "$A" header .mode)"
+check_eq "attach: sample" 1024 "$(jqr "$A" header .options.sample)"
+check_eq "attach: end" detached "$(jqr "$A" end .reason)"
+n=$(site "$A" 1000 cache_add samples)
+allocs=$(site "$A" 1000 cache_add allocs)
+# 1000 B at 1 KiB: each block recorded with probability 0.62.
+check_range "attach: cache_add blocks recorded" 20 $(( ${allocs:-0} - 1 )) "${n:-0}"
+check_range "attach: cache_add estimated blocks (one a tick, 2 s at 10 ms)" 100 260 "${allocs:-0}"
+check_eq "attach: no errors" 0 "$(jqr "$A" end .errors)"
+check_eq "attach: live blocks are of unknown fate" unknown "$(jqr "$A" leak .kind | sort -u)"
+# The documented way to watch a server: a larger rate, a duration.
+check_status "attach --sample 1M --duration" 0 ms-record -p $TK --sample 1M --duration 1s -o "$OUT/a2.ndjson"
+check_eq "attach 1M: sample" 1048576 "$(jqr "$OUT/a2.ndjson" header .options.sample)"
+check_eq "attach 1M: end" detached "$(jqr "$OUT/a2.ndjson" end .reason)"
+kill -0 $TK 2>/dev/null
+check_eq "the service still runs" 0 $?
+
+finish
