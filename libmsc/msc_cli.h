@@ -116,6 +116,19 @@ int msc_parse_uint(const char *s, uint64_t *out);
 unsigned msc_cli_count(const char *arg, unsigned max);
 
 /*
+ * Opens (creates, truncates) an output file named on the command line, for
+ * writing; returns the descriptor (close-on-exec) or -1 with errno set.
+ * In a shared directory (sticky and writable by all, as /tmp) it does not
+ * follow a symbolic link that someone else planted, nor write over a file
+ * of someone else's (errno EPERM): the checks of the kernel's
+ * protected_symlinks and protected_regular, made whether they are on or
+ * not, so that ms-record run as root cannot be made to clobber a file.
+ */
+int msc_open_output(const char *path);
+/* The same, with the message of a failure in err ("cannot open 'F': ..."). */
+int msc_open_output_err(const char *path, struct msc_err *err);
+
+/*
  * Ends the output of a tool that wrote records to fd through w: releases
  * the writer and closes fd unless it is standard output.  Returns 0, or
  * MSC_EXIT_TROUBLE after saying what failed (a reader that went away early,

@@ -404,7 +404,7 @@ static void warn_foreign_malloc(void)
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
 	Dl_info info;
 
-	if (!m || !dladdr(m, &info) || (uintptr_t)info.dli_fbase == self_base || getenv("MEMSCOPE_QUIET"))
+	if (!m || !dladdr(m, &info) || (uintptr_t)info.dli_fbase == self_base || secure_getenv("MEMSCOPE_QUIET"))
 		return;
 	warn_line("ms-record: warning: malloc is defined in ",
 		  info.dli_fname && info.dli_fname[0] ? info.dli_fname : g_exe,
@@ -413,7 +413,7 @@ static void warn_foreign_malloc(void)
 
 void shim_hooks_install(void)
 {
-	const char *env = getenv("MEMSCOPE_HOOKS"), *why, *end;
+	const char *env = secure_getenv("MEMSCOPE_HOOKS"), *why, *end;
 	Dl_info info;
 	unsigned i;
 
@@ -449,7 +449,7 @@ void shim_hooks_install(void)
 		patch_all();
 	}
 	/* Not an error: a library dlopen'ed later may call it. */
-	for (i = 0; i < g_nhooks && !getenv("MEMSCOPE_QUIET"); i++)
+	for (i = 0; i < g_nhooks && !secure_getenv("MEMSCOPE_QUIET"); i++)
 		if (!ghook_patched[i])
 			warn_line("ms-record: warning: --hook ", g_hooks[i].name,
 				  ": no loaded module calls it (yet: modules loaded later are patched)");

@@ -400,7 +400,10 @@ void shim_init(void)
 					 __ATOMIC_RELAXED))
 		return;
 	t_guard++;
-	session_prepare(getenv("MEMSCOPE_SOCK"));
+	/* secure_getenv: in a setuid or setgid program (or one with file
+	 * capabilities), loaded by /etc/ld.so.preload, the environment is
+	 * the caller's, not to be trusted: no socket, no recording. */
+	session_prepare(secure_getenv("MEMSCOPE_SOCK"));
 	if (!session_start(false)) {
 		/* Not recorded (not followed, or no collector): our children
 		 * must not load us either. */

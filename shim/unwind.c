@@ -716,7 +716,7 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 void unwind_global_init(void)
 {
-	const char *e = getenv("MEMSCOPE_UNWIND_CHECK");
+	const char *e = secure_getenv("MEMSCOPE_UNWIND_CHECK");
 
 	find_object = (int (*)(void *, struct shim_dl_find_object *))dlsym(RTLD_DEFAULT,
 									   "_dl_find_object");

@@ -168,9 +168,9 @@ int main(int argc, char **argv)
 		msc_die("out of memory");
 
 	if (output) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = msc_open_output_err(output, &err);
 		if (fd < 0)
-			msc_die("cannot open '%s': %s", output, strerror(errno));
+			msc_die("%s", err.msg);
 	}
 	if (report && !msc_zst_name(output)) {
 		FILE *out = fd == 1 ? stdout : fdopen(fd, "w");

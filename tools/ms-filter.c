@@ -228,9 +228,9 @@ int main(int argc, char **argv)
 	if (msc_reader_open(&r, input, &err))
 		msc_die("%s", err.msg);
 	if (output) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = msc_open_output_err(output, &err);
 		if (fd < 0)
-			msc_die("cannot open '%s': %s", output, strerror(errno));
+			msc_die("%s", err.msg);
 	}
 	/* A pipe or a terminal: someone may be watching a recording. */
 	o.live = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);

@@ -512,8 +512,8 @@ int main(int argc, char **argv)
 	if (auto_out)
 		output = msc_recorder_default_path(auto_path, sizeof(auto_path), pid ? NULL : prog,
 						   pid ? pid : getpid());
-	if (output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
-		msc_warn("cannot open '%s': %s", output, strerror(errno));
+	if (output && (fd = msc_open_output_err(output, &err)) < 0) {
+		msc_warn("%s", err.msg);
 		status = EXIT_OWN;
 		goto out;
 	}

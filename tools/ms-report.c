@@ -78,10 +78,11 @@ static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
 static int write_zst(const char *path, const char *buf, size_t len)
 {
 	struct msc_writer w;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), c;
+	struct msc_err err = { 0 };
+	int fd = msc_open_output_err(path, &err), c;
 
 	if (fd < 0)
-		msc_die("cannot open '%s': %s", path, strerror(errno));
+		msc_die("%s", err.msg);
 	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, path))
 		msc_die("out of memory");
 	msc_w_bytes(&w, buf, len);
@@ -207,9 +208,10 @@ int main(int argc, char **argv)
 		if (!out)
 			msc_die("out of memory");
 	} else if (output) {
-		out = fopen(output, "we");
-		if (!out)
-			msc_die("cannot open '%s': %s", output, strerror(errno));
+		int fd = msc_open_output_err(output, &err);
+
+		if (fd < 0 || !(out = fdopen(fd, "w")))
+			msc_die("%s", fd < 0 ? err.msg : "out of memory");
 	}
 	if (ret) {
 		/* Report what was read, then say what stopped the reading. */

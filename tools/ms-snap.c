@@ -181,9 +181,9 @@ int main(int argc, char **argv)
 		msc_die("cannot read '%s': %s", fs.root, strerror(errno));
 
 	if (output) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = msc_open_output_err(output, &err);
 		if (fd < 0)
-			msc_die("cannot open '%s': %s", output, strerror(errno));
+			msc_die("%s", err.msg);
 	}
 	if (msc_writer_init(&w, fd, 0) || msc_writer_compress_by_name(&w, output))
 		msc_die("out of memory");

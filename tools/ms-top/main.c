@@ -243,9 +243,11 @@ int main(int argc, char **argv)
 		int fd = 1;
 
 		if (output) {
-			fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+			struct msc_err err = { 0 };
+
+			fd = msc_open_output_err(output, &err);
 			if (fd < 0)
-				msc_die("cannot open '%s': %s", output, strerror(errno));
+				msc_die("%s", err.msg);
 		}
 		status = top_batch(&t, count, interval, fd, output);
 		if (!quiet && t.live_errors)
