@@ -56,12 +56,12 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg agg_errors stacks collect collect_session scan freeze format recorder inject live poll filter report render render_text render_json render_flame render_html
+LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg agg_errors stacks collect collect_session scan freeze format recorder inject live poll filter report render render_text render_json render_flame render_html pprof
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
-MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lstdc++ -lm
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lz -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 # ms-top, the tool with a screen: ncurses with wide characters.
 TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui view util))
@@ -94,9 +94,10 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
 # its files and ours are the same stream.  python3 and python3-dbg (its
 # debug information): the size of a real program's stacks (t0435).
+# zlib1g-dev: the gzip of ms-report --pprof (libmsc/pprof.c).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            python3 python3-dbg tmux
+            zlib1g-dev python3 python3-dbg tmux
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 
