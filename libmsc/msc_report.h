@@ -170,6 +170,10 @@ struct msc_report {
 	uint64_t end_allocs, end_frees, end_bytes;
 	bool has_end_totals, scanned;
 	unsigned depth;			/* ms-record --depth; 0: not known */
+	uint64_t start_epoch;		/* ns since the Unix epoch; 0: not known */
+	uint64_t sample_bytes;		/* the header's options' sample: the
+					 * mean bytes between sampled blocks;
+					 * 0: every block was recorded */
 	struct msc_filtered *filtered;
 	unsigned nfiltered;
 	const char **filters;

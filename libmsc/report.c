@@ -710,6 +710,10 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 		if (!msc_jval_u64(&ms, &d) && d <= UINT32_MAX)
 			r->depth = (unsigned)d;
 	}
+	/* ms-record --sample BYTES: site figures are estimates */
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "sample", &ms) > 0)
+		msc_jval_u64(&ms, &r->sample_bytes);
+	msc_rec_u64(rec, "start_epoch", &r->start_epoch);
 argv:
 	argv = header_argv(r, rec);
 	if (argv)
