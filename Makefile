@@ -94,10 +94,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
 # its files and ours are the same stream.  python3 and python3-dbg (its
 # debug information): the size of a real program's stacks (t0435).
-# zlib1g-dev: the gzip of ms-report --pprof (libmsc/pprof.c).
+# zlib1g-dev: the gzip of ms-report --pprof; golang-go: go tool pprof, the
+# reader its profiles are checked with (t0450).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            zlib1g-dev python3 python3-dbg tmux
+            zlib1g-dev golang-go python3 python3-dbg tmux
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 
