@@ -56,12 +56,12 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg agg_errors stacks collect collect_session scan freeze format recorder inject live poll filter report render render_text render_json render_flame render_html
+LIBMSC_MODS = arena err util ndjson zst cli proc stream snap hash diff sym agg agg_errors stacks collect collect_session scan freeze format recorder inject live poll filter report render render_text render_json render_flame render_html render_pprof pprof
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
-MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lstdc++ -lm
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lz -lstdc++ -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 # ms-top, the tool with a screen: ncurses with wide characters.
 TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui view util))
@@ -105,10 +105,13 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # its files and ours are the same stream.  python3 and python3-dbg (its
 # debug information): the size of a real program's stacks (t0435).
 # libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4: the allocators
-# examples/thirdparty links with and t0390 preloads.
+# examples/thirdparty links with and t0390 preloads.  zlib1g-dev: the gzip
+# of ms-report --pprof; golang-go: go tool pprof, the reader its profiles
+# are checked with (t0450).  time: /usr/bin/time's peak rss (t0700).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
-            python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+            zlib1g-dev golang-go python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 \
+            libtcmalloc-minimal4
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.

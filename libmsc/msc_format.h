@@ -65,6 +65,7 @@ static inline void msc_w_record(struct msc_writer *w, enum msc_rtype t)
 /* A frame of a stack, its strings in an arena. */
 struct msc_rframe {
 	const char *fn, *file, *obj, *offset;
+	const char *ip;			/* hex, as the program saw it */
 	const char *fn_offset;		/* hex, frames without a line */
 	unsigned line;
 	bool inlined;

@@ -7,7 +7,8 @@
  * sections), render_json.c (one JSON document), render_flame.c
  * (flamegraph.pl's folded stacks and a self-contained SVG flame graph),
  * render_html.c (one self-contained page: summary, heap over time, leaks
- * and the flame graph).
+ * and the flame graph), render_pprof.c (a gzipped pprof profile, its
+ * protobuf encoding in pprof.c).
  * They share the views of the model defined in render.c: sites and leaks
  * grouped by stack, the orders they are listed in, the totals, and what a
  * filter dropped.
@@ -101,5 +102,7 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_svg(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
+/* A gzipped pprof profile (render_pprof.c). */
+int render_pprof(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 
 #endif

@@ -187,6 +187,7 @@ struct msc_report {
 	unsigned depth;			/* ms-record --depth; 0: not known */
 	uint64_t sample;		/* ms-record --sample: sites, leaks, peak and
 					 * live figures are estimates; 0: exact */
+	uint64_t start_epoch;		/* ns since the Unix epoch; 0: not known */
 	struct msc_filtered *filtered;
 	unsigned nfiltered;
 	const char **filters;
@@ -252,6 +253,7 @@ enum msc_report_format {
 	MSC_REPORT_COLLAPSED,
 	MSC_REPORT_SVG,
 	MSC_REPORT_HTML,
+	MSC_REPORT_PPROF,
 };
 
 enum msc_report_cost {
@@ -283,6 +285,12 @@ struct msc_report_opts {
 
 /* Parses "summary,leaks,..."; returns 0 or -EINVAL. */
 int msc_report_sections(const char *list, unsigned *out);
+
+/*
+ * Why the stream cannot be a pprof profile (an ms-diff stream, /proc
+ * figures only, a snapshot without its heap by site), or NULL when it can.
+ */
+const char *msc_report_pprof_unfit(const struct msc_report *r);
 
 /* Renders the report; returns 0 or -errno of the stream. */
 int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FILE *out);

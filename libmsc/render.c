@@ -356,6 +356,9 @@ int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FIL
 	case MSC_REPORT_HTML:
 		ret = render_html(r, o, out);
 		break;
+	case MSC_REPORT_PPROF:
+		ret = render_pprof(r, o, out);
+		break;
 	}
 	if (!ret && (fflush(out) || ferror(out)))
 		ret = -(errno ? errno : EIO);

@@ -733,6 +733,7 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 		if (!msc_jval_u64(&ms, &d) && d <= UINT32_MAX)
 			r->depth = (unsigned)d;
 	}
+	msc_rec_u64(rec, "start_epoch", &r->start_epoch);
 argv:
 	argv = header_argv(r, rec);
 	if (argv)

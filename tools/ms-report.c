@@ -23,6 +23,8 @@ static const char help[] =
 	"      --svg             a self-contained interactive flame graph\n"
 	"      --html            one self-contained page: summary, heap over time,\n"
 	"                        leaks with their stacks, flame graph\n"
+	"      --pprof           a gzipped pprof profile (profile.proto), for go tool\n"
+	"                        pprof and continuous profilers\n"
 	"  -n, --top N           rows per table (default 10)\n"
 	"      --sections LIST   summary,errors,leaks,top,temporary,sizes,timeline\n"
 	"                        or all\n"
@@ -48,7 +50,7 @@ static const char help[] =
 	"written).\n";
 
 enum {
-	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_SECTIONS, OPT_COST,
+	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_SECTIONS, OPT_COST,
 	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR
 };
 
@@ -59,6 +61,7 @@ static const struct option longopts[] = {
 	{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "html", no_argument, NULL, OPT_HTML },
+	{ "pprof", no_argument, NULL, OPT_PPROF },
 	{ "top", required_argument, NULL, 'n' },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "cost", required_argument, NULL, OPT_COST },
@@ -142,6 +145,9 @@ int main(int argc, char **argv)
 		case OPT_HTML:
 			o.format = MSC_REPORT_HTML;
 			break;
+		case OPT_PPROF:
+			o.format = MSC_REPORT_PPROF;
+			break;
 		case OPT_ICICLE:
 			o.icicle = true;
 			break;
@@ -189,6 +195,9 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		msc_usage_error("unexpected argument '%s'", argv[optind + 1]);
 	input = optind < argc ? argv[optind] : "-";
+	/* as curl and gzip do: binary output would garble a terminal */
+	if (o.format == MSC_REPORT_PPROF && !output && isatty(STDOUT_FILENO))
+		msc_die("--pprof writes a binary profile: give -o FILE or redirect standard output");
 	if (msc_reader_open(&rd, input, &err))
 		msc_die("%s", err.msg);
 	r.alloc_fns = alloc_fns;
@@ -201,6 +210,12 @@ int main(int argc, char **argv)
 		msc_report_release(&r);
 		msc_reader_release(&rd);
 		msc_die("%s", err.msg);
+	}
+	if (o.format == MSC_REPORT_PPROF && msc_report_pprof_unfit(&r)) {
+		msc_warn("%s: %s", rd.name, msc_report_pprof_unfit(&r));
+		msc_report_release(&r);
+		msc_reader_release(&rd);
+		return MSC_EXIT_TROUBLE;
 	}
 	if (output && msc_zst_name(output)) {
 		/* FILE.zst: the report is compressed on its way out */

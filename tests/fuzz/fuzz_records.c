@@ -17,7 +17,7 @@ static void report(const char *path)
 {
 	static const enum msc_report_format formats[] = {
 		MSC_REPORT_TEXT, MSC_REPORT_MD, MSC_REPORT_JSON,
-		MSC_REPORT_COLLAPSED, MSC_REPORT_SVG, MSC_REPORT_HTML,
+		MSC_REPORT_COLLAPSED, MSC_REPORT_SVG, MSC_REPORT_HTML, MSC_REPORT_PPROF,
 	};
 	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false };
 	struct msc_report r;
