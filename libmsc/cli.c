@@ -79,17 +79,21 @@ int msc_open_output(const char *path)
 	uid_t me = geteuid();
 	int fd, saved;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-	if (fd < 0 && errno == ELOOP) {
-		/* A symbolic link: followed unless planted in a shared
-		 * directory by someone who is neither us nor its owner. */
-		if (lstat(path, &st) || stat_dir_of(path, &d))
+	/* A symbolic link is followed unless planted in a shared directory
+	 * by someone who is neither us nor the directory's owner (it is
+	 * refused before any open, which the kernel may refuse less
+	 * clearly).  Opened with O_NOFOLLOW: a link that appears after this
+	 * check is not followed either. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (stat_dir_of(path, &d))
 			return -1;
-		if (S_ISLNK(st.st_mode) && shared_dir(&d) && st.st_uid != me && st.st_uid != d.st_uid) {
+		if (shared_dir(&d) && st.st_uid != me && st.st_uid != d.st_uid) {
 			errno = EPERM;
 			return -1;
 		}
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
 	}
 	if (fd < 0)
 		return -1;

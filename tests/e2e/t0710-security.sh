@@ -1,0 +1,128 @@
+#!/bin/sh
+# The security model (.github/SECURITY.md), checked: output files in a
+# shared directory never follow another user's planted link nor write over
+# another user's file; the live snapshot directory must be the user's own,
+# private and not a link; the shim trusts no environment in a setuid
+# program; attaching asks the kernel's permission and widens nothing; no
+# shell ever sees user data.  Needs root (to play the other user, nobody).
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	echo "  (not root or no setpriv: skipped)" >&2
+	finish
+fi
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+REC="$TOP/tests/fixtures/report/leaky.ndjson"
+
+# --- output files in a shared directory -------------------------------------
+S="$OUT/shared"
+mkdir -p "$S" && chmod 1777 "$S"
+echo "precious" >"$OUT/target"
+ln -s "$OUT/target" "$S/planted" && chown -h nobody "$S/planted"
+# (ms-record's own failures are 125: its statuses are the program's)
+for tool in "2 ms-report -o $S/planted $REC" "2 ms-filter -o $S/planted $REC" \
+	    "125 ms-record -q -o $S/planted $EX/leaky"; do
+	want=${tool%% *}
+	tool=${tool#* }
+	name=${tool%% *}
+	# shellcheck disable=SC2086
+	check_status "$name -o: another user's link in a shared directory" "$want" $tool
+	check_one_line_error "$name: one line" "$OUT/last.err"
+	check_grep "$name: says why" "another user in a shared directory" "$OUT/last.err"
+	check_eq "$name: the link's target untouched" "precious" "$(cat "$OUT/target")"
+done
+ln -s "$OUT/mine" "$S/own-link"
+check_status "our own link in a shared directory is followed" 0 ms-report -o "$S/own-link" "$REC"
+check_grep "our own link: written through" "leaked" "$OUT/mine"
+echo "theirs" >"$S/theirs" && chown nobody "$S/theirs"
+check_status "another user's file in a shared directory" 2 ms-report -o "$S/theirs" "$REC"
+check_eq "their file untouched" "theirs" "$(cat "$S/theirs")"
+mkdir -p "$OUT/private"
+ln -s "$OUT/target2" "$OUT/private/link" && chown -h nobody "$OUT/private/link"
+check_status "a link of another user outside shared directories is followed" 0 \
+	ms-report -o "$OUT/private/link" "$REC"
+check_grep "followed: written" "leaked" "$OUT/target2"
+
+# --- the live snapshot directory -------------------------------------------------
+mkdir -p "$OUT/rt"
+ln -s /tmp "$OUT/rt/memscope"
+XDG_RUNTIME_DIR="$OUT/rt" ms-record -o "$OUT/l.ndjson" "$EX/leaky" >/dev/null 2>"$OUT/l.err"
+check_eq "planted live directory: the program is recorded all the same" "exit 0" \
+	"$(jq -r 'select(.type=="end") | "\(.reason) \(.status)"' "$OUT/l.ndjson")"
+check_grep "planted live directory: refused, and said" \
+	"no live snapshots: '$OUT/rt/memscope' is not a private directory of this user" "$OUT/l.err"
+check_eq "planted live directory: no socket in the link's target" "" \
+	"$(find /tmp -maxdepth 1 -name '*.sock' -newer "$OUT/target" 2>/dev/null)"
+rm "$OUT/rt/memscope" && mkdir -m 0755 "$OUT/rt/memscope"
+check_status "a live directory open to others is refused by ms-snap" 2 \
+	env XDG_RUNTIME_DIR="$OUT/rt" ms-snap -p $$ --leaks
+check_grep "open directory: said" "not a private directory" "$OUT/last.err"
+
+# --- a setuid program takes no environment from its caller ------------------------
+cat >"$OUT/suid.c" <<'EOT'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	/* as /etc/ld.so.preload would load it */
+	if (argc < 2 || !dlopen(argv[1], RTLD_NOW)) {
+		fprintf(stderr, "suid: %s\n", dlerror());
+		return 1;
+	}
+	printf("suid: ran\n");
+	return 0;
+}
+EOT
+cc -o "$OUT/suid" "$OUT/suid.c" -ldl
+chmod 4755 "$OUT/suid"
+chmod 755 "$OUT"
+# listen N: accepts on $OUT/fake.sock for 3 s, says whether someone came
+listen() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1); s.settimeout(3)
+import os; os.chmod(sys.argv[1], 0o777)
+print("ready", flush=True)
+try:
+    c, _ = s.accept(); print("connected", flush=True)
+except socket.timeout:
+    print("nobody", flush=True)' "$OUT/fake.sock" >"$OUT/listen.$1" &
+	_lp=$!
+	wait_for_line "$OUT/listen.$1" ready
+}
+rm -f "$OUT/fake.sock"
+listen root
+MEMSCOPE_SOCK="$OUT/fake.sock" "$OUT/suid" "$TOP/shim/libmemscope.so" >"$OUT/suid-root.out" 2>&1
+wait $_lp
+check_eq "control: a normal process connects to MEMSCOPE_SOCK" "connected" "$(tail -n 1 "$OUT/listen.root")"
+rm -f "$OUT/fake.sock"
+listen secure
+MEMSCOPE_SOCK="$OUT/fake.sock" as_nobody "$OUT/suid" "$TOP/shim/libmemscope.so" >"$OUT/suid.out" 2>&1
+wait $_lp
+check_eq "setuid: the program ran" "suid: ran" "$(cat "$OUT/suid.out")"
+check_eq "setuid: MEMSCOPE_SOCK ignored, no connection" "nobody" "$(tail -n 1 "$OUT/listen.secure")"
+
+# --- attach asks the kernel, widens nothing ------------------------------------------
+sleep 30 &
+victim=$!
+as_nobody ms-record -p $victim -o /dev/null --duration 1s >"$OUT/att.out" 2>"$OUT/att.err"
+check_eq "attach to another user's process: refused" 2 $?
+check_one_line_error "attach refused: one line" "$OUT/att.err"
+check_grep "attach refused: says why" "not permitted to trace pid $victim" "$OUT/att.err"
+check_eq "attach refused: the process runs on" "S" "$(awk '{ print $3 }' /proc/$victim/stat | tr R S)"
+as_nobody ms-snap -p $victim --leaks >"$OUT/snap.out" 2>"$OUT/snap.err"
+check_eq "ms-snap --leaks of another user's process: refused" 2 $?
+kill $victim
+
+# --- no shell sees user data -------------------------------------------------------
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=execve -o "$OUT/exec.trace" \
+		ms-record -q -o "$OUT/x;touch pwned1" /bin/echo 'a;touch pwned2' '$(touch pwned3)' >/dev/null 2>&1
+	check_eq "the program's arguments reach it as they are, no shell" "" \
+		"$(grep -v 'execve("[^"]*/ms-record"\|execve("/bin/echo", \["/bin/echo", "a;touch pwned2", "$(touch pwned3)"\]' "$OUT/exec.trace" | grep execve)"
+	check_eq "nothing was touched" "" "$(ls "$OUT" . | grep '^pwned')"
+	check_grep "the file named with a ';' is written" '"type":"end"' "$OUT/x;touch pwned1"
+fi
+
+finish
