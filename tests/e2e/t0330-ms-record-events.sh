@@ -23,7 +23,7 @@ norm() {
 		| from_entries) as $s
 		| .[] | select(.type=="site" or .type=="leak" or .type=="end")
 		| (if .stack != null then .stack = $s[.stack|tostring] else . end)
-		| del(.pid, .ts, .first_ts, .last_ts, .peak_ts, .ages, .waits, .hwm, .cpu, .recorder_hwm, .recorder_cpu, .scan_ns, .scan_bytes, .filtered, .filters)' | sort
+		| del(.pid, .ts, .first_ts, .last_ts, .peak_ts, .heap_peak_ts, .mapped_peak_ts, .ages, .waits, .hwm, .cpu, .recorder_hwm, .recorder_cpu, .scan_ns, .scan_bytes, .filtered, .filters)' | sort
 }
 check_eq "same aggregates" "$(norm "$OUT/agg.ndjson" | md5sum)" "$(norm "$E" | md5sum)"
 # mmap events: memhog maps 1 MiB when told to.
