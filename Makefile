@@ -2,6 +2,9 @@
 #
 #   make            build libmsc.a, the tools, libmemscope.so and the examples
 #   make check      install missing packages, build, run every test
+#   make check-sanitize  the same tests, the tools built with ASan and UBSan
+#   make fuzz       each fuzz target FUZZ_TIME seconds (default 60) under libFuzzer
+#   make stress     the long stress run (30 s of threads, 1 GiB of records)
 #   make demo       install missing packages, build, run the main pipeline
 #   make bench      compare with heaptrack and valgrind (installs them)
 #   make install    PREFIX=/usr/local DESTDIR=  (tools, libmemscope.so, memscope.h
@@ -108,10 +111,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # examples/thirdparty links with and t0390 preloads.  zlib1g-dev: the gzip
 # of ms-report --pprof; golang-go: go tool pprof, the reader its profiles
 # are checked with (t0450).  time: /usr/bin/time's peak rss (t0700).
+# valgrind: every tool under memcheck (t0720); strace: no shell (t0710).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
             zlib1g-dev golang-go python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 \
-            libtcmalloc-minimal4
+            libtcmalloc-minimal4 valgrind strace
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
@@ -133,7 +137,7 @@ FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 
 .PHONY: all check demo deps bench-deps shot-deps fuzz-deps install uninstall clean unit e2e bench \
-	screenshot pictures fuzz fuzz-replay stress
+	screenshot pictures fuzz fuzz-replay stress check-sanitize
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -265,6 +269,20 @@ tests/fuzz/bin/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/cob
 		       | tests/fuzz/bin
 	$(QUIET_LINK)clang $(FUZZ_CLANG_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
 		tests/fuzz/cobj/libmsc-fuzz.a $(MSC_LIBS)
+
+# make check again with libmsc, the tools and the tests built with ASan and
+# UBSan (the shim and the examples as always, see SANITIZE above), in a copy
+# of the tree, .sanitize/, so that the build in place stays as it is.
+# .ci/run runs it after make check.
+SAN_TREE = .sanitize
+check-sanitize: deps
+	$(Q)rm -rf $(SAN_TREE) && mkdir $(SAN_TREE)
+	$(Q)tar --exclude=./$(SAN_TREE) --exclude=./.git --exclude=./tests/e2e/out \
+		--exclude=./tests/bench/out --exclude=./tests/fuzz/out -cf - . | tar -xf - -C $(SAN_TREE)
+	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) clean >/dev/null
+	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined all
+	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined unit
+	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined e2e
 
 # The long stress run: 30 s of threads, 1 GiB of records (tests/e2e/t0700).
 stress: all

@@ -454,6 +454,20 @@ static void handle_module(struct msc_collector *c, struct ring_cur *cur, const u
 	}
 }
 
+/* Field by field: memcmp would read the structs' padding, never set. */
+static bool same_segs(const struct modseg *a, const struct modseg *b, size_t na, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].base != b[i].base ||
+		    a[i].module != b[i].module)
+			return false;
+	return true;
+}
+
 static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 {
 	struct modmap *m = calloc(1, sizeof(*m));
@@ -470,8 +484,7 @@ static void finish_modmap(struct msc_collector_private *p, struct ring_cur *cur)
 	m->n = cur->nbuild;
 	qsort(m->segs, m->n, sizeof(*m->segs), cmp_seg);
 	/* Share the previous map when nothing changed (most threads). */
-	if (p->maps && p->maps->n == m->n &&
-	    memcmp(p->maps->segs, m->segs, m->n * sizeof(*m->segs)) == 0) {
+	if (p->maps && same_segs(p->maps->segs, m->segs, p->maps->n, m->n)) {
 		free(m->segs);
 		free(m);
 		cur->mods = p->maps;
