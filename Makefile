@@ -260,7 +260,7 @@ tests/fuzz/cobj:
 	$(Q)mkdir -p $@
 
 tests/fuzz/cobj/%.o: libmsc/%.c | tests/fuzz/cobj
-	$(QUIET_CC)clang $(FUZZ_CLANG_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(QUIET_CC)clang $(FUZZ_CLANG_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c -o $@ $<
 
 tests/fuzz/cobj/libmsc-fuzz.a: $(FUZZ_CLANG_OBJS)
 	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
@@ -370,4 +370,4 @@ clean:
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
 	rm -rf tests/fuzz/obj tests/fuzz/cobj tests/fuzz/bin tests/fuzz/out tests/stress/bin
 
--include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*.d)
+-include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*.d tests/fuzz/cobj/*.d)
