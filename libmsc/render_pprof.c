@@ -458,7 +458,8 @@ static void encode(struct pprof *p, struct msc_pb *b)
 		if (!span)
 			break;
 		m = msc_pb_begin(b, PROFILE_SAMPLE);
-		msc_pb_packed(b, SAMPLE_LOCATION_ID, p->stack_locs + span->at, span->n);
+		/* an empty stack has no locations, and maybe no array */
+		msc_pb_packed(b, SAMPLE_LOCATION_ID, span->n ? p->stack_locs + span->at : NULL, span->n);
 		msc_pb_packed(b, SAMPLE_VALUE, s->v, nvalues);
 		if (s->size_max <= s->size)
 			label(b, k_bytes, 0, (int64_t)s->size, bytes);
