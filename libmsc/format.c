@@ -175,7 +175,7 @@ static void read_frame(const struct msc_jval *obj, struct msc_arena *a, struct m
 	bool has_line = false, has_inline = false;
 	uint64_t line;
 
-	f->fn = f->file = f->obj = f->offset = f->fn_offset = f->ip = NULL;
+	f->fn = f->file = f->obj = f->offset = f->fn_offset = f->ip = f->build_id = NULL;
 	f->line = 0;
 	f->inlined = false;
 	msc_jiter_init(&it, obj);
@@ -194,6 +194,8 @@ static void read_frame(const struct msc_jval *obj, struct msc_arena *a, struct m
 			str = &f->fn_offset;
 		else if (key_is(&k, "ip", 2))
 			str = &f->ip;
+		else if (key_is(&k, "build_id", 8))
+			str = &f->build_id;
 		if (str) {
 			if (!*str && v.kind == MSC_J_STR)
 				*str = msc_jval_str(&v, a, NULL);

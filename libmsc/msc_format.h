@@ -67,6 +67,7 @@ struct msc_rframe {
 	const char *fn, *file, *obj, *offset;
 	const char *ip;			/* hex, as the program saw it */
 	const char *fn_offset;		/* hex, frames without a line */
+	const char *build_id;		/* hex, of obj, when it has one */
 	unsigned line;
 	bool inlined;
 	/* The frame as a version 1 frame object ("{...}", not terminated):

@@ -24,11 +24,11 @@
  *     a line per inline level, the innermost first, as profile.proto orders
  *     them; a function per (name, file).  A frame without a function is
  *     named module+0xoffset, as every memscope report names it;
- *   - a mapping per module (obj).  The records hold no load addresses and
- *     no build ids, so memory_start, memory_limit, file_offset and build_id
- *     are left out, and every mapping says has_functions: the frames were
- *     symbolized when they were recorded, and symbolizing them again
- *     without their load addresses would give wrong answers.
+ *   - a mapping per module (obj and build id): its build_id, as frame
+ *     records give it; memory_start, its load address (a frame's ip less
+ *     its offset in the module), memory_limit past the highest ip seen in
+ *     it, file_offset 0; and has_functions: the frames were symbolized when
+ *     they were recorded (pprof need not do it again).
  *   - time_nanos (the header's start_epoch), duration_nanos (the end's ts),
  *     period_type space/bytes with period the header's options' sample (or
  *     1: every byte counted), comments, default_sample_type inuse_space.
@@ -53,7 +53,8 @@ enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
 enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
 enum { LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4 };
 enum {
-	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
 	MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
 };
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4 };
@@ -90,7 +91,8 @@ struct pfunc {
 };
 
 struct pmap {
-	int64_t filename;
+	int64_t filename, build_id;	/* string indexes, 0: none */
+	uint64_t start, limit;		/* 0: no address known */
 	bool has_filenames, has_line_numbers;
 };
 
@@ -251,6 +253,7 @@ static uint64_t mapping_of(struct pprof *p, const struct msc_rframe *f)
 		return 0;
 	p->key_len = 0;
 	key_str(p, f->obj);
+	key_str(p, f->build_id ? f->build_id : "");
 	id = lookup(p, &p->map_index);
 	if (!id) {
 		if (p->oom || MSC_GROW(p->maps, p->nmaps + 1, p->maps_cap, 16)) {
@@ -259,11 +262,22 @@ static uint64_t mapping_of(struct pprof *p, const struct msc_rframe *f)
 		}
 		m = &p->maps[p->nmaps++];
 		m->filename = msc_pb_string(&p->st, f->obj);
+		m->build_id = f->build_id ? msc_pb_string(&p->st, f->build_id) : 0;
+		m->start = m->limit = 0;
 		m->has_filenames = m->has_line_numbers = true;
 		id = p->nmaps;
 		remember(p, &p->map_index, id);
 	}
 	m = &p->maps[id - 1];
+	if (f->ip && f->offset) {
+		uint64_t ip = strtoull(f->ip, NULL, 16), off = strtoull(f->offset, NULL, 16);
+
+		/* where the module was loaded: the same for all its frames */
+		if (ip >= off && !m->start)
+			m->start = ip - off;
+		if (ip >= m->limit)
+			m->limit = ip + 1;
+	}
 	m->has_filenames &= f->file != NULL;
 	m->has_line_numbers &= f->line != 0;
 	return id;
@@ -474,7 +488,13 @@ static void encode(struct pprof *p, struct msc_pb *b)
 
 		m = msc_pb_begin(b, PROFILE_MAPPING);
 		msc_pb_uint(b, MAPPING_ID, n + 1);
+		if (x->start && x->limit > x->start) {
+			msc_pb_uint(b, MAPPING_MEMORY_START, x->start);
+			msc_pb_uint(b, MAPPING_MEMORY_LIMIT, x->limit);
+		}
 		msc_pb_uint(b, MAPPING_FILENAME, (uint64_t)x->filename);
+		if (x->build_id)
+			msc_pb_uint(b, MAPPING_BUILD_ID, (uint64_t)x->build_id);
 		msc_pb_uint(b, MAPPING_HAS_FUNCTIONS, 1);
 		msc_pb_uint(b, MAPPING_HAS_FILENAMES, x->has_filenames);
 		msc_pb_uint(b, MAPPING_HAS_LINE_NUMBERS, x->has_line_numbers);

@@ -372,6 +372,14 @@ static int write_frames(struct msc_stacks *st, struct msc_stacks_out *o, struct 
 		if (m) {
 			msc_w_str(w, "obj", m->path);
 			msc_w_hex(w, "offset", l->addr);
+			if (m->build_id_len) {
+				char id[2 * sizeof(m->build_id) + 1];
+				unsigned b;
+
+				for (b = 0; b < m->build_id_len; b++)
+					snprintf(id + 2 * b, 3, "%02x", m->build_id[b]);
+				msc_w_str(w, "build_id", id);
+			}
 		}
 		if (c && c->fn)
 			msc_w_str(w, "fn", c->fn);

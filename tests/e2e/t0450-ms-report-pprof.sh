@@ -94,7 +94,17 @@ check_eq "-traces: the leak's stack, innermost first" \
 	"$(awk 'on && /^-/ { exit } /48000B/ { on = 1; $1 = ""; print; next } on && NF == 1 { printf " %s", $1 }' traces.txt |
 	   tr -s ' ' '\n' | grep -v '^$' | grep -v -E '^(__libc|_start)' | tr '\n' ' ' | sed 's/ $//')"
 pp leaky.pb.gz -raw >raw.txt
-check_egrep "mappings: the program, with its path" "^[0-9]+: 0x0/0x0/0x0 $EX/leaky " raw.txt
+bid=$(readelf -n "$EX/leaky" | sed -n 's/^ *Build ID: //p')
+check_egrep "mappings: the program, with its path, build id and load address" \
+	"^[0-9]+: 0x[0-9a-f]+000/0x[0-9a-f]+/0x0 $EX/leaky $bid " raw.txt
+libc=$(sed -n 's|^[0-9]*: \(0x[0-9a-f]*\)/.* \(/[^ ]*libc.so.6\) \([0-9a-f]*\) .*|\1 \2 \3|p' raw.txt)
+set -- $libc
+check_eq "mappings: libc's build id, as readelf says" \
+	"$(readelf -n "$2" 2>/dev/null | sed -n 's/^ *Build ID: //p' | head -n 1)" "$3"
+start=$(sed -n "s|^[0-9]*: \(0x[0-9a-f]*\)/.* $EX/leaky .*|\1|p" raw.txt)
+ip=$(jq -r 'select(.type=="frame" and .fn=="leak_small_inner") | "\(.ip) \(.offset)"' "$OUT/leaky.ndjson" | head -n 1)
+check_eq "mappings: the load address is a frame's ip less its offset" \
+	"$(printf '0x%x' $((${ip% *} - ${ip#* })))" "$start"
 check_egrep "a site's block size is a label" "bytes:\[48 bytes\]" raw.txt
 check_egrep "the allocation function too" "alloc_fn:\[calloc\]" raw.txt
 check_fgrep "time: the recording's start" \
