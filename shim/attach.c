@@ -436,18 +436,16 @@ void shim_hooks_install(void)
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
 	afn_prepare();
 	/*
-	 * dlopen is hooked (to patch what it loads) only when there is
-	 * something to patch: --hook, or a built-in function some module
-	 * calls from the start.  The real dlopen then sees our library as its
-	 * caller, whose RUNPATH it searches instead of the program's.
+	 * dlopen is hooked (to patch what it loads) only for --hook, which
+	 * the user asked for: the real dlopen then sees our library as its
+	 * caller, whose RUNPATH it searches instead of the calling module's,
+	 * and a plugin found only through that RUNPATH would not load.  The
+	 * built-in functions do not take that risk on their own: modules
+	 * dlopen'ed later keep calling the allocator directly.
 	 */
 	if (g_nhooks)
 		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	patch_all();
-	if (afn_patched && !hook_addr[NHOOKED - 1]) {
-		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
-		patch_all();
-	}
 	/* Not an error: a library dlopen'ed later may call it. */
 	for (i = 0; i < g_nhooks && !secure_getenv("MEMSCOPE_QUIET"); i++)
 		if (!ghook_patched[i])
