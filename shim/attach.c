@@ -342,10 +342,122 @@ static void patch_all(void)
 	unlock();
 }
 
+/*
+ * Looks for file in the directories of list (':' separated, $ORIGIN and
+ * ${ORIGIN} standing for origin); the first that has it goes to out.
+ */
+static bool search_list(const char *list, const char *origin, const char *file, char *out, size_t n)
+{
+	const char *p = list;
+
+	while (*p) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p), k = 0, i = 0;
+
+		while (i < len && k < n - 1) {
+			size_t skip = !strncmp(p + i, "${ORIGIN}", 9) ? 9 : !strncmp(p + i, "$ORIGIN", 7) ? 7 : 0;
+
+			if (skip && i + skip <= len) {
+				size_t o = strlen(origin);
+
+				if (k + o >= n - 1)
+					break;
+				memcpy(out + k, origin, o);
+				k += o;
+				i += skip;
+			} else {
+				out[k++] = p[i++];
+			}
+		}
+		if (i == len && k + 1 + strlen(file) < n) {
+			if (!k)
+				out[k++] = '.';	/* an empty entry: the current directory */
+			out[k++] = '/';
+			memcpy(out + k, file, strlen(file) + 1);
+			if (access(out, F_OK) == 0)
+				return true;
+		}
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
+/*
+ * The real dlopen, called from hook_dlopen, takes our library for its
+ * caller: a bare name is searched in our (empty) RUNPATH instead of the
+ * calling module's.  What that loses is put back here: the name is looked
+ * up in the caller's DT_RPATH (searched before LD_LIBRARY_PATH) or
+ * DT_RUNPATH (after it), $ORIGIN expanded, and found there it is passed
+ * on as a path, which dlopen loads as it would have.  Anything else
+ * (LD_LIBRARY_PATH, the cache, the default directories, a library already
+ * loaded under that name) the real dlopen finds the same from anywhere.
+ */
+static const char *callers_path(const char *file, const void *caller, char *buf, size_t n)
+{
+	struct link_map *lm = NULL;
+	const ElfW(Dyn) *d;
+	const char *strtab = NULL, *env;
+	ElfW(Xword) runpath = 0, rpath = 0;
+	bool has_runpath = false, has_rpath = false;
+	char origin[4096];
+	Dl_info info;
+	ssize_t len;
+	char *slash;
+
+	if (!file || strchr(file, '/') || !caller ||
+	    !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld ||
+	    (uintptr_t)info.dli_fbase == self_base)
+		return file;
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_RUNPATH) {
+			runpath = d->d_un.d_val;
+			has_runpath = true;
+		} else if (d->d_tag == DT_RPATH) {
+			rpath = d->d_un.d_val;
+			has_rpath = true;
+		}
+	}
+	if (!strtab || (!has_runpath && !has_rpath))
+		return file;
+	/* the loader relocates DT_STRTAB in place; were it not, it is an offset */
+	if ((uintptr_t)strtab < lm->l_addr)
+		strtab += lm->l_addr;
+	if (lm->l_name && lm->l_name[0]) {
+		len = (ssize_t)strlen(lm->l_name);
+		if ((size_t)len >= sizeof(origin))
+			return file;
+		memcpy(origin, lm->l_name, (size_t)len + 1);
+	} else {
+		len = readlink("/proc/self/exe", origin, sizeof(origin) - 1);
+		if (len <= 0)
+			return file;
+		origin[len] = '\0';
+	}
+	slash = strrchr(origin, '/');
+	if (!slash)
+		return file;
+	*slash = '\0';
+	if (has_runpath) {
+		/* LD_LIBRARY_PATH comes first: there, dlopen finds it itself */
+		env = secure_getenv("LD_LIBRARY_PATH");
+		if (env && search_list(env, origin, file, buf, n))
+			return file;
+		return search_list(strtab + runpath, origin, file, buf, n) ? buf : file;
+	}
+	return search_list(strtab + rpath, origin, file, buf, n) ? buf : file;
+}
+
 /* dlopen, as the program's GOTs now call it: what it loads is patched too. */
 static void *hook_dlopen(const char *file, int mode)
 {
-	void *h = real_dlopen ? real_dlopen(file, mode) : NULL;
+	char path[4096];
+	void *h = real_dlopen ?
+		real_dlopen(callers_path(file, __builtin_return_address(0), path, sizeof(path)), mode) :
+		NULL;
 
 	if (h && npatches)
 		patch_all();

@@ -103,4 +103,32 @@ check_status "the same name twice: exit 2" 2 ms-record -q --hook pool_get=alloc,
 	--hook pool_get=free,ptr=arg2 -o /dev/null "$EX/pools-hook"
 check_status "--hook with -p: exit 2" 2 ms-record -q --hook pool_get=alloc,size=arg2 -p 1
 
+# A hooked dlopen is called from libmemscope.so: a bare name must still be
+# found through the calling program's RUNPATH ($ORIGIN/lib), as without us.
+mkdir -p "$OUT/rp/lib"
+echo 'const char *x_hello(void) { return "x: loaded"; }' >"$OUT/rp/x.c"
+cat >"$OUT/rp/main.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(void)
+{
+	void *h = dlopen("libx.so", RTLD_NOW);
+
+	if (!h) {
+		printf("main: %s\n", dlerror());
+		return 1;
+	}
+	printf("%s\n", ((const char *(*)(void))dlsym(h, "x_hello"))());
+	return 0;
+}
+EOF
+cc -shared -fPIC -o "$OUT/rp/lib/libx.so" "$OUT/rp/x.c"
+cc -o "$OUT/rp/main" "$OUT/rp/main.c" -ldl -Wl,-rpath,'$ORIGIN/lib'
+check_eq "RUNPATH plugin: loads alone" "x: loaded" "$("$OUT/rp/main")"
+check_eq "RUNPATH plugin: loads with dlopen hooked" "x: loaded" \
+	"$(ms-record -q --hook pool_get=alloc,size=arg2 -o /dev/null "$OUT/rp/main" 2>/dev/null)"
+cc -o "$OUT/rp/main-rpath" "$OUT/rp/main.c" -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN/lib'
+check_eq "RPATH plugin: loads with dlopen hooked" "x: loaded" \
+	"$(ms-record -q --hook pool_get=alloc,size=arg2 -o /dev/null "$OUT/rp/main-rpath" 2>/dev/null)"
+
 finish
