@@ -986,13 +986,46 @@ struct visit_arg {
 	unsigned fn;
 };
 
+/*
+ * What the built-in functions allocate and free is the malloc family's,
+ * sampled as malloc's is (--sample): a block is recorded when the
+ * countdown chooses it, and its free only if it was.
+ */
+static void afn_alloc(void *frame, uint64_t p, uint64_t size, unsigned fn)
+{
+	struct tstate *t = sample_skip(size);
+
+	if (t) {
+		sample_count_alloc(t, size);
+		return;
+	}
+	record_block(frame, (const void *)(uintptr_t)p, size, fn);
+}
+
+/* The free of p; true when it was recorded (p was, or no sampling). */
+static bool afn_free(void *frame, unsigned fn, uint64_t p)
+{
+	if (sample_unseen_free((const void *)(uintptr_t)p))
+		return false;
+	record_free(frame, fn, (const void *)(uintptr_t)p);
+	return true;
+}
+
+/* A resize failed after old's free was recorded: it lives on, recorded. */
+static void afn_unfree(unsigned fn, uint64_t old)
+{
+	if (g_sample)
+		sampled_add((const void *)(uintptr_t)old);
+	record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+}
+
 static bool visit_free(const void *heap, const void *area, void *block, size_t size, void *arg)
 {
 	const struct visit_arg *v = arg;
 
 	(void)heap, (void)area, (void)size;
 	if (block)
-		record_free(v->frame, v->fn, block);
+		afn_free(v->frame, v->fn, (uint64_t)(uintptr_t)block);
 	return true;
 }
 
@@ -1047,7 +1080,7 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		if (!p)
 			return CALL_REAL();
 		t_guard++;
-		record_free(frame, fn, (const void *)(uintptr_t)p);
+		afn_free(frame, fn, p);
 		r = CALL_REAL();
 		t_guard--;
 		return r;
@@ -1068,8 +1101,9 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		 * again before the call returns. */
 		old = f->kind == MSC_AFN_REALLOCARR ? (p ? *(uint64_t *)(uintptr_t)p : 0) : p;
 		t_guard++;
-		if (old)
-			record_free(frame, fn, (const void *)(uintptr_t)old);
+		/* old stays 0 when its free was not recorded (not sampled) */
+		if (old && !afn_free(frame, fn, old))
+			old = 0;
 		if (f->throws) {
 			t_guard--;
 			r = CALL_REAL();
@@ -1081,16 +1115,15 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		}
 		if (f->kind == MSC_AFN_REALLOCARR) {
 			if (r == 0)
-				record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p,
-					     size, fn);
+				afn_alloc(frame, *(uint64_t *)(uintptr_t)p, size, fn);
 			else if (old)
-				record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+				afn_unfree(fn, old);
 		} else if (r) {
-			record_alloc(frame, (const void *)(uintptr_t)r, size, fn);
+			afn_alloc(frame, r, size, fn);
 		} else if (old && size && f->kind == MSC_AFN_REALLOC) {
 			/* Failed, and the block is still the caller's (not
 			 * reallocf's, which frees it, nor a resize to 0). */
-			record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+			afn_unfree(fn, old);
 		}
 		t_guard--;
 		return r;
@@ -1113,29 +1146,29 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 	switch (f->kind) {
 	case MSC_AFN_ALLOC:
 		if (r)
-			record_alloc(frame, (const void *)(uintptr_t)r, size, fn);
+			afn_alloc(frame, r, size, fn);
 		break;
 	case MSC_AFN_ALLOC_OUT:
 		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
-			record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p, size, fn);
+			afn_alloc(frame, *(uint64_t *)(uintptr_t)p, size, fn);
 		break;
 	case MSC_AFN_STRDUP:
 	case MSC_AFN_WCSDUP:
 		if (r)
-			record_alloc(frame, (const void *)(uintptr_t)r,
-				     str_size(r, f->kind == MSC_AFN_WCSDUP), fn);
+			afn_alloc(frame, r, str_size(r, f->kind == MSC_AFN_WCSDUP), fn);
 		break;
 	case MSC_AFN_DUPENV:
 	case MSC_AFN_WDUPENV:
 		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
-			record_alloc(frame, (const void *)(uintptr_t)*(uint64_t *)(uintptr_t)p,
-				     str_size(*(uint64_t *)(uintptr_t)p, f->kind == MSC_AFN_WDUPENV), fn);
+			afn_alloc(frame, *(uint64_t *)(uintptr_t)p,
+				  str_size(*(uint64_t *)(uintptr_t)p, f->kind == MSC_AFN_WDUPENV), fn);
 		break;
 	case MSC_AFN_EXPAND:
-		/* Resized in place: the same block, of its new size. */
+		/* Resized in place: the same block, of its new size (chosen
+		 * again when sampling, as a realloc's new block is). */
 		if (r) {
-			record_free(frame, fn, (const void *)(uintptr_t)p);
-			record_alloc(frame, (const void *)(uintptr_t)p, size, fn);
+			afn_free(frame, fn, p);
+			afn_alloc(frame, p, size, fn);
 		}
 		break;
 	case MSC_AFN_XALLOCX:
@@ -1147,8 +1180,8 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		if (p && r >= size) {
 			uint64_t extra = a[f->n - 1], want = size + extra < size ? size : size + extra;
 
-			record_free(frame, fn, (const void *)(uintptr_t)p);
-			record_alloc(frame, (const void *)(uintptr_t)p, r < want ? r : want, fn);
+			afn_free(frame, fn, p);
+			afn_alloc(frame, p, r < want ? r : want, fn);
 		}
 		break;
 	default:
