@@ -284,14 +284,24 @@ static void warn_cb(void *ctx, const char *msg)
  * signal sent to ms-record alone is passed on to the program (one from the
  * terminal reached it already); once the program is gone, a signal ends the
  * children still followed.
+ *
+ * The timeout is how long the collector may leave the rings unread when
+ * they fill slowly (signals, the program's end and new connections wake it
+ * at once): 2 ms, what a burst of full-speed recording takes to fill a
+ * 64 KiB stretch of a ring several times over.  A sampled recording writes
+ * a record per sampled block, about one per BYTES allocated: 20 ms fill a
+ * ring's first 64 KiB only for a program allocating gigabytes a second at
+ * 512 KiB, and each wake-up we spare is a context switch on a CPU the
+ * program may be running on (on a busy 2-CPU machine, sqlite3 under
+ * --sample 512K was preempted by ms-record 512 times in 1.4 s).
  */
-static int record_loop(struct msc_recorder *rec, int sfd, int child)
+static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout_ms)
 {
 	bool interrupted = false;
 	int status = 0;
 
 	for (;;) {
-		if (msc_recorder_poll(rec, sfd, 2) > 0) {
+		if (msc_recorder_poll(rec, sfd, timeout_ms) > 0) {
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -605,7 +615,7 @@ int main(int argc, char **argv)
 			msc_warn("recording to %s", output);
 	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
-	status = record_loop(rec, sfd, ret);
+	status = record_loop(rec, sfd, ret, o.sample ? 20 : 2);
 	msc_recorder_summary_line(msc_recorder_summary(rec),
 				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
 				  sizeof(line));
