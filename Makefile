@@ -64,7 +64,7 @@ LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
 # libunwind-ptrace: attach unwinds the stopped thread to find a safe point.
-MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lz -lstdc++ -lm
+MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lz -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 # ms-top, the tool with a screen: ncurses with wide characters.
 TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui view util))

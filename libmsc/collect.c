@@ -858,6 +858,7 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
 
+		c->round_bytes -= cur->pos;
 		cur->head = __atomic_load_n(&cur->ring->head, __ATOMIC_ACQUIRE);
 		if (!cur->have)
 			ring_peek(c, p, i);
@@ -913,6 +914,8 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
 		struct msc_ring *r = cur->ring;
+
+		c->round_bytes += cur->pos;
 
 		/* Only we write the tail: one that moved was written over,
 		 * and its thread would wait for room we gave back already. */
@@ -970,14 +973,22 @@ static void take_samples(struct msc_collector *c)
  * The collector's pace.  Each round drains the rings up to the watermark.
  * A round that found much means the program allocates fast: the next one
  * starts at once, and the descriptors (a syscall) are looked at only once
- * a millisecond.  A round that found little naps briefly, so that the next
- * one finds a batch: per-round costs (the poll, the watermark, reading every
+ * a millisecond.  A round that found little naps, so that the next one
+ * finds a batch: per-round costs (the poll, the watermark, reading every
  * ring's head) are then spread over many events, and the CPU goes to the
- * program meanwhile.  The rings hold milliseconds of events at full speed.
+ * program meanwhile.  The nap is as long as the rings took to fill with
+ * ROUND_FILL_BYTES at the pace of the last round, within [ROUND_NAP_NS,
+ * the caller's timeout]: a fast program gets short naps, and its threads
+ * keep cycling through the first 64 KiB of their rings (shim.h, ring_begin);
+ * a slow one (a sampled recording: a record per few hundred allocations)
+ * wakes us a few hundred times a second, not thousands, each wake-up a
+ * context switch on a CPU the program may need.  The rings hold
+ * milliseconds of events at full speed.
  */
 #define ROUND_BUSY_EVENTS 4096
 #define ROUND_NAP_NS 200000ull
 #define ROUND_CHECK_NS 1000000ull
+#define ROUND_FILL_BYTES (16u * 1024)
 
 int msc_collector_settle(struct msc_collector *c, int pid)
 {
@@ -1011,18 +1022,26 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	unsigned n = 0, i, first_proc, delivered = 0;
 	int ret = 0, extra_at = -1, child_at = -1;
 	uint64_t wait_ns = timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull, now;
+	uint64_t since;
 	struct timespec to;
 
+	c->round_bytes = 0;
 	for (p = c->procs; p; p = p->next)
 		delivered += collect_pump(c, p, false);
 	take_samples(c);
 	now = msc_now_monotonic();
+	since = now - c->last_round_ns;
+	c->last_round_ns = now;
 	if (delivered >= ROUND_BUSY_EVENTS) {
 		if (now < c->next_check_ns)
 			return 0;
 		wait_ns = 0;
 	} else if (delivered && wait_ns > ROUND_NAP_NS) {
-		wait_ns = ROUND_NAP_NS;
+		/* Time to fill ROUND_FILL_BYTES at the last round's pace. */
+		uint64_t nap = c->round_bytes >= ROUND_FILL_BYTES ? ROUND_NAP_NS :
+			       since * ROUND_FILL_BYTES / (c->round_bytes | 1);
+
+		wait_ns = nap < ROUND_NAP_NS ? ROUND_NAP_NS : nap < wait_ns ? nap : wait_ns;
 	}
 	c->next_check_ns = now + ROUND_CHECK_NS;
 	if (c->pfd_cap < 3 + (size_t)c->nprocs) {

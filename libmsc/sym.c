@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Offline symbolization with libdwfl and address-sorted caches: see msc_sym.h. */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,31 @@
 #include "msc_sym.h"
 #include "msc_util.h"
 
-/* libstdc++'s demangler; <cxxabi.h> is C++ only.  Returns malloc'd text. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/*
+ * libstdc++'s demangler (<cxxabi.h> is C++ only; it returns malloc'd
+ * text), loaded the first time a name needs it: linked in, libstdc++
+ * costs every run of every tool about 3 ms to load (measured here, its
+ * relocations and page faults), and most programs are C.  Without it,
+ * names stay as the symbol table has them.
+ */
+typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+
+static demangle_fn *cxa_demangle;
+static pthread_once_t cxa_demangle_once = PTHREAD_ONCE_INIT;
+
+static void load_demangler(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+
+	if (h)
+		cxa_demangle = (demangle_fn *)dlsym(h, "__cxa_demangle");
+}
+
+static char *demangle(const char *name, int *status)
+{
+	pthread_once(&cxa_demangle_once, load_demangler);
+	return cxa_demangle ? cxa_demangle(name, NULL, NULL, status) : NULL;
+}
 
 #define STATUS_NO_DEBUG "no debug info"
 #define STATUS_CHANGED "file changed since recording (build-id mismatch)"
@@ -315,7 +340,7 @@ static int shown_name(struct msc_sym *s, const char *raw, const char **out)
 		name = version_free;
 	}
 	if (name[0] == '_' && name[1] == 'Z')
-		demangled = __cxa_demangle(name, NULL, NULL, &status);
+		demangled = demangle(name, &status);
 	ret = intern(s, demangled ? demangled : name, out);
 	free(demangled);
 	free(version_free);

@@ -17,6 +17,33 @@ struct sampled_set *g_sampled;
  * depend on the seed and on the order threads first recorded. */
 static unsigned g_seeded_threads;
 
+/*
+ * The set's memory, on huge pages where the kernel gives them (THP in
+ * "madvise" mode, as Debian ships it): its inserts land on random pages,
+ * and with 4 KiB pages a recording that samples a few thousand blocks
+ * takes a page fault for nearly every one of its 1,040 pages, each of them
+ * tens of microseconds in a VM (measured here: 20 us, 20 ms in all on the
+ * allocation storm, in the program's own time); on 2 MiB pages it takes
+ * three.  Aligned to 2 MiB, which huge pages need.
+ */
+#define HUGE_PAGE (2u * 1024 * 1024)
+
+static struct sampled_set *map_set(void)
+{
+	size_t size = (sizeof(struct sampled_set) + 4095) & ~(size_t)4095;
+	char *raw = map_anon(size + HUGE_PAGE), *set;
+
+	if (!raw)
+		return NULL;
+	set = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (set > raw)
+		unmap(raw, (size_t)(set - raw));
+	if (set < raw + HUGE_PAGE)
+		unmap(set + size, HUGE_PAGE - (size_t)(set - raw));
+	madvise(set, size, MADV_HUGEPAGE);
+	return (struct sampled_set *)set;
+}
+
 bool sample_setup(void)
 {
 	g_seeded_threads = 0;
@@ -24,7 +51,7 @@ bool sample_setup(void)
 	if (!g_ctl->sample)
 		return true;
 	if (!g_sampled) {
-		g_sampled = map_anon(sizeof(*g_sampled));
+		g_sampled = map_set();
 		if (!g_sampled)
 			return false;
 	} else {

@@ -313,11 +313,17 @@ static inline bool have_space(struct tstate *t, uint64_t need)
  * Reserves `words` words; returns where to write them, or NULL.
  *
  * A record that would cross into the next 64 KiB of the ring first looks
- * whether the collector has read everything; if so, the ring starts over
- * at its beginning (a PAD fills the rest).  A thread the collector keeps up
- * with then cycles through its first 64 KiB, in memory and cache, and the
- * rest of the ring is touched only when the collector falls behind: the
- * ring can be large without costing memory until it is needed.
+ * whether the collector keeps up: it has read this lap's first 64 KiB and
+ * is at most 64 KiB behind.  If so, the ring starts over at its beginning
+ * (a PAD fills the rest), where a whole free 64 KiB waits, and the
+ * collector has little left to read before all of the ring is free again.
+ * A thread the collector keeps up with then cycles through its first
+ * 128 KiB, in memory and cache, and the rest of the ring is touched only
+ * when the collector falls behind: the ring can be large without costing
+ * memory until it is needed.  (Asking for everything read, as this once
+ * did, sent every thread that never pauses through all of its ring, a page
+ * fault per 4 KiB in the program and another in the collector: a round
+ * leaves the events of the last 50 us, its watermark, unread.)
  */
 #define RING_REWIND (64u * 1024)
 
@@ -326,8 +332,8 @@ static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
 	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
 
 	if (unlikely((off & (RING_REWIND - 1)) + bytes > RING_REWIND) && off >= RING_REWIND) {
-		/* All of the ring free: the collector has read everything. */
-		if (have_space(t, t->size)) {
+		if (have_space(t, t->size - off + RING_REWIND) &&
+		    t->head - t->tail_cache <= RING_REWIND) {
 			uint64_t pad = t->size - off;
 
 			*(uint64_t *)(t->data + off) = msc_ev_hdr(MSC_EV_PAD, 0, 0, (uint32_t)(pad / 8));

@@ -173,59 +173,102 @@ static int check_program(const char *path)
 	return ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }
 
-static int launch(char *prog, char **argv, const char *shim, const char *sock,
-		  const sigset_t *orig_mask, void (*orig_pipe)(int), bool stdout_to_stderr)
+/*
+ * The program's environment: ours, with LD_PRELOAD led by the shim (the
+ * program's own preloads after it) and the shim's MEMSCOPE_* variables set
+ * or removed.  NULL when out of memory; the strings it adds are in *owned.
+ */
+static char **child_env(const char *shim, const char *sock, char *owned[3])
 {
-	int pipefd[2], err = 0;
-	pid_t pid;
-	ssize_t n;
+	static const char *const ours[] = { "LD_PRELOAD=", "MEMSCOPE_SOCK=", "MEMSCOPE_HOOKS=",
+					     "MEMSCOPE_QUIET=" };
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = 0, k = 0, i, j;
+	char **env;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
+	while (environ[n])
+		n++;
+	env = malloc((n + 5) * sizeof(*env));
+	owned[0] = malloc(strlen("LD_PRELOAD=") + strlen(shim) + (old ? strlen(old) : 0) + 2);
+	owned[1] = malloc(strlen("MEMSCOPE_SOCK=") + strlen(sock) + 1);
+	owned[2] = nhooks ? malloc(strlen("MEMSCOPE_HOOKS=") + strlen(hooks_env) + 1) : NULL;
+	if (!env || !owned[0] || !owned[1] || (nhooks && !owned[2])) {
+		free(env);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < ARRAY_SIZE(ours); j++)
+			if (strncmp(environ[i], ours[j], strlen(ours[j])) == 0)
+				break;
+		if (j == ARRAY_SIZE(ours))
+			env[k++] = environ[i];
+	}
+	sprintf(owned[0], "LD_PRELOAD=%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+	sprintf(owned[1], "MEMSCOPE_SOCK=%s", sock);
+	env[k++] = owned[0];
+	env[k++] = owned[1];
+	if (nhooks) {
+		sprintf(owned[2], "MEMSCOPE_HOOKS=%s", hooks_env);
+		env[k++] = owned[2];
+	}
+	if (quiet)
+		env[k++] = (char *)"MEMSCOPE_QUIET=1";
+	env[k] = NULL;
+	return env;
+}
+
+/*
+ * Starts the program from a vfork, not a fork, so that nothing of ours is
+ * copied, page tables included (a fork and the copy-on-write faults after
+ * it cost about 4 ms here, in every recording).  Not posix_spawn: glibc's
+ * leaves its internal signals (32 and 33) ignored in the program.  The
+ * child shares our memory until it execs: it only calls async-signal-safe
+ * functions, its signal dispositions are its own, and ms-record handles
+ * no signal (they come through a signalfd), so none of our code runs in
+ * it.  The program gets the signal mask and SIGPIPE disposition ms-record
+ * was given.  Returns its pid or a negative errno (the exec's).
+ */
+/* launch()'s vfork and exec, apart: nothing but its arguments in the frame
+ * the child shares. */
+static int spawn(char *prog, char **argv, char **env, const sigset_t *orig_mask,
+		 void (*orig_pipe)(int), bool stdout_to_stderr)
+{
+	volatile int err = 0;
+	pid_t pid = vfork();
+
 	if (pid == 0) {
-		const char *old = getenv("LD_PRELOAD");
-		char *pre;
-
-		close(pipefd[0]);
 		/* Records go to a pipe or file on our stdout: the program's
 		 * own output must not land in the middle of them. */
-		if (stdout_to_stderr && dup2(2, 1) < 0)
+		if (stdout_to_stderr && dup2(2, 1) < 0) {
+			err = errno;
 			_exit(EXIT_OWN);
-		/* The program gets the signal state ms-record was given. */
+		}
 		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
-		if (old && *old) {
-			pre = malloc(strlen(shim) + strlen(old) + 2);
-			if (pre)
-				sprintf(pre, "%s:%s", shim, old);
-		} else {
-			pre = strdup(shim);
-		}
-		if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv("MEMSCOPE_SOCK", sock, 1) ||
-		    (nhooks ? setenv("MEMSCOPE_HOOKS", hooks_env, 1) : unsetenv("MEMSCOPE_HOOKS")) ||
-		    (quiet ? setenv("MEMSCOPE_QUIET", "1", 1) : unsetenv("MEMSCOPE_QUIET")))
-			err = ENOMEM;
-		else {
-			execv(prog, argv);
-			err = errno;
-		}
-		if (write(pipefd[1], &err, sizeof(err)) < 0)
-			_exit(EXIT_CANNOT_RUN);
+		execve(prog, argv, env);
+		err = errno;
 		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
-	close(pipefd[1]);
-	do {
-		n = read(pipefd[0], &err, sizeof(err));
-	} while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == (ssize_t)sizeof(err)) {
+	if (pid < 0)
+		return -errno;
+	if (err) {
 		waitpid(pid, NULL, 0);
 		return -err;
 	}
 	return pid;
+}
+
+static int launch(char *prog, char **argv, const char *shim, const char *sock,
+		  const sigset_t *orig_mask, void (*orig_pipe)(int), bool stdout_to_stderr)
+{
+	char *owned[3] = { NULL, NULL, NULL }, **env = child_env(shim, sock, owned);
+	int ret = env ? spawn(prog, argv, env, orig_mask, orig_pipe, stdout_to_stderr) : -ENOMEM;
+
+	free(env);
+	free(owned[0]);
+	free(owned[1]);
+	free(owned[2]);
+	return ret;
 }
 
 
@@ -241,14 +284,24 @@ static void warn_cb(void *ctx, const char *msg)
  * signal sent to ms-record alone is passed on to the program (one from the
  * terminal reached it already); once the program is gone, a signal ends the
  * children still followed.
+ *
+ * The timeout is how long the collector may leave the rings unread when
+ * they fill slowly (signals, the program's end and new connections wake it
+ * at once): 2 ms, what a burst of full-speed recording takes to fill a
+ * 64 KiB stretch of a ring several times over.  A sampled recording writes
+ * a record per sampled block, about one per BYTES allocated: 20 ms fill a
+ * ring's first 64 KiB only for a program allocating gigabytes a second at
+ * 512 KiB, and each wake-up we spare is a context switch on a CPU the
+ * program may be running on (on a busy 2-CPU machine, sqlite3 under
+ * --sample 512K was preempted by ms-record 512 times in 1.4 s).
  */
-static int record_loop(struct msc_recorder *rec, int sfd, int child)
+static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout_ms)
 {
 	bool interrupted = false;
 	int status = 0;
 
 	for (;;) {
-		if (msc_recorder_poll(rec, sfd, 2) > 0) {
+		if (msc_recorder_poll(rec, sfd, timeout_ms) > 0) {
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -562,7 +615,7 @@ int main(int argc, char **argv)
 			msc_warn("recording to %s", output);
 	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
-	status = record_loop(rec, sfd, ret);
+	status = record_loop(rec, sfd, ret, o.sample ? 20 : 2);
 	msc_recorder_summary_line(msc_recorder_summary(rec),
 				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
 				  sizeof(line));

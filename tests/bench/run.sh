@@ -11,7 +11,9 @@
 # BENCH_RUNS (runs per command for medians, 10), BENCH_FILTER_RUNS (runs
 # per command in the filter benchmark, 3: each reads 10M records),
 # BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60), BENCH_SCAN_SIZES
-# (MiB live at exit in the leak scan benchmark, "64 256 1024").
+# (MiB live at exit in the leak scan benchmark, "64 256 1024"),
+# BENCH_JEMALLOC (the jemalloc whose profiling the sampled section compares
+# with, Debian's libjemalloc2).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
@@ -21,6 +23,7 @@ OUT=$TOP/tests/bench/out
 RESULTS=$OUT/results.md
 LINES=${BENCH_LINES:-1000000}
 PY=/usr/bin/python3
+JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
 SECTIONS="reader snapshot filter profilers sampled attach sizes scan top"
@@ -241,6 +244,14 @@ run_one() {
 	native) ;;
 	memscope) set -- ms-record -q -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
 	sampled) set -- ms-record -q --sample 512K -o "$OUT/sm.$_w.$_tag.ndjson" "$@" ;;
+	# jemalloc preloaded, and with its own heap profiling at its default
+	# rate (lg_prof_sample 19: 512 KiB, as --sample 512K)
+	jemalloc|jeprof)
+		[ "$_tool" = jeprof ] && _conf=prof:true || _conf=
+		LD_PRELOAD=$JEMALLOC MALLOC_CONF=$_conf "$BIN/peakmem" "$OUT/time.$_tag" "$@" \
+			>"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
+		cat "$OUT/time.$_tag"
+		return ;;
 	heaptrack) rm -f "$OUT/ht.$_w.$_tag".*; set -- timeout 120 heaptrack -o "$OUT/ht.$_w.$_tag" "$@" ;;
 	memcheck) set -- valgrind --tool=memcheck --leak-check=full --log-file="$OUT/mc.$_w.$_tag.log" "$@" ;;
 	esac
@@ -358,38 +369,65 @@ attach_run() {
 }
 
 # ms-record --sample 512K (issue 17's production mode): wall time against
-# native, median of interleaved pairs, and the shim's CPU per allocation
-# or free (the program's CPU beyond its native run's, over the exact event
-# count of the end record).  Goal: 1.03x.
+# native, median of interleaved pairs; the CPU per allocation or free (the
+# exact event count of the end record) of the shim (the program's CPU
+# beyond its native run's) and of ms-record (its own, recorder_cpu); and,
+# on the same workloads, jemalloc's own heap profiling at its default rate
+# (the same 512 KiB) against plain jemalloc, when Debian's libjemalloc2 is
+# there and built with profiling.  Goal: 1.03x.  Wall ratios on this
+# 2-core machine move by a quarter between runs, CPU per event much less.
 bench_sampled() {
 	_runs=${BENCH_PROFILER_RUNS:-3}
 	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
+	_je=yes
+	if [ ! -e "$JEMALLOC" ]; then
+		_je="no: $JEMALLOC is not there (Debian: libjemalloc2)"
+	elif LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true /bin/true 2>&1 | grep -q 'Invalid conf'; then
+		_je="no: this jemalloc is built without profiling"
+	fi
 	make_inputs
 	emit "" "### Sampled recording (ms-record --sample 512K)" "" \
-		"Wall time relative to native, median of $_runs interleaved pairs; the shim's CPU" \
-		"per event (allocation or free) and blocks recorded, from the end record." "" \
-		"| workload | native s | sampled | events | recorded | shim ns/event |" "|---|---:|---:|---:|---:|---:|"
+		"Wall time relative to native, median of $_runs interleaved pairs; the CPU per" \
+		"event (allocation or free) of the shim (the program's beyond its native run)" \
+		"and of ms-record, and blocks recorded, from the end record; jemalloc's own" \
+		"profiling (MALLOC_CONF=prof:true, lg_prof_sample 19 = 512 KiB) relative to" \
+		"plain jemalloc, both preloaded, median of $_runs interleaved pairs." "" \
+		"| workload | native s | sampled | shim ns/event | ms-record ns/event | events | recorded | jemalloc s | jemalloc prof |" \
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for _w in $_w_list; do
 		: >"$OUT/sratios.$_w"
+		: >"$OUT/jratios.$_w"
 		_i=0
 		while [ $_i -lt "$_runs" ]; do
 			note "sampled: $_w, pair $((_i + 1))"
 			_n=$(run_one native "$_w" sn$_i)
 			_p=$(run_one sampled "$_w" ss$_i)
 			jq -r --arg n "$(cat "$OUT/time.sn$_i.cpu" 2>/dev/null)" --arg w "$_n $_p" \
-				'select(.type=="end" and .cpu != null) | "\($w) \(.cpu) \($n) \(.allocs + .frees) \(.samples)"' \
+				'select(.type=="end" and .cpu != null) | "\($w) \(.cpu) \($n) \(.allocs + .frees) \(.samples) \(.recorder_cpu)"' \
 				"$OUT/sm.$_w.ss$_i.ndjson" 2>/dev/null | head -n 1 >>"$OUT/sratios.$_w"
+			if [ "$_je" = yes ]; then
+				note "sampled: $_w, jemalloc pair $((_i + 1))"
+				echo "$(run_one jemalloc "$_w" sj$_i) $(run_one jeprof "$_w" sp$_i)" >>"$OUT/jratios.$_w"
+			fi
 			_i=$((_i + 1))
 		done
-		# Columns: native_s native_peak native_status s peak status cpu native_cpu events samples
+		# Columns: native_s native_peak native_status s peak status cpu
+		# native_cpu events samples recorder_cpu
 		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
 		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | _med)
 		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | _med)
 		_ev=$(awk '{ print $9 }' "$OUT/sratios.$_w" | head -n 1)
 		_rec=$(awk '{ print $10 }' "$OUT/sratios.$_w" | head -n 1)
 		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | _med)
-		emit "| $_w | $_native | ${_ratio}x | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_shim |"
+		_coll=$(awk '$9 > 0 && $11 != "" { print $11 / $9 }' "$OUT/sratios.$_w" | _med)
+		_jn=n/a _jp=n/a
+		if [ "$_je" = yes ]; then
+			_jn=$(awk '{ print $1 }' "$OUT/jratios.$_w" | _med)
+			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | _med)x"
+		fi
+		emit "| $_w | $_native | ${_ratio}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
 	done
+	[ "$_je" = yes ] || emit "" "jemalloc's profiling not measured: $_je."
 }
 
 bench_attach() {

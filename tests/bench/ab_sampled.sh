@@ -1,0 +1,92 @@
+#!/bin/sh
+# ab_sampled.sh: ms-record --sample 512K of two builds, A/B, interleaved,
+# with jemalloc's own profiling beside them (issue 17).
+#
+#   sh tests/bench/ab_sampled.sh BEFORE_TREE [ITERATIONS] [WORKLOAD...]
+#
+# BEFORE_TREE is another built tree of memscope (git archive COMMIT | tar
+# -x -C DIR; make -C DIR); this tree is "after".  Each iteration runs every
+# workload (storm1 sqlite python, as make bench's sampled section) natively,
+# under plain jemalloc, jemalloc with prof:true, and ms-record --sample 512K
+# of each build, one after the other, through tests/bench/peakmem.  On a
+# shared machine the wall ratios swing by a quarter from one iteration to
+# the next, so it prints medians and the best of all iterations (least
+# disturbed), of wall ratios and of the CPU the program used beyond its
+# native run (the shim) and ms-record's own (from the end record).
+# Raw lines go to tests/bench/out/ab_sampled.txt.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+TOP=$PWD
+BIN=$TOP/tests/bench/bin
+OUT=$TOP/tests/bench/out
+JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
+[ $# -ge 1 ] || { echo "usage: $0 BEFORE_TREE [ITERATIONS] [WORKLOAD...]" >&2; exit 2; }
+BEFORE=$(cd "$1" && pwd) || exit 2
+N=${2:-7}
+[ $# -ge 2 ] && shift 2 || shift
+WL=${*:-storm1 sqlite python}
+for t in "$BEFORE" "$TOP"; do
+	[ -x "$t/tools/ms-record" ] && [ -e "$t/shim/libmemscope.so" ] ||
+		{ echo "$0: $t is not built" >&2; exit 2; }
+done
+[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] || { echo "$0: run 'make bench' first" >&2; exit 2; }
+mkdir -p "$OUT"
+RAW=$OUT/ab_sampled.txt
+: >"$RAW"
+# The inputs of make bench's sampled section, which writes them.
+[ -f "$OUT/sqlite_inserts.sql" ] && [ -f "$OUT/py_dict.py" ] ||
+	{ echo "$0: run 'sh tests/bench/run.sh sampled' once first" >&2; exit 2; }
+export PYTHONMALLOC=malloc
+i=0
+while [ $i -lt "$N" ]; do
+	for w in $WL; do
+		case $w in
+		storm1) set -- "$BIN/alloc_storm" 1 ;;
+		storm2) set -- "$BIN/alloc_storm" 2 ;;
+		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+		python) set -- /usr/bin/python3 "$OUT/py_dict.py" ;;
+		*) echo "$0: unknown workload $w" >&2; exit 2 ;;
+		esac
+		for v in native jemalloc jeprof before after; do
+			case $v in
+			native) "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
+			jemalloc) LD_PRELOAD=$JEMALLOC "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
+			jeprof) LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
+			before) MEMSCOPE_SHIM=$BEFORE/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
+				"$BEFORE/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" "$@" ;;
+			after) MEMSCOPE_SHIM=$TOP/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
+				"$TOP/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" "$@" ;;
+			esac >/dev/null 2>&1
+			# workload variant wall cpu program_cpu recorder_cpu
+			e="- -"
+			case $v in before|after)
+				e=$(jq -r 'select(.type=="end") | "\(.cpu) \(.recorder_cpu)"' "$OUT/ab.ndjson") ;;
+			esac
+			echo "$w $v $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") $e" >>"$RAW"
+		done
+	done
+	i=$((i + 1))
+	echo "ab_sampled: iteration $i of $N" >&2
+done
+awk '
+function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
+function med(s,   a, n) { n = sorted(s, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+function lo(s,   a) { sorted(s, a); return a[1] }
+{ w = $1; v = $2; wall[v] = $3; cpu[v] = $4; prog[v] = $5; rec[v] = $6; seen[w] = 1
+  if (v != "after") next
+  r_b[w] = r_b[w] " " wall["before"] / wall["native"]; r_a[w] = r_a[w] " " wall["after"] / wall["native"]
+  r_j[w] = r_j[w] " " wall["jeprof"] / wall["jemalloc"]
+  for (k in wall) mw[w, k] = (mw[w, k] == "" || wall[k] < mw[w, k]) ? wall[k] : mw[w, k]
+  for (k in cpu) mc[w, k] = (mc[w, k] == "" || cpu[k] < mc[w, k]) ? cpu[k] : mc[w, k]
+  s_b[w] = s_b[w] " " (prog["before"] - cpu["native"]) / 1e6; s_a[w] = s_a[w] " " (prog["after"] - cpu["native"]) / 1e6
+  c_b[w] = c_b[w] " " rec["before"] / 1e6; c_a[w] = c_a[w] " " rec["after"] / 1e6
+  pb[w] = (pb[w] == "" || prog["before"] < pb[w]) ? prog["before"] : pb[w]
+  pa[w] = (pa[w] == "" || prog["after"] < pa[w]) ? prog["after"] : pa[w] }
+END {
+  print "| workload | native s (best) | before: median, best | after: median, best | jemalloc prof: median, best | program CPU beyond native, ms: before, after (best) | ms-record CPU, ms: before, after (best) |"
+  print "|---|---:|---:|---:|---:|---:|---:|"
+  for (w in seen)
+	printf "| %s | %.2f | %.2fx, %.2fx | %.2fx, %.2fx | %.2fx, %.2fx | %.0f, %.0f | %.0f, %.0f |\n", w, mw[w, "native"],
+		med(r_b[w]), mw[w, "before"] / mw[w, "native"], med(r_a[w]), mw[w, "after"] / mw[w, "native"],
+		med(r_j[w]), mw[w, "jeprof"] / mw[w, "jemalloc"],
+		(pb[w] - mc[w, "native"]) / 1e6, (pa[w] - mc[w, "native"]) / 1e6, lo(c_b[w]), lo(c_a[w]) }' "$RAW"
