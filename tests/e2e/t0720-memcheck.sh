@@ -19,18 +19,35 @@ fi
 C="$TOP/tests/fuzz/corpus/records"
 # vg NAME COMMAND...: the command's status must be what it is without
 # valgrind, and memcheck must find nothing (its own status 99 otherwise).
+# Two run at a time (the machine's two cores); vg_results checks them.
+_vg_jobs=0
 vg() {
 	_name=$1
 	shift
-	"$@" >/dev/null 2>&1
-	_want=$?
-	valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
-		--errors-for-leak-kinds=definite,indirect --log-file="$OUT/vg.$_name.log" \
-		"$@" >/dev/null 2>"$OUT/vg.$_name.err"
-	_got=$?
-	if [ "$_got" = "$_want" ]; then ok; else
-		not_ok "$_name: status $_got under memcheck, $_want without: $(head -c 600 "$OUT/vg.$_name.log")"
+	(
+		"$@" >/dev/null 2>&1
+		_want=$?
+		valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+			--errors-for-leak-kinds=definite,indirect --log-file="$OUT/vg.$_name.log" \
+			"$@" >/dev/null 2>"$OUT/vg.$_name.err"
+		echo "$_want $?" >"$OUT/vg.$_name.status"
+	) &
+	_vg_jobs=$((_vg_jobs + 1))
+	if [ $_vg_jobs -ge 2 ]; then
+		wait
+		_vg_jobs=0
 	fi
+}
+vg_results() {
+	wait
+	for _f in "$OUT"/vg.*.status; do
+		_name=${_f#"$OUT"/vg.}
+		_name=${_name%.status}
+		read -r _want _got <"$_f"
+		if [ "$_got" = "$_want" ]; then ok; else
+			not_ok "$_name: status $_got under memcheck, $_want without: $(head -c 600 "$OUT/vg.$_name.log")"
+		fi
+	done
 }
 
 # Every input in text, through ms-filter, as a pprof profile; every
@@ -39,7 +56,7 @@ vg() {
 for f in "$C"/*; do
 	b=$(basename "$f")
 	vg "report.$b" ms-report "$f"
-	vg "report-pprof.$b" ms-report --pprof -o "$OUT/p.pb.gz" "$f"
+	vg "report-pprof.$b" ms-report --pprof -o "$OUT/p.$b.pb.gz" "$f"
 	vg "filter.$b" ms-filter --min 64 --ignore 'libc*' --transient "$f"
 done
 for b in leaky.ndjson pages-events.ndjson snap.ndjson diff.ndjson; do
@@ -56,5 +73,6 @@ vg "record" ms-record -q -o "$OUT/r.ndjson" "$EX/leaky"
 vg "record-events" ms-record -q --events -o "$OUT/e.ndjson" "$EX/threads"
 vg "record-follow" ms-record -q -f -o "$OUT/f.ndjson" "$EX/forkexec"
 vg "top-batch" ms-top --batch -n 2 -d 0.2
+vg_results
 
 finish
