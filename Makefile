@@ -298,8 +298,11 @@ unit: $(UNIT_TESTS)
 		./$$t >tests/unit/bin/$$(basename $$t).log 2>&1 || { cat tests/unit/bin/$$(basename $$t).log; fail=1; }; \
 	done; exit $$fail
 
+# End-to-end scripts that measure no time run this many at a time (see
+# tests/e2e/run.sh): the cores, at most 2.
+E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 2 ] && n=2; echo $$n)
 e2e: all
-	$(Q)sh tests/e2e/run.sh
+	$(Q)E2E_JOBS=$(E2E_JOBS) sh tests/e2e/run.sh
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
