@@ -7,6 +7,7 @@
  * with every figure exact, and memscope.h's pools.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -464,6 +465,38 @@ static void test_gate_kinds(void **state)
  * destroy that releases many blocks (the live table's deletes shift entries
  * under the walk), a freed slot reused by the next pool, and the names.
  */
+/*
+ * --sample's weights: a block of s bytes recorded with probability
+ * p = 1 - exp(-s/rate) counts for 1/p on average (floor or ceiling, by
+ * the hash), the same for the same hash, and 1 for blocks far larger than
+ * the rate.
+ */
+static void test_sample_weight(void **state)
+{
+	static const uint64_t sizes[] = { 1, 16, 100, 4096, 65536 };
+	const uint64_t rate = 65536;
+	unsigned i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double p = -expm1(-(double)sizes[i] / (double)rate), sum = 0;
+		uint64_t lo = (uint64_t)(1 / p), n = 200000;
+
+		for (k = 0; k < n; k++) {
+			uint64_t w = msc_sample_weight(rate, sizes[i], k * 0x9e3779b97f4a7c15ull + i);
+
+			assert_true(w == lo || w == lo + 1);
+			sum += (double)w;
+		}
+		/* the mean within 1 % of 1/p (its spread is at most 1/2) */
+		assert_true(fabs(sum / (double)n * p - 1) < 0.01);
+		assert_int_equal(msc_sample_weight(rate, sizes[i], 42), msc_sample_weight(rate, sizes[i], 42));
+	}
+	assert_int_equal(msc_sample_weight(rate, 64 * rate, 7), 1);
+	/* size 0 counts as 1 byte */
+	assert_int_equal(msc_sample_weight(rate, 0, 9), msc_sample_weight(rate, 1, 9));
+}
+
 static void test_pools(void **state)
 {
 	const uint64_t P1 = 0x7000, P2 = 0x8000, P3 = 0x9000;
@@ -527,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_no_errors),
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),
+		cmocka_unit_test(test_sample_weight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
