@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "msc_agg.h"
 #include "msc_err.h"
@@ -73,12 +74,16 @@ uint64_t msc_age_bucket_limit(unsigned b)
 	return limit;
 }
 
+static struct msc_live *live_map(size_t cap);
+static void live_layout(struct msc_agg *a, size_t cap);
+static size_t live_bytes(size_t slots);
+
 int msc_agg_init(struct msc_agg *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->live_mask = 4095;
-	a->live_limit = (a->live_mask + 1) / 4 * 3;
-	a->live = calloc(a->live_mask + 1, sizeof(*a->live));
+	a->live = live_map(4096);
+	if (a->live)
+		live_layout(a, 4096);
 	a->site_mask = 1023;
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
 	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
@@ -92,7 +97,8 @@ int msc_agg_init(struct msc_agg *a)
 
 void msc_agg_release(struct msc_agg *a)
 {
-	free(a->live);
+	if (a->live)
+		munmap(a->live, live_bytes(a->live_slots));
 	free(a->sites);
 	free(a->site_index);
 	free(a->stack_sites);
@@ -184,38 +190,123 @@ static inline size_t live_home(const struct msc_agg *a, uint64_t ptr)
 	return msc_live_hash(ptr, a->live_mask);
 }
 
+/*
+ * The table is mmap'ed, so that it grows in place: mremap() moves its
+ * pages (no copy, and no second table beside the first: at 4.5M blocks
+ * that was 96 MiB more at the moment of growth), and the entries are
+ * rehashed where they are (live_grow).  (MADV_HUGEPAGE, for the TLB
+ * misses of random entries, was tried: on Python's 4.5M blocks the
+ * kernel's zeroing of huge pages cost more collector CPU than it saved.)
+ */
+static size_t live_bytes(size_t slots)
+{
+	/* one more slot than the table's: see MSC_LIVE_TAIL */
+	return (slots + 1) * sizeof(struct msc_live);
+}
+
+static struct msc_live *live_map(size_t cap)
+{
+	struct msc_live *l = mmap(NULL, live_bytes(cap + MSC_LIVE_TAIL), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return l == MAP_FAILED ? NULL : l;
+}
+
+static void live_layout(struct msc_agg *a, size_t cap)
+{
+	a->live_mask = cap - 1;
+	a->live_slots = cap + MSC_LIVE_TAIL;
+	a->live_limit = cap / 4 * 3;
+}
+
+/* An entry's slot: the first free one from its home on (no wrap). */
+static inline size_t live_place(const struct msc_live *l, size_t i)
+{
+	while (l[i].ptr)
+		i++;
+	return i;
+}
+
+/*
+ * Doubles the table in place.  A home is the hash's low bits, so an
+ * entry's new home is its old one or that plus the old capacity: going
+ * up the old half, each entry is taken out and put back from its new
+ * home.  One that stays in the lower half lands at or before its old
+ * slot (which was just emptied), behind entries already placed, and
+ * nothing placed is moved again; one that moves goes to the upper half,
+ * which holds nothing else but them.  The old tail (the slots past the
+ * last home, which the upper half now overlaps) is emptied first and its
+ * entries put back last.
+ */
 static int live_grow(struct msc_agg *a)
 {
-	size_t ncap = (a->live_mask + 1) * 2, i;
-	struct msc_live *nl = calloc(ncap, sizeof(*nl));
+	size_t ocap = a->live_mask + 1, oslots = a->live_slots, ncap = ocap * 2, i, nt = 0;
+	struct msc_live *l, *tail;
 
-	if (!nl)
+	if (ncap > (1ull << 32))
+		return -ENOMEM;	/* msc_live_hash's range */
+	tail = malloc((oslots + 1 - ocap) * sizeof(*tail));
+	if (!tail)
 		return -ENOMEM;
-	for (i = 0; i <= a->live_mask; i++) {
-		size_t j;
-
-		if (!a->live[i].ptr)
-			continue;
-		j = msc_live_hash(a->live[i].ptr, ncap - 1);
-		while (nl[j].ptr)
-			j = (j + 1) & (ncap - 1);
-		nl[j] = a->live[i];
+	l = mremap(a->live, live_bytes(oslots), live_bytes(ncap + MSC_LIVE_TAIL), MREMAP_MAYMOVE);
+	if (l == MAP_FAILED) {
+		free(tail);
+		return -ENOMEM;
 	}
-	free(a->live);
-	a->live = nl;
-	a->live_mask = ncap - 1;
-	a->live_limit = ncap / 4 * 3;
+	a->live = l;
+	for (i = ocap; i <= oslots; i++)
+		if (l[i].ptr) {
+			tail[nt++] = l[i];
+			l[i].ptr = 0;
+		}
+	live_layout(a, ncap);
+	for (i = 0; i < ocap; i++) {
+		struct msc_live e;
+		size_t h;
+
+		if (!l[i].ptr)
+			continue;
+		h = live_home(a, l[i].ptr);
+		if (h == i)
+			continue;
+		e = l[i];
+		l[i].ptr = 0;
+		l[live_place(l, h)] = e;
+	}
+	for (i = 0; i < nt; i++)
+		l[live_place(l, live_home(a, tail[i].ptr))] = tail[i];
+	free(tail);
+	/* Entries pushed to the last slot (not in any real run): grow again
+	 * at the next insertion rather than leave no empty slot at the end. */
+	if (l[a->live_slots - 1].ptr)
+		a->live_limit = 0;
 	return 0;
 }
 
-/* The slot of ptr, or the empty slot where it would go (room assured). */
+/*
+ * The slot of ptr, or the empty slot where it would go; NULL when the
+ * table must grow first (full, or that slot is its last).
+ */
 static inline struct msc_live *live_probe(struct msc_agg *a, uint64_t ptr)
 {
 	size_t i = live_home(a, ptr);
 
 	while (a->live[i].ptr && a->live[i].ptr != ptr)
-		i = (i + 1) & a->live_mask;
+		i++;
+	if (msc_unlikely(!a->live[i].ptr && (i >= a->live_slots - 1 || a->live_count >= a->live_limit)))
+		return NULL;
 	return &a->live[i];
+}
+
+/* live_probe, growing the table when it must; NULL: no memory. */
+static struct msc_live *live_probe_grow(struct msc_agg *a, uint64_t ptr)
+{
+	struct msc_live *b;
+
+	while (!(b = live_probe(a, ptr)))
+		if (live_grow(a))
+			return NULL;
+	return b;
 }
 
 static struct msc_live *live_find(const struct msc_agg *a, uint64_t ptr)
@@ -225,7 +316,7 @@ static struct msc_live *live_find(const struct msc_agg *a, uint64_t ptr)
 	while (a->live[i].ptr) {
 		if (a->live[i].ptr == ptr)
 			return &a->live[i];
-		i = (i + 1) & a->live_mask;
+		i++;
 	}
 	return NULL;
 }
@@ -235,13 +326,10 @@ static void live_delete(struct msc_agg *a, struct msc_live *slot)
 	size_t i = (size_t)(slot - a->live), j = i;
 
 	for (;;) {
-		size_t home;
-
-		j = (j + 1) & a->live_mask;
+		j++;
 		if (!a->live[j].ptr)
 			break;
-		home = live_home(a, a->live[j].ptr);
-		if (((j - home) & a->live_mask) >= ((j - i) & a->live_mask)) {
+		if (live_home(a, a->live[j].ptr) <= i) {
 			a->live[i] = a->live[j];
 			i = j;
 		}
@@ -252,16 +340,13 @@ static void live_delete(struct msc_agg *a, struct msc_live *slot)
 
 static struct msc_live *live_insert(struct msc_agg *a, uint64_t ptr)
 {
-	size_t i;
+	struct msc_live *b = live_probe_grow(a, ptr);
 
-	if (a->live_count >= a->live_limit && live_grow(a))
+	if (!b)
 		return NULL;
-	i = live_home(a, ptr);
-	while (a->live[i].ptr)
-		i = (i + 1) & a->live_mask;
-	a->live[i].ptr = ptr;
+	b->ptr = ptr;
 	a->live_count++;
-	return &a->live[i];
+	return b;
 }
 
 /* ---------------------------------------------------------------- sites */
@@ -629,9 +714,9 @@ static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr,
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
-	if (a->live_count >= a->live_limit && live_grow(a))
+	b = live_probe_grow(a, ptr);
+	if (!b)
 		goto oom;
-	b = live_probe(a, ptr);
 	if (b->ptr) {
 		/* The address is live: its free never reached us.  Count the
 		 * old block as freed here rather than lose the new one. */
@@ -889,7 +974,7 @@ uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
 		a->last_ts = ts;
 	if (!slot)
 		return 0;
-	for (i = 0; i <= a->live_mask && a->pools[slot - 1].id; i++) {
+	for (i = 0; i < a->live_slots && a->pools[slot - 1].id; i++) {
 		struct msc_live *b = &a->live[i];
 		uint64_t born;
 
@@ -1182,7 +1267,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 	*out = NULL;
 	if (msc_u64map_init(&groups, a->nsites + 16))
 		return -ENOMEM;
-	for (i = 0; i <= a->live_mask + a->nregions; i++) {
+	for (i = 0; i < a->live_slots + a->nregions; i++) {
 		uint32_t site;
 		uint8_t kind;
 		uint64_t ts, bytes, w = 1;
@@ -1190,7 +1275,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 		struct msc_leak *l;
 		bool primary = true;
 
-		if (i <= a->live_mask) {
+		if (i < a->live_slots) {
 			if (!a->live[i].ptr)
 				continue;
 			site = a->live[i].site;
@@ -1201,7 +1286,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			bytes = msc_live_size(a, &a->live[i]);
 			w = block_weight(a, &a->live[i], bytes);
 		} else {
-			const struct msc_region *r = &a->regions[i - a->live_mask - 1];
+			const struct msc_region *r = &a->regions[i - a->live_slots];
 
 			site = r->site;
 			if (a->sites[site].removed)
@@ -1245,7 +1330,7 @@ void msc_agg_set_kinds(struct msc_agg *a, unsigned kind)
 {
 	size_t i;
 
-	for (i = 0; i <= a->live_mask; i++)
+	for (i = 0; i < a->live_slots; i++)
 		if (a->live[i].ptr)
 			msc_live_set_kind(&a->live[i], kind);
 	for (i = 0; i < a->nregions; i++)
@@ -1264,19 +1349,19 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 
 	memset(bytes, 0, MSC_LEAK_KINDS * sizeof(*bytes));
 	memset(blocks, 0, MSC_LEAK_KINDS * sizeof(*blocks));
-	for (i = 0; i <= a->live_mask + a->nregions; i++) {
+	for (i = 0; i < a->live_slots + a->nregions; i++) {
 		unsigned kind;
 		uint64_t size, w = 1;
 		bool primary = true;
 
-		if (i <= a->live_mask) {
+		if (i < a->live_slots) {
 			if (!a->live[i].ptr)
 				continue;
 			kind = msc_live_kind(&a->live[i]);
 			size = msc_live_size(a, &a->live[i]);
 			w = block_weight(a, &a->live[i], size);
 		} else {
-			const struct msc_region *reg = &a->regions[i - a->live_mask - 1];
+			const struct msc_region *reg = &a->regions[i - a->live_slots];
 
 			kind = reg->kind;
 			size = reg->end - reg->start;

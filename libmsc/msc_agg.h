@@ -162,6 +162,9 @@ static inline size_t msc_live_hash(uint64_t ptr, size_t mask)
 }
 
 #define MSC_LIVE_BIG UINT32_MAX
+/* Slots past the last home (struct msc_agg): a run that reaches the end
+ * makes the table grow. */
+#define MSC_LIVE_TAIL 1024
 #define MSC_LIVE_TS_MASK ((1ull << 56) - 1)
 
 struct msc_site_slot {
@@ -263,9 +266,12 @@ struct msc_freed {
 };
 
 struct msc_agg {
-	/* live blocks: open addressing keyed by ptr, backward-shift delete */
+	/* live blocks: open addressing keyed by ptr (linear probing that
+	 * never wraps: runs go on into MSC_LIVE_TAIL slots past the last
+	 * home, and the last slot stays empty), backward-shift delete */
 	struct msc_live *live;
-	size_t live_mask, live_count;
+	size_t live_mask, live_count;	/* homes: hash & live_mask */
+	size_t live_slots;		/* live_mask + 1 + MSC_LIVE_TAIL */
 	size_t live_limit;		/* it grows at this count (3/4 full) */
 	/* sites */
 	struct msc_site *sites;
@@ -548,7 +554,7 @@ unsigned msc_age_bucket(uint64_t ns);
 /* Upper bound (exclusive, ns) of bucket b; UINT64_MAX for the last. */
 uint64_t msc_age_bucket_limit(unsigned b);
 
-/* Iterates live blocks: for (i = 0; i <= a->live_mask; i++) if (a->live[i].ptr) ... */
+/* Iterates live blocks: for (i = 0; i < a->live_slots; i++) if (a->live[i].ptr) ... */
 
 /*
  * Leaks: live blocks and regions grouped by (site, kind), largest first.

@@ -708,14 +708,14 @@ static int build(struct scan *s, struct msc_agg *a)
 	size_t i, n = 0;
 
 	s->a = a;
-	if (a->live_count + a->nregions >= EDGE_START || a->live_mask > REF_MAX ||
+	if (a->live_count + a->nregions >= EDGE_START || a->live_slots > REF_MAX ||
 	    a->nregions > REF_MAX)
 		return -EOVERFLOW;
 	s->nalloc = a->live_count + a->nregions;
 	s->b = alloc_array(s->nalloc * sizeof(*s->b));
 	if (!s->b)
 		return -ENOMEM;
-	for (i = 0; i <= a->live_mask; i++) {
+	for (i = 0; i < a->live_slots; i++) {
 		const struct msc_live *l = &a->live[i];
 		uint64_t size;
 
@@ -885,7 +885,7 @@ static void set_kinds(struct scan *s, struct msc_agg *a)
 		[UNREACHED] = MSC_LEAK_DEFINITELY, [POSSIBLE] = MSC_LEAK_POSSIBLY,
 		[REACHABLE] = MSC_LEAK_REACHABLE, [INDIRECT] = MSC_LEAK_INDIRECTLY,
 	};
-	uint8_t *by_slot = (a->live_mask + 1) <= (s->nalloc + 1) * sizeof(*s->edge_at) ?
+	uint8_t *by_slot = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at) ?
 			   (uint8_t *)s->edge_at : NULL;
 	size_t i;
 
@@ -902,7 +902,7 @@ static void set_kinds(struct scan *s, struct msc_agg *a)
 	}
 	if (!by_slot)
 		return;
-	for (i = 0; i <= a->live_mask; i++)
+	for (i = 0; i < a->live_slots; i++)
 		if (a->live[i].ptr)
 			msc_live_set_kind(&a->live[i], by_slot[i]);
 }

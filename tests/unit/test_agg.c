@@ -29,7 +29,7 @@ static struct msc_live *find(struct msc_agg *a, uint64_t ptr)
 {
 	size_t i;
 
-	for (i = 0; i <= a->live_mask; i++)
+	for (i = 0; i < a->live_slots; i++)
 		if (a->live[i].ptr == ptr)
 			return &a->live[i];
 	return NULL;
@@ -113,6 +113,108 @@ static void test_many_blocks(void **state)
 	assert_int_equal(a.frees, N / 2);
 	assert_int_equal(a.unknown_frees, 0);
 	msc_agg_release(&a);
+}
+
+/*
+ * The live table's own rules (msc_agg.h): each entry sits at or after its
+ * home with no empty slot between, the count is right, and the last slot
+ * is empty unless a growth is due.
+ */
+static void check_live_table(const struct msc_agg *a)
+{
+	size_t i, j, n = 0;
+
+	if (a->live_limit)
+		assert_int_equal(a->live[a->live_slots - 1].ptr, 0);
+	for (i = 0; i < a->live_slots; i++) {
+		size_t h;
+
+		if (!a->live[i].ptr)
+			continue;
+		n++;
+		h = msc_live_hash(a->live[i].ptr, a->live_mask);
+		assert_true(h <= i);
+		for (j = h; j < i; j++)
+			assert_true(a->live[j].ptr != 0);
+	}
+	assert_int_equal(n, a->live_count);
+}
+
+/*
+ * Growth in place, with runs into the tail past the last home: addresses
+ * whose homes are the last eight slots of the first table (1100 of them,
+ * more than the tail holds, so that a run reaching the end makes the table
+ * grow too), mixed with others, allocated and freed at random against a
+ * reference; the table is checked against its rules and every block's
+ * size and time after each step of a few thousand.
+ */
+static void test_live_table_growth(void **state)
+{
+	enum { NHOT = 1100, NCOLD = 60000, N = NHOT + NCOLD, STEPS = 400000 };
+	uint64_t *addr = malloc(N * sizeof(*addr)), rng = 0x2545f4914f6cdd1dull, k;
+	bool *live = calloc(N, sizeof(*live));
+	struct msc_agg a;
+	struct msc_freed fr;
+	size_t i, nhot = 0, nlive = 0, grows = 0, last_mask;
+
+	(void)state;
+	assert_non_null(addr);
+	assert_non_null(live);
+	for (k = 1; nhot < NHOT; k++)
+		if (msc_live_hash(0x7f0000000000ull + k * 16, 4095) >= 4088)
+			addr[nhot++] = 0x7f0000000000ull + k * 16;
+	for (i = NHOT; i < N; i++)
+		addr[i] = 0x560000000000ull + (uint64_t)i * 48;
+	assert_int_equal(msc_agg_init(&a), 0);
+	last_mask = a.live_mask;
+	/* First the hot ones alone: a run of 1100 from the last homes. */
+	for (i = 0; i < NHOT; i++) {
+		assert_int_equal(msc_agg_alloc(&a, 1000 + i, 1, addr[i], 16 + i, 1, MSC_FN_MALLOC), 0);
+		live[i] = true;
+		nlive++;
+	}
+	check_live_table(&a);
+	assert_true(a.live_mask > 4095);	/* the run reached the end */
+	for (i = 0; i < STEPS; i++) {
+		size_t x;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		x = (size_t)(rng >> 16) % N;
+		if (!live[x]) {
+			assert_int_equal(msc_agg_alloc(&a, 10000 + i, 1, addr[x], 16 + x, 1 + (uint32_t)(x % 5),
+						       MSC_FN_MALLOC), 0);
+			live[x] = true;
+			nlive++;
+		} else if (rng & 1) {
+			assert_int_equal(msc_agg_free(&a, 20000000 + i, 1, addr[x], MSC_FN_FREE, 0, &fr), 1);
+			assert_int_equal(fr.size, 16 + x);
+			live[x] = false;
+			nlive--;
+		}
+		if (a.live_mask != last_mask) {
+			grows++;
+			last_mask = a.live_mask;
+			check_live_table(&a);
+		}
+		if (i % 50000 == 0)
+			check_live_table(&a);
+	}
+	check_live_table(&a);
+	assert_true(grows >= 3);
+	assert_int_equal(a.live_blocks, nlive);
+	/* Every block is found with its size; the others are unknown frees. */
+	for (i = 0; i < N; i++) {
+		int r = msc_agg_free(&a, 40000000 + i, 1, addr[i], MSC_FN_FREE, 0, &fr);
+
+		assert_int_equal(r, live[i] ? 1 : 0);
+		if (live[i])
+			assert_int_equal(fr.size, 16 + i);
+	}
+	assert_int_equal(a.live_count, 0);
+	check_live_table(&a);
+	msc_agg_release(&a);
+	free(addr);
+	free(live);
 }
 
 /* Lifetime buckets: decades from 1 us, checked at and around every decade
@@ -551,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_age_buckets),
 		cmocka_unit_test(test_big_sizes_and_times),
 		cmocka_unit_test(test_many_blocks),
+		cmocka_unit_test(test_live_table_growth),
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
 		cmocka_unit_test(test_regions),

@@ -1,0 +1,83 @@
+#!/bin/sh
+# ab.sh: ms-record (full recording) of two builds, A/B, interleaved, with
+# the figures of issue 18: wall ratio, the shim's and the collector's CPU
+# per event, and the peak memory of program + collector.
+#
+#   sh tests/bench/ab.sh BEFORE_TREE [ITERATIONS] [WORKLOAD...]
+#
+# BEFORE_TREE is another built tree of memscope (git worktree add DIR REV;
+# make -C DIR all); this tree is "after".  Each iteration runs every
+# workload (storm1 storm2 sqlite python, as make bench's profilers section)
+# natively, then under each build, through tests/bench/peakmem.  Wall
+# ratios on this shared 2-core machine swing by a quarter between
+# iterations; CPU per event much less, and the medians of interleaved runs
+# are what to compare.  Extra ms-record options: AB_ARGS (both builds).
+# Raw lines go to tests/bench/out/ab.txt:
+#   workload variant wall_s peak_bytes status cpu_ns program_cpu_ns recorder_cpu_ns events
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+TOP=$PWD
+BIN=$TOP/tests/bench/bin
+OUT=$TOP/tests/bench/out
+[ $# -ge 1 ] || { echo "usage: $0 BEFORE_TREE [ITERATIONS] [WORKLOAD...]" >&2; exit 2; }
+BEFORE=$(cd "$1" && pwd) || exit 2
+N=${2:-5}
+[ $# -ge 2 ] && shift 2 || shift
+WL=${*:-storm1 storm2 sqlite python}
+ARGS=${AB_ARGS:-}
+for t in "$BEFORE" "$TOP"; do
+	[ -x "$t/tools/ms-record" ] && [ -e "$t/shim/libmemscope.so" ] ||
+		{ echo "$0: $t is not built" >&2; exit 2; }
+done
+[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] || { echo "$0: run 'make bench' first" >&2; exit 2; }
+mkdir -p "$OUT"
+RAW=$OUT/ab.txt
+: >"$RAW"
+[ -f "$OUT/sqlite_inserts.sql" ] && [ -f "$OUT/py_dict.py" ] ||
+	{ echo "$0: run 'sh tests/bench/run.sh profilers' once first (it writes the inputs)" >&2; exit 2; }
+export PYTHONMALLOC=malloc
+i=0
+while [ $i -lt "$N" ]; do
+	for w in $WL; do
+		case $w in
+		storm1) set -- "$BIN/alloc_storm" 1 ;;
+		storm2) set -- "$BIN/alloc_storm" 2 ;;
+		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+		python) set -- /usr/bin/python3 "$OUT/py_dict.py" ;;
+		*) echo "$0: unknown workload $w" >&2; exit 2 ;;
+		esac
+		for v in native before after; do
+			rm -f "$OUT/ab.ndjson"
+			case $v in
+			native) "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
+			before) MEMSCOPE_SHIM=$BEFORE/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
+				"$BEFORE/tools/ms-record" -q $ARGS -o "$OUT/ab.ndjson" "$@" ;;
+			after) MEMSCOPE_SHIM=$TOP/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
+				"$TOP/tools/ms-record" -q $ARGS -o "$OUT/ab.ndjson" "$@" ;;
+			esac >/dev/null 2>&1
+			e="- - -"
+			case $v in before|after)
+				e=$(jq -r 'select(.type=="end") | "\(.cpu) \(.recorder_cpu) \(.allocs + .frees)"' "$OUT/ab.ndjson" | head -n 1) ;;
+			esac
+			echo "$w $v $(cat "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") $e" >>"$RAW"
+		done
+	done
+	i=$((i + 1))
+	echo "ab: iteration $i of $N" >&2
+done
+awk '
+function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
+function med(s,   a, n) { n = sorted(s, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+{ w = $1; v = $2; seen[w] = 1
+  wall[v] = $3; peak[v] = $4; cpu[v] = $6
+  if (v == "native") next
+  ratio[w, v] = ratio[w, v] " " $3 / wall["native"]
+  shim[w, v] = shim[w, v] " " ($7 - cpu["native"]) / $9
+  coll[w, v] = coll[w, v] " " $8 / $9
+  pk[w, v] = pk[w, v] " " $4 / 1048576
+  pn[w] = pn[w] " " peak["native"] / 1048576 }
+END {
+  print "| workload | build | wall vs native | shim ns/event | collector ns/event | peak MiB (native) |"
+  print "|---|---|---:|---:|---:|---:|"
+  for (w in seen) for (k = 0; k < 2; k++) { v = k ? "after" : "before"
+	printf "| %s | %s | %.2fx | %.1f | %.1f | %.1f (%.1f) |\n", w, v, med(ratio[w, v]), med(shim[w, v]), med(coll[w, v]), med(pk[w, v]), med(pn[w]) } }' "$RAW"
