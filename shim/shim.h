@@ -71,6 +71,11 @@ extern bool g_free_stacks;
  * (sample.h). */
 extern uint64_t g_sample;
 extern bool g_tsc;
+/* Threads that have recorded in this process (threads.c), and whether
+ * there were ever more than one: events are then stamped in order across
+ * threads (now()). */
+extern unsigned g_threads_seen;
+extern bool g_mt;
 /* Attach mode (attach.c): loaded into a running process, hooks in its
  * GOTs.  Each session has its generation: a thread's state from an
  * earlier one (attach, detach, attach) is dropped on its next event. */
@@ -286,15 +291,23 @@ void modules_check(struct tstate *t);
  * free of a block another thread allocated and handed over must be stamped
  * after that allocation.  RDTSC may execute ahead of earlier loads (out of
  * order, past the load that fetched the block's address), by a microsecond
- * and more here; RDTSCP waits for them.
+ * and more here; RDTSCP waits for them, at about 16 ns an event (a third
+ * of the hook).  Only threads need that: within one, ring order is time
+ * order, and a timestamp that runs ahead by a microsecond changes no
+ * figure.  So RDTSCP from the moment a second thread records (g_mt, read
+ * here after the real allocator call, so that a thread that got a block
+ * back from another sees that thread's store), RDTSC before.
  */
 static inline uint64_t now(void)
 {
 	struct timespec ts;
 	unsigned aux;
 
-	if (likely(g_tsc))
+	if (likely(g_tsc)) {
+		if (likely(!__atomic_load_n(&g_mt, __ATOMIC_RELAXED)))
+			return __rdtsc();
 		return __rdtscp(&aux);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

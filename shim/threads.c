@@ -143,6 +143,18 @@ static void shared_announce(void)
 		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
 }
 
+/*
+ * One more thread records: from the second on, timestamps are taken with
+ * RDTSCP (see now()).  Before this thread's first event, so that whatever
+ * it hands over is stamped in order; seq_cst, so that a thread that gets a
+ * block it freed (through the allocator's locks) sees it too.
+ */
+static void threads_count(void)
+{
+	if (__atomic_add_fetch(&g_threads_seen, 1, __ATOMIC_RELAXED) > 1 && !g_mt)
+		__atomic_store_n(&g_mt, true, __ATOMIC_SEQ_CST);
+}
+
 struct tstate *thread_init(void)
 {
 	struct tstate *t = t_state;
@@ -157,6 +169,8 @@ struct tstate *thread_init(void)
 		unmap(t, sizeof(*t));
 		t_state = NULL;
 	}
+
+	threads_count();
 
 	/* A ring first: without one, the thread maps nothing. */
 	for (i = 1; i < n; i++) {
