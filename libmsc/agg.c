@@ -111,6 +111,8 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->pools);
 	free(a->pool_names);
 	free(a->quarantine);
+	free(a->held);
+	free(a->queue);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -1399,6 +1401,145 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 		*reachable = kb[MSC_LEAK_REACHABLE];
 	if (scanned)
 		*scanned = any_scanned || (a->live_count + a->nregions == 0);
+}
+
+/* ------------------------------------------------------ order repair */
+
+/* The queue holds what one push or unhold adds: every held event and three. */
+#define HOLD_QCAP (MSC_AGG_HOLD_MAX + 4)
+
+int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
+{
+	if (!a->held) {
+		a->held = malloc(MSC_AGG_HOLD_MAX * sizeof(*a->held));
+		a->queue = malloc(HOLD_QCAP * sizeof(*a->queue));
+		if (!a->held || !a->queue) {
+			free(a->held);
+			free(a->queue);
+			a->held = a->queue = NULL;
+			return -ENOMEM;
+		}
+	}
+	a->hold_window = window_ns;
+	return 0;
+}
+
+static uint64_t hold_key(const struct msc_cevent *ev);
+
+static inline unsigned hold_slot(uint64_t key)
+{
+	return (unsigned)((key >> 4) * 0x9e3779b97f4a7c15ull >> 56);
+}
+
+static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	a->queue[(a->qhead + a->qlen) % HOLD_QCAP] = *ev;
+	a->qlen++;
+}
+
+/* Held event i goes to the queue (to be applied as it is). */
+static void hold_release(struct msc_agg *a, unsigned i)
+{
+	hold_enqueue(a, &a->held[i]);
+	a->held_keys[hold_slot(hold_key(&a->held[i]))]--;
+	memmove(&a->held[i], &a->held[i + 1], (a->nheld - i - 1) * sizeof(*a->held));
+	a->nheld--;
+}
+
+/* The key of a malloc-family event's block, or 0 for events not held. */
+static uint64_t hold_key(const struct msc_cevent *ev)
+{
+	if (ev->type == MSC_CEV_ALLOC && !(ev->fn == MSC_FN_CUSTOM && ev->v[2]))
+		return ev->fn == MSC_FN_CUSTOM ? ev->v[0] | MSC_CUSTOM_KEY : ev->v[0];
+	if (ev->type == MSC_CEV_FREE && !(ev->fn == MSC_FN_CUSTOM && ev->v[1]))
+		return ev->fn == MSC_FN_CUSTOM ? ev->v[0] | MSC_CUSTOM_KEY : ev->v[0];
+	return 0;
+}
+
+/* The held event of key, or -1. */
+static int hold_find(const struct msc_agg *a, uint64_t key)
+{
+	unsigned i;
+
+	for (i = 0; i < a->nheld; i++)
+		if (hold_key(&a->held[i]) == key)
+			return (int)i;
+	return -1;
+}
+
+int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	uint64_t key;
+	bool alloc, live;
+	int h;
+
+	if (!a->hold_window)
+		return 1;
+	if (msc_unlikely(!a->hold_multi)) {
+		if (!a->hold_tid)
+			a->hold_tid = ev->tid + 1;
+		else if (a->hold_tid != ev->tid + 1)
+			a->hold_multi = true;
+	}
+	/* Held past the window: applied as they were, before ev. */
+	while (a->nheld && a->held[0].ts + a->hold_window < ev->ts)
+		hold_release(a, 0);
+	key = hold_key(ev);
+	if (!key || !a->hold_multi) {
+		if (a->qlen || ev->ts < a->hold_out_ts) {
+			hold_enqueue(a, ev);
+			return 0;
+		}
+		a->hold_out_ts = ev->ts;
+		return 1;
+	}
+	alloc = ev->type == MSC_CEV_ALLOC;
+	h = a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
+	if (h >= 0 && a->held[h].tid != ev->tid && (a->held[h].type == MSC_CEV_ALLOC) != alloc) {
+		/* The partner: ev happened first. */
+		hold_enqueue(a, ev);
+		hold_release(a, (unsigned)h);
+		a->repaired++;
+		return 0;
+	}
+	if (h >= 0) {
+		/* Same thread (its ring order is right), or the same kind
+		 * twice: the held one was what it seemed. */
+		hold_release(a, (unsigned)h);
+		hold_enqueue(a, ev);
+		return 0;
+	}
+	live = live_find(a, key) != NULL;
+	if (alloc == live && a->nheld < MSC_AGG_HOLD_MAX) {
+		a->held[a->nheld++] = *ev;
+		a->held_keys[hold_slot(key)]++;
+		return 0;
+	}
+	if (a->qlen || ev->ts < a->hold_out_ts) {
+		hold_enqueue(a, ev);
+		return 0;
+	}
+	a->hold_out_ts = ev->ts;
+	return 1;
+}
+
+bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
+{
+	if (!a->qlen)
+		return false;
+	*ev = a->queue[a->qhead];
+	a->qhead = (a->qhead + 1) % HOLD_QCAP;
+	a->qlen--;
+	if (ev->ts < a->hold_out_ts)
+		ev->ts = a->hold_out_ts;
+	a->hold_out_ts = ev->ts;
+	return true;
+}
+
+void msc_agg_unhold(struct msc_agg *a)
+{
+	while (a->nheld)
+		hold_release(a, 0);
 }
 
 int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)

@@ -317,6 +317,16 @@ struct msc_agg {
 	uint64_t heap_peak, heap_peak_ts;
 	uint64_t unknown_frees;		/* frees of blocks never seen allocated */
 	uint64_t implicit_frees;	/* allocations of an address still live */
+	/* Cross-thread order repair (msc_agg_push): held events, waiting
+	 * for their partner, and the queue of events to apply in order. */
+	uint64_t hold_window;		/* ns; 0: off */
+	uint64_t hold_out_ts;		/* newest timestamp handed out */
+	uint64_t repaired;		/* events put back in order */
+	uint32_t hold_tid;		/* tid + 1 of the first thread seen */
+	bool hold_multi;		/* events of a second thread came */
+	struct msc_cevent *held, *queue;
+	unsigned nheld, qhead, qlen;
+	uint8_t held_keys[256];		/* held events by key hash: a filter */
 	uint64_t dropped;		/* events lost to out-of-memory */
 	/* memory errors (agg_errors.c) */
 	struct msc_quarantined *quarantine;	/* ring of MSC_QUARANTINE, lazily */
@@ -391,6 +401,41 @@ struct msc_cevent {
 
 int msc_agg_init(struct msc_agg *a);
 void msc_agg_release(struct msc_agg *a);
+
+/*
+ * Cross-thread order repair.  The shim stamps allocations and frees with
+ * RDTSC, which does not wait for the loads before it: a thread that frees
+ * a block another thread allocated and handed over a moment earlier may
+ * stamp its free before that allocation, and a thread that gets back an
+ * address another thread just freed may stamp its allocation before that
+ * free (by up to a microsecond or so: the reach of out-of-order execution).
+ * Merged by timestamp, such a free comes first and finds no block, or
+ * such an allocation finds the address still live.
+ *
+ * Events go through msc_agg_push() in stream order.  Once events of a
+ * second thread came, a free of an unknown address or an allocation of a
+ * live one (of the malloc family, not a pool's) is held for up to window
+ * ns of stream time: when the other thread's event of that address comes
+ * within it, the two are applied in their true order; otherwise it is
+ * applied as it was, after the window (an unknown free, an allocation
+ * over a live block).  Events come out in the order to apply them, their
+ * timestamps never going back (a late one takes the newest so far):
+ *
+ *	if (msc_agg_push(a, ev))
+ *		apply ev;
+ *	while (msc_agg_pop(a, &e))
+ *		apply e;
+ *
+ * msc_agg_unhold() releases everything held (at the end, before a scan).
+ * -ENOMEM from msc_agg_hold: repair stays off.  a->repaired counts events
+ * that were put back in order.
+ */
+#define MSC_AGG_HOLD_MAX 64
+int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
+/* 1: apply ev now (then pop); 0: the agg took it (pop). */
+int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev);
+bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev);
+void msc_agg_unhold(struct msc_agg *a);
 
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn);

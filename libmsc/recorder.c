@@ -31,6 +31,11 @@ struct thread {
 	uint64_t lo, hi, tp;		/* stack bounds, thread pointer */
 };
 
+/* How long an allocation or free that came out of order waits for the
+ * other thread's event it belongs after (msc_agg_push): out-of-order
+ * execution moves an RDTSC by a microsecond or so. */
+#define HOLD_WINDOW_NS 200000
+
 /* A recorded process. */
 struct rproc {
 	struct msc_agg agg;
@@ -231,6 +236,9 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	pr->agg.unseen_frees_ok = p->forked || r->attached || r->o.lossy || r->o.sample;
 	/* Sampled: what each recorded block counts for (msc_agg.h). */
 	pr->agg.sample = r->o.sample;
+	/* Allocations and frees of different threads that came in the wrong
+	 * order (their RDTSC stamps, msc_agg.h) are put back in order. */
+	msc_agg_hold(&pr->agg, HOLD_WINDOW_NS);
 	if (r->o.interval_ms)
 		pr->last_rss = rss_of(p->pid);
 	if (is_main) {
@@ -273,12 +281,41 @@ static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
 							 &a->unsampled_frees);
 }
 
+/* One event of the agg's, in the order msc_agg_push gives. */
+static void apply_event(struct msc_recorder *r, struct rproc *pr, int pid,
+			const struct msc_cevent *ev)
+{
+	struct msc_agg *a = &pr->agg;
+	struct msc_freed fr;
+	int found = msc_agg_apply(a, ev, &fr);
+
+	if (found < 0)
+		return;
+	if (a->err.kind)
+		write_error(r, pr, pid);
+	if (r->o.events && !r->output_gone) {
+		/* a free's own stack is in its error record, if any */
+		if (ev->stack && ev->type != MSC_CEV_FREE)
+			msc_stacks_write(&r->stacks, r->w, ev->stack);
+		msc_write_event(r->w, ev, r->o.follow ? pid : -1, found > 0 ? &fr : NULL);
+	}
+}
+
+/* What the agg still holds for a partner (msc_agg_push), applied as it is. */
+static void unhold(struct msc_recorder *r, struct rproc *pr, int pid)
+{
+	struct msc_cevent e;
+
+	msc_agg_unhold(&pr->agg);
+	while (msc_agg_pop(&pr->agg, &e))
+		apply_event(r, pr, pid, &e);
+}
+
 static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct msc_cevent *ev)
 {
 	struct rproc *pr = p->user;
 	struct msc_agg *a = &pr->agg;
-	struct msc_freed fr;
-	int found = 0;
+	struct msc_cevent e;
 
 	switch (ev->type) {
 	case MSC_CEV_THREAD_EXIT:
@@ -299,19 +336,14 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 		}
 		return;
 	default:
-		found = msc_agg_apply(a, ev, &fr);
-		if (found < 0)
-			return;
-		if (a->err.kind)
-			write_error(r, pr, p->pid);
-		break;
+		if (msc_agg_push(a, ev))
+			apply_event(r, pr, p->pid, ev);
+		while (msc_agg_pop(a, &e))
+			apply_event(r, pr, p->pid, &e);
+		return;
 	}
-	if (r->o.events && !r->output_gone) {
-		/* a free's own stack is in its error record, if any */
-		if (ev->stack && ev->type != MSC_CEV_FREE)
-			msc_stacks_write(&r->stacks, r->w, ev->stack);
-		msc_write_event(r->w, ev, r->o.follow ? p->pid : -1, found > 0 ? &fr : NULL);
-	}
+	if (r->o.events && !r->output_gone)
+		msc_write_event(r->w, ev, r->o.follow ? p->pid : -1, NULL);
 }
 
 static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *ev, size_t n)
@@ -374,6 +406,7 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 	struct msc_err err;
 
 	(void)tid;
+	unhold(r, pr, p->pid);
 	/* The program waits at its exit, its destructors run: the rss the
 	 * closing sample gives. */
 	if (r->o.interval_ms) {
@@ -597,6 +630,9 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 		if (rc == -ESRCH)
 			msc_err_set(&err, rc, "pid %d is no longer recorded", r->main_pid);
 		if (rc == 0) {
+			/* Every committed event is in: nothing held has a
+			 * partner still to come. */
+			unhold(r, pr, r->main_pid);
 			threads = (unsigned)f.n;
 			regs = malloc(f.n * (MSC_FREEZE_REGS + 1) * sizeof(*regs));
 			nregs = regs ? msc_freeze_regs(&f, regs, f.n * MSC_FREEZE_REGS) : 0;
@@ -678,6 +714,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 
 	if (!pr)
 		return;
+	unhold(r, pr, p->pid);
 	/* Attached: what is still live may predate us or be freed after we
 	 * go; its fate is unknown, never a leak. */
 	if (r->attached)

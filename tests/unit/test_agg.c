@@ -217,6 +217,120 @@ static void test_live_table_growth(void **state)
 	free(live);
 }
 
+/* The recorder's loop over msc_agg_push (msc_agg.h), with what it applied. */
+struct fed {
+	unsigned type;
+	uint64_t ts, ptr;
+};
+static struct fed fed_log[64];
+static unsigned fed_n;
+
+static void apply_logged(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	assert_true(msc_agg_apply(a, ev, NULL) >= 0);
+	assert_true(fed_n < 64);
+	fed_log[fed_n++] = (struct fed){ ev->type, ev->ts, ev->v[0] };
+}
+
+static void feed(struct msc_agg *a, unsigned type, uint64_t ts, uint32_t tid, uint64_t ptr,
+		 uint32_t stack)
+{
+	struct msc_cevent ev = { .type = type, .ts = ts, .tid = tid, .stack = stack };
+	struct msc_cevent e;
+
+	ev.fn = type == MSC_CEV_ALLOC ? MSC_FN_MALLOC : MSC_FN_FREE;
+	ev.v[0] = ptr;
+	ev.v[1] = type == MSC_CEV_ALLOC ? 32 : 0;
+	if (msc_agg_push(a, &ev))
+		apply_logged(a, &ev);
+	while (msc_agg_pop(a, &e))
+		apply_logged(a, &e);
+}
+
+static void check_fed(const struct fed *want, unsigned n)
+{
+	unsigned i;
+
+	assert_int_equal(fed_n, n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(fed_log[i].type, want[i].type);
+		assert_int_equal(fed_log[i].ptr, want[i].ptr);
+		assert_int_equal(fed_log[i].ts, want[i].ts);
+	}
+	fed_n = 0;
+}
+
+/*
+ * Order repair (msc_agg.h): a free stamped before the allocation another
+ * thread handed over, an allocation stamped before the free another thread
+ * made of that address, each put back in order; what finds no partner in
+ * the window is applied as it was; one thread's events are never held.
+ */
+static void test_hold_order(void **state)
+{
+	enum { A = MSC_CEV_ALLOC, F = MSC_CEV_FREE };
+	struct msc_agg a;
+
+	(void)state;
+	fed_n = 0;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_hold(&a, 1000), 0);
+	/* One thread so far: nothing is held, an unknown free is one. */
+	feed(&a, A, 10, 1, 0x1000, 1);
+	feed(&a, F, 20, 1, 0x9000, 0);
+	check_fed((struct fed[]){ { A, 10, 0x1000 }, { F, 20, 0x9000 } }, 2);
+	assert_int_equal(a.unknown_frees, 1);
+	feed(&a, A, 30, 2, 0x2000, 2);		/* a second thread */
+	fed_n = 0;
+	/* Handed over: thread 2's free came first, and waits for it. */
+	feed(&a, F, 40, 2, 0x3000, 0);
+	check_fed(NULL, 0);
+	feed(&a, A, 41, 1, 0x3000, 3);
+	check_fed((struct fed[]){ { A, 41, 0x3000 }, { F, 41, 0x3000 } }, 2);
+	assert_int_equal(a.unknown_frees, 1);
+	assert_int_equal(a.live_blocks, 2);
+	/* Given back: thread 2's allocation came before thread 1's free. */
+	feed(&a, A, 50, 1, 0x4000, 4);
+	feed(&a, A, 60, 2, 0x4000, 5);
+	feed(&a, F, 61, 1, 0x4000, 0);
+	check_fed((struct fed[]){ { A, 50, 0x4000 }, { F, 61, 0x4000 }, { A, 61, 0x4000 } }, 3);
+	assert_int_equal(a.implicit_frees, 0);
+	assert_int_equal(a.live_blocks, 3);
+	assert_int_equal(a.frees, 2);
+	assert_int_equal(a.repaired, 2);
+	/* No partner within the window: applied as it was, first. */
+	feed(&a, F, 100, 2, 0x5000, 0);
+	feed(&a, A, 1101, 1, 0x6000, 6);
+	check_fed((struct fed[]){ { F, 100, 0x5000 }, { A, 1101, 0x6000 } }, 2);
+	assert_int_equal(a.unknown_frees, 2);
+	/* The same thread's: its ring order is right.  An allocation over
+	 * its own live block, then its free. */
+	feed(&a, A, 1200, 2, 0x2000, 7);
+	feed(&a, F, 1201, 2, 0x2000, 0);
+	check_fed((struct fed[]){ { A, 1200, 0x2000 }, { F, 1201, 0x2000 } }, 2);
+	assert_int_equal(a.implicit_frees, 1);
+	/* The end releases what is held, in time order. */
+	feed(&a, F, 1300, 2, 0x7000, 0);
+	feed(&a, F, 1301, 1, 0x7100, 0);
+	check_fed(NULL, 0);
+	msc_agg_unhold(&a);
+	feed(&a, A, 1302, 1, 0x8000, 8);
+	check_fed((struct fed[]){ { F, 1300, 0x7000 }, { F, 1301, 0x7100 }, { A, 1302, 0x8000 } }, 3);
+	assert_int_equal(a.unknown_frees, 4);
+	assert_int_equal(a.repaired, 2);
+	msc_agg_release(&a);
+
+	/* Without msc_agg_hold: every event applies as it comes. */
+	assert_int_equal(msc_agg_init(&a), 0);
+	feed(&a, A, 10, 1, 0x1000, 1);
+	feed(&a, F, 20, 2, 0x3000, 0);
+	feed(&a, A, 21, 1, 0x3000, 3);
+	check_fed((struct fed[]){ { A, 10, 0x1000 }, { F, 20, 0x3000 }, { A, 21, 0x3000 } }, 3);
+	assert_int_equal(a.unknown_frees, 1);
+	assert_int_equal(a.live_blocks, 2);
+	msc_agg_release(&a);
+}
+
 /* Lifetime buckets: decades from 1 us, checked at and around every decade
  * and power of two against their definition. */
 static unsigned bucket_by_definition(uint64_t ns)
@@ -654,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_big_sizes_and_times),
 		cmocka_unit_test(test_many_blocks),
 		cmocka_unit_test(test_live_table_growth),
+		cmocka_unit_test(test_hold_order),
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
 		cmocka_unit_test(test_regions),
