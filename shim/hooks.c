@@ -163,7 +163,10 @@ static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned 
 	if (!t)
 		return;
 	shared_lock(t);
-	emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, pool ? 3 : 2);
+	if (pool)
+		emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 3);
+	else
+		emit_block(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
 	shared_unlock(t);
 }
 
@@ -233,7 +236,10 @@ static void record_free_in(void *frame, unsigned fn, const void *ptr, const void
 	/* A whole stack costs a frees as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
 	id = unlikely(g_free_stacks) ? stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
-	emit(t, MSC_EV_FREE, fn, id, v, pool ? 2 : 1);
+	if (pool)
+		emit(t, MSC_EV_FREE, fn, id, v, 2);
+	else
+		emit_block(t, MSC_EV_FREE, fn, id, v, 1);
 	shared_unlock(t);
 }
 

@@ -44,6 +44,7 @@ static bool g_lossy, g_follow, g_scan;
 bool g_tsc;
 unsigned g_threads_seen;
 bool g_mt;
+bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 bool g_attached;
 unsigned g_gen;
@@ -201,6 +202,9 @@ static bool session_start(bool forked)
 	g_scan = g_ctl->flags & MSC_CTL_SCAN;
 	g_free_stacks = g_ctl->flags & MSC_CTL_FREE_STACKS;
 	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
+	/* Not where frees of blocks from before are common: a forked
+	 * child frees its parent's, an attached process its own. */
+	g_ts_repair = !g_attached && !forked;
 	if (!sample_setup()) {
 		munmap(region, welcome.region_size);
 		g_region = NULL;

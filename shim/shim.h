@@ -76,6 +76,11 @@ extern bool g_tsc;
  * threads (now()). */
 extern unsigned g_threads_seen;
 extern bool g_mt;
+/* The collector puts allocations and frees of different threads that
+ * came out of order back in order (msc_agg_push): they need not wait for
+ * RDTSCP.  Not where unknown frees are common (attached, a forked child),
+ * which would crowd what it holds for that. */
+extern bool g_ts_repair;
 /* Attach mode (attach.c): loaded into a running process, hooks in its
  * GOTs.  Each session has its generation: a thread's state from an
  * earlier one (attach, detach, attach) is dropped on its next event. */
@@ -292,24 +297,34 @@ void modules_check(struct tstate *t);
  * after that allocation.  RDTSC may execute ahead of earlier loads (out of
  * order, past the load that fetched the block's address), by a microsecond
  * and more here; RDTSCP waits for them, at about 16 ns an event (a third
- * of the hook).  Only threads need that: within one, ring order is time
- * order, and a timestamp that runs ahead by a microsecond changes no
- * figure.  So RDTSCP from the moment a second thread records (g_mt, read
- * here after the real allocator call, so that a thread that got a block
- * back from another sees that thread's store), RDTSC before.
+ * of the hook).  So RDTSC where the order is not needed or is repaired:
+ *  - while one thread records: its ring order is its time order, and a
+ *    timestamp that runs ahead by a microsecond changes no figure; from
+ *    the moment a second thread records (g_mt, read here after the real
+ *    allocator call, so that a thread that got a block back from another
+ *    sees that thread's store), RDTSCP for other events;
+ *  - for allocations and frees of the malloc family (repairable), which
+ *    the collector puts back in order when they come wrong (msc_agg_push),
+ *    where g_ts_repair says so.
  */
-static inline uint64_t now(void)
+static inline __attribute__((always_inline)) uint64_t now_for(bool repairable)
 {
 	struct timespec ts;
 	unsigned aux;
 
 	if (likely(g_tsc)) {
-		if (likely(!__atomic_load_n(&g_mt, __ATOMIC_RELAXED)))
+		if (likely(!__atomic_load_n(&g_mt, __ATOMIC_RELAXED)) || (repairable && likely(g_ts_repair)))
 			return __rdtsc();
 		return __rdtscp(&aux);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Any event's timestamp. */
+static inline uint64_t now(void)
+{
+	return now_for(false);
 }
 
 /* ---------------------------------------------------------------- rings */
@@ -404,8 +419,8 @@ static inline void shared_unlock(struct tstate *t)
  * recorder, when the module code left that file).
  */
 __attribute__((always_inline))
-static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
-			const uint64_t *v, unsigned nv)
+static inline bool emit_ts(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			   const uint64_t *v, unsigned nv, bool repairable)
 {
 	uint64_t *rec = ring_begin(t, 2 + nv);
 	unsigned i;
@@ -415,13 +430,30 @@ static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t a
 	t->ring->busy = 1;
 	__asm__ volatile("" ::: "memory");
 	rec[0] = msc_ev_hdr(type, fn, 2 + nv, aux);
-	rec[1] = now();
+	rec[1] = now_for(repairable);
 	for (i = 0; i < nv; i++)
 		rec[2 + i] = v[i];
 	t->ring->last_ts = rec[1];
 	ring_commit(t, 2 + nv);
 	t->ring->busy = 0;
 	return true;
+}
+
+/* An event of any kind. */
+__attribute__((always_inline))
+static inline bool emit(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			const uint64_t *v, unsigned nv)
+{
+	return emit_ts(t, type, fn, aux, v, nv, false);
+}
+
+/* An allocation or free of the malloc family (not a pool's): the
+ * collector repairs their order across threads. */
+__attribute__((always_inline))
+static inline bool emit_block(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
+			      const uint64_t *v, unsigned nv)
+{
+	return emit_ts(t, type, fn, aux, v, nv, true);
 }
 
 #pragma GCC visibility pop
