@@ -113,6 +113,7 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->quarantine);
 	free(a->held);
 	free(a->queue);
+	free(a->queue_nohold);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -707,6 +708,8 @@ static inline void set_last_alloc(struct msc_agg *a, uint32_t tid, uint64_t ptr)
 
 /* An allocation of the block keyed ptr (see struct msc_live); pool_name:
  * its pool's name's index + 1, 0 = none. */
+static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
+
 static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		     uint32_t stack, unsigned fn, uint32_t pool_name)
 {
@@ -719,6 +722,10 @@ static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr,
 	b = live_probe_grow(a, ptr);
 	if (!b)
 		goto oom;
+	if (b->ptr && msc_unlikely(a->hold_ev)) {
+		hold_add(a, a->hold_ev);
+		return MSC_AGG_HELD;
+	}
 	if (b->ptr) {
 		/* The address is live: its free never reached us.  Count the
 		 * old block as freed here rather than lose the new one. */
@@ -799,6 +806,10 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
 	b = live_find(a, ptr);
+	if (!b && msc_unlikely(a->hold_ev)) {
+		hold_add(a, a->hold_ev);
+		return MSC_AGG_HELD;
+	}
 	if (!b) {
 		a->unknown_frees++;
 		if (msc_fn_checked(fn) && !a->no_errors)
@@ -1413,10 +1424,13 @@ int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
 	if (!a->held) {
 		a->held = malloc(MSC_AGG_HOLD_MAX * sizeof(*a->held));
 		a->queue = malloc(HOLD_QCAP * sizeof(*a->queue));
-		if (!a->held || !a->queue) {
+		a->queue_nohold = malloc(HOLD_QCAP * sizeof(*a->queue_nohold));
+		if (!a->held || !a->queue || !a->queue_nohold) {
 			free(a->held);
 			free(a->queue);
+			free(a->queue_nohold);
 			a->held = a->queue = NULL;
+			a->queue_nohold = NULL;
 			return -ENOMEM;
 		}
 	}
@@ -1431,16 +1445,20 @@ static inline unsigned hold_slot(uint64_t key)
 	return (unsigned)((key >> 4) * 0x9e3779b97f4a7c15ull >> 56);
 }
 
-static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev)
+/* nohold: a held event let go (applied as it is, never held again). */
+static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev, bool nohold)
 {
-	a->queue[(a->qhead + a->qlen) % HOLD_QCAP] = *ev;
+	unsigned at = (a->qhead + a->qlen) % HOLD_QCAP;
+
+	a->queue[at] = *ev;
+	a->queue_nohold[at] = nohold;
 	a->qlen++;
 }
 
 /* Held event i goes to the queue (to be applied as it is). */
 static void hold_release(struct msc_agg *a, unsigned i)
 {
-	hold_enqueue(a, &a->held[i]);
+	hold_enqueue(a, &a->held[i], true);
 	a->held_keys[hold_slot(hold_key(&a->held[i]))]--;
 	memmove(&a->held[i], &a->held[i + 1], (a->nheld - i - 1) * sizeof(*a->held));
 	a->nheld--;
@@ -1467,12 +1485,26 @@ static int hold_find(const struct msc_agg *a, uint64_t key)
 	return -1;
 }
 
+/*
+ * Called by alloc_key and free_key (through a->hold_ev, which
+ * msc_agg_apply sets when the event may be held) where the event finds
+ * its address in the wrong state: an allocation of a live one, a free of
+ * an unknown one.  Applying it then waits for its partner (msc_agg_push).
+ */
+static void hold_add(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	a->held[a->nheld++] = *ev;
+	a->held_keys[hold_slot(hold_key(ev))]++;
+}
+
+/*
+ * The order to apply events in.  The state of an event's address is
+ * looked at when it is applied (msc_agg_apply holds it then, if wrong):
+ * here only the held ones are matched with what comes, and let go when
+ * their window has passed.
+ */
 int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 {
-	uint64_t key;
-	bool alloc, live;
-	int h;
-
 	if (!a->hold_window)
 		return 1;
 	if (msc_unlikely(!a->hold_multi)) {
@@ -1481,42 +1513,35 @@ int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 		else if (a->hold_tid != ev->tid + 1)
 			a->hold_multi = true;
 	}
-	/* Held past the window: applied as they were, before ev. */
-	while (a->nheld && a->held[0].ts + a->hold_window < ev->ts)
-		hold_release(a, 0);
-	key = hold_key(ev);
-	if (!key || !a->hold_multi) {
-		if (a->qlen || ev->ts < a->hold_out_ts) {
-			hold_enqueue(a, ev);
+	a->hold_nohold = false;
+	if (msc_unlikely(a->nheld)) {
+		uint64_t key;
+		int h;
+
+		/* Held past the window: applied as they were, before ev. */
+		while (a->nheld && a->held[0].ts + a->hold_window < ev->ts)
+			hold_release(a, 0);
+		key = hold_key(ev);
+		h = key && a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
+		if (h >= 0) {
+			if (a->held[h].tid != ev->tid &&
+			    (a->held[h].type == MSC_CEV_ALLOC) != (ev->type == MSC_CEV_ALLOC)) {
+				/* The partner: ev happened first. */
+				hold_enqueue(a, ev, true);
+				hold_release(a, (unsigned)h);
+				a->repaired++;
+			} else {
+				/* The same thread's (its ring order is right), or
+				 * the same kind twice: the held one was what it
+				 * seemed. */
+				hold_release(a, (unsigned)h);
+				hold_enqueue(a, ev, false);
+			}
 			return 0;
 		}
-		a->hold_out_ts = ev->ts;
-		return 1;
-	}
-	alloc = ev->type == MSC_CEV_ALLOC;
-	h = a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
-	if (h >= 0 && a->held[h].tid != ev->tid && (a->held[h].type == MSC_CEV_ALLOC) != alloc) {
-		/* The partner: ev happened first. */
-		hold_enqueue(a, ev);
-		hold_release(a, (unsigned)h);
-		a->repaired++;
-		return 0;
-	}
-	if (h >= 0) {
-		/* Same thread (its ring order is right), or the same kind
-		 * twice: the held one was what it seemed. */
-		hold_release(a, (unsigned)h);
-		hold_enqueue(a, ev);
-		return 0;
-	}
-	live = live_find(a, key) != NULL;
-	if (alloc == live && a->nheld < MSC_AGG_HOLD_MAX) {
-		a->held[a->nheld++] = *ev;
-		a->held_keys[hold_slot(key)]++;
-		return 0;
 	}
 	if (a->qlen || ev->ts < a->hold_out_ts) {
-		hold_enqueue(a, ev);
+		hold_enqueue(a, ev, false);
 		return 0;
 	}
 	a->hold_out_ts = ev->ts;
@@ -1528,12 +1553,19 @@ bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
 	if (!a->qlen)
 		return false;
 	*ev = a->queue[a->qhead];
+	a->hold_nohold = a->queue_nohold[a->qhead];
 	a->qhead = (a->qhead + 1) % HOLD_QCAP;
 	a->qlen--;
 	if (ev->ts < a->hold_out_ts)
 		ev->ts = a->hold_out_ts;
 	a->hold_out_ts = ev->ts;
 	return true;
+}
+
+/* May the event msc_agg_apply is about to apply be held? */
+static inline bool hold_may(const struct msc_agg *a)
+{
+	return a->hold_multi && !a->hold_nohold && a->nheld < MSC_AGG_HOLD_MAX;
 }
 
 void msc_agg_unhold(struct msc_agg *a)
@@ -1544,18 +1576,26 @@ void msc_agg_unhold(struct msc_agg *a)
 
 int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)
 {
+	int r;
+
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
-		if (ev->fn == MSC_FN_CUSTOM && ev->v[2])
+		if (ev->fn == MSC_FN_CUSTOM && ev->v[2]) {
 			msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
-		else
-			msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
-		return 0;
+			return 0;
+		}
+		a->hold_ev = hold_may(a) ? ev : NULL;
+		r = msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
+		a->hold_ev = NULL;
+		return r == MSC_AGG_HELD ? r : 0;
 	case MSC_CEV_FREE:
 		if (ev->fn == MSC_FN_CUSTOM && ev->v[1])
 			return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack,
 						 fr) > 0;
-		return msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, ev->stack, fr) > 0;
+		a->hold_ev = hold_may(a) ? ev : NULL;
+		r = msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, ev->stack, fr);
+		a->hold_ev = NULL;
+		return r == MSC_AGG_HELD ? r : r > 0;
 	case MSC_CEV_POOL_CREATE: {
 		char name[MSC_POOL_NAME];
 

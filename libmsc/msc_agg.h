@@ -324,7 +324,10 @@ struct msc_agg {
 	uint64_t repaired;		/* events put back in order */
 	uint32_t hold_tid;		/* tid + 1 of the first thread seen */
 	bool hold_multi;		/* events of a second thread came */
+	bool hold_nohold;		/* the event popped last was let go */
+	const struct msc_cevent *hold_ev;	/* msc_agg_apply's, when holdable */
 	struct msc_cevent *held, *queue;
+	bool *queue_nohold;
 	unsigned nheld, qhead, qlen;
 	uint8_t held_keys[256];		/* held events by key hash: a filter */
 	uint64_t dropped;		/* events lost to out-of-memory */
@@ -413,24 +416,26 @@ void msc_agg_release(struct msc_agg *a);
  * such an allocation finds the address still live.
  *
  * Events go through msc_agg_push() in stream order.  Once events of a
- * second thread came, a free of an unknown address or an allocation of a
- * live one (of the malloc family, not a pool's) is held for up to window
- * ns of stream time: when the other thread's event of that address comes
- * within it, the two are applied in their true order; otherwise it is
- * applied as it was, after the window (an unknown free, an allocation
- * over a live block).  Events come out in the order to apply them, their
- * timestamps never going back (a late one takes the newest so far):
+ * second thread came, msc_agg_apply() holds a free of an unknown address
+ * or an allocation of a live one (of the malloc family, not a pool's),
+ * returning MSC_AGG_HELD, for up to window ns of stream time: when the
+ * other thread's event of that address comes within it, the two are
+ * applied in their true order; otherwise it is applied as it was, after
+ * the window (an unknown free, an allocation over a live block).  Events
+ * come out in the order to apply them, their timestamps never going back
+ * (a late one takes the newest so far):
  *
  *	if (msc_agg_push(a, ev))
- *		apply ev;
+ *		apply ev (unless msc_agg_apply says MSC_AGG_HELD);
  *	while (msc_agg_pop(a, &e))
- *		apply e;
+ *		the same for e;
  *
  * msc_agg_unhold() releases everything held (at the end, before a scan).
  * -ENOMEM from msc_agg_hold: repair stays off.  a->repaired counts events
  * that were put back in order.
  */
 #define MSC_AGG_HOLD_MAX 64
+#define MSC_AGG_HELD 2
 int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
 /* 1: apply ev now (then pop); 0: the agg took it (pop). */
 int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev);
@@ -490,7 +495,9 @@ int msc_agg_brk(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old_end, 
  * Applies an allocation event (ALLOC, FREE, UNFREE, MMAP, MUNMAP, MREMAP,
  * BRK) with the function above for its type.  Returns 1 for a FREE of a
  * known block (with *fr filled when not NULL), 0 for any other event it
- * applied, -1 for a type that is not the aggregator's (THREAD, SAMPLE, ...).
+ * applied, MSC_AGG_HELD for an allocation or free it holds for now (see
+ * msc_agg_push: it comes back from msc_agg_pop), -1 for a type that is
+ * not the aggregator's (THREAD, SAMPLE, ...).
  */
 int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr);
 

@@ -289,7 +289,7 @@ static void apply_event(struct msc_recorder *r, struct rproc *pr, int pid,
 	struct msc_freed fr;
 	int found = msc_agg_apply(a, ev, &fr);
 
-	if (found < 0)
+	if (found < 0 || found == MSC_AGG_HELD)
 		return;
 	if (a->err.kind)
 		write_error(r, pr, pid);

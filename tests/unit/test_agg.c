@@ -227,7 +227,11 @@ static unsigned fed_n;
 
 static void apply_logged(struct msc_agg *a, const struct msc_cevent *ev)
 {
-	assert_true(msc_agg_apply(a, ev, NULL) >= 0);
+	int r = msc_agg_apply(a, ev, NULL);
+
+	assert_true(r >= 0);
+	if (r == MSC_AGG_HELD)
+		return;
 	assert_true(fed_n < 64);
 	fed_log[fed_n++] = (struct fed){ ev->type, ev->ts, ev->v[0] };
 }
@@ -309,13 +313,14 @@ static void test_hold_order(void **state)
 	feed(&a, F, 1201, 2, 0x2000, 0);
 	check_fed((struct fed[]){ { A, 1200, 0x2000 }, { F, 1201, 0x2000 } }, 2);
 	assert_int_equal(a.implicit_frees, 1);
-	/* The end releases what is held, in time order. */
+	/* The end releases what is held, in order (the first takes the
+	 * newest time handed out: the second's, which was held later). */
 	feed(&a, F, 1300, 2, 0x7000, 0);
 	feed(&a, F, 1301, 1, 0x7100, 0);
 	check_fed(NULL, 0);
 	msc_agg_unhold(&a);
 	feed(&a, A, 1302, 1, 0x8000, 8);
-	check_fed((struct fed[]){ { F, 1300, 0x7000 }, { F, 1301, 0x7100 }, { A, 1302, 0x8000 } }, 3);
+	check_fed((struct fed[]){ { F, 1301, 0x7000 }, { F, 1301, 0x7100 }, { A, 1302, 0x8000 } }, 3);
 	assert_int_equal(a.unknown_frees, 4);
 	assert_int_equal(a.repaired, 2);
 	msc_agg_release(&a);
