@@ -1414,6 +1414,62 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
 		*scanned = any_scanned || (a->live_count + a->nregions == 0);
 }
 
+/* ------------------------------------------------------------ prefetch */
+
+/*
+ * An allocation reads three lines the batch's others do not share: its
+ * stack's entry (stack_sites), the slot naming the site of its size class
+ * (class_slots, for a folded stack) and the site; a free, its live entry
+ * and its site's two lines.  Each needs the one before, so one event's misses come one
+ * after the other; a batch's are asked for stage by stage, each stage for
+ * every event, and overlap.  On the storm (4,600 sites) that was half the
+ * collector's time.
+ */
+void msc_agg_prefetch_batch(const struct msc_agg *a, const struct msc_cevent *ev, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ev[i].type == MSC_CEV_ALLOC) {
+			msc_agg_prefetch(a, ev[i].v[0]);
+			if (ev[i].stack < a->stack_sites_cap)
+				__builtin_prefetch(&a->stack_sites[ev[i].stack]);
+		} else if (ev[i].type == MSC_CEV_FREE) {
+			msc_agg_prefetch(a, ev[i].v[0]);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (ev[i].type == MSC_CEV_ALLOC && ev[i].stack < a->stack_sites_cap) {
+			const struct msc_stack_sites *ss = &a->stack_sites[ev[i].stack];
+
+			if (ss->classes)
+				__builtin_prefetch(class_slot(a, ss, ev[i].v[1]));
+			else if (ss->last)
+				__builtin_prefetch(&a->sites[ss->last - 1]);
+		} else if (ev[i].type == MSC_CEV_FREE && ev[i].fn != MSC_FN_CUSTOM) {
+			const struct msc_live *b = live_find(a, ev[i].v[0]);
+
+			/* a free's counts are in the site's second line */
+			if (b) {
+				__builtin_prefetch(&a->sites[b->site]);
+				__builtin_prefetch((const char *)&a->sites[b->site] + 64);
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (ev[i].type == MSC_CEV_ALLOC && ev[i].stack < a->stack_sites_cap) {
+			const struct msc_stack_sites *ss = &a->stack_sites[ev[i].stack];
+
+			if (ss->classes) {
+				uint32_t i1 = *class_slot(a, ss, ev[i].v[1]);
+
+				if (i1)
+					__builtin_prefetch(&a->sites[i1 - 1]);
+			}
+		}
+	}
+}
+
 /* ------------------------------------------------------ order repair */
 
 /* The queue holds what one push or unhold adds: every held event and three. */

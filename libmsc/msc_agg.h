@@ -459,6 +459,12 @@ static inline void msc_agg_prefetch(const struct msc_agg *a, uint64_t ptr)
 }
 
 /*
+ * msc_agg_prefetch for a batch of events about to be applied, and the
+ * lines their sites are in: the misses of a batch overlap.
+ */
+void msc_agg_prefetch_batch(const struct msc_agg *a, const struct msc_cevent *ev, size_t n);
+
+/*
  * memscope.h's pools.  A pool is created with a name (msc_agg_pool_create:
  * a NUL-terminated copy is kept; a live pool is renamed), its blocks are
  * allocated and freed with its id (an id never created makes a pool named

@@ -351,9 +351,7 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
 	struct rproc *pr = p->user;
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (ev[i].type == MSC_CEV_ALLOC || ev[i].type == MSC_CEV_FREE)
-			msc_agg_prefetch(&pr->agg, ev[i].v[0]);
+	msc_agg_prefetch_batch(&pr->agg, ev, n);
 	for (i = 0; i < n; i++)
 		on_event(ctx, p, &ev[i]);
 }
