@@ -15,47 +15,21 @@
 # native run (the shim) and ms-record's own (from the end record).
 # Raw lines go to tests/bench/out/ab_sampled.txt.
 set -u
-cd "$(dirname "$0")/../.." || exit 2
-TOP=$PWD
-BIN=$TOP/tests/bench/bin
-OUT=$TOP/tests/bench/out
+AB_N=7 AB_WL="storm1 sqlite python" AB_RAW=ab_sampled.txt
+. "$(dirname "$0")/ab_setup.sh"
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
-[ $# -ge 1 ] || { echo "usage: $0 BEFORE_TREE [ITERATIONS] [WORKLOAD...]" >&2; exit 2; }
-BEFORE=$(cd "$1" && pwd) || exit 2
-N=${2:-7}
-[ $# -ge 2 ] && shift 2 || shift
-WL=${*:-storm1 sqlite python}
-for t in "$BEFORE" "$TOP"; do
-	[ -x "$t/tools/ms-record" ] && [ -e "$t/shim/libmemscope.so" ] ||
-		{ echo "$0: $t is not built" >&2; exit 2; }
-done
-[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] || { echo "$0: run 'make bench' first" >&2; exit 2; }
-mkdir -p "$OUT"
-RAW=$OUT/ab_sampled.txt
-: >"$RAW"
-# The inputs of make bench's sampled section, which writes them.
-[ -f "$OUT/sqlite_inserts.sql" ] && [ -f "$OUT/py_dict.py" ] ||
-	{ echo "$0: run 'sh tests/bench/run.sh sampled' once first" >&2; exit 2; }
-export PYTHONMALLOC=malloc
 i=0
 while [ $i -lt "$N" ]; do
 	for w in $WL; do
-		case $w in
-		storm1) set -- "$BIN/alloc_storm" 1 ;;
-		storm2) set -- "$BIN/alloc_storm" 2 ;;
-		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
-		python) set -- /usr/bin/python3 "$OUT/py_dict.py" ;;
-		*) echo "$0: unknown workload $w" >&2; exit 2 ;;
-		esac
 		for v in native jemalloc jeprof before after; do
 			case $v in
-			native) "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
-			jemalloc) LD_PRELOAD=$JEMALLOC "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
-			jeprof) LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" "$@" ;;
-			before) MEMSCOPE_SHIM=$BEFORE/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
-				"$BEFORE/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" "$@" ;;
-			after) MEMSCOPE_SHIM=$TOP/shim/libmemscope.so "$BIN/peakmem" "$OUT/ab.time" \
-				"$TOP/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" "$@" ;;
+			native) ab_run "$w" "$BIN/peakmem" "$OUT/ab.time" ;;
+			jemalloc) ab_run "$w" env LD_PRELOAD="$JEMALLOC" "$BIN/peakmem" "$OUT/ab.time" ;;
+			jeprof) ab_run "$w" env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" ;;
+			before) ab_run "$w" env MEMSCOPE_SHIM="$BEFORE/shim/libmemscope.so" "$BIN/peakmem" \
+				"$OUT/ab.time" "$BEFORE/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" ;;
+			after) ab_run "$w" env MEMSCOPE_SHIM="$TOP/shim/libmemscope.so" "$BIN/peakmem" \
+				"$OUT/ab.time" "$TOP/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" ;;
 			esac >/dev/null 2>&1
 			# workload variant wall cpu program_cpu recorder_cpu
 			e="- -"

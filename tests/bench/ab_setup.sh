@@ -1,0 +1,39 @@
+# ab_setup.sh: what tests/bench/ab.sh and ab_sampled.sh share, sourced by
+# them after they set AB_N (default iterations), AB_WL (default workloads)
+# and AB_RAW (the raw lines' file name under tests/bench/out), with their
+# own arguments: BEFORE_TREE [ITERATIONS] [WORKLOAD...].  Sets TOP, BIN,
+# OUT, BEFORE, N, WL and RAW (emptied), and defines ab_run.
+cd "$(dirname "$0")/../.." || exit 2
+TOP=$PWD
+BIN=$TOP/tests/bench/bin
+OUT=$TOP/tests/bench/out
+[ $# -ge 1 ] || { echo "usage: $0 BEFORE_TREE [ITERATIONS] [WORKLOAD...]" >&2; exit 2; }
+BEFORE=$(cd "$1" && pwd) || exit 2
+N=${2:-$AB_N}
+[ $# -ge 2 ] && shift 2 || shift
+WL=${*:-$AB_WL}
+for t in "$BEFORE" "$TOP"; do
+	[ -x "$t/tools/ms-record" ] && [ -e "$t/shim/libmemscope.so" ] ||
+		{ echo "$0: $t is not built" >&2; exit 2; }
+done
+[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] || { echo "$0: run 'make bench' first" >&2; exit 2; }
+mkdir -p "$OUT"
+RAW=$OUT/$AB_RAW
+: >"$RAW"
+# The inputs of make bench's profilers and sampled sections, which write them.
+[ -f "$OUT/sqlite_inserts.sql" ] && [ -f "$OUT/py_dict.py" ] ||
+	{ echo "$0: run 'sh tests/bench/run.sh profilers' once first" >&2; exit 2; }
+export PYTHONMALLOC=malloc
+
+# ab_run W CMD...: runs CMD... followed by workload W's command line.
+ab_run() {
+	_w=$1
+	shift
+	case $_w in
+	storm1) "$@" "$BIN/alloc_storm" 1 ;;
+	storm2) "$@" "$BIN/alloc_storm" 2 ;;
+	sqlite) "$@" /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+	python) "$@" /usr/bin/python3 "$OUT/py_dict.py" ;;
+	*) echo "$0: unknown workload $_w" >&2; exit 2 ;;
+	esac
+}
