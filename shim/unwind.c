@@ -678,18 +678,42 @@ static int libunwind_capture(uint64_t *ips, int max)
 
 static bool check_mode;
 static uint64_t check_total, check_bad, check_cached;
+/*
+ * Why captures did not come from the trace cache, in check mode: no
+ * layout for their start (none filed, or another start took its slot),
+ * a layout but no trace of these words (not filed, or pushed out), a trace
+ * whose rbp or words differ; and why walked traces were not filed: a walk
+ * of fewer than two frames (reusing the previous trace: cheap), too many
+ * words, or a start whose layout is another one.
+ */
+enum { TC_NO_LAYOUT, TC_NO_TRACE, TC_DIFFERS, TC_FILE_SHORT, TC_FILE_DEEP, TC_FILE_OTHER,
+       TC_REASONS };
+static uint64_t tc_why[TC_REASONS];
+
+static inline void tc_count(unsigned why)
+{
+	if (unlikely(check_mode))
+		__atomic_add_fetch(&tc_why[why], 1, __ATOMIC_RELAXED);
+}
 
 void unwind_report(void)
 {
-	char line[128];
+	char line[384];
 	int len;
 
 	if (!check_mode)
 		return;
 	len = snprintf(line, sizeof(line),
-		       "memscope: unwind check: %llu captures, %llu mismatches (%llu from the trace cache)\n",
+		       "memscope: unwind check: %llu captures, %llu mismatches (%llu from the trace cache)\n"
+		       "memscope: trace cache misses: %llu no layout, %llu no trace, %llu differ; "
+		       "walks not filed: %llu short, %llu too deep, %llu another layout\n",
 		       (unsigned long long)check_total, (unsigned long long)check_bad,
-		       (unsigned long long)check_cached);
+		       (unsigned long long)check_cached, (unsigned long long)tc_why[TC_NO_LAYOUT],
+		       (unsigned long long)tc_why[TC_NO_TRACE], (unsigned long long)tc_why[TC_DIFFERS],
+		       (unsigned long long)tc_why[TC_FILE_SHORT], (unsigned long long)tc_why[TC_FILE_DEEP],
+		       (unsigned long long)tc_why[TC_FILE_OTHER]);
+	if (len > (int)sizeof(line) - 1)
+		len = (int)sizeof(line) - 1;
 	if (write(2, line, (size_t)len) < 0)
 		return;
 }
@@ -998,17 +1022,22 @@ static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
 		key = us->pre_key;
 		check = us->pre_check;
 	} else if (!tc_read(us, us->start_ip, us->start_rsp, us->start_max, &key, &check)) {
+		tc_count(TC_NO_LAYOUT);
 		return false;
 	}
 	set = us->tc_traces[tc_set(key)];
 	way = set[0].key == key ? 0 : 1;
 	t = &set[way];
-	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
+	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max) {
+		tc_count(TC_NO_TRACE);
 		return false;
+	}
 	if (t->rbp_needed)
 		check += tc_rbp_term(us->start_rbp);
-	if (t->check != check)
+	if (t->check != check) {
+		tc_count(TC_DIFFERS);
 		return false;
+	}
 	c->n = t->n;
 	c->h1 = c->h2 = 0;
 	if (unlikely(check_mode)) {
@@ -1032,13 +1061,18 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	unsigned nw = 0;
 	int k, n = us->prev_n;
 
-	if (!us->tc_fileable || !id)
+	if (!us->tc_fileable || !id) {
+		if (id && !us->tc_hit)
+			tc_count(TC_FILE_SHORT);
 		return;
+	}
 	us->tc_fileable = false;
 	/* Every frame but the last read at least one word: too deep for an
 	 * entry, as the loop below would find out word by word. */
-	if (n + 1 > TC_WORDS)
+	if (n + 1 > TC_WORDS) {
+		tc_count(TC_FILE_DEEP);
 		return;
+	}
 	/* The words it read, where and what. */
 	for (k = 0; k < n; k++) {
 		const struct trace_frame *next = &cur[k + 1];
@@ -1046,8 +1080,10 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 
 		if (!(cur[k].flags & TF_WALKED))
 			continue;
-		if (nw + 2 > TC_WORDS)
+		if (nw + 2 > TC_WORDS) {
+			tc_count(TC_FILE_DEEP);
 			return;
+		}
 		at = ra_slot(next) - rsp;
 		if (at > UINT32_MAX)
 			return;
@@ -1068,6 +1104,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 		memcpy(l->off, off, nw * sizeof(off[0]));
 		l->gen = us->tc_gen;
 	} else if (l->nword != nw || memcmp(l->off, off, nw * sizeof(off[0]))) {
+		tc_count(TC_FILE_OTHER);
 		return;		/* another layout: a lookup would not read these */
 	}
 	tc_hash(ip, rsp, us->start_max, NULL, w, nw, &key, &check);
