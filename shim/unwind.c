@@ -680,14 +680,13 @@ static bool check_mode;
 static uint64_t check_total, check_bad, check_cached;
 /*
  * Why captures did not come from the trace cache, in check mode: no
- * layout for their start (none filed, or another start took its slot),
- * a layout but no trace of these words (not filed, or pushed out), a trace
- * whose rbp or words differ; and why walked traces were not filed: a walk
- * of fewer than two frames (reusing the previous trace: cheap), too many
- * words, or a start whose layout is another one.
+ * layout for their start (none filed, or other starts took its set), or
+ * layouts but no trace of the words there (not filed, pushed out, or
+ * another rbp); and why walked traces were not filed: a walk of fewer
+ * than two frames (reusing the previous trace: cheap), too many words;
+ * and how often a start had more layouts than a set holds.
  */
-enum { TC_NO_LAYOUT, TC_NO_TRACE, TC_DIFFERS, TC_FILE_SHORT, TC_FILE_DEEP, TC_FILE_OTHER,
-       TC_REASONS };
+enum { TC_NO_LAYOUT, TC_NO_TRACE, TC_FILE_SHORT, TC_FILE_DEEP, TC_FILE_OTHER, TC_REASONS };
 static uint64_t tc_why[TC_REASONS];
 
 static inline void tc_count(unsigned why)
@@ -705,13 +704,12 @@ void unwind_report(void)
 		return;
 	len = snprintf(line, sizeof(line),
 		       "memscope: unwind check: %llu captures, %llu mismatches (%llu from the trace cache)\n"
-		       "memscope: trace cache misses: %llu no layout, %llu no trace, %llu differ; "
-		       "walks not filed: %llu short, %llu too deep, %llu another layout\n",
+		       "memscope: trace cache misses: %llu no layout, %llu no trace; walks not filed: "
+		       "%llu short, %llu too deep; %llu layouts pushed out by their start's\n",
 		       (unsigned long long)check_total, (unsigned long long)check_bad,
 		       (unsigned long long)check_cached, (unsigned long long)tc_why[TC_NO_LAYOUT],
-		       (unsigned long long)tc_why[TC_NO_TRACE], (unsigned long long)tc_why[TC_DIFFERS],
-		       (unsigned long long)tc_why[TC_FILE_SHORT], (unsigned long long)tc_why[TC_FILE_DEEP],
-		       (unsigned long long)tc_why[TC_FILE_OTHER]);
+		       (unsigned long long)tc_why[TC_NO_TRACE], (unsigned long long)tc_why[TC_FILE_SHORT],
+		       (unsigned long long)tc_why[TC_FILE_DEEP], (unsigned long long)tc_why[TC_FILE_OTHER]);
 	if (len > (int)sizeof(line) - 1)
 		len = (int)sizeof(line) - 1;
 	if (write(2, line, (size_t)len) < 0)
@@ -983,11 +981,16 @@ static inline unsigned tc_set(uint64_t key)
 	return (unsigned)(key & (TC_SETS - 1));
 }
 
-/* The hashes of the words now at the layout of (ip, rsp); false: none. */
-static bool tc_read(struct unwind_state *us, uint64_t ip, uint64_t rsp, int max, uint64_t *key,
-		    uint64_t *check)
+/*
+ * The hashes of the words now at layout `way` of (ip, rsp); false: none
+ * there.  A start may have several layouts (its callers' frames differ:
+ * the words a walk reads decide where it reads the next), each in a way of
+ * the set; a lookup tries them in turn, most recently filed first.
+ */
+static bool tc_read(struct unwind_state *us, uint64_t ip, uint64_t rsp, int max, unsigned way,
+		    uint64_t *key, uint64_t *check)
 {
-	const struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
+	const struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)][way];
 
 	if (l->gen != us->tc_gen || l->ip != ip || l->rsp != rsp)
 		return false;
@@ -1001,7 +1004,7 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 	uint64_t ip = ((const uint64_t *)frame)[1], rsp = (uint64_t)(uintptr_t)frame + 16;
 
 	us->pre_valid = us->epoch == shim_module_epoch &&
-			tc_read(us, ip, rsp, max, &us->pre_key, &us->pre_check);
+			tc_read(us, ip, rsp, max, 0, &us->pre_key, &us->pre_check);
 	if (!us->pre_valid)
 		return;
 	__builtin_prefetch(us->tc_traces[tc_set(us->pre_key)]);
@@ -1010,32 +1013,44 @@ void unwind_prepare(struct unwind_state *us, void *frame, int max)
 	us->start_max = max;
 }
 
-/* A cached trace for the capture starting at us->start_*?  Fills c and
- * returns true if so; `prepared`: unwind_prepare() hashed its words. */
-static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
+/* The trace filed under (key, check) for the capture starting at
+ * us->start_*, or NULL. */
+static const struct tc_trace *tc_probe(struct unwind_state *us, uint64_t key, uint64_t check,
+				       unsigned *way)
 {
-	const struct tc_trace *set, *t;
-	uint64_t key, check;
-	unsigned way;
+	const struct tc_trace *set = us->tc_traces[tc_set(key)], *t;
 
-	if (prepared) {
-		key = us->pre_key;
-		check = us->pre_check;
-	} else if (!tc_read(us, us->start_ip, us->start_rsp, us->start_max, &key, &check)) {
-		tc_count(TC_NO_LAYOUT);
-		return false;
-	}
-	set = us->tc_traces[tc_set(key)];
-	way = set[0].key == key ? 0 : 1;
-	t = &set[way];
-	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max) {
-		tc_count(TC_NO_TRACE);
-		return false;
-	}
+	*way = set[0].key == key ? 0 : 1;
+	t = &set[*way];
+	if (t->gen != us->tc_gen || t->key != key || t->max != us->start_max)
+		return NULL;
 	if (t->rbp_needed)
 		check += tc_rbp_term(us->start_rbp);
-	if (t->check != check) {
-		tc_count(TC_DIFFERS);
+	return t->check == check ? t : NULL;
+}
+
+/* A cached trace for the capture starting at us->start_*?  Fills c and
+ * returns true if so; `prepared`: unwind_prepare() hashed the words of
+ * the first layout. */
+static bool tc_lookup(struct unwind_state *us, bool prepared, struct capture *c)
+{
+	const struct tc_trace *t = NULL;
+	uint64_t key = 0, check;
+	unsigned l, way = 0;
+	bool any = prepared;
+
+	for (l = 0; l < TC_LAYOUT_WAYS && !t; l++) {
+		if (l == 0 && prepared) {
+			key = us->pre_key;
+			check = us->pre_check;
+		} else if (!tc_read(us, us->start_ip, us->start_rsp, us->start_max, l, &key, &check)) {
+			continue;
+		}
+		any = true;
+		t = tc_probe(us, key, check, &way);
+	}
+	if (!t) {
+		tc_count(any ? TC_NO_TRACE : TC_NO_LAYOUT);
 		return false;
 	}
 	c->n = t->n;
@@ -1055,7 +1070,7 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 	const struct trace_frame *cur = us->prev;
 	uint64_t ip = cur[0].ip, rsp = cur[0].rsp, w[TC_WORDS], key, check;
 	uint32_t off[TC_WORDS];
-	struct tc_layout *l = &us->tc_layouts[tc_layout_index(ip, rsp)];
+	struct tc_layout *set = us->tc_layouts[tc_layout_index(ip, rsp)], *l = NULL;
 	struct tc_trace *t;
 	uint64_t (*hash)[2];
 	unsigned nw = 0;
@@ -1097,15 +1112,23 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 			w[nw++] = next->rbp;
 		}
 	}
-	if (l->gen != us->tc_gen || l->ip != ip || l->rsp != rsp) {
+	for (k = 0; k < TC_LAYOUT_WAYS && !l; k++)
+		if (set[k].gen == us->tc_gen && set[k].ip == ip && set[k].rsp == rsp &&
+		    set[k].nword == nw && !memcmp(set[k].off, off, nw * sizeof(off[0])))
+			l = &set[k];
+	if (!l) {
+		/* A new layout goes first; the least recent makes room (its
+		 * traces stay filed, found again if it comes back). */
+		if (set[TC_LAYOUT_WAYS - 1].gen == us->tc_gen && set[TC_LAYOUT_WAYS - 1].ip == ip &&
+		    set[TC_LAYOUT_WAYS - 1].rsp == rsp)
+			tc_count(TC_FILE_OTHER);	/* every way is this start's */
+		memmove(&set[1], &set[0], (TC_LAYOUT_WAYS - 1) * sizeof(set[0]));
+		l = &set[0];
 		l->ip = ip;
 		l->rsp = rsp;
 		l->nword = (uint16_t)nw;
 		memcpy(l->off, off, nw * sizeof(off[0]));
 		l->gen = us->tc_gen;
-	} else if (l->nword != nw || memcmp(l->off, off, nw * sizeof(off[0]))) {
-		tc_count(TC_FILE_OTHER);
-		return;		/* another layout: a lookup would not read these */
 	}
 	tc_hash(ip, rsp, us->start_max, NULL, w, nw, &key, &check);
 	t = us->tc_traces[tc_set(key)];

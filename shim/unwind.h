@@ -58,7 +58,8 @@ struct trace_frame {
  * same frame layout.
  */
 #define TC_WORDS 64			/* words read by a trace it can hold */
-#define TC_LAYOUTS 256
+#define TC_LAYOUTS 256			/* sets of TC_LAYOUT_WAYS */
+#define TC_LAYOUT_WAYS 4
 #define TC_SETS 2048			/* of two traces, most recent first */
 
 struct tc_layout {
@@ -98,7 +99,7 @@ struct unwind_state {
 	/* The hashes unwind_prepare() found for the coming capture. */
 	bool pre_valid;
 	uint64_t pre_key, pre_check;
-	struct tc_layout tc_layouts[TC_LAYOUTS];
+	struct tc_layout tc_layouts[TC_LAYOUTS][TC_LAYOUT_WAYS];
 	struct tc_trace tc_traces[TC_SETS][2] __attribute__((aligned(64)));
 	/* The intern hash of each cached trace, for MEMSCOPE_UNWIND_CHECK
 	 * only (a capture from the cache gives the stack id). */
