@@ -1104,7 +1104,13 @@ void unwind_file(struct unwind_state *us, uint32_t id)
 			return;
 		off[nw] = (uint32_t)at;
 		w[nw++] = next->ip;
-		if (cur[k].flags & TF_RBP_SAVED) {
+		/* The caller's rbp, read from the stack: a word of the trace
+		 * only if some frame further out uses it (an rbp-based CFA).
+		 * Code built without frame pointers keeps data in rbp, and
+		 * hashing it made every such stack a new trace.  (The last
+		 * frame's is kept: nothing says what the walk did with it.) */
+		if ((cur[k].flags & TF_RBP_SAVED) &&
+		    (k + 1 >= n || (cur[k + 1].flags & TF_RBP_NEEDED))) {
 			at = rbp_slot(&cur[k], next) - rsp;
 			if (at > UINT32_MAX)
 				return;
