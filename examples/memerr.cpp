@@ -3,7 +3,12 @@
  * memerr: one memory error of each kind ms-record reports, for its tests.
  *
  *   memerr double-free | invalid-free | invalid-free-stack | mismatch |
- *          realloc-freed | none
+ *          realloc-freed | none  [threads]
+ *
+ * With "threads", a second thread allocates and frees a block first (and
+ * is joined): the process has had two threads, whose out-of-order frees
+ * ms-record holds a moment for their allocation (libmemscope(7)); the
+ * error must come out all the same.
  *
  * Known answers (each function is its own frame, so stacks name them):
  *   double-free         a 40 B block from make_block() freed by free_once()
@@ -26,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <pthread.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -106,11 +112,23 @@ NOINLINE static void *grow_freed(void *p)
 	return q;
 }
 
+static void *other_thread(void *)
+{
+	free(hide(malloc(48)));
+	opaque = nullptr;
+	return nullptr;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "none";
 
+	if (argc > 2 && strcmp(argv[2], "threads") == 0) {
+		pthread_t t;
 
+		if (pthread_create(&t, nullptr, other_thread, nullptr) == 0)
+			pthread_join(t, nullptr);
+	}
 	printf("memerr: %s\n", mode);
 	fflush(stdout);
 	if (strcmp(mode, "double-free") == 0) {

@@ -62,6 +62,18 @@ check_eq "end records count them" "1 1 1 3 1 0" \
 check_eq "end: by kind" "3 null" \
 	"$(jq -r 'select(.type=="end") | "\(.mismatch) \(.double_free)"' "$OUT/mismatch.ndjson")"
 
+# After a second thread: an unknown free waits a moment for another
+# thread's allocation of its address (libmemscope(7)); glibc aborts
+# meanwhile, and the error still comes out, the same.
+for m in double-free invalid-free; do
+	check_status "memerr $m threads: the program's own exit status" 134 \
+		ms-record -q -o "$OUT/$m.mt.ndjson" "$EX/memerr" $m threads
+	check_eq "memerr $m threads: the same error" "$(errors "$OUT/$m.ndjson")" \
+		"$(errors "$OUT/$m.mt.ndjson")"
+	check_eq "memerr $m threads: counted once" "1" \
+		"$(jq -r 'select(.type=="end") | .errors' "$OUT/$m.mt.ndjson")"
+done
+
 # --free-stacks: the whole stack of the bad call, down to main.
 check_status "--free-stacks" 134 ms-record -q --free-stacks -o "$OUT/full.ndjson" "$EX/memerr" double-free
 sid=$(jq -r 'select(.type=="error") | .stack' "$OUT/full.ndjson")
