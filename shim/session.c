@@ -43,7 +43,6 @@ bool g_free_stacks;
 static bool g_lossy, g_follow, g_scan;
 bool g_tsc;
 unsigned g_threads_seen;
-bool g_mt;
 bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 bool g_attached;
@@ -298,7 +297,6 @@ static void fork_child(void)
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
 	g_threads_seen = 0;
-	g_mt = false;
 	g_shared_ready = false;
 	if (g_region) {
 		unmap(g_region, g_region_size);

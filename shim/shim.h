@@ -71,11 +71,9 @@ extern bool g_free_stacks;
  * (sample.h). */
 extern uint64_t g_sample;
 extern bool g_tsc;
-/* Threads that have recorded in this process (threads.c), and whether
- * there were ever more than one: events are then stamped in order across
- * threads (now()). */
+/* Threads that have recorded in this process (threads.c): from the
+ * second on, events are stamped in order across threads (now()). */
 extern unsigned g_threads_seen;
-extern bool g_mt;
 /* The collector puts allocations and frees of different threads that
  * came out of order back in order (msc_agg_push): they need not wait for
  * RDTSCP.  Not where unknown frees are common (attached, a forked child),
@@ -300,9 +298,9 @@ void modules_check(struct tstate *t);
  * of the hook).  So RDTSC where the order is not needed or is repaired:
  *  - while one thread records: its ring order is its time order, and a
  *    timestamp that runs ahead by a microsecond changes no figure; from
- *    the moment a second thread records (g_mt, read here after the real
- *    allocator call, so that a thread that got a block back from another
- *    sees that thread's store), RDTSCP for other events;
+ *    the moment a second thread records (g_threads_seen, read here after
+ *    the real allocator call, so that a thread that got a block back from
+ *    another sees that thread's count), RDTSCP for other events;
  *  - for allocations and frees of the malloc family (repairable), which
  *    the collector puts back in order when they come wrong (msc_agg_push),
  *    where g_ts_repair says so.
@@ -313,7 +311,10 @@ static inline __attribute__((always_inline)) uint64_t now_for(bool repairable)
 	unsigned aux;
 
 	if (likely(g_tsc)) {
-		if (likely(!__atomic_load_n(&g_mt, __ATOMIC_RELAXED)) || (repairable && likely(g_ts_repair)))
+		/* repairable is a constant: allocations and frees test
+		 * g_ts_repair first, and only that while it holds */
+		if ((repairable && likely(g_ts_repair)) ||
+		    likely(__atomic_load_n(&g_threads_seen, __ATOMIC_RELAXED) <= 1))
 			return __rdtsc();
 		return __rdtscp(&aux);
 	}

@@ -151,8 +151,7 @@ static void shared_announce(void)
  */
 static void threads_count(void)
 {
-	if (__atomic_add_fetch(&g_threads_seen, 1, __ATOMIC_RELAXED) > 1 && !g_mt)
-		__atomic_store_n(&g_mt, true, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&g_threads_seen, 1, __ATOMIC_SEQ_CST);
 }
 
 struct tstate *thread_init(void)
