@@ -113,7 +113,6 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->quarantine);
 	free(a->held);
 	free(a->queue);
-	free(a->queue_nohold);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -706,9 +705,16 @@ static inline void set_last_alloc(struct msc_agg *a, uint32_t tid, uint64_t ptr)
 	msc_u64map_put(&a->last_alloc, (uint64_t)tid + 1, ptr);
 }
 
+/* The key of a block of fn's at ptr (see struct msc_live), not a pool's. */
+static inline uint64_t block_key(uint64_t ptr, unsigned fn)
+{
+	return fn == MSC_FN_CUSTOM ? ptr | MSC_CUSTOM_KEY : ptr;
+}
+
+static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
+
 /* An allocation of the block keyed ptr (see struct msc_live); pool_name:
  * its pool's name's index + 1, 0 = none. */
-static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
 
 static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		     uint32_t stack, unsigned fn, uint32_t pool_name)
@@ -789,9 +795,7 @@ oom:
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn)
 {
-	if (fn == MSC_FN_CUSTOM)
-		ptr |= MSC_CUSTOM_KEY;
-	return alloc_key(a, ts, tid, ptr, size, stack, fn, 0);
+	return alloc_key(a, ts, tid, block_key(ptr, fn), size, stack, fn, 0);
 }
 
 /* A free of the block keyed ptr (see struct msc_live). */
@@ -852,9 +856,7 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 		 uint32_t stack, struct msc_freed *out)
 {
-	if (fn == MSC_FN_CUSTOM)
-		ptr |= MSC_CUSTOM_KEY;
-	return free_key(a, ts, tid, ptr, fn, stack, out);
+	return free_key(a, ts, tid, block_key(ptr, fn), fn, stack, out);
 }
 
 /* ---------------------------------------------------------------- pools */
@@ -1480,13 +1482,11 @@ int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
 	if (!a->held) {
 		a->held = malloc(MSC_AGG_HOLD_MAX * sizeof(*a->held));
 		a->queue = malloc(HOLD_QCAP * sizeof(*a->queue));
-		a->queue_nohold = malloc(HOLD_QCAP * sizeof(*a->queue_nohold));
-		if (!a->held || !a->queue || !a->queue_nohold) {
+		if (!a->held || !a->queue) {
 			free(a->held);
 			free(a->queue);
-			free(a->queue_nohold);
-			a->held = a->queue = NULL;
-			a->queue_nohold = NULL;
+			a->held = NULL;
+			a->queue = NULL;
 			return -ENOMEM;
 		}
 	}
@@ -1494,7 +1494,18 @@ int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
 	return 0;
 }
 
-static uint64_t hold_key(const struct msc_cevent *ev);
+/* The key of a malloc-family event's block, or 0 for events not held. */
+static uint64_t hold_key(const struct msc_cevent *ev)
+{
+	bool alloc = ev->type == MSC_CEV_ALLOC;
+
+	if (!alloc && ev->type != MSC_CEV_FREE)
+		return 0;
+	/* a pool's block: its pool id is v2 (ALLOC) or v1 (FREE) */
+	if (ev->fn == MSC_FN_CUSTOM && ev->v[alloc ? 2 : 1])
+		return 0;
+	return block_key(ev->v[0], ev->fn);
+}
 
 static inline unsigned hold_slot(uint64_t key)
 {
@@ -1504,10 +1515,10 @@ static inline unsigned hold_slot(uint64_t key)
 /* nohold: a held event let go (applied as it is, never held again). */
 static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev, bool nohold)
 {
-	unsigned at = (a->qhead + a->qlen) % HOLD_QCAP;
+	struct msc_hold_entry *q = &a->queue[(a->qhead + a->qlen) % HOLD_QCAP];
 
-	a->queue[at] = *ev;
-	a->queue_nohold[at] = nohold;
+	q->ev = *ev;
+	q->nohold = nohold;
 	a->qlen++;
 }
 
@@ -1518,16 +1529,6 @@ static void hold_release(struct msc_agg *a, unsigned i)
 	a->held_keys[hold_slot(hold_key(&a->held[i]))]--;
 	memmove(&a->held[i], &a->held[i + 1], (a->nheld - i - 1) * sizeof(*a->held));
 	a->nheld--;
-}
-
-/* The key of a malloc-family event's block, or 0 for events not held. */
-static uint64_t hold_key(const struct msc_cevent *ev)
-{
-	if (ev->type == MSC_CEV_ALLOC && !(ev->fn == MSC_FN_CUSTOM && ev->v[2]))
-		return ev->fn == MSC_FN_CUSTOM ? ev->v[0] | MSC_CUSTOM_KEY : ev->v[0];
-	if (ev->type == MSC_CEV_FREE && !(ev->fn == MSC_FN_CUSTOM && ev->v[1]))
-		return ev->fn == MSC_FN_CUSTOM ? ev->v[0] | MSC_CUSTOM_KEY : ev->v[0];
-	return 0;
 }
 
 /* The held event of key, or -1. */
@@ -1608,8 +1609,8 @@ bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
 {
 	if (!a->qlen)
 		return false;
-	*ev = a->queue[a->qhead];
-	a->hold_nohold = a->queue_nohold[a->qhead];
+	*ev = a->queue[a->qhead].ev;
+	a->hold_nohold = a->queue[a->qhead].nohold;
 	a->qhead = (a->qhead + 1) % HOLD_QCAP;
 	a->qlen--;
 	if (ev->ts < a->hold_out_ts)

@@ -265,6 +265,8 @@ struct msc_freed {
 	uint64_t alloc_ts;
 };
 
+struct msc_hold_entry;
+
 struct msc_agg {
 	/* live blocks: open addressing keyed by ptr (linear probing that
 	 * never wraps: runs go on into MSC_LIVE_TAIL slots past the last
@@ -326,8 +328,8 @@ struct msc_agg {
 	bool hold_multi;		/* events of a second thread came */
 	bool hold_nohold;		/* the event popped last was let go */
 	const struct msc_cevent *hold_ev;	/* msc_agg_apply's, when holdable */
-	struct msc_cevent *held, *queue;
-	bool *queue_nohold;
+	struct msc_cevent *held;
+	struct msc_hold_entry *queue;	/* in order, from qhead */
 	unsigned nheld, qhead, qlen;
 	uint8_t held_keys[256];		/* held events by key hash: a filter */
 	uint64_t dropped;		/* events lost to out-of-memory */
@@ -434,6 +436,13 @@ void msc_agg_release(struct msc_agg *a);
  * -ENOMEM from msc_agg_hold: repair stays off.  a->repaired counts events
  * that were put back in order.
  */
+/* An event on its way to being applied (msc_agg_push); nohold: one that
+ * was held and let go, applied as it is. */
+struct msc_hold_entry {
+	struct msc_cevent ev;
+	bool nohold;
+};
+
 #define MSC_AGG_HOLD_MAX 64
 #define MSC_AGG_HELD 2
 int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
