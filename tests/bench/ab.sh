@@ -25,10 +25,8 @@ while [ $i -lt "$N" ]; do
 			rm -f "$OUT/ab.ndjson"
 			case $v in
 			native) ab_run "$w" "$BIN/peakmem" "$OUT/ab.time" ;;
-			before) ab_run "$w" env MEMSCOPE_SHIM="$BEFORE/shim/libmemscope.so" "$BIN/peakmem" \
-				"$OUT/ab.time" "$BEFORE/tools/ms-record" -q $ARGS -o "$OUT/ab.ndjson" ;;
-			after) ab_run "$w" env MEMSCOPE_SHIM="$TOP/shim/libmemscope.so" "$BIN/peakmem" \
-				"$OUT/ab.time" "$TOP/tools/ms-record" -q $ARGS -o "$OUT/ab.ndjson" ;;
+			before) ab_record "$w" "$BEFORE" $ARGS ;;
+			after) ab_record "$w" "$TOP" $ARGS ;;
 			esac >/dev/null 2>&1
 			e="- - -"
 			case $v in before|after)
@@ -40,9 +38,7 @@ while [ $i -lt "$N" ]; do
 	i=$((i + 1))
 	echo "ab: iteration $i of $N" >&2
 done
-awk '
-function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
-function med(s,   a, n) { n = sorted(s, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+awk "$AB_AWK"'
 { w = $1; v = $2; seen[w] = 1
   wall[v] = $3; peak[v] = $4; cpu[v] = $6
   if (v == "native") next

@@ -26,10 +26,8 @@ while [ $i -lt "$N" ]; do
 			native) ab_run "$w" "$BIN/peakmem" "$OUT/ab.time" ;;
 			jemalloc) ab_run "$w" env LD_PRELOAD="$JEMALLOC" "$BIN/peakmem" "$OUT/ab.time" ;;
 			jeprof) ab_run "$w" env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" ;;
-			before) ab_run "$w" env MEMSCOPE_SHIM="$BEFORE/shim/libmemscope.so" "$BIN/peakmem" \
-				"$OUT/ab.time" "$BEFORE/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" ;;
-			after) ab_run "$w" env MEMSCOPE_SHIM="$TOP/shim/libmemscope.so" "$BIN/peakmem" \
-				"$OUT/ab.time" "$TOP/tools/ms-record" -q --sample 512K -o "$OUT/ab.ndjson" ;;
+			before) ab_record "$w" "$BEFORE" --sample 512K ;;
+			after) ab_record "$w" "$TOP" --sample 512K ;;
 			esac >/dev/null 2>&1
 			# workload variant wall cpu program_cpu recorder_cpu
 			e="- -"
@@ -42,10 +40,7 @@ while [ $i -lt "$N" ]; do
 	i=$((i + 1))
 	echo "ab_sampled: iteration $i of $N" >&2
 done
-awk '
-function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
-function med(s,   a, n) { n = sorted(s, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-function lo(s,   a) { sorted(s, a); return a[1] }
+awk "$AB_AWK"'
 { w = $1; v = $2; wall[v] = $3; cpu[v] = $4; prog[v] = $5; rec[v] = $6; seen[w] = 1
   if (v != "after") next
   r_b[w] = r_b[w] " " wall["before"] / wall["native"]; r_a[w] = r_a[w] " " wall["after"] / wall["native"]

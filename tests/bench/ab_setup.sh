@@ -2,7 +2,8 @@
 # them after they set AB_N (default iterations), AB_WL (default workloads)
 # and AB_RAW (the raw lines' file name under tests/bench/out), with their
 # own arguments: BEFORE_TREE [ITERATIONS] [WORKLOAD...].  Sets TOP, BIN,
-# OUT, BEFORE, N, WL and RAW (emptied), and defines ab_run.
+# OUT, BEFORE, N, WL and RAW (emptied), and defines ab_run, ab_record and
+# AB_AWK (the awk functions sorted, med and lo, for the summaries).
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
 BIN=$TOP/tests/bench/bin
@@ -37,3 +38,19 @@ ab_run() {
 	*) echo "$0: unknown workload $_w" >&2; exit 2 ;;
 	esac
 }
+
+# ab_record W TREE ARGS...: workload W under TREE's ms-record (and shim),
+# with ARGS, through peakmem; the recording goes to $OUT/ab.ndjson.
+ab_record() {
+	_w=$1 _tree=$2
+	shift 2
+	ab_run "$_w" env MEMSCOPE_SHIM="$_tree/shim/libmemscope.so" "$BIN/peakmem" "$OUT/ab.time" \
+		"$_tree/tools/ms-record" -q "$@" -o "$OUT/ab.ndjson"
+}
+
+# Medians and minima of space-separated lists, in awk.
+AB_AWK='
+function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
+function med(s,   a, n) { n = sorted(s, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+function lo(s,   a) { sorted(s, a); return a[1] }
+'
