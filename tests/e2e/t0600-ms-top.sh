@@ -233,7 +233,9 @@ wait_prompt() {
 	ok
 }
 
-$TM new-session -d -s ui -x 132 -y 40 env PATH="$PATH" PS1='$ ' LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+# Wide enough for the COMMAND column to hold memhog's path in a clone
+# anywhere (mktemp -d, and check-sanitize's .sanitize/ under it).
+$TM new-session -d -s ui -x 200 -y 40 env PATH="$PATH" PS1='$ ' LANG=C.UTF-8 LC_ALL=C.UTF-8 \
 	TERM=xterm-256color ENV= sh || { not_ok "tmux new-session"; finish; }
 wait_prompt "the shell in tmux"
 keys "stty -g >'$OUT/stty.before'; clear" Enter
@@ -325,7 +327,7 @@ wait_screen "a tiny terminal says so" '^terminal too small \(30x5\)'
 $TM resize-window -t =ui: -x 70 -y 20
 wait_screen "a narrow terminal: the essential columns" '^ +PID +RSS. .*COMMAND'
 check_nogrep "a narrow terminal: no history" 'HISTORY' "$(screen >narrow.txt; echo narrow.txt)"
-$TM resize-window -t =ui: -x 132 -y 40
+$TM resize-window -t =ui: -x 200 -y 40
 wait_screen "back to its size" 'HISTORY +COMMAND'
 
 # q: the terminal as it was
