@@ -14,7 +14,9 @@
  * another leak's contents is indirectly lost, the rest definitely lost.
  *
  * Every block is read once, in address order, with process_vm_readv in
- * large batches; the pointers between blocks are then followed in memory.
+ * large batches, by a thread per range of blocks (one per 32 MiB, up to
+ * the CPUs the caller may run on and 4; MEMSCOPE_SCAN_THREADS sets how
+ * many); the pointers between blocks are then followed in memory.
  * The time taken is linear in the live bytes and blocks, whatever the
  * pointers' shape (a list in reverse address order costs no more than an
  * array).  The memory taken is about 30 bytes per live block and 4 per

@@ -6,8 +6,9 @@
  *
  *   1. read: every block's memory once, in address order and in large
  *      reads, and of its words those that point into a block, kept as the
- *      block's edges (the target, and whether at its start); then the
- *      roots, whose words mark their targets at once;
+ *      block's edges (the target, and whether at its start), by a thread
+ *      per range of blocks; then the roots, whose words mark their targets
+ *      at once;
  *   2. reach: from the marked blocks along the edges, in memory;
  *   3. leaks: from each block left unreached (a clique leader) along the
  *      edges, marking what it reaches indirectly lost.
@@ -23,6 +24,9 @@
  * in place, in huge pages where the kernel has them.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +89,26 @@ struct pipe {
 	size_t seen, fetched, done;	/* words in, through stage 2, out */
 };
 
+/*
+ * What reads the target's memory: one of pass 1's threads, with blocks
+ * b[first, last) and their edges (numbered from 0 in its own array until
+ * they are joined), or the roots' reader (no blocks).  Aligned so that two
+ * threads' counters share no cache line.
+ */
+struct reader {
+	struct scan *s;
+	struct pipe pipe;
+	char *buf;			/* BUF_SIZE */
+	size_t first, last;
+	uint32_t *edges;
+	size_t nedges, capedges;
+	size_t edges_for;		/* the first of its blocks edge_at lacks */
+	uint64_t bytes;			/* read */
+	int error;
+	bool threaded;
+	pthread_t thread;
+} __attribute__((aligned(64)));
+
 /* An edge: the index of the block pointed into, and EDGE_START when the
  * pointer is to its first byte. */
 #define EDGE_START (1u << 31)
@@ -107,15 +131,11 @@ struct scan {
 	uint32_t *edge_at;
 	uint32_t *edges;
 	size_t nedges, capedges;
-	size_t edges_for;		/* the first block edge_at lacks */
-	struct pipe pipe;
 	uint32_t *work;			/* blocks to follow the edges of */
 	size_t nwork, capwork;
 	int pid;
 	const struct msc_range *exclude;
 	size_t nexclude;
-	char *buf;
-	size_t bufsize;
 	struct msc_scan_stats *st;
 	int error;
 };
@@ -327,8 +347,9 @@ static void mark(struct scan *s, size_t i, bool start, bool definite, long leade
 
 /* Word w of block source (-1: of a root) points into block i (-1: none):
  * an edge of the source, or from a root, a mark. */
-static void found(struct scan *s, long source, uint64_t w, long i)
+static void found(struct reader *r, long source, uint64_t w, long i)
 {
+	struct scan *s = r->s;
 	const struct block *b;
 
 	if (i < 0 || i == source)
@@ -346,20 +367,20 @@ static void found(struct scan *s, long source, uint64_t w, long i)
 		mark(s, (size_t)i, w == b->start, true, -1);
 		return;
 	}
-	/* Blocks are read in order: those up to the source have their
-	 * edges, if any, from here. */
-	while (s->edges_for <= (size_t)source)
-		s->edge_at[s->edges_for++] = (uint32_t)s->nedges;
-	if (s->nedges == s->capedges &&
-	    grow_array((void **)&s->edges, &s->capedges, s->nedges + 1, sizeof(*s->edges))) {
-		s->error = ENOMEM;
+	/* A reader's blocks are read in order: those up to the source have
+	 * their edges, if any, from here. */
+	while (r->edges_for <= (size_t)source)
+		s->edge_at[r->edges_for++] = (uint32_t)r->nedges;
+	if (r->nedges == r->capedges &&
+	    grow_array((void **)&r->edges, &r->capedges, r->nedges + 1, sizeof(*r->edges))) {
+		r->error = ENOMEM;
 		return;
 	}
-	if (s->nedges == UINT32_MAX) {
-		s->error = EOVERFLOW;	/* 16 GiB of edges */
+	if (r->nedges == UINT32_MAX) {
+		r->error = EOVERFLOW;	/* 16 GiB of edges */
 		return;
 	}
-	s->edges[s->nedges++] = (uint32_t)i | (w == b->start ? EDGE_START : 0);
+	r->edges[r->nedges++] = (uint32_t)i | (w == b->start ? EDGE_START : 0);
 }
 
 /*
@@ -392,9 +413,10 @@ static void follow(struct scan *s, long leader)
  * block read to the next (a block has a few pointers, the pipeline's
  * length is more); words come out of it in their order.
  */
-static void pipe_step(struct scan *s, bool flush)
+static void pipe_step(struct reader *r, bool flush)
 {
-	struct pipe *q = &s->pipe;
+	const struct scan *s = r->s;
+	struct pipe *q = &r->pipe;
 
 	while (q->fetched < q->seen && (flush || q->seen - q->fetched > PIPE_AHEAD)) {
 		struct cand *x = &q->c[q->fetched++ & PIPE_MASK];
@@ -406,16 +428,17 @@ static void pipe_step(struct scan *s, bool flush)
 	while (q->done < q->fetched && (flush || q->fetched - q->done > PIPE_AHEAD)) {
 		const struct cand *x = &q->c[q->done++ & PIPE_MASK];
 
-		found(s, x->source, x->word, find_block(s, x->run, x->from, x->word));
+		found(r, x->source, x->word, find_block(s, x->run, x->from, x->word));
 	}
 }
 
 /* The words of buf, of block source (-1: a root). */
-static void scan_words(struct scan *s, const char *buf, size_t len, long source)
+static void scan_words(struct reader *r, const char *buf, size_t len, long source)
 {
+	const struct scan *s = r->s;
 	const uint64_t *w = (const uint64_t *)buf;
 	uint64_t lo = s->lo, span = s->hi - s->lo;
-	struct pipe *q = &s->pipe;
+	struct pipe *q = &r->pipe;
 	size_t i, n = len / 8;
 
 	for (i = 0; i < n; i++) {
@@ -427,29 +450,26 @@ static void scan_words(struct scan *s, const char *buf, size_t len, long source)
 		x->word = w[i];
 		x->source = source;
 		__builtin_prefetch(&s->runs[run_slot(s, (w[i] >> PAGE_SHIFT) + 1)]);
-		pipe_step(s, false);
+		pipe_step(r, false);
 	}
 }
 
 /* Reads [addr, addr+len) of the target in buffer-sized pieces and scans it. */
-static void scan_range(struct scan *s, uint64_t addr, uint64_t len, long source)
+static void scan_range(struct reader *r, uint64_t addr, uint64_t len, long source)
 {
 	addr = (addr + 7) & ~7ull;
 	while (len >= 8) {
-		size_t chunk = len < s->bufsize ? (size_t)len : s->bufsize;
-		struct iovec local = { s->buf, chunk }, remote = { (void *)(uintptr_t)addr, chunk };
-		ssize_t got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+		size_t chunk = len < BUF_SIZE ? (size_t)len : BUF_SIZE;
+		struct iovec local = { r->buf, chunk }, remote = { (void *)(uintptr_t)addr, chunk };
+		ssize_t got = process_vm_readv(r->s->pid, &local, 1, &remote, 1, 0);
 
 		if (got <= 0) {
 			if (got < 0 && (errno == EPERM || errno == ESRCH))
-				s->error = errno;
+				r->error = errno;
 			return;		/* unmapped meanwhile: nothing to scan */
 		}
-		if (source < 0)
-			s->st->root_bytes += (uint64_t)got;
-		else
-			s->st->block_bytes += (uint64_t)got;
-		scan_words(s, s->buf, (size_t)got, source);
+		r->bytes += (uint64_t)got;
+		scan_words(r, r->buf, (size_t)got, source);
 		addr += (uint64_t)got;
 		len -= (uint64_t)got < len ? (uint64_t)got : len;
 	}
@@ -465,10 +485,10 @@ struct piece {
 
 /* Reads the blocks of p (by index, each in address order) and takes the
  * edges of each. */
-static void read_pieces(struct scan *s, struct piece *p, size_t np, size_t used)
+static void read_pieces(struct reader *r, struct piece *p, size_t np, size_t used)
 {
 	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
-	size_t nio = 0, slack = s->bufsize - used, k;
+	size_t nio = 0, slack = BUF_SIZE - used, k;
 	uint64_t end = 0;
 	ssize_t got;
 
@@ -489,7 +509,7 @@ static void read_pieces(struct scan *s, struct piece *p, size_t np, size_t used)
 			slack -= gap;
 			used += gap;
 		} else {
-			local[nio].iov_base = s->buf + used;
+			local[nio].iov_base = r->buf + used;
 			remote[nio].iov_base = (void *)(uintptr_t)p[k].start;
 			local[nio].iov_len = remote[nio].iov_len = p[k].len;
 			nio++;
@@ -498,59 +518,60 @@ static void read_pieces(struct scan *s, struct piece *p, size_t np, size_t used)
 		used += p[k].len;
 		end = p[k].start + p[k].len;
 	}
-	got = process_vm_readv(s->pid, local, nio, remote, nio, 0);
+	got = process_vm_readv(r->s->pid, local, nio, remote, nio, 0);
 	if (got < 0) {
 		if (errno == EPERM || errno == ESRCH) {
-			s->error = errno;
+			r->error = errno;
 			return;
 		}
 		got = 0;
 	}
 	/* A short read stops at the first page that failed: scan what came,
 	 * then read the rest one by one. */
-	for (k = 0; k < np && !s->error; k++) {
+	for (k = 0; k < np && !r->error; k++) {
 		size_t len = p[k].len, off = p[k].off;
 
 		if (off + len <= (size_t)got) {
-			s->st->block_bytes += len;
-			scan_words(s, s->buf + off, len, (long)p[k].idx);
+			r->bytes += len;
+			scan_words(r, r->buf + off, len, (long)p[k].idx);
 		} else if (off < (size_t)got) {
-			s->st->block_bytes += (size_t)got - off;
-			scan_words(s, s->buf + off, (size_t)got - off, (long)p[k].idx);
+			r->bytes += (size_t)got - off;
+			scan_words(r, r->buf + off, (size_t)got - off, (long)p[k].idx);
 		} else {
-			scan_range(s, p[k].start, len, (long)p[k].idx);
+			scan_range(r, p[k].start, len, (long)p[k].idx);
 		}
 	}
 }
 
-/* Pass 1: the edges of every block, read in address order. */
-static void read_blocks(struct scan *s)
+/* Pass 1 for one reader: the edges of its blocks, read in address order. */
+static void read_blocks(struct reader *r)
 {
+	const struct scan *s = r->s;
 	struct piece p[IOV_BATCH];
 	size_t i, np = 0, used = 0;
 
-	for (i = 0; i <= s->n && !s->error; i++) {
-		const struct block *b = i < s->n ? &s->b[i] : NULL;
+	for (i = r->first; i <= r->last && !r->error; i++) {
+		const struct block *b = i < r->last ? &s->b[i] : NULL;
 		uint64_t len = b ? (block_end(s, b) - b->start) & ~7ull : 0;
 
 		/* The batch goes when full, before a block too big for the
 		 * buffer (read on its own), and at the end. */
-		if (np && (!b || np == IOV_BATCH || used + len > s->bufsize)) {
-			read_pieces(s, p, np, used);
+		if (np && (!b || np == IOV_BATCH || used + len > BUF_SIZE)) {
+			read_pieces(r, p, np, used);
 			np = used = 0;
 		}
 		if (!b)
 			break;
-		if (len > s->bufsize) {
-			scan_range(s, b->start, len, (long)i);
+		if (len > BUF_SIZE) {
+			scan_range(r, b->start, len, (long)i);
 		} else if (len) {
 			p[np++] = (struct piece){ b->start, i, (uint32_t)len, 0 };
 			used += len;
 		}
 	}
-	pipe_step(s, true);
-	while (s->edges_for <= s->n)
-		s->edge_at[s->edges_for++] = (uint32_t)s->nedges;
+	pipe_step(r, true);
+	while (r->edges_for < r->last)
+		s->edge_at[r->edges_for++] = (uint32_t)r->nedges;
 }
 
 /* ------------------------------------------------------------- building */
@@ -791,8 +812,9 @@ static bool holds_block(const struct scan *s, uint64_t start, uint64_t end)
 }
 
 /* Scans [start, end) but for the excluded ranges in it. */
-static void scan_root(struct scan *s, uint64_t start, uint64_t end)
+static void scan_root(struct reader *r, uint64_t start, uint64_t end)
 {
+	const struct scan *s = r->s;
 	size_t i;
 
 	for (i = 0; i < s->nexclude && start < end; i++) {
@@ -801,11 +823,11 @@ static void scan_root(struct scan *s, uint64_t start, uint64_t end)
 		if (x->end <= start || x->start >= end)
 			continue;
 		if (x->start > start)
-			scan_range(s, start, x->start - start, -1);
+			scan_range(r, start, x->start - start, -1);
 		start = x->end;
 	}
 	if (start < end)
-		scan_range(s, start, end - start, -1);
+		scan_range(r, start, end - start, -1);
 }
 
 static int cmp_range(const void *x, const void *y)
@@ -816,7 +838,7 @@ static int cmp_range(const void *x, const void *y)
 }
 
 struct roots {
-	struct scan *s;
+	struct reader *r;
 	const uint64_t *sps;		/* stack pointers: below them is dead stack */
 	size_t nsps;
 };
@@ -828,7 +850,7 @@ struct roots {
 static int scan_mapping(const struct msc_mapping *m, void *arg)
 {
 	struct roots *r = arg;
-	struct scan *s = r->s;
+	struct scan *s = r->r->s;
 	uint64_t start = m->start, lowest;
 	size_t i;
 
@@ -847,13 +869,16 @@ static int scan_mapping(const struct msc_mapping *m, void *arg)
 			lowest = r->sps[i];
 	if (lowest < m->end)
 		start = lowest - m->start > RED_ZONE ? (lowest - RED_ZONE) & ~7ull : m->start;
-	scan_root(s, start, m->end);
-	return s->error ? 1 : 0;
+	scan_root(r->r, start, m->end);
+	return s->error || r->r->error ? 1 : 0;
 }
 
-static void scan_roots(struct scan *s, const uint64_t *sps, size_t nsps)
+/* The roots, and the registers' values (roots), read by rd. */
+static void scan_roots(struct reader *rd, const uint64_t *sps, size_t nsps,
+		       const uint64_t *roots, size_t nroots)
 {
-	struct roots r = { s, sps, nsps };
+	struct scan *s = rd->s;
+	struct roots r = { rd, sps, nsps };
 	struct msc_procfs fs;
 	int ret;
 
@@ -862,10 +887,132 @@ static void scan_roots(struct scan *s, const uint64_t *sps, size_t nsps)
 		return;
 	}
 	ret = msc_proc_maps(&fs, s->pid, scan_mapping, &r, NULL);
-	if (ret < 0 && !s->error)
-		s->error = -ret;
+	if (ret < 0 && !rd->error)
+		rd->error = -ret;
 	msc_procfs_release(&fs);
-	pipe_step(s, true);
+	if (!rd->error && nroots)
+		scan_words(rd, (const char *)roots, nroots * sizeof(*roots), -1);
+	pipe_step(rd, true);
+	s->st->root_bytes = rd->bytes;
+	if (!s->error)
+		s->error = rd->error;
+}
+
+/* ----------------------------------------------------- pass 1's threads */
+
+/*
+ * Pass 1 is nearly all of a scan's time, and it waits on memory: on the
+ * lines of the page runs and blocks that the words found point to, as
+ * many at once as a core has room for.  Another core doubles that, and the
+ * program is paused meanwhile, its cores idle: the blocks are cut into
+ * ranges of about the same bytes, a thread each.  One thread per
+ * READER_BYTES of blocks, up to a thread per CPU ms-record may run on,
+ * and MAX_READERS; MEMSCOPE_SCAN_THREADS sets the number.
+ */
+#define MAX_READERS 4
+#define READER_BYTES (32ull << 20)
+
+static unsigned readers_for(uint64_t bytes)
+{
+	const char *env = getenv("MEMSCOPE_SCAN_THREADS");
+	cpu_set_t cpus;
+	uint64_t n = bytes / READER_BYTES;
+
+	if (env && *env)
+		n = strtoull(env, NULL, 10);
+	else if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && (uint64_t)CPU_COUNT(&cpus) < n)
+		n = (uint64_t)CPU_COUNT(&cpus);
+	return n < 1 ? 1 : n > MAX_READERS ? MAX_READERS : (unsigned)n;
+}
+
+static void *reader_thread(void *arg)
+{
+	read_blocks(arg);
+	return NULL;
+}
+
+/* Joins the readers' edges into s->edges, in block order. */
+static int join_edges(struct scan *s, struct reader *r, unsigned n)
+{
+	size_t total = 0, i;
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		total += r[k].nedges;
+	if (total >= UINT32_MAX)
+		return EOVERFLOW;
+	s->edges = r[0].edges;
+	s->capedges = r[0].capedges;
+	s->nedges = r[0].nedges;
+	r[0].edges = NULL;
+	if (grow_array((void **)&s->edges, &s->capedges, total, sizeof(*s->edges)))
+		return ENOMEM;
+	for (k = 1; k < n; k++) {
+		for (i = r[k].first; i < r[k].last; i++)
+			s->edge_at[i] += (uint32_t)s->nedges;
+		if (r[k].nedges)
+			memcpy(s->edges + s->nedges, r[k].edges, r[k].nedges * sizeof(*s->edges));
+		s->nedges += r[k].nedges;
+	}
+	s->edge_at[s->n] = (uint32_t)s->nedges;
+	return 0;
+}
+
+/*
+ * Pass 1, then the roots.  Signals are blocked in the threads: they are
+ * the caller's to handle.  A thread that cannot be made has its range
+ * read by the caller after its own.
+ */
+static void read_all(struct scan *s, struct reader *r, const uint64_t *sps, size_t nsps,
+		     const uint64_t *roots, size_t nroots)
+{
+	uint64_t total = 0, acc = 0;
+	unsigned n, k;
+	sigset_t all, old;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		total += block_end(s, &s->b[i]) - s->b[i].start;
+	n = readers_for(total);
+	for (k = 0, i = 0; k < n; k++) {
+		r[k].s = s;
+		r[k].first = r[k].edges_for = i;
+		/* up to the block that takes the bytes read past k + 1 n-ths */
+		while (i < s->n && (k == n - 1 || acc < total / n * (k + 1)))
+			acc += block_end(s, &s->b[i]) - s->b[i].start, i++;
+		r[k].last = i;
+		r[k].buf = malloc(BUF_SIZE);
+		if (!r[k].buf) {
+			s->error = ENOMEM;
+			n = k;
+		}
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (k = 1; k < n; k++)
+		r[k].threaded = pthread_create(&r[k].thread, NULL, reader_thread, &r[k]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (n)
+		read_blocks(&r[0]);
+	for (k = 1; k < n; k++) {
+		if (r[k].threaded)
+			pthread_join(r[k].thread, NULL);
+		else
+			read_blocks(&r[k]);
+	}
+	for (k = 0; k < n; k++) {
+		s->st->block_bytes += r[k].bytes;
+		if (!s->error)
+			s->error = r[k].error;
+	}
+	if (!s->error)
+		s->error = join_edges(s, r, n);
+	if (s->error)
+		return;
+	/* the roots, with the first reader's buffer */
+	r[MAX_READERS].s = s;
+	r[MAX_READERS].buf = r[0].buf;
+	scan_roots(&r[MAX_READERS], sps, nsps, roots, nroots);
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -915,6 +1062,7 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 	struct msc_range *ex = NULL;
 	struct msc_scan_stats dummy;
 	struct scan s = { 0 };
+	struct reader r[MAX_READERS + 1];	/* pass 1's, the roots' */
 	uint64_t t0 = msc_now_monotonic();
 	size_t i;
 	int ret = 0;
@@ -922,10 +1070,9 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
+	memset(r, 0, sizeof(r));
 	s.pid = pid;
 	s.st = st;
-	s.bufsize = BUF_SIZE;
-	s.buf = malloc(s.bufsize);
 	if (nexclude) {
 		ex = malloc(nexclude * sizeof(*ex));
 		if (ex) {
@@ -935,7 +1082,7 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 			s.nexclude = nexclude;
 		}
 	}
-	if (!s.buf || (nexclude && !ex)) {
+	if (nexclude && !ex) {
 		ret = msc_err_set(err, -ENOMEM, "leak scan: out of memory");
 		goto out;
 	}
@@ -947,13 +1094,7 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 	}
 	if (!s.n)
 		goto out;
-	read_blocks(&s);
-	if (!s.error)
-		scan_roots(&s, sps, nsps);
-	if (!s.error && nroots) {
-		scan_words(&s, (const char *)roots, nroots * sizeof(*roots), -1);
-		pipe_step(&s, true);
-	}
+	read_all(&s, r, sps, nsps, roots, nroots);
 	follow(&s, -1);
 	/* Leaks: every block a leader can reach is indirectly lost. */
 	for (i = 0; i < s.n && !s.error; i++) {
@@ -978,7 +1119,10 @@ out:
 	free_array(s.edges, s.capedges * sizeof(*s.edges));
 	free_array(s.work, s.capwork * sizeof(*s.work));
 	free(s.big);
-	free(s.buf);
+	for (i = 0; i < MAX_READERS; i++) {
+		free(r[i].buf);
+		free_array(r[i].edges, r[i].capedges * sizeof(*r[i].edges));
+	}
 	free(ex);
 	return ret;
 }
