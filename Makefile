@@ -301,7 +301,7 @@ unit: $(UNIT_TESTS)
 # End-to-end scripts that measure no time run this many at a time (see
 # tests/e2e/run.sh): the cores, at most 2.
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 2 ] && n=2; echo $$n)
-e2e: all
+e2e: all tests/bench/bin/live_heap
 	$(Q)E2E_JOBS=$(E2E_JOBS) sh tests/e2e/run.sh
 
 check: deps

@@ -90,23 +90,33 @@ struct pipe {
 };
 
 /*
- * What reads the target's memory: one of pass 1's threads, with blocks
- * b[first, last) and their edges (numbered from 0 in its own array until
- * they are joined), or the roots' reader (no blocks).  Aligned so that two
- * threads' counters share no cache line.
+ * A part of pass 1: the bytes of blocks b[first, last), but for the first
+ * skip bytes of the first and what lies past cut bytes into the last
+ * (whole words; a big block may be cut between parts), and the edges
+ * found there, numbered from 0 in its own array until the parts' edges
+ * are joined.  Parts are read in any order, each in address order; the
+ * edges of a block cut between parts are in order once they are joined.
+ * Aligned so that two threads' counters share no cache line.
  */
+struct part {
+	size_t first, last;
+	uint64_t skip, cut;
+	size_t edges_from, edges_to;	/* the blocks that start here */
+	size_t edges_for;		/* the first of those edge_at lacks */
+	uint32_t *edges;
+	size_t nedges, capedges;
+} __attribute__((aligned(64)));
+
+/* What reads the target's memory: one of pass 1's threads (part: what it
+ * reads now), or the roots' reader. */
 struct reader {
 	struct scan *s;
 	struct pipe pipe;
+	struct pass1 *pass;		/* the parts to take */
+	struct part *part;
 	char *buf;			/* BUF_SIZE */
-	size_t first, last;
-	uint32_t *edges;
-	size_t nedges, capedges;
-	size_t edges_for;		/* the first of its blocks edge_at lacks */
 	uint64_t bytes;			/* read */
 	int error;
-	bool threaded;
-	pthread_t thread;
 } __attribute__((aligned(64)));
 
 /* An edge: the index of the block pointed into, and EDGE_START when the
@@ -119,6 +129,7 @@ struct scan {
 	struct block *b;
 	size_t n, nalloc;
 	size_t ncustom;			/* b[0..ncustom) custom, then the others */
+	unsigned nthreads;		/* that sort and read */
 	uint64_t lo, hi;		/* all blocks lie in [lo, hi) */
 	uint8_t *state;			/* per block */
 	/* Where a word points: the runs of the pages, by page number. */
@@ -205,6 +216,12 @@ static inline uint64_t block_end(const struct scan *s, const struct block *b)
 	if (b->ref & REF_REGION)
 		return s->a->regions[i].end;
 	return b->start + msc_live_size(s->a, &s->a->live[i]);
+}
+
+/* The bytes of b's whole words. */
+static inline uint64_t word_bytes(const struct scan *s, const struct block *b)
+{
+	return (block_end(s, b) - b->start) & ~7ull;
 }
 
 /* The block of b[first..last) (sorted, disjoint) containing addr, or -1. */
@@ -350,6 +367,7 @@ static void mark(struct scan *s, size_t i, bool start, bool definite, long leade
 static void found(struct reader *r, long source, uint64_t w, long i)
 {
 	struct scan *s = r->s;
+	struct part *pt = r->part;
 	const struct block *b;
 
 	if (i < 0 || i == source)
@@ -367,20 +385,20 @@ static void found(struct reader *r, long source, uint64_t w, long i)
 		mark(s, (size_t)i, w == b->start, true, -1);
 		return;
 	}
-	/* A reader's blocks are read in order: those up to the source have
+	/* A part's blocks are read in order: those up to the source have
 	 * their edges, if any, from here. */
-	while (r->edges_for <= (size_t)source)
-		s->edge_at[r->edges_for++] = (uint32_t)r->nedges;
-	if (r->nedges == r->capedges &&
-	    grow_array((void **)&r->edges, &r->capedges, r->nedges + 1, sizeof(*r->edges))) {
+	while (pt->edges_for <= (size_t)source)
+		s->edge_at[pt->edges_for++] = (uint32_t)pt->nedges;
+	if (pt->nedges == pt->capedges &&
+	    grow_array((void **)&pt->edges, &pt->capedges, pt->nedges + 1, sizeof(*pt->edges))) {
 		r->error = ENOMEM;
 		return;
 	}
-	if (r->nedges == UINT32_MAX) {
+	if (pt->nedges == UINT32_MAX) {
 		r->error = EOVERFLOW;	/* 16 GiB of edges */
 		return;
 	}
-	r->edges[r->nedges++] = (uint32_t)i | (w == b->start ? EDGE_START : 0);
+	pt->edges[pt->nedges++] = (uint32_t)i | (w == b->start ? EDGE_START : 0);
 }
 
 /*
@@ -543,16 +561,22 @@ static void read_pieces(struct reader *r, struct piece *p, size_t np, size_t use
 	}
 }
 
-/* Pass 1 for one reader: the edges of its blocks, read in address order. */
-static void read_blocks(struct reader *r)
+/* The edges of the blocks of part pt, read in address order by r. */
+static void read_part(struct reader *r, struct part *pt)
 {
 	const struct scan *s = r->s;
 	struct piece p[IOV_BATCH];
 	size_t i, np = 0, used = 0;
 
-	for (i = r->first; i <= r->last && !r->error; i++) {
-		const struct block *b = i < r->last ? &s->b[i] : NULL;
-		uint64_t len = b ? (block_end(s, b) - b->start) & ~7ull : 0;
+	r->part = pt;
+	for (i = pt->first; i <= pt->last && !r->error; i++) {
+		const struct block *b = i < pt->last ? &s->b[i] : NULL;
+		uint64_t start = b ? b->start : 0, len = b ? word_bytes(s, b) : 0;
+
+		if (b && i + 1 == pt->last)
+			len = pt->cut;
+		if (b && i == pt->first)
+			start += pt->skip, len -= pt->skip;
 
 		/* The batch goes when full, before a block too big for the
 		 * buffer (read on its own), and at the end. */
@@ -563,15 +587,66 @@ static void read_blocks(struct reader *r)
 		if (!b)
 			break;
 		if (len > BUF_SIZE) {
-			scan_range(r, b->start, len, (long)i);
+			scan_range(r, start, len, (long)i);
 		} else if (len) {
-			p[np++] = (struct piece){ b->start, i, (uint32_t)len, 0 };
+			p[np++] = (struct piece){ start, i, (uint32_t)len, 0 };
 			used += len;
 		}
 	}
 	pipe_step(r, true);
-	while (r->edges_for < r->last)
-		s->edge_at[r->edges_for++] = (uint32_t)r->nedges;
+	while (pt->edges_for < pt->edges_to)
+		s->edge_at[pt->edges_for++] = (uint32_t)pt->nedges;
+}
+
+/* -------------------------------------------------------------- threads */
+
+/*
+ * The program is paused while it is scanned, its cores idle: the scan's
+ * sort and pass 1 take a thread per THREAD_BYTES of blocks, up to one per
+ * CPU the caller may run on, and MAX_THREADS (MEMSCOPE_SCAN_THREADS sets
+ * the number).
+ */
+#define MAX_THREADS 4
+#define THREAD_BYTES (32ull << 20)
+
+static unsigned threads_for(uint64_t bytes)
+{
+	const char *env = getenv("MEMSCOPE_SCAN_THREADS");
+	cpu_set_t cpus;
+	uint64_t n = bytes / THREAD_BYTES;
+
+	if (env && *env)
+		n = strtoull(env, NULL, 10);
+	else if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && (uint64_t)CPU_COUNT(&cpus) < n)
+		n = (uint64_t)CPU_COUNT(&cpus);
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
+/*
+ * Runs fn(arg[k]) for k < n: arg[0] in the caller, the others in threads
+ * with every signal blocked (signals are the caller's to handle).  One that
+ * cannot be made runs in the caller after: fn shares out its work, so the
+ * others have done it by then.
+ */
+static void run_threads(unsigned n, void *(*fn)(void *), void *const *arg)
+{
+	pthread_t t[MAX_THREADS];
+	bool made[MAX_THREADS] = { false };
+	sigset_t all, old;
+	unsigned k;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (k = 1; k < n; k++)
+		made[k] = pthread_create(&t[k], NULL, fn, arg[k]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	fn(arg[0]);
+	for (k = 1; k < n; k++) {
+		if (made[k])
+			pthread_join(t[k], NULL);
+		else
+			fn(arg[k]);
+	}
 }
 
 /* ------------------------------------------------------------- building */
@@ -583,39 +658,47 @@ static void read_blocks(struct reader *r)
  * into them (American flag sort), down to buckets small enough for an
  * insertion sort.  shift: the byte to start at (bits shift to shift + 7).
  */
+
+/* Puts b[0..n) in the buckets of their byte at shift, of count[d] blocks
+ * each; false when all are in one (left as they were). */
+static bool partition(struct block *b, size_t n, int shift, size_t count[256])
+{
+	size_t next[256], end[256], i, d, at = 0;
+
+	memset(count, 0, 256 * sizeof(*count));
+	for (i = 0; i < n; i++)
+		count[(b[i].start >> shift) & 255]++;
+	if (count[(b[0].start >> shift) & 255] == n)
+		return false;
+	for (d = 0; d < 256; d++)
+		next[d] = at, at += count[d], end[d] = at;
+	for (d = 0; d < 256; d++) {
+		/* Each block not in its bucket goes to the next free place of
+		 * its own, the block there taken in turn. */
+		while (next[d] < end[d]) {
+			struct block x = b[next[d]];
+			size_t to = (x.start >> shift) & 255;
+
+			while (to != d) {
+				struct block y = b[next[to]];
+
+				b[next[to]++] = x;
+				x = y;
+				to = (x.start >> shift) & 255;
+			}
+			b[next[d]++] = x;
+		}
+	}
+	return true;
+}
+
 static void sort_blocks_from(struct block *b, size_t n, int shift)
 {
-	size_t count[256], next[256], end[256], i, d;
+	size_t count[256], i, d, at;
 
-	while (n >= 32 && shift >= 0) {
-		size_t at = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(b[i].start >> shift) & 255]++;
-		if (count[(b[0].start >> shift) & 255] == n) {
-			shift -= 8;	/* one bucket: on to the next byte */
-			continue;
-		}
-		for (d = 0; d < 256; d++)
-			next[d] = at, at += count[d], end[d] = at;
-		for (d = 0; d < 256; d++) {
-			/* Each block not in its bucket goes to the next free
-			 * place of its own, the block there taken in turn. */
-			while (next[d] < end[d]) {
-				struct block x = b[next[d]];
-				size_t to = (x.start >> shift) & 255;
-
-				while (to != d) {
-					struct block y = b[next[to]];
-
-					b[next[to]++] = x;
-					x = y;
-					to = (x.start >> shift) & 255;
-				}
-				b[next[d]++] = x;
-			}
-		}
+	for (; n >= 32 && shift >= 0; shift -= 8) {
+		if (!partition(b, n, shift, count))
+			continue;	/* one bucket: on to the next byte */
 		for (d = 0, at = 0; d < 256; at += count[d], d++)
 			if (count[d] > 1)
 				sort_blocks_from(b + at, count[d], shift - 8);
@@ -631,15 +714,89 @@ static void sort_blocks_from(struct block *b, size_t n, int shift)
 	}
 }
 
-static void sort_blocks(struct block *b, size_t n)
+/*
+ * With threads: the top bytes are sorted here until no bucket holds more
+ * than a 4 * threads-th of the blocks, and the buckets are then sorted by
+ * the threads, each taking the largest left.
+ */
+#define SORT_TASKS 2048
+#define SORT_ALONE 65536		/* blocks sorted without threads */
+
+struct sort_task {
+	struct block *b;
+	size_t n;
+	int shift;
+};
+
+struct sort_work {
+	struct sort_task *task;
+	unsigned ntasks, next;
+};
+
+static void *sort_thread(void *arg)
 {
+	struct sort_work *w = arg;
+	unsigned k;
+
+	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->ntasks)
+		sort_blocks_from(w->task[k].b, w->task[k].n, w->task[k].shift);
+	return NULL;
+}
+
+static int larger_task(const void *x, const void *y)
+{
+	const struct sort_task *a = x, *b = y;
+
+	return a->n < b->n ? 1 : a->n > b->n ? -1 : 0;
+}
+
+static void sort_blocks(struct block *b, size_t n, unsigned nthreads)
+{
+	struct sort_work w = { NULL, 0, 0 };
+	void *arg[MAX_THREADS];
 	uint64_t any = 0, all = ~0ull;
-	size_t i;
+	size_t count[256], i, d, at;
+	unsigned k;
+	int shift;
 
 	for (i = 0; i < n; i++)
 		any |= b[i].start, all &= b[i].start;
-	if (any != all)		/* from the highest byte where they differ */
-		sort_blocks_from(b, n, (63 - __builtin_clzll(any ^ all)) & ~7);
+	if (any == all)
+		return;
+	/* from the highest byte where they differ */
+	shift = (63 - __builtin_clzll(any ^ all)) & ~7;
+	if (nthreads > 1 && n >= SORT_ALONE)
+		w.task = malloc(SORT_TASKS * sizeof(*w.task));
+	if (!w.task) {
+		sort_blocks_from(b, n, shift);
+		return;
+	}
+	w.task[w.ntasks++] = (struct sort_task){ b, n, shift };
+	for (;;) {
+		struct sort_task t;
+		unsigned big = 0;
+
+		for (k = 1; k < w.ntasks; k++)
+			if (w.task[k].n > w.task[big].n)
+				big = k;
+		t = w.task[big];
+		if (t.n <= n / (4 * nthreads) || t.n < 32 || t.shift < 0 ||
+		    w.ntasks + 256 > SORT_TASKS)
+			break;
+		if (!partition(t.b, t.n, t.shift, count)) {
+			w.task[big].shift -= 8;
+			continue;
+		}
+		w.task[big] = w.task[--w.ntasks];
+		for (d = 0, at = 0; d < 256; at += count[d], d++)
+			if (count[d] > 1)
+				w.task[w.ntasks++] = (struct sort_task){ t.b + at, count[d], t.shift - 8 };
+	}
+	qsort(w.task, w.ntasks, sizeof(*w.task), larger_task);
+	for (k = 0; k < nthreads; k++)
+		arg[k] = &w;
+	run_threads(nthreads, sort_thread, arg);
+	free(w.task);
 }
 
 static bool is_big(const struct scan *s, const struct block *b)
@@ -726,6 +883,7 @@ static int build_index(struct scan *s)
  * by address, with what finds them. */
 static int build(struct scan *s, struct msc_agg *a)
 {
+	uint64_t bytes = 0;
 	size_t i, n = 0;
 
 	s->a = a;
@@ -743,6 +901,7 @@ static int build(struct scan *s, struct msc_agg *a)
 		if (!l->ptr)
 			continue;
 		size = msc_live_size(a, l);
+		bytes += size;
 		/* a custom or pool block's key holds more than its address */
 		s->b[n++] = (struct block){ MSC_KEY_ADDR(l->ptr),
 					    size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
@@ -751,6 +910,7 @@ static int build(struct scan *s, struct msc_agg *a)
 	for (i = 0; i < a->nregions; i++) {
 		uint64_t size = a->regions[i].end - a->regions[i].start;
 
+		bytes += size;
 		s->b[n++] = (struct block){ a->regions[i].start,
 					    size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
 					    (uint32_t)i << 2 | REF_REGION };
@@ -763,8 +923,9 @@ static int build(struct scan *s, struct msc_agg *a)
 			s->b[i] = s->b[s->ncustom];
 			s->b[s->ncustom++] = t;
 		}
-	sort_blocks(s->b, s->ncustom);
-	sort_blocks(s->b + s->ncustom, n - s->ncustom);
+	s->nthreads = threads_for(bytes);
+	sort_blocks(s->b, s->ncustom, s->nthreads);
+	sort_blocks(s->b + s->ncustom, n - s->ncustom, s->nthreads);
 	s->lo = UINT64_MAX;
 	s->hi = 0;
 	for (i = 0; i < n; i++) {
@@ -903,116 +1064,141 @@ static void scan_roots(struct reader *rd, const uint64_t *sps, size_t nsps,
 /*
  * Pass 1 is nearly all of a scan's time, and it waits on memory: on the
  * lines of the page runs and blocks that the words found point to, as
- * many at once as a core has room for.  Another core doubles that, and the
- * program is paused meanwhile, its cores idle: the blocks are cut into
- * ranges of about the same bytes, a thread each.  One thread per
- * READER_BYTES of blocks, up to a thread per CPU ms-record may run on,
- * and MAX_READERS; MEMSCOPE_SCAN_THREADS sets the number.
+ * many at once as a core has room for.  Another core doubles that.  The
+ * blocks' bytes are cut into PARTS_PER_READER parts a thread of about the
+ * same size, which the threads take in turn: one with denser pointers or
+ * fewer blocks to a page waits for no other.
  */
-#define MAX_READERS 4
-#define READER_BYTES (32ull << 20)
+#define PARTS_PER_READER 4
+#define MAX_PARTS (MAX_THREADS * PARTS_PER_READER)
 
-static unsigned readers_for(uint64_t bytes)
+struct pass1 {
+	struct part part[MAX_PARTS];
+	unsigned nparts;
+	unsigned next;			/* the next part to take */
+};
+
+static void read_parts(struct reader *r, struct pass1 *p)
 {
-	const char *env = getenv("MEMSCOPE_SCAN_THREADS");
-	cpu_set_t cpus;
-	uint64_t n = bytes / READER_BYTES;
+	unsigned k;
 
-	if (env && *env)
-		n = strtoull(env, NULL, 10);
-	else if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && (uint64_t)CPU_COUNT(&cpus) < n)
-		n = (uint64_t)CPU_COUNT(&cpus);
-	return n < 1 ? 1 : n > MAX_READERS ? MAX_READERS : (unsigned)n;
+	while (!r->error && (k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->nparts)
+		read_part(r, &p->part[k]);
 }
 
 static void *reader_thread(void *arg)
 {
-	read_blocks(arg);
+	struct reader *r = arg;
+
+	read_parts(r, r->pass);
 	return NULL;
 }
 
-/* Joins the readers' edges into s->edges, in block order. */
-static int join_edges(struct scan *s, struct reader *r, unsigned n)
+/*
+ * Cuts the blocks' words into n parts of about the same bytes, inside a
+ * block where need be.
+ */
+static void cut_parts(const struct scan *s, struct pass1 *p, unsigned n)
+{
+	uint64_t total = 0, at = 0, want;
+	size_t i;
+	unsigned k = 0;
+
+	for (i = 0; i < s->n; i++)
+		total += word_bytes(s, &s->b[i]);
+	want = total / n;
+	memset(&p->part[0], 0, sizeof(p->part[0]));
+	for (i = 0; i < s->n; i++) {
+		uint64_t len = word_bytes(s, &s->b[i]), off = 0;
+
+		/* the parts whose ends fall in this block end in it */
+		while (k + 1 < n && want * (k + 1) < at + len) {
+			uint64_t cut = want * (k + 1) > at ? (want * (k + 1) - at) & ~7ull : 0;
+
+			if (cut < off)
+				cut = off;
+			p->part[k].last = i + 1;
+			p->part[k].cut = cut;
+			off = cut;
+			k++;
+			memset(&p->part[k], 0, sizeof(p->part[k]));
+			p->part[k].first = i;
+			p->part[k].skip = off;
+			p->part[k].edges_from = off ? i + 1 : i;
+		}
+		at += len;
+	}
+	p->part[k].last = s->n;
+	p->part[k].cut = s->n ? word_bytes(s, &s->b[s->n - 1]) : 0;
+	p->nparts = k + 1;
+	for (k = 0; k < p->nparts; k++) {
+		p->part[k].edges_for = p->part[k].edges_from;
+		p->part[k].edges_to = k + 1 < p->nparts ? p->part[k + 1].edges_from : s->n;
+	}
+}
+
+/* Joins the parts' edges into s->edges, in block order. */
+static int join_edges(struct scan *s, struct pass1 *p)
 {
 	size_t total = 0, i;
 	unsigned k;
 
-	for (k = 0; k < n; k++)
-		total += r[k].nedges;
+	for (k = 0; k < p->nparts; k++)
+		total += p->part[k].nedges;
 	if (total >= UINT32_MAX)
 		return EOVERFLOW;
-	s->edges = r[0].edges;
-	s->capedges = r[0].capedges;
-	s->nedges = r[0].nedges;
-	r[0].edges = NULL;
+	s->edges = p->part[0].edges;
+	s->capedges = p->part[0].capedges;
+	s->nedges = p->part[0].nedges;
+	p->part[0].edges = NULL;
 	if (grow_array((void **)&s->edges, &s->capedges, total, sizeof(*s->edges)))
 		return ENOMEM;
-	for (k = 1; k < n; k++) {
-		for (i = r[k].first; i < r[k].last; i++)
+	for (k = 1; k < p->nparts; k++) {
+		struct part *pt = &p->part[k];
+
+		for (i = pt->edges_from; i < pt->edges_to; i++)
 			s->edge_at[i] += (uint32_t)s->nedges;
-		if (r[k].nedges)
-			memcpy(s->edges + s->nedges, r[k].edges, r[k].nedges * sizeof(*s->edges));
-		s->nedges += r[k].nedges;
+		if (pt->nedges)
+			memcpy(s->edges + s->nedges, pt->edges, pt->nedges * sizeof(*s->edges));
+		s->nedges += pt->nedges;
 	}
 	s->edge_at[s->n] = (uint32_t)s->nedges;
 	return 0;
 }
 
-/*
- * Pass 1, then the roots.  Signals are blocked in the threads: they are
- * the caller's to handle.  A thread that cannot be made has its range
- * read by the caller after its own.
- */
-static void read_all(struct scan *s, struct reader *r, const uint64_t *sps, size_t nsps,
-		     const uint64_t *roots, size_t nroots)
+/* Pass 1, then the roots. */
+static void read_all(struct scan *s, struct pass1 *p, struct reader *r, const uint64_t *sps,
+		     size_t nsps, const uint64_t *roots, size_t nroots)
 {
-	uint64_t total = 0, acc = 0;
-	unsigned n, k;
-	sigset_t all, old;
-	size_t i;
+	void *arg[MAX_THREADS];
+	unsigned k;
 
-	for (i = 0; i < s->n; i++)
-		total += block_end(s, &s->b[i]) - s->b[i].start;
-	n = readers_for(total);
-	for (k = 0, i = 0; k < n; k++) {
+	cut_parts(s, p, s->nthreads > 1 ? s->nthreads * PARTS_PER_READER : 1);
+	for (k = 0; k < s->nthreads; k++) {
 		r[k].s = s;
-		r[k].first = r[k].edges_for = i;
-		/* up to the block that takes the bytes read past k + 1 n-ths */
-		while (i < s->n && (k == n - 1 || acc < total / n * (k + 1)))
-			acc += block_end(s, &s->b[i]) - s->b[i].start, i++;
-		r[k].last = i;
+		r[k].pass = p;
 		r[k].buf = malloc(BUF_SIZE);
 		if (!r[k].buf) {
 			s->error = ENOMEM;
-			n = k;
+			return;
 		}
+		arg[k] = &r[k];
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (k = 1; k < n; k++)
-		r[k].threaded = pthread_create(&r[k].thread, NULL, reader_thread, &r[k]) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (n)
-		read_blocks(&r[0]);
-	for (k = 1; k < n; k++) {
-		if (r[k].threaded)
-			pthread_join(r[k].thread, NULL);
-		else
-			read_blocks(&r[k]);
-	}
-	for (k = 0; k < n; k++) {
+	run_threads(s->nthreads, reader_thread, arg);
+	/* A reader that stopped on an error left its part unread. */
+	for (k = 0; k < s->nthreads; k++) {
 		s->st->block_bytes += r[k].bytes;
 		if (!s->error)
 			s->error = r[k].error;
 	}
 	if (!s->error)
-		s->error = join_edges(s, r, n);
+		s->error = join_edges(s, p);
 	if (s->error)
 		return;
 	/* the roots, with the first reader's buffer */
-	r[MAX_READERS].s = s;
-	r[MAX_READERS].buf = r[0].buf;
-	scan_roots(&r[MAX_READERS], sps, nsps, roots, nroots);
+	r[MAX_THREADS].s = s;
+	r[MAX_THREADS].buf = r[0].buf;
+	scan_roots(&r[MAX_THREADS], sps, nsps, roots, nroots);
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -1062,7 +1248,8 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 	struct msc_range *ex = NULL;
 	struct msc_scan_stats dummy;
 	struct scan s = { 0 };
-	struct reader r[MAX_READERS + 1];	/* pass 1's, the roots' */
+	struct reader r[MAX_THREADS + 1];	/* pass 1's, the roots' */
+	struct pass1 p;
 	uint64_t t0 = msc_now_monotonic();
 	size_t i;
 	int ret = 0;
@@ -1071,6 +1258,7 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
 	memset(r, 0, sizeof(r));
+	memset(&p, 0, sizeof(p));
 	s.pid = pid;
 	s.st = st;
 	if (nexclude) {
@@ -1094,7 +1282,7 @@ int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsp
 	}
 	if (!s.n)
 		goto out;
-	read_all(&s, r, sps, nsps, roots, nroots);
+	read_all(&s, &p, r, sps, nsps, roots, nroots);
 	follow(&s, -1);
 	/* Leaks: every block a leader can reach is indirectly lost. */
 	for (i = 0; i < s.n && !s.error; i++) {
@@ -1119,10 +1307,10 @@ out:
 	free_array(s.edges, s.capedges * sizeof(*s.edges));
 	free_array(s.work, s.capwork * sizeof(*s.work));
 	free(s.big);
-	for (i = 0; i < MAX_READERS; i++) {
+	for (i = 0; i < MAX_THREADS; i++)
 		free(r[i].buf);
-		free_array(r[i].edges, r[i].capedges * sizeof(*r[i].edges));
-	}
+	for (i = 0; i < MAX_PARTS; i++)
+		free_array(p.part[i].edges, p.part[i].capedges * sizeof(*p.part[i].edges));
 	free(ex);
 	return ret;
 }
