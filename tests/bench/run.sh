@@ -531,8 +531,11 @@ PY
 # The leak scan at exit against the live heap: ms-record's end record says
 # how long the program waited for it (scan_ns).  Workloads: live_heap N
 # (N MiB live in blocks of 16 B to 4 MiB, every block full, one word in
-# eight a pointer into a block), and xz -9 (its 674 MB of match finder and
-# dictionary, live at exit, few pointers).  Median of BENCH_SCAN_RUNS (3).
+# eight a pointer into a block), xz -9 (its 674 MB of match finder and
+# dictionary, live at exit, few pointers) and python3 (a 2M-entry dict of
+# lists and strings: 10M small blocks).  The scan runs with the threads it
+# takes by default (one per 32 MiB of blocks, up to the CPUs) and with one
+# (MEMSCOPE_SCAN_THREADS=1), interleaved.  Median of BENCH_SCAN_RUNS (3).
 bench_scan() {
 	_runs=${BENCH_SCAN_RUNS:-3}
 	if [ ! -x "$BIN/live_heap" ]; then
@@ -544,33 +547,45 @@ bench_scan() {
 		>"$OUT/scan_xz.in"
 	emit "" "### Leak scan at exit" "" \
 		"How long the program waits at its exit while ms-record scans its memory for" \
-		"pointers (the end record's scan_ns), median of $_runs runs; per GiB of live heap." \
+		"pointers (the end record's scan_ns), median of $_runs runs; per GiB of live heap;" \
+		"with the threads the scan takes by default ($(nproc) CPUs here) and with one." \
 		"live_heap N: N MiB live in blocks of 16 B to 4 MiB, one word in eight a pointer" \
-		"into a block; xz -9: its match finder and dictionary, few pointers." "" \
-		"| workload | live MiB | live blocks | scan s | s per GiB |" \
-		"|---|---:|---:|---:|---:|"
-	for _w in ${BENCH_SCAN_SIZES:-64 256 1024} xz; do
+		"into a block; xz -9: its match finder and dictionary, few pointers; python3: a" \
+		"2M-entry dict of lists and strings (PYTHONMALLOC=malloc), 10M small blocks." "" \
+		"| workload | live MiB | live blocks | scan s | s per GiB | 1 thread: scan s | s per GiB |" \
+		"|---|---:|---:|---:|---:|---:|---:|"
+	for _w in ${BENCH_SCAN_SIZES:-64 256 1024} xz python3; do
 		_i=0
 		: >"$OUT/scan.$_w"
+		: >"$OUT/scan1.$_w"
 		while [ $_i -lt "$_runs" ]; do
 			note "scan: $_w, run $((_i + 1))"
-			if [ "$_w" = xz ]; then
-				ms-record -q -o "$OUT/scan.ndjson" xz -9 -c "$OUT/scan_xz.in" >/dev/null
-			else
-				ms-record -q -o "$OUT/scan.ndjson" "$BIN/live_heap" "$_w" >/dev/null
-			fi || { note "scan: ms-record $_w failed"; return 1; }
-			jq -r 'select(.type == "end" and .scan_ns != null) | "\(.scan_ns) \(.live_bytes) \(.live)"' \
-				"$OUT/scan.ndjson" >>"$OUT/scan.$_w"
+			for _t in "" 1; do
+				case $_w in
+				xz) MEMSCOPE_SCAN_THREADS=$_t ms-record -q -o "$OUT/scan.ndjson" \
+					xz -9 -c "$OUT/scan_xz.in" >/dev/null ;;
+				python3) MEMSCOPE_SCAN_THREADS=$_t PYTHONMALLOC=malloc ms-record -q \
+					-o "$OUT/scan.ndjson" "$PY" -c 'import os
+d = {i: [str(i), i * 2.5] for i in range(2000000)}
+os._exit(0)' ;;
+				*) MEMSCOPE_SCAN_THREADS=$_t ms-record -q -o "$OUT/scan.ndjson" \
+					"$BIN/live_heap" "$_w" >/dev/null ;;
+				esac || { note "scan: ms-record $_w failed"; return 1; }
+				jq -r 'select(.type == "end" and .scan_ns != null) | "\(.scan_ns) \(.live_bytes) \(.live)"' \
+					"$OUT/scan.ndjson" >>"$OUT/scan$_t.$_w"
+			done
 			_i=$((_i + 1))
 		done
-		set -- $(sort -n "$OUT/scan.$_w" | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }')
-		if [ $# -lt 3 ]; then
+		set -- $(sort -n "$OUT/scan.$_w" | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }') \
+			$(sort -n "$OUT/scan1.$_w" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		if [ $# -lt 4 ]; then
 			note "scan: no scan figures for $_w"
 			return 1
 		fi
 		_label="live_heap $_w"
 		[ "$_w" = xz ] && _label="xz -9 ($(($(wc -c <"$OUT/scan_xz.in") / 1048576)) MiB in)"
-		emit "| $_label | $(awk -v b="$2" 'BEGIN { printf "%.0f", b / 1048576 }') | $(thousands "$3") | $(awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }') | $(awk -v n="$1" -v b="$2" 'BEGIN { printf "%.2f", n / 1e9 / (b / 1073741824) }') |"
+		[ "$_w" = python3 ] && _label="python3 2M-entry dict"
+		emit "| $_label | $(awk -v b="$2" 'BEGIN { printf "%.0f", b / 1048576 }') | $(thousands "$3") | $(awk -v n="$1" -v b="$2" -v o="$4" 'BEGIN { g = b / 1073741824; printf "%.3f | %.2f | %.3f | %.2f", n / 1e9, n / 1e9 / g, o / 1e9, o / 1e9 / g }') |"
 	done
 	rm -f "$OUT/scan.ndjson" "$OUT/scan_xz.in"
 }
