@@ -15,13 +15,15 @@
  * no record, no collector.
  *
  * The set.  2^16 buckets of 8 addresses (a cache line each) and a byte per
- * bucket saying how many it holds.  An address lives in one bucket, never
- * in the next (no probing), so a delete leaves no tombstone behind: insert
- * claims an empty slot of the bucket by CAS, delete clears its own slot.
- * The free of a block that was not recorded, the common case, reads that
- * block's byte in a 64 KiB array, 0 while few recorded blocks live in its
- * bucket (about live bytes / BYTES of them, and the large blocks): the
- * slots are read only when it is not.  One address is never inserted and
+ * 8 buckets saying how many they hold.  An address lives in one bucket,
+ * never in the next (no probing), so a delete leaves no tombstone behind:
+ * insert claims an empty slot of the bucket by CAS, delete clears its own
+ * slot.  The free of a block that was not recorded, the common case, reads
+ * that block's byte in an 8 KiB array (small enough to stay in the L1 cache
+ * of a program whose own data thrash it: a 64 KiB array of a byte per
+ * bucket missed it on most of python3's frees), 0 while no recorded block
+ * (about live bytes / BYTES of them, and the large blocks) lives in its 8
+ * buckets: their slots are read only when it is not.  One address is never inserted and
  * deleted at once: its free follows its allocation's return, and is looked
  * up before the real free, before the address can be handed out again.  A
  * block whose bucket is full is not recorded after all, but counted (with
@@ -36,9 +38,10 @@
 
 #define SAMPLED_BITS 16
 #define SAMPLED_WAYS 8
+#define SAMPLED_GROUP 3			/* log2 of the buckets a count covers */
 
 struct sampled_set {
-	volatile uint8_t count[1u << SAMPLED_BITS];
+	volatile uint8_t count[1u << (SAMPLED_BITS - SAMPLED_GROUP)];	/* <= 64 each */
 	volatile uint64_t slot[1u << SAMPLED_BITS][SAMPLED_WAYS];
 };
 
@@ -70,7 +73,8 @@ static inline bool sampled_add(const void *p)
 		    __atomic_compare_exchange_n(&g_sampled->slot[b][i], &expect,
 						(uint64_t)(uintptr_t)p, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&g_sampled->count[b], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&g_sampled->count[b >> SAMPLED_GROUP], 1,
+					   __ATOMIC_RELAXED);
 			return true;
 		}
 	}
@@ -82,12 +86,13 @@ static inline bool sampled_del(const void *p)
 {
 	unsigned b = sampled_bucket(p), i;
 
-	if (likely(!g_sampled->count[b]))
+	if (likely(!g_sampled->count[b >> SAMPLED_GROUP]))
 		return false;
 	for (i = 0; i < SAMPLED_WAYS; i++)
 		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
 			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&g_sampled->count[b], 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&g_sampled->count[b >> SAMPLED_GROUP], 1,
+					   __ATOMIC_RELAXED);
 			return true;
 		}
 	return false;
