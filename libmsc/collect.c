@@ -50,8 +50,11 @@ static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
 	return (uint64_t)(((unsigned __int128)(raw - c->raw0) * c->ns_mult) >> 32);
 }
 
+static bool clock_ready(struct msc_collector *c, bool wait);
+
 uint64_t msc_collector_now(const struct msc_collector *c)
 {
+	clock_ready((struct msc_collector *)c, true);	/* it ends the clock's setup */
 	return to_ns(c, raw_now(c));
 }
 
@@ -111,30 +114,61 @@ static bool tsc_usable(void)
 	return constant && nonstop && rdtscp;
 }
 
-static void calibrate(struct msc_collector *c)
-{
-	uint64_t m0, m1, t0, t1;
+/*
+ * The TSC's rate is measured against CLOCK_MONOTONIC over at least 5 ms
+ * (error ~1e-5).  The collector is made before the program starts: the
+ * first readings are taken then (calibrate_begin), the last 5 ms later,
+ * when its events are first read (clock_ready), which waits for the rest
+ * only when it must (a process's last events, the time asked for).  Until
+ * then the events wait in their rings, and the program runs rather than
+ * wait 5 ms for ms-record (half of a small program's cost of recording).
+ */
+#define CALIBRATE_NS 5000000
 
+static void calibrate_begin(struct msc_collector *c)
+{
 	c->ts_kind = tsc_usable() ? MSC_TS_TSC : MSC_TS_MONOTONIC;
-	if (c->ts_kind == MSC_TS_MONOTONIC) {
-		c->ns_per_raw = 1.0;
-		c->ns_mult = 1ull << 32;
-		c->raw0 = msc_now_monotonic();
-		c->slack_raw = 50000;
-		c->future_slack_raw = FUTURE_SLACK_NS;
+	c->calibrate_m0 = msc_now_monotonic();
+	if (c->ts_kind == MSC_TS_TSC) {
+		c->raw0 = __rdtsc();
 		return;
 	}
-	m0 = msc_now_monotonic();
-	t0 = __rdtsc();
+	c->ns_per_raw = 1.0;
+	c->ns_mult = 1ull << 32;
+	c->raw0 = c->calibrate_m0;
+}
+
+static void calibrate_end(struct msc_collector *c)
+{
+	uint64_t m1, t1;
+
 	do {
 		m1 = msc_now_monotonic();
 		t1 = __rdtsc();
-	} while (m1 - m0 < 5000000);	/* 5 ms: error ~1e-5 */
-	c->ns_per_raw = (double)(m1 - m0) / (double)(t1 - t0);
+	} while (m1 - c->calibrate_m0 < CALIBRATE_NS);
+	c->ns_per_raw = (double)(m1 - c->calibrate_m0) / (double)(t1 - c->raw0);
 	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
-	c->raw0 = t0;
+}
+
+/* Whether the clock is set up; wait: finish setting it up.  Once it is,
+ * a test. */
+static bool clock_ready(struct msc_collector *c, bool wait)
+{
+	if (msc_likely(c->calibrated))
+		return true;
+	if (c->ts_kind == MSC_TS_TSC) {
+		if (!wait && msc_now_monotonic() - c->calibrate_m0 < CALIBRATE_NS)
+			return false;
+		calibrate_end(c);
+	}
+	c->calibrated = true;
 	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
 	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
+	if (c->o.interval) {
+		c->sample_every_raw = (uint64_t)((double)c->o.interval / c->ns_per_raw);
+		c->next_sample_raw = raw_now(c) + c->sample_every_raw;
+	}
+	return true;
 }
 
 /*
@@ -231,11 +265,7 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 		msc_err_set(err, -errno, "cannot listen on '%s': %s", c->sock_path, strerror(errno));
 		goto fail;
 	}
-	calibrate(c);
-	if (c->o.interval) {
-		c->sample_every_raw = (uint64_t)((double)c->o.interval / c->ns_per_raw);
-		c->next_sample_raw = raw_now(c) + c->sample_every_raw;
-	}
+	calibrate_begin(c);
 	return c;
 fail:
 	msc_collector_free(c);
@@ -843,10 +873,14 @@ static void release_space(struct ring_cur *cur)
  */
 unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, bool final)
 {
-	uint64_t w = watermark(c, p, final);
+	uint64_t w;
 	uint32_t used, i, ncand = 0;
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
+
+	if (!clock_ready(c, final))
+		return 0;
+	w = watermark(c, p, final);
 
 	/* The shim reads the layout from the control page, never writes it:
 	 * a change is a stray write of the target's (its threads that take a
@@ -1042,6 +1076,13 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 			       since * ROUND_FILL_BYTES / (c->round_bytes | 1);
 
 		wait_ns = nap < ROUND_NAP_NS ? ROUND_NAP_NS : nap < wait_ns ? nap : wait_ns;
+	}
+	if (!c->calibrated && c->procs) {
+		/* events wait for the clock: back when it is ready */
+		uint64_t left = now - c->calibrate_m0 < CALIBRATE_NS ?
+				CALIBRATE_NS - (now - c->calibrate_m0) : 0;
+
+		wait_ns = left < wait_ns ? left : wait_ns;
 	}
 	c->next_check_ns = now + ROUND_CHECK_NS;
 	if (c->pfd_cap < 3 + (size_t)c->nprocs) {

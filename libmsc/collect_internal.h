@@ -111,6 +111,8 @@ struct msc_collector {
 	unsigned nprocs;
 	/* clock */
 	unsigned ts_kind;
+	bool calibrated;		/* clock_ready() was called */
+	uint64_t calibrate_m0;		/* CLOCK_MONOTONIC at raw0 */
 	uint64_t raw0;			/* raw clock at start */
 	double ns_per_raw;
 	uint64_t ns_mult;		/* ns_per_raw * 2^32 */

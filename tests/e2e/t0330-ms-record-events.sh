@@ -38,4 +38,13 @@ wait $rec
 check_eq "mmap event" "1048576" "$(jq -r 'select(.type=="mmap") | .size' "$OUT/mm.ndjson")"
 check_eq "mmap leak, reachable (memhog keeps no pointer: definitely)" "1 1048576 mmap" \
 	"$(jq -r 'select(.type=="leak" and .fn=="mmap") | "\(.count) \(.bytes) \(.fn)"' "$OUT/mm.ndjson")"
+
+# Timestamps are ns of CLOCK_MONOTONIC: the shim stamps events with the TSC,
+# whose rate ms-record measures while the program starts.  python3 sleeps
+# 0.5 s between two allocations: the longest gap between events.
+PYTHONMALLOC=malloc check_status "python3 sleeps" 0 ms-record -q -e -o "$OUT/sleep.ndjson" \
+	python3 -c 'import time; time.sleep(0.5)'
+check_range "the sleep, in ms between two events" 499 560 \
+	"$(jq -r 'select(.type=="alloc" or .type=="free") | .ts' "$OUT/sleep.ndjson" |
+		awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { printf "%d", m / 1e6 }')"
 finish
