@@ -112,10 +112,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # of ms-report --pprof; golang-go: go tool pprof, the reader its profiles
 # are checked with (t0450).  time: /usr/bin/time's peak rss (t0700).
 # valgrind: every tool under memcheck (t0720); strace: no shell (t0710).
+# libc6-dbg: a debug file with compressed sections, as users have (t0315).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
             zlib1g-dev golang-go python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 \
-            libtcmalloc-minimal4 valgrind strace
+            libtcmalloc-minimal4 valgrind strace libc6-dbg
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
@@ -295,7 +296,8 @@ fuzz: fuzz-deps
 unit: $(UNIT_TESTS)
 	$(Q)fail=0; for t in $(UNIT_TESTS); do \
 		echo "  UNIT    $$t"; \
-		./$$t >tests/unit/bin/$$(basename $$t).log 2>&1 || { cat tests/unit/bin/$$(basename $$t).log; fail=1; }; \
+		MEMSCOPE_CACHE=$(CURDIR)/tests/unit/bin/cache \
+			./$$t >tests/unit/bin/$$(basename $$t).log 2>&1 || { cat tests/unit/bin/$$(basename $$t).log; fail=1; }; \
 	done; exit $$fail
 
 # End-to-end scripts that measure no time run this many at a time (see

@@ -41,6 +41,10 @@
  * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug.
  * msc_sym_new() unsets DEBUGINFOD_URLS in the calling process: a debuginfod
  * download can stall for minutes, and memscope never uses the network.
+ * A debug file with compressed sections is opened from a decompressed copy
+ * in the cache directory (MEMSCOPE_CACHE, else $XDG_CACHE_HOME/memscope,
+ * else ~/.cache/memscope; debug/<build-id>.debug), made the first time:
+ * libdw would otherwise inflate it every time it opens it.
  *
  * Ownership: struct msc_sym owns every string it hands out (interned: equal
  * strings are the same pointer); they stay valid until msc_sym_free().

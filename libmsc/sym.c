@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_arena.h"
@@ -179,6 +182,7 @@ struct msc_sym {
 	size_t npool, cap_pool;
 
 	char *debug_path;		/* NULL: libdwfl's default */
+	char *cache_dir;		/* of decompressed debug files; NULL: none */
 	Dwfl_Callbacks callbacks;	/* Dwfl keeps a pointer to it */
 };
 
@@ -779,6 +783,7 @@ static int module_open(struct msc_sym *s, struct module *m)
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int fd, len, ret;
+	void **ud;
 
 	m->opened = true;
 	/* libdwfl's messages lose errno; open once ourselves to keep it. */
@@ -806,6 +811,9 @@ static int module_open(struct msc_sym *s, struct module *m)
 		ret = set_status(s, m, "cannot read ELF", dwfl_errmsg(-1));
 		goto out;
 	}
+	/* find_debuginfo's */
+	dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = s;
 
 	if (m->build_id_len) {
 		len = dwfl_module_build_id(m->mod, &bits, &vaddr);
@@ -1058,6 +1066,209 @@ int msc_sym_resolve(struct msc_sym *s, int module, uint64_t addr,
 /* ---------------------------------------------------------------------- */
 /* Lifecycle */
 
+/* ---------------------------------------------------------------------- */
+/* Decompressed copies of debug files */
+
+/*
+ * Debian's -dbg packages ship their debug files with compressed sections
+ * (SHF_COMPRESSED, zlib), which libdw inflates every time it opens one:
+ * 110 ms of CPU for python3's, 50 ms for libc's, in every recording, most
+ * of what recording a short program costs.  The first time, a copy with
+ * the sections decompressed is written to the cache directory, named by
+ * its build-id; from then on that copy is opened instead.  A copy whose
+ * build-id is not its name is not used (and replaced).
+ */
+
+/* The cache directory: MEMSCOPE_CACHE ("" or "off": none), else
+ * $XDG_CACHE_HOME/memscope, else $HOME/.cache/memscope. */
+static char *cache_dir_of_env(void)
+{
+	const char *env = getenv("MEMSCOPE_CACHE"), *base;
+	char *dir = NULL;
+
+	if (env)
+		return *env && strcmp(env, "off") != 0 ? strdup(env) : NULL;
+	if ((base = getenv("XDG_CACHE_HOME")) && *base == '/') {
+		if (asprintf(&dir, "%s/memscope", base) < 0)
+			return NULL;
+	} else if ((base = getenv("HOME")) && *base == '/') {
+		if (asprintf(&dir, "%s/.cache/memscope", base) < 0)
+			return NULL;
+	}
+	return dir;
+}
+
+/* path = dir/debug/<build-id in hex>.debug; false when it does not fit. */
+static bool cached_path(const char *dir, const unsigned char *id, int len, char *path,
+			size_t size)
+{
+	int n = snprintf(path, size, "%s/debug/", dir), i;
+
+	if (n < 0 || (size_t)n + 2 * (size_t)len + 7 > size)
+		return false;
+	for (i = 0; i < len; i++)
+		n += snprintf(path + n, size - (size_t)n, "%02x", id[i]);
+	snprintf(path + n, size - (size_t)n, ".debug");
+	return true;
+}
+
+/* Whether e's build-id note is id (of len bytes). */
+static bool elf_has_build_id(Elf *e, const unsigned char *id, int len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0)
+				return nh.n_descsz == (size_t)len &&
+				       memcmp((const char *)d->d_buf + desc_off, id, (size_t)len) == 0;
+	}
+	return false;
+}
+
+/* Whether the ELF file fd has a compressed section. */
+static bool has_compressed(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		found = gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED);
+	}
+	elf_end(e);
+	return found;
+}
+
+/* The cached copy at path, if it is one of build-id id: its fd, or -1. */
+static int open_cached(const char *path, const unsigned char *id, int len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	Elf *e;
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = e && elf_kind(e) == ELF_K_ELF && elf_has_build_id(e, id, len);
+	elf_end(e);
+	if (!ok) {
+		close(fd);
+		unlink(path);	/* torn, foreign or stale: made again */
+		return -1;
+	}
+	return fd;
+}
+
+static int mkdirs(char *path)
+{
+	char *p;
+
+	for (p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * Writes the debug file fd with its sections decompressed to path (through
+ * a temporary file in its directory, renamed when complete): its fd, or -1
+ * (nothing written: disk full, no directory, a section libelf cannot
+ * decompress).
+ */
+static int write_cached(int fd, const char *path)
+{
+	char tmp[PATH_MAX + 8], dir[PATH_MAX];
+	struct stat st;
+	off_t off = 0;
+	Elf *e = NULL;
+	Elf_Scn *scn = NULL;
+	int out;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	if (mkdirs(dir) < 0 || fstat(fd, &st) < 0)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0)
+		return -1;
+	while (off < st.st_size)
+		if (sendfile(out, fd, &off, (size_t)(st.st_size - off)) <= 0)
+			goto fail;
+	e = elf_begin(out, ELF_C_RDWR, NULL);
+	if (!e)
+		goto fail;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0)
+			goto fail;
+	}
+	if (elf_update(e, ELF_C_WRITE) < 0)
+		goto fail;
+	elf_end(e);
+	if (rename(tmp, path) < 0) {
+		unlink(tmp);
+		close(out);
+		return -1;
+	}
+	return out;
+fail:
+	elf_end(e);
+	unlink(tmp);
+	close(out);
+	return -1;
+}
+
+/* libdwfl's find_debuginfo: the cached copy, else the standard search
+ * (and a copy of what it finds made, if it has compressed sections). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct msc_sym *s = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	char path[PATH_MAX];
+	int len = 0, fd, cfd;
+
+	if (s && s->cache_dir && (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
+	    cached_path(s->cache_dir, id, len, path, sizeof(path)) &&
+	    (fd = open_cached(path, id, len)) >= 0) {
+		*debuginfo_file_name = strdup(path);
+		return fd;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd < 0 || !s || !s->cache_dir || len <= 0 ||
+	    !cached_path(s->cache_dir, id, len, path, sizeof(path)) || !has_compressed(fd))
+		return fd;
+	cfd = write_cached(fd, path);
+	if (cfd < 0)
+		return fd;
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = strdup(path);
+	return cfd;
+}
+
 struct msc_sym *msc_sym_new(void)
 {
 	struct msc_sym *s = calloc(1, sizeof(*s));
@@ -1073,7 +1284,8 @@ struct msc_sym *msc_sym_new(void)
 		return NULL;
 	}
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = find_debuginfo;
+	s->cache_dir = cache_dir_of_env();
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debug_path;
 	/* dwfl_standard_find_debuginfo asks debuginfod servers last. */
@@ -1094,6 +1306,7 @@ void msc_sym_free(struct msc_sym *s)
 	free(s->mods);
 	free(s->pool);
 	free(s->debug_path);
+	free(s->cache_dir);
 	free(s->cache.slots);
 	msc_u64map_release(&s->files);
 	msc_u64map_release(&s->origins);

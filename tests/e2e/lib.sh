@@ -9,6 +9,10 @@ T=$(basename "$0" .sh)
 OUT="$TOP/tests/e2e/out/$T"
 rm -rf "$OUT"
 mkdir -p "$OUT"
+# Decompressed debug files (ms-record(1), MEMSCOPE_CACHE) go to the tests'
+# own cache, shared by the scripts of a run, not to the home directory's.
+MEMSCOPE_CACHE="$TOP/tests/e2e/out/cache"
+export MEMSCOPE_CACHE
 _fails=0
 _checks=0
 _bg_pids=

@@ -1,0 +1,67 @@
+#!/bin/sh
+# Debug files with compressed sections (Debian's -dbg packages) are
+# decompressed once: ms-record keeps a copy in its cache directory, named
+# by build-id, and opens that from then on.  The frames are the same with
+# the copy, without it, and after a torn copy is replaced.
+. "$(dirname "$0")/lib.sh"
+
+LIBC=$(ldd "$EX/leaky" | awk '$1 ~ /^libc\.so/ { print $3 }')
+ID=$(readelf -n "$LIBC" 2>/dev/null | awk '/Build ID/ { print $3 }')
+DBG=/usr/lib/debug/.build-id/$(echo "$ID" | cut -c1-2)/$(echo "$ID" | cut -c3-).debug
+# compressed: readelf -S -W shows a C among a section's flags
+compressed() { readelf -S -W "$1" 2>/dev/null | awk '$2 ~ /^\.debug/ && $0 ~ / [A-Z]*C[A-Z]* / { n++ } END { print n + 0 }'; }
+if [ ! -f "$DBG" ] || [ "$(compressed "$DBG")" = 0 ]; then
+	echo "  (no compressed debug file for $LIBC: libc6-dbg is not installed)" >&2
+	finish
+fi
+# frames REC: every frame but for its id and address (ASLR), sorted.
+frames() { jq -c 'select(.type=="frame") | del(.id, .ip)' "$1" | sort; }
+
+C=$OUT/cache
+MEMSCOPE_CACHE=off check_status "without the cache" 0 ms-record -q -o "$OUT/off.ndjson" "$EX/leaky"
+check_eq "off: libc's frames have lines" 1 \
+	"$(jq -r 'select(.type=="frame" and .fn=="__strdup" and .line > 0) | .fn' "$OUT/off.ndjson" | sort -u | wc -l)"
+MEMSCOPE_CACHE=$C check_status "first run: the copy is made" 0 ms-record -q -o "$OUT/first.ndjson" "$EX/leaky"
+COPY=$C/debug/$ID.debug
+check_eq "the copy is named by libc's build-id" "$COPY" "$(ls "$C"/debug/"$ID".debug)"
+check_eq "the copy has the build-id" "$ID" "$(readelf -n "$COPY" 2>/dev/null | awk '/Build ID/ { print $3 }')"
+check_eq "the copy has no compressed section" 0 "$(compressed "$COPY")"
+check_eq "its sections are libc's debug sections" \
+	"$(readelf -S -W "$DBG" 2>/dev/null | awk '$2 ~ /^\./ { print $2 }')" \
+	"$(readelf -S -W "$COPY" 2>/dev/null | awk '$2 ~ /^\./ { print $2 }')"
+check_eq "the copy is private" 600 "$(stat -c %a "$COPY")"
+check_eq "first run: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/first.ndjson")"
+
+if command -v strace >/dev/null; then
+	MEMSCOPE_CACHE=$C check_status "second run" 0 strace -f -e trace=openat -o "$OUT/strace" \
+		ms-record -q -o "$OUT/second.ndjson" "$EX/leaky"
+	check_eq "second run: the copy is opened" 1 "$(grep -c "\"$COPY\"" "$OUT/strace")"
+	check_eq "second run: libc's debug file is not" 0 "$(grep -c "$DBG" "$OUT/strace")"
+	check_eq "second run: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/second.ndjson")"
+fi
+
+# A torn copy (a crash while writing is renamed into place only when
+# complete, but disks fill and people edit): not used, and made again.
+SIZE=$(stat -c %s "$COPY")
+head -c 4096 "$COPY" >"$OUT/torn" && cat "$OUT/torn" >"$COPY"
+MEMSCOPE_CACHE=$C check_status "a torn copy" 0 ms-record -q -o "$OUT/torn.ndjson" "$EX/leaky"
+check_eq "a torn copy: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/torn.ndjson")"
+check_eq "a torn copy: made again" "$SIZE 0" "$(stat -c %s "$COPY") $(compressed "$COPY")"
+# Another file's copy under libc's name: not used.
+cp "$EX/leaky" "$COPY"
+MEMSCOPE_CACHE=$C check_status "a foreign copy" 0 ms-record -q -o "$OUT/foreign.ndjson" "$EX/leaky"
+check_eq "a foreign copy: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/foreign.ndjson")"
+check_eq "a foreign copy: replaced" "$ID" "$(readelf -n "$COPY" 2>/dev/null | awk '/Build ID/ { print $3 }')"
+
+# The default place: $XDG_CACHE_HOME/memscope, else ~/.cache/memscope.
+env -u MEMSCOPE_CACHE -u XDG_CACHE_HOME HOME="$OUT/home" ms-record -q -o "$OUT/home.ndjson" "$EX/leaky" >/dev/null
+check_eq "default: ~/.cache/memscope/debug" "$ID.debug" "$(ls "$OUT/home/.cache/memscope/debug")"
+env -u MEMSCOPE_CACHE XDG_CACHE_HOME="$OUT/xdg" HOME="$OUT/home2" ms-record -q -o "$OUT/xdg.ndjson" "$EX/leaky" >/dev/null
+check_eq "default: \$XDG_CACHE_HOME/memscope/debug" "$ID.debug" "$(ls "$OUT/xdg/memscope/debug")"
+check_eq "XDG_CACHE_HOME set: not ~/.cache" "no" "$([ -e "$OUT/home2/.cache" ] && echo yes || echo no)"
+# A cache that cannot be written: the frames all the same.
+: >"$OUT/file"
+MEMSCOPE_CACHE=$OUT/file/cache check_status "an unwritable cache" 0 ms-record -q -o "$OUT/nocache.ndjson" "$EX/leaky"
+check_eq "an unwritable cache: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/nocache.ndjson")"
+check_eq "an unwritable cache: no temporary file left" "file" "$(ls "$OUT" | grep -e '^file' | xargs)"
+finish
