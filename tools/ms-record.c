@@ -625,10 +625,23 @@ int main(int argc, char **argv)
 	recorded = true;
 out_writer:
 	msc_recorder_free(rec);
-	said = w.error;		/* a write error was said already */
+	said = w.error && !quiet;	/* the recorder said it already */
 	ret = msc_writer_release(&w);
-	if (ret && ret != -EPIPE && !said)
-		msc_warn("write error on %s: %s", output ? output : "standard output", strerror(-ret));
+	/*
+	 * A recording cut short must not pass for a whole one, -q or not:
+	 * ms-record's own failure, 125, the program's status in the message.
+	 * Not when the reader went away (ms-record ./app | head).
+	 */
+	if (ret && ret != -EPIPE) {
+		if (recorded)
+			msc_warn("write error on %s: %s: the recording is incomplete "
+				 "(the program's exit status was %d)",
+				 output ? output : "standard output", strerror(-ret), status);
+		else if (!said)
+			msc_warn("write error on %s: %s", output ? output : "standard output",
+				 strerror(-ret));
+		status = EXIT_OWN;
+	}
 	if (fd != 1)
 		close(fd);
 	if (auto_out && !recorded)

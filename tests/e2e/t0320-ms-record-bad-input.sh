@@ -47,4 +47,20 @@ check_eq "echo printed its arguments" "-q --bogus" "$(cat "$OUT/last.out")"
 # Writing to a closed pipe: the program still runs to its end, status kept.
 ms-record "$EX/leaky" 2>"$OUT/pipe.err" | head -c 1 >/dev/null
 check_eq "closed pipe: no error" "" "$(grep -v 'leaky: done' "$OUT/pipe.err" | grep -v 'ms-record: leaky:')"
+# A full disk: the program runs to its end as ever, and the recording, cut
+# short, does not pass for a whole one: 125 and one line, -q or not (the
+# program's status in it).
+if [ -w /dev/full ]; then
+	check_status "-o on a full disk" 125 ms-record -q -o /dev/full "$EX/leaky"
+	check_eq "full disk: the program ran" "leaky: done" "$(cat "$OUT/last.out")"
+	check_one_line_error "full disk, -q" "$OUT/last.err"
+	check_eq "full disk: what and why" \
+		"ms-record: write error on /dev/full: No space left on device: the recording is incomplete (the program's exit status was 0)" \
+		"$(cat "$OUT/last.err")"
+	check_status "standard output on a full disk" 125 sh -c "ms-record -q \"$EX/crash\" abort >/dev/full"
+	check_egrep "full standard output: the program's status (134, SIGABRT) said" \
+		"write error on standard output: .*exit status was 134" "$OUT/last.err"
+	check_status "full disk, without -q" 125 ms-record -o /dev/full "$EX/leaky"
+	check_fgrep "full disk, without -q: the summary too" "ms-record: leaky: 601,025 allocations" "$OUT/last.err"
+fi
 finish
