@@ -242,8 +242,9 @@ int main(int argc, char **argv)
 	if (ret) {
 		msc_warn("%s", err.msg);
 		status = MSC_EXIT_TROUBLE;
-	} else if (st.truncated) {
-		/* Passed on as it came, but a script must know. */
+	} else if (st.truncated && !c) {
+		/* Passed on as it came, but a script must know.  (After a
+		 * write error the reading stopped: that says it.) */
 		msc_warn("%s: no end record: the stream was cut short", r.name);
 		status = MSC_EXIT_TROUBLE;
 	}

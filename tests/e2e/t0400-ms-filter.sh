@@ -294,4 +294,9 @@ check_status "empty input" 2 ms-filter empty.ndjson
 check_one_line_error "empty input" "$OUT/last.err"
 check_status "bad --min" 2 ms-filter --min 12Q leaky.ndjson
 check_grep "bad --min: says which" "12Q" "$OUT/last.err"
+if [ -w /dev/full ]; then
+	check_status "a full disk" 2 sh -c "ms-filter --min 64 leaky.ndjson >/dev/full"
+	check_eq "a full disk: says so, and only that" \
+		"ms-filter: write error on standard output: No space left on device" "$(cat "$OUT/last.err")"
+fi
 finish
