@@ -714,10 +714,12 @@ static inline uint64_t block_key(uint64_t ptr, unsigned fn)
 static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
 
 /* An allocation of the block keyed ptr (see struct msc_live); pool_name:
- * its pool's name's index + 1, 0 = none. */
+ * its pool's name's index + 1, 0 = none.  hold: the event, when the order
+ * repair may hold it (msc_agg_apply), else NULL. */
 
 static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
-		     uint32_t stack, unsigned fn, uint32_t pool_name)
+		     uint32_t stack, unsigned fn, uint32_t pool_name,
+		     const struct msc_cevent *hold)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -728,8 +730,8 @@ static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr,
 	b = live_probe_grow(a, ptr);
 	if (!b)
 		goto oom;
-	if (b->ptr && msc_unlikely(a->hold_ev)) {
-		hold_add(a, a->hold_ev);
+	if (b->ptr && msc_unlikely(hold)) {
+		hold_add(a, hold);
 		return MSC_AGG_HELD;
 	}
 	if (b->ptr) {
@@ -795,12 +797,13 @@ oom:
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn)
 {
-	return alloc_key(a, ts, tid, block_key(ptr, fn), size, stack, fn, 0);
+	return alloc_key(a, ts, tid, block_key(ptr, fn), size, stack, fn, 0, NULL);
 }
 
-/* A free of the block keyed ptr (see struct msc_live). */
+/* A free of the block keyed ptr (see struct msc_live); hold: as for
+ * alloc_key. */
 static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-		    uint32_t stack, struct msc_freed *out)
+		    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -810,8 +813,8 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
 	b = live_find(a, ptr);
-	if (!b && msc_unlikely(a->hold_ev)) {
-		hold_add(a, a->hold_ev);
+	if (!b && msc_unlikely(hold)) {
+		hold_add(a, hold);
 		return MSC_AGG_HELD;
 	}
 	if (!b) {
@@ -856,7 +859,7 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 		 uint32_t stack, struct msc_freed *out)
 {
-	return free_key(a, ts, tid, block_key(ptr, fn), fn, stack, out);
+	return free_key(a, ts, tid, block_key(ptr, fn), fn, stack, out, NULL);
 }
 
 /* ---------------------------------------------------------------- pools */
@@ -959,7 +962,7 @@ int msc_agg_pool_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t po
 		return -ENOMEM;
 	}
 	return alloc_key(a, ts, tid, pool_key(ptr, slot), size, stack, MSC_FN_CUSTOM,
-			 a->pools[slot - 1].name);
+			 a->pools[slot - 1].name, NULL);
 }
 
 int msc_agg_pool_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t pool, uint64_t ptr,
@@ -974,7 +977,7 @@ int msc_agg_pool_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t poo
 		a->unknown_frees++;
 		return 0;
 	}
-	return free_key(a, ts, tid, pool_key(ptr, slot), MSC_FN_CUSTOM, stack, out);
+	return free_key(a, ts, tid, pool_key(ptr, slot), MSC_FN_CUSTOM, stack, out, NULL);
 }
 
 uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
@@ -1543,8 +1546,8 @@ static int hold_find(const struct msc_agg *a, uint64_t key)
 }
 
 /*
- * Called by alloc_key and free_key (through a->hold_ev, which
- * msc_agg_apply sets when the event may be held) where the event finds
+ * Called by alloc_key and free_key (given the event by msc_agg_apply
+ * when it may be held) where the event finds
  * its address in the wrong state: an allocation of a live one, a free of
  * an unknown one.  Applying it then waits for its partner (msc_agg_push).
  */
@@ -1641,17 +1644,15 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 			msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
 			return 0;
 		}
-		a->hold_ev = hold_may(a) ? ev : NULL;
-		r = msc_agg_alloc(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack, ev->fn);
-		a->hold_ev = NULL;
+		r = alloc_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
+			      ev->fn, 0, hold_may(a) ? ev : NULL);
 		return r == MSC_AGG_HELD ? r : 0;
 	case MSC_CEV_FREE:
 		if (ev->fn == MSC_FN_CUSTOM && ev->v[1])
 			return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack,
 						 fr) > 0;
-		a->hold_ev = hold_may(a) ? ev : NULL;
-		r = msc_agg_free(a, ev->ts, ev->tid, ev->v[0], ev->fn, ev->stack, fr);
-		a->hold_ev = NULL;
+		r = free_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
+			     hold_may(a) ? ev : NULL);
 		return r == MSC_AGG_HELD ? r : r > 0;
 	case MSC_CEV_POOL_CREATE: {
 		char name[MSC_POOL_NAME];

@@ -327,7 +327,6 @@ struct msc_agg {
 	uint32_t hold_tid;		/* tid + 1 of the first thread seen */
 	bool hold_multi;		/* events of a second thread came */
 	bool hold_nohold;		/* the event popped last was let go */
-	const struct msc_cevent *hold_ev;	/* msc_agg_apply's, when holdable */
 	struct msc_cevent *held;
 	struct msc_hold_entry *queue;	/* in order, from qhead */
 	unsigned nheld, qhead, qlen;
