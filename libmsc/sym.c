@@ -1073,10 +1073,11 @@ int msc_sym_resolve(struct msc_sym *s, int module, uint64_t addr,
  * Debian's -dbg packages ship their debug files with compressed sections
  * (SHF_COMPRESSED, zlib), which libdw inflates every time it opens one:
  * 110 ms of CPU for python3's, 50 ms for libc's, in every recording, most
- * of what recording a short program costs.  The first time, a copy with
- * the sections decompressed is written to the cache directory, named by
- * its build-id; from then on that copy is opened instead.  A copy whose
- * build-id is not its name is not used (and replaced).
+ * of what recording a short program costs.  The first time such a file is
+ * found, a copy with the sections decompressed is written to the cache
+ * directory, named by its build-id; from then on that copy is opened in
+ * its place.  A copy whose build-id is not its name is not used (and is
+ * replaced).
  */
 
 /* The cache directory: MEMSCOPE_CACHE ("" or "off": none), else
@@ -1237,8 +1238,14 @@ fail:
 	return -1;
 }
 
-/* libdwfl's find_debuginfo: the cached copy, else the standard search
- * (and a copy of what it finds made, if it has compressed sections). */
+/*
+ * libdwfl's find_debuginfo: the cached copy, else the standard search (and
+ * a copy of what it finds made, if that has compressed sections).  The
+ * copy is looked for first: the standard search opens what it finds by
+ * build-id as the module's debug file itself, whatever is returned.  Only
+ * with the default debug path: one set with msc_sym_set_debug_path says
+ * where debug information may come from.
+ */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -1248,17 +1255,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	GElf_Addr vaddr;
 	char path[PATH_MAX];
 	int len = 0, fd, cfd;
+	bool cache = s && s->cache_dir && !s->debug_path &&
+		     (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
+		     cached_path(s->cache_dir, id, len, path, sizeof(path));
 
-	if (s && s->cache_dir && (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
-	    cached_path(s->cache_dir, id, len, path, sizeof(path)) &&
-	    (fd = open_cached(path, id, len)) >= 0) {
+	if (cache && (fd = open_cached(path, id, len)) >= 0) {
 		*debuginfo_file_name = strdup(path);
 		return fd;
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);
-	if (fd < 0 || !s || !s->cache_dir || len <= 0 ||
-	    !cached_path(s->cache_dir, id, len, path, sizeof(path)) || !has_compressed(fd))
+	if (fd < 0 || !cache || !has_compressed(fd))
 		return fd;
 	cfd = write_cached(fd, path);
 	if (cfd < 0)
