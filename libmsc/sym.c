@@ -1099,18 +1099,39 @@ static char *cache_dir_of_env(void)
 	return dir;
 }
 
-/* path = dir/debug/<build-id in hex>.debug; false when it does not fit. */
+/* path = dir/sep<build-id in hex, sep after its first byte>.debug; false
+ * when it does not fit. */
+static bool hex_path(const char *dir, const char *sep, const unsigned char *id, int len,
+		     char *path, size_t size)
+{
+	int n = snprintf(path, size, "%s/", dir), i;
+
+	if (n < 0 || (size_t)n + 2 * (size_t)len + strlen(sep) + 8 > size)
+		return false;
+	for (i = 0; i < len; i++)
+		n += snprintf(path + n, size - (size_t)n, i == 1 ? "%s%02x" : "%.0s%02x", sep, id[i]);
+	snprintf(path + n, size - (size_t)n, ".debug");
+	return true;
+}
+
+/* The cached copy's path: dir/debug/<build-id>.debug. */
 static bool cached_path(const char *dir, const unsigned char *id, int len, char *path,
 			size_t size)
 {
-	int n = snprintf(path, size, "%s/debug/", dir), i;
+	char sub[PATH_MAX];
 
-	if (n < 0 || (size_t)n + 2 * (size_t)len + 7 > size)
-		return false;
-	for (i = 0; i < len; i++)
-		n += snprintf(path + n, size - (size_t)n, "%02x", id[i]);
-	snprintf(path + n, size - (size_t)n, ".debug");
-	return true;
+	return snprintf(sub, sizeof(sub), "%s/debug", dir) < (int)sizeof(sub) &&
+	       hex_path(sub, "", id, len, path, size);
+}
+
+/* Where the standard search looks by build-id under debug: debug/.build-id/xx/yyyy.debug. */
+static bool build_id_path(const char *debug, const unsigned char *id, int len, char *path,
+			  size_t size)
+{
+	char sub[PATH_MAX];
+
+	return len > 1 && snprintf(sub, sizeof(sub), "%s/.build-id", debug) < (int)sizeof(sub) &&
+	       hex_path(sub, "/", id, len, path, size);
 }
 
 /* Whether e's build-id note is id (of len bytes). */
@@ -1151,10 +1172,11 @@ static bool has_compressed(int fd)
 	return found;
 }
 
-/* The cached copy at path, if it is one of build-id id: its fd, or -1. */
-static int open_cached(const char *path, const unsigned char *id, int len)
+/* The ELF file at path, if its build-id is id: its fd, or -1.  mine: a
+ * cached copy, removed when it is not one (torn, foreign, stale). */
+static int open_with_build_id(const char *path, const unsigned char *id, int len, bool mine)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (mine ? O_NOFOLLOW : 0));
 	Elf *e;
 	bool ok;
 
@@ -1165,7 +1187,8 @@ static int open_cached(const char *path, const unsigned char *id, int len)
 	elf_end(e);
 	if (!ok) {
 		close(fd);
-		unlink(path);	/* torn, foreign or stale: made again */
+		if (mine)
+			unlink(path);	/* made again */
 		return -1;
 	}
 	return fd;
@@ -1253,15 +1276,30 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const struct msc_sym *s = *userdata;
 	const unsigned char *id;
 	GElf_Addr vaddr;
-	char path[PATH_MAX];
+	char path[PATH_MAX], dpath[PATH_MAX];
 	int len = 0, fd, cfd;
 	bool cache = s && s->cache_dir && !s->debug_path &&
 		     (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
 		     cached_path(s->cache_dir, id, len, path, sizeof(path));
 
-	if (cache && (fd = open_cached(path, id, len)) >= 0) {
+	if (cache && (fd = open_with_build_id(path, id, len, true)) >= 0) {
 		*debuginfo_file_name = strdup(path);
 		return fd;
+	}
+	/*
+	 * The first time: where the standard search finds most debug files,
+	 * by build-id under /usr/lib/debug, the copy is made from there and
+	 * returned (the standard search would have libdw decompress the file
+	 * once more, for this recording).
+	 */
+	if (cache && build_id_path("/usr/lib/debug", id, len, dpath, sizeof(dpath)) &&
+	    (fd = open_with_build_id(dpath, id, len, false)) >= 0) {
+		cfd = has_compressed(fd) ? write_cached(fd, path) : -1;
+		close(fd);
+		if (cfd >= 0) {
+			*debuginfo_file_name = strdup(path);
+			return cfd;
+		}
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);

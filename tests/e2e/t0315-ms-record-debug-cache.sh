@@ -53,6 +53,22 @@ MEMSCOPE_CACHE=$C check_status "a foreign copy" 0 ms-record -q -o "$OUT/foreign.
 check_eq "a foreign copy: the same frames" "$(frames "$OUT/off.ndjson")" "$(frames "$OUT/foreign.ndjson")"
 check_eq "a foreign copy: replaced" "$ID" "$(readelf -n "$COPY" 2>/dev/null | awk '/Build ID/ { print $3 }')"
 
+# A debug file found by its .gnu_debuglink next to the program (not by
+# build-id): the copy is made from it too, and the program's own frames
+# keep their lines.
+objcopy --only-keep-debug --compress-debug-sections=zlib "$EX/leaky" "$OUT/leaky.debug"
+objcopy --strip-debug --add-gnu-debuglink="$OUT/leaky.debug" "$EX/leaky" "$OUT/leaky"
+PID=$(readelf -n "$EX/leaky" 2>/dev/null | awk '/Build ID/ { print $3 }')
+check_eq "leaky.debug has compressed sections" yes "$([ "$(compressed "$OUT/leaky.debug")" -gt 0 ] && echo yes)"
+MEMSCOPE_CACHE=$OUT/cache2 check_status "debuglink, first run" 0 ms-record -q -o "$OUT/link1.ndjson" "$OUT/leaky"
+check_eq "debuglink: the copy is made" "$PID.debug" "$(ls "$OUT/cache2/debug" | grep "^$PID")"
+MEMSCOPE_CACHE=$OUT/cache2 check_status "debuglink, second run" 0 ms-record -q -o "$OUT/link2.ndjson" "$OUT/leaky"
+MEMSCOPE_CACHE=off check_status "debuglink, no cache" 0 ms-record -q -o "$OUT/link0.ndjson" "$OUT/leaky"
+check_eq "debuglink: leak_small_inner has its line" 1 \
+	"$(jq -r 'select(.type=="frame" and .fn=="leak_small_inner" and .line > 0) | .fn' "$OUT/link2.ndjson" | sort -u | wc -l)"
+check_eq "debuglink: the same frames, first run" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link1.ndjson")"
+check_eq "debuglink: the same frames, from the copy" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link2.ndjson")"
+
 # The default place: $XDG_CACHE_HOME/memscope, else ~/.cache/memscope.
 env -u MEMSCOPE_CACHE -u XDG_CACHE_HOME HOME="$OUT/home" ms-record -q -o "$OUT/home.ndjson" "$EX/leaky" >/dev/null
 check_eq "default: ~/.cache/memscope/debug" "$ID.debug" "$(ls "$OUT/home/.cache/memscope/debug")"
