@@ -1064,9 +1064,6 @@ int msc_sym_resolve(struct msc_sym *s, int module, uint64_t addr,
 }
 
 /* ---------------------------------------------------------------------- */
-/* Lifecycle */
-
-/* ---------------------------------------------------------------------- */
 /* Decompressed copies of debug files */
 
 /*
@@ -1313,6 +1310,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	*debuginfo_file_name = strdup(path);
 	return cfd;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Lifecycle */
 
 struct msc_sym *msc_sym_new(void)
 {
