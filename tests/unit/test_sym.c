@@ -531,6 +531,80 @@ static void test_shared_library_system_debug(void **state)
 	assert_null(msc_sym_module_status(s, mod));
 }
 
+/*
+ * The cache of decompressed debug files (MEMSCOPE_CACHE): libc's debug
+ * file resolved with the default search leaves a copy, named by build-id,
+ * which a second symbolizer resolves the same from; one with a debug path
+ * of its own (an empty directory) does not use it.
+ */
+static void test_debug_cache(void **state)
+{
+	struct msc_sym *s2, *s3;
+	struct msc_sym_frame fr[MSC_SYM_MAX_FRAMES], fr2[MSC_SYM_MAX_FRAMES];
+	struct loaded l;
+	char copy[PATH_MAX], *cache = make_tmpdir(), *empty = make_tmpdir(), *p;
+	char *old = getenv("MEMSCOPE_CACHE") ? strdup(getenv("MEMSCOPE_CACHE")) : NULL;
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *malloc_fn;
+	size_t i;
+	int mod, n, n2;
+	bool compressed;
+
+	(void)state;
+	assert_non_null(libc);
+	malloc_fn = dlsym(libc, "malloc");
+	locate(malloc_fn, &l);
+	dlclose(libc);
+	assert_true(l.build_id_len > 1);
+	p = copy + sprintf(copy, "%s/debug/", cache);
+	for (i = 0; i < l.build_id_len; i++)
+		p += sprintf(p, "%02x", l.build_id[i]);
+	strcpy(p, ".debug");
+
+	setenv("MEMSCOPE_CACHE", cache, 1);
+	s2 = msc_sym_new();
+	s3 = msc_sym_new();
+	assert_non_null(s2);
+	assert_non_null(s3);
+	mod = add_loaded(s2, malloc_fn, &l);
+	n = msc_sym_resolve(s2, mod, (uintptr_t)malloc_fn - l.bias, fr, MSC_SYM_MAX_FRAMES);
+	/* No debug file, or one without compressed sections: no copy. */
+	compressed = access(copy, R_OK) == 0;
+	if (msc_sym_module_status(s2, mod) || !compressed) {
+		assert_int_not_equal(access(copy, R_OK), 0);
+		goto out;
+	}
+	mod = add_loaded(s3, malloc_fn, &l);
+	n2 = msc_sym_resolve(s3, mod, (uintptr_t)malloc_fn - l.bias, fr2, MSC_SYM_MAX_FRAMES);
+	assert_int_equal(n2, n);
+	for (i = 0; i < (size_t)n; i++) {
+		assert_string_equal(fr2[i].fn, fr[i].fn);
+		assert_string_equal(fr2[i].file, fr[i].file);
+		assert_int_equal(fr2[i].line, fr[i].line);
+	}
+	assert_null(msc_sym_module_status(s3, mod));
+	msc_sym_free(s3);
+
+	/* A debug path of its own: the copy is not where it looks. */
+	s3 = msc_sym_new();
+	assert_non_null(s3);
+	assert_int_equal(msc_sym_set_debug_path(s3, empty), 0);
+	mod = add_loaded(s3, malloc_fn, &l);
+	assert_int_equal(msc_sym_resolve(s3, mod, (uintptr_t)malloc_fn - l.bias, fr2, 4), 1);
+	assert_null(fr2[0].file);
+	assert_string_equal(msc_sym_module_status(s3, mod), STATUS_NO_DEBUG);
+out:
+	msc_sym_free(s2);
+	msc_sym_free(s3);
+	if (old)
+		setenv("MEMSCOPE_CACHE", old, 1);
+	else
+		unsetenv("MEMSCOPE_CACHE");
+	free(old);
+	remove_tmpdir(cache);
+	remove_tmpdir(empty);
+}
+
 static void test_cxx_member(void **state)
 {
 	struct msc_sym *s = *state;
@@ -755,6 +829,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_library_symtab, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_library_system_debug, setup, teardown),
+		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test_setup_teardown(test_cxx_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cxx_inlined_template, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
