@@ -1169,16 +1169,26 @@ static bool has_compressed(int fd)
 	return found;
 }
 
-/* The ELF file at path, if its build-id is id: its fd, or -1.  mine: a
- * cached copy, removed when it is not one (torn, foreign, stale). */
+/*
+ * The ELF file at path, if its build-id is id: its fd, or -1.  mine: a
+ * cached copy, removed when it is not one (torn, foreign, stale).  libdw
+ * parses what it is given: a copy must be a regular file of ours that no
+ * one else may write (not a link), or it is not looked into.
+ */
 static int open_with_build_id(const char *path, const unsigned char *id, int len, bool mine)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | (mine ? O_NOFOLLOW : 0));
+	struct stat st;
 	Elf *e;
 	bool ok;
 
 	if (fd < 0)
 		return -1;
+	if (mine && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		     (st.st_mode & 022))) {
+		close(fd);
+		return -1;
+	}
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ok = e && elf_kind(e) == ELF_K_ELF && elf_has_build_id(e, id, len);
 	elf_end(e);

@@ -71,6 +71,22 @@ check_eq "debuglink: leak_small_inner has its line" 1 \
 check_eq "debuglink: the same frames, first run" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link1.ndjson")"
 check_eq "debuglink: the same frames, from the copy" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link2.ndjson")"
 
+# A copy others may write (or another user's) is not looked into: libdw
+# parses what it is given.  A marker in it shows whether it was used.
+if command -v strace >/dev/null; then
+	MEMSCOPE_CACHE=$OUT/cache3 check_status "cache3, first run" 0 ms-record -q -o /dev/null "$EX/leaky"
+	chmod 666 "$OUT/cache3/debug/$ID.debug"
+	MEMSCOPE_CACHE=$OUT/cache3 check_status "a copy others may write" 0 strace -f -e trace=openat \
+		-o "$OUT/strace3" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		ms-record -q -o "$OUT/w.ndjson" "$EX/leaky"
+	check_eq "a copy others may write: libc's own debug file instead" 1 \
+		"$(grep -c "\"$DBG\"" "$OUT/strace3")"
+	check_eq "a copy others may write: the same frames" \
+		"$(frames "$OUT/off.ndjson")" "$(frames "$OUT/w.ndjson")"
+	check_eq "a copy others may write: made again, private" 600 \
+		"$(stat -c %a "$OUT/cache3/debug/$ID.debug")"
+fi
+
 # The default place: $XDG_CACHE_HOME/memscope, else ~/.cache/memscope.
 env -u MEMSCOPE_CACHE -u XDG_CACHE_HOME HOME="$OUT/home" ms-record -q -o "$OUT/home.ndjson" "$EX/leaky" >/dev/null
 check_eq "default: ~/.cache/memscope/debug" "$ID.debug" "$(ls "$OUT/home/.cache/memscope/debug")"
