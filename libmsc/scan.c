@@ -1161,6 +1161,10 @@ static int join_edges(struct scan *s, struct pass1 *p)
 		if (pt->nedges)
 			memcpy(s->edges + s->nedges, pt->edges, pt->nedges * sizeof(*s->edges));
 		s->nedges += pt->nedges;
+		/* gone as soon as copied: the edges are not all there twice */
+		free_array(pt->edges, pt->capedges * sizeof(*pt->edges));
+		pt->edges = NULL;
+		pt->capedges = 0;
 	}
 	s->edge_at[s->n] = (uint32_t)s->nedges;
 	return 0;
