@@ -649,6 +649,48 @@ static void run_threads(unsigned n, void *(*fn)(void *), void *const *arg)
 	}
 }
 
+/*
+ * A loop over n items shared out: CHUNKS_PER_THREAD chunks a thread, each
+ * taken in turn by the next thread free; fn(c, from, to, k) does chunk k,
+ * the items [from, to).
+ */
+#define CHUNKS_PER_THREAD 8
+#define MAX_CHUNKS (MAX_THREADS * CHUNKS_PER_THREAD)
+
+struct chunks {
+	struct scan *s;
+	struct msc_agg *a;
+	size_t n;
+	unsigned nchunks, next;
+	size_t at[MAX_CHUNKS + 1];	/* the fill's: where chunk k's blocks go */
+	void (*fn)(struct chunks *c, size_t from, size_t to, unsigned k);
+};
+
+static void *chunk_thread(void *arg)
+{
+	struct chunks *c = arg;
+	unsigned k;
+
+	while ((k = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->nchunks)
+		c->fn(c, c->n * k / c->nchunks, c->n * (k + 1) / c->nchunks, k);
+	return NULL;
+}
+
+static void run_chunks(struct chunks *c, size_t n, unsigned nthreads,
+		       void (*fn)(struct chunks *c, size_t from, size_t to, unsigned k))
+{
+	void *arg[MAX_THREADS];
+	unsigned k;
+
+	c->n = n;
+	c->fn = fn;
+	c->next = 0;
+	c->nchunks = nthreads > 1 ? nthreads * CHUNKS_PER_THREAD : 1;
+	for (k = 0; k < nthreads; k++)
+		arg[k] = c;
+	run_threads(nthreads, chunk_thread, arg);
+}
+
 /* ------------------------------------------------------------- building */
 
 /*
@@ -881,36 +923,66 @@ static int build_index(struct scan *s)
 
 /* The live blocks and regions of a, custom blocks first, each part sorted
  * by address, with what finds them. */
-static int build(struct scan *s, struct msc_agg *a)
+/* The fill's first pass: how many live blocks chunk k of the table has. */
+static void count_chunk(struct chunks *c, size_t from, size_t to, unsigned k)
 {
-	uint64_t bytes = 0;
 	size_t i, n = 0;
 
-	s->a = a;
-	if (a->live_count + a->nregions >= EDGE_START || a->live_slots > REF_MAX ||
-	    a->nregions > REF_MAX)
-		return -EOVERFLOW;
-	s->nalloc = a->live_count + a->nregions;
-	s->b = alloc_array(s->nalloc * sizeof(*s->b));
-	if (!s->b)
-		return -ENOMEM;
-	for (i = 0; i < a->live_slots; i++) {
+	for (i = from; i < to; i++)
+		n += c->a->live[i].ptr != 0;
+	c->at[k + 1] = n;
+}
+
+/* The second: chunk k's blocks, from c->at[k] on.  Fresh memory is page
+ * faults, which threads take in parallel. */
+static void fill_chunk(struct chunks *c, size_t from, size_t to, unsigned k)
+{
+	const struct msc_agg *a = c->a;
+	struct block *b = c->s->b + c->at[k];
+	size_t i;
+
+	for (i = from; i < to; i++) {
 		const struct msc_live *l = &a->live[i];
 		uint64_t size;
 
 		if (!l->ptr)
 			continue;
 		size = msc_live_size(a, l);
-		bytes += size;
 		/* a custom or pool block's key holds more than its address */
-		s->b[n++] = (struct block){ MSC_KEY_ADDR(l->ptr),
-					    size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
-					    (uint32_t)i << 2 | (l->ptr & MSC_CUSTOM_KEY ? REF_CUSTOM : 0) };
+		*b++ = (struct block){ MSC_KEY_ADDR(l->ptr),
+				       size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
+				       (uint32_t)i << 2 | (l->ptr & MSC_CUSTOM_KEY ? REF_CUSTOM : 0) };
 	}
+}
+
+static int build(struct scan *s, struct msc_agg *a)
+{
+	struct chunks c = { .s = s, .a = a };
+	uint64_t bytes = a->live_bytes;
+	size_t i, n;
+	unsigned k;
+
+	s->a = a;
+	if (a->live_count + a->nregions >= EDGE_START || a->live_slots > REF_MAX ||
+	    a->nregions > REF_MAX)
+		return -EOVERFLOW;
+	for (i = 0; i < a->nregions; i++)
+		bytes += a->regions[i].end - a->regions[i].start;
+	s->nthreads = threads_for(bytes);
+	s->nalloc = a->live_count + a->nregions;
+	s->b = alloc_array(s->nalloc * sizeof(*s->b));
+	if (!s->b)
+		return -ENOMEM;
+	run_chunks(&c, a->live_slots, s->nthreads, count_chunk);
+	for (k = 0; k < c.nchunks; k++)
+		c.at[k + 1] += c.at[k];
+	if (c.at[c.nchunks] != a->live_count)
+		return -EOVERFLOW;	/* the table's count is off: no scan */
+	run_chunks(&c, a->live_slots, s->nthreads, fill_chunk);
+	n = c.at[c.nchunks];
 	for (i = 0; i < a->nregions; i++) {
 		uint64_t size = a->regions[i].end - a->regions[i].start;
 
-		bytes += size;
 		s->b[n++] = (struct block){ a->regions[i].start,
 					    size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
 					    (uint32_t)i << 2 | REF_REGION };
@@ -923,7 +995,6 @@ static int build(struct scan *s, struct msc_agg *a)
 			s->b[i] = s->b[s->ncustom];
 			s->b[s->ncustom++] = t;
 		}
-	s->nthreads = threads_for(bytes);
 	sort_blocks(s->b, s->ncustom, s->nthreads);
 	sort_blocks(s->b + s->ncustom, n - s->ncustom, s->nthreads);
 	s->lo = UINT64_MAX;
@@ -1216,32 +1287,55 @@ static void read_all(struct scan *s, struct pass1 *p, struct reader *r, const ui
  * most 4 slots a block (it grows when 3/4 full; with more, most blocks
  * were freed, and the few left are set directly).
  */
-static void set_kinds(struct scan *s, struct msc_agg *a)
+static const uint8_t kind_of[] = {
+	[UNREACHED] = MSC_LEAK_DEFINITELY, [POSSIBLE] = MSC_LEAK_POSSIBLY,
+	[REACHABLE] = MSC_LEAK_REACHABLE, [INDIRECT] = MSC_LEAK_INDIRECTLY,
+};
+
+/* Blocks [from, to)'s kinds: into by_slot (the memory of edge_at), or
+ * without it into the table. */
+static void kinds_of_blocks(struct chunks *c, size_t from, size_t to, unsigned k)
 {
-	static const uint8_t kind_of[] = {
-		[UNREACHED] = MSC_LEAK_DEFINITELY, [POSSIBLE] = MSC_LEAK_POSSIBLY,
-		[REACHABLE] = MSC_LEAK_REACHABLE, [INDIRECT] = MSC_LEAK_INDIRECTLY,
-	};
-	uint8_t *by_slot = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at) ?
-			   (uint8_t *)s->edge_at : NULL;
+	struct scan *s = c->s;
+	uint8_t *by_slot = c->at[0] ? (uint8_t *)s->edge_at : NULL;
 	size_t i;
 
-	for (i = 0; i < s->n; i++) {
+	(void)k;
+	for (i = from; i < to; i++) {
 		const struct block *b = &s->b[i];
 		uint8_t kind = kind_of[s->state[i]];
 
 		if (b->ref & REF_REGION)
-			a->regions[b->ref >> 2].kind = kind;
+			c->a->regions[b->ref >> 2].kind = kind;
 		else if (by_slot)
 			by_slot[b->ref >> 2] = kind;
 		else
-			msc_live_set_kind(&a->live[b->ref >> 2], kind);
+			msc_live_set_kind(&c->a->live[b->ref >> 2], kind);
 	}
-	if (!by_slot)
-		return;
-	for (i = 0; i < a->live_slots; i++)
+}
+
+/* Slots [from, to) of the table take their kinds from by_slot. */
+static void kinds_into_table(struct chunks *c, size_t from, size_t to, unsigned k)
+{
+	const uint8_t *by_slot = (const uint8_t *)c->s->edge_at;
+	struct msc_agg *a = c->a;
+	size_t i;
+
+	(void)k;
+	for (i = from; i < to; i++)
 		if (a->live[i].ptr)
 			msc_live_set_kind(&a->live[i], by_slot[i]);
+}
+
+static void set_kinds(struct scan *s, struct msc_agg *a)
+{
+	struct chunks c = { .s = s, .a = a };
+
+	/* at[0]: whether by_slot is used */
+	c.at[0] = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at);
+	run_chunks(&c, s->n, s->nthreads, kinds_of_blocks);
+	if (c.at[0])
+		run_chunks(&c, a->live_slots, s->nthreads, kinds_into_table);
 }
 
 int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsps,
