@@ -663,6 +663,7 @@ struct chunks {
 	size_t n;
 	unsigned nchunks, next;
 	size_t at[MAX_CHUNKS + 1];	/* the fill's: where chunk k's blocks go */
+	bool by_slot;			/* set_kinds': through edge_at's memory */
 	void (*fn)(struct chunks *c, size_t from, size_t to, unsigned k);
 };
 
@@ -1285,7 +1286,8 @@ static void read_all(struct scan *s, struct pass1 *p, struct reader *r, const ui
  * and a cache miss each).  That array is the memory of edge_at, done with
  * and already faulted in: 4 bytes a block, enough while the table has at
  * most 4 slots a block (it grows when 3/4 full; with more, most blocks
- * were freed, and the few left are set directly).
+ * were freed, and the few left are set directly).  Both passes are shared
+ * out among the scan's threads.
  */
 static const uint8_t kind_of[] = {
 	[UNREACHED] = MSC_LEAK_DEFINITELY, [POSSIBLE] = MSC_LEAK_POSSIBLY,
@@ -1297,7 +1299,7 @@ static const uint8_t kind_of[] = {
 static void kinds_of_blocks(struct chunks *c, size_t from, size_t to, unsigned k)
 {
 	struct scan *s = c->s;
-	uint8_t *by_slot = c->at[0] ? (uint8_t *)s->edge_at : NULL;
+	uint8_t *by_slot = c->by_slot ? (uint8_t *)s->edge_at : NULL;
 	size_t i;
 
 	(void)k;
@@ -1331,10 +1333,9 @@ static void set_kinds(struct scan *s, struct msc_agg *a)
 {
 	struct chunks c = { .s = s, .a = a };
 
-	/* at[0]: whether by_slot is used */
-	c.at[0] = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at);
+	c.by_slot = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at);
 	run_chunks(&c, s->n, s->nthreads, kinds_of_blocks);
-	if (c.at[0])
+	if (c.by_slot)
 		run_chunks(&c, a->live_slots, s->nthreads, kinds_into_table);
 }
 
