@@ -112,7 +112,6 @@ struct part {
 struct reader {
 	struct scan *s;
 	struct pipe pipe;
-	struct pass1 *pass;		/* the parts to take */
 	struct part *part;
 	char *buf;			/* BUF_SIZE */
 	uint64_t bytes;			/* read */
@@ -623,36 +622,60 @@ static unsigned threads_for(uint64_t bytes)
 }
 
 /*
- * Runs fn(arg[k]) for k < n: arg[0] in the caller, the others in threads
- * with every signal blocked (signals are the caller's to handle).  One that
- * cannot be made runs in the caller after: fn shares out its work, so the
- * others have done it by then.
+ * Tasks 0..ntasks-1 shared out among n threads, each taking the next one
+ * left: fn(ctx, thread, k), thread 0 being the caller.  The others run
+ * with every signal blocked (signals are the caller's to handle); one that
+ * cannot be made leaves its share to the others.
  */
-static void run_threads(unsigned n, void *(*fn)(void *), void *const *arg)
+typedef void share_fn(void *ctx, unsigned thread, unsigned k);
+
+struct share {
+	share_fn *fn;
+	void *ctx;
+	unsigned ntasks, next;
+};
+
+struct sharer {
+	struct share *sh;
+	unsigned thread;
+};
+
+static void *take_tasks(void *arg)
 {
+	const struct sharer *x = arg;
+	struct share *sh = x->sh;
+	unsigned k;
+
+	while ((k = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < sh->ntasks)
+		sh->fn(sh->ctx, x->thread, k);
+	return NULL;
+}
+
+static void share_out(unsigned n, unsigned ntasks, share_fn *fn, void *ctx)
+{
+	struct share sh = { fn, ctx, ntasks, 0 };
+	struct sharer x[MAX_THREADS];
 	pthread_t t[MAX_THREADS];
 	bool made[MAX_THREADS] = { false };
 	sigset_t all, old;
 	unsigned k;
 
+	for (k = 0; k < n; k++)
+		x[k] = (struct sharer){ &sh, k };
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (k = 1; k < n; k++)
-		made[k] = pthread_create(&t[k], NULL, fn, arg[k]) == 0;
+		made[k] = pthread_create(&t[k], NULL, take_tasks, &x[k]) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	fn(arg[0]);
-	for (k = 1; k < n; k++) {
+	take_tasks(&x[0]);
+	for (k = 1; k < n; k++)
 		if (made[k])
 			pthread_join(t[k], NULL);
-		else
-			fn(arg[k]);
-	}
 }
 
 /*
- * A loop over n items shared out: CHUNKS_PER_THREAD chunks a thread, each
- * taken in turn by the next thread free; fn(c, from, to, k) does chunk k,
- * the items [from, to).
+ * A loop over n items shared out (share_out): CHUNKS_PER_THREAD chunks a
+ * thread; fn(c, from, to, k) does chunk k, the items [from, to).
  */
 #define CHUNKS_PER_THREAD 8
 #define MAX_CHUNKS (MAX_THREADS * CHUNKS_PER_THREAD)
@@ -661,35 +684,27 @@ struct chunks {
 	struct scan *s;
 	struct msc_agg *a;
 	size_t n;
-	unsigned nchunks, next;
+	unsigned nchunks;
 	size_t at[MAX_CHUNKS + 1];	/* the fill's: where chunk k's blocks go */
 	bool by_slot;			/* set_kinds': through edge_at's memory */
 	void (*fn)(struct chunks *c, size_t from, size_t to, unsigned k);
 };
 
-static void *chunk_thread(void *arg)
+static void chunk_task(void *ctx, unsigned thread, unsigned k)
 {
-	struct chunks *c = arg;
-	unsigned k;
+	struct chunks *c = ctx;
 
-	while ((k = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->nchunks)
-		c->fn(c, c->n * k / c->nchunks, c->n * (k + 1) / c->nchunks, k);
-	return NULL;
+	(void)thread;
+	c->fn(c, c->n * k / c->nchunks, c->n * (k + 1) / c->nchunks, k);
 }
 
 static void run_chunks(struct chunks *c, size_t n, unsigned nthreads,
 		       void (*fn)(struct chunks *c, size_t from, size_t to, unsigned k))
 {
-	void *arg[MAX_THREADS];
-	unsigned k;
-
 	c->n = n;
 	c->fn = fn;
-	c->next = 0;
 	c->nchunks = nthreads > 1 ? nthreads * CHUNKS_PER_THREAD : 1;
-	for (k = 0; k < nthreads; k++)
-		arg[k] = c;
-	run_threads(nthreads, chunk_thread, arg);
+	share_out(nthreads, c->nchunks, chunk_task, c);
 }
 
 /* ------------------------------------------------------------- building */
@@ -771,19 +786,12 @@ struct sort_task {
 	int shift;
 };
 
-struct sort_work {
-	struct sort_task *task;
-	unsigned ntasks, next;
-};
-
-static void *sort_thread(void *arg)
+static void sort_task_run(void *ctx, unsigned thread, unsigned k)
 {
-	struct sort_work *w = arg;
-	unsigned k;
+	const struct sort_task *t = (const struct sort_task *)ctx + k;
 
-	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->ntasks)
-		sort_blocks_from(w->task[k].b, w->task[k].n, w->task[k].shift);
-	return NULL;
+	(void)thread;
+	sort_blocks_from(t->b, t->n, t->shift);
 }
 
 static int larger_task(const void *x, const void *y)
@@ -795,11 +803,10 @@ static int larger_task(const void *x, const void *y)
 
 static void sort_blocks(struct block *b, size_t n, unsigned nthreads)
 {
-	struct sort_work w = { NULL, 0, 0 };
-	void *arg[MAX_THREADS];
+	struct sort_task *task = NULL;
 	uint64_t any = 0, all = ~0ull;
 	size_t count[256], i, d, at;
-	unsigned k;
+	unsigned k, ntasks = 0;
 	int shift;
 
 	for (i = 0; i < n; i++)
@@ -809,37 +816,35 @@ static void sort_blocks(struct block *b, size_t n, unsigned nthreads)
 	/* from the highest byte where they differ */
 	shift = (63 - __builtin_clzll(any ^ all)) & ~7;
 	if (nthreads > 1 && n >= SORT_ALONE)
-		w.task = malloc(SORT_TASKS * sizeof(*w.task));
-	if (!w.task) {
+		task = malloc(SORT_TASKS * sizeof(*task));
+	if (!task) {
 		sort_blocks_from(b, n, shift);
 		return;
 	}
-	w.task[w.ntasks++] = (struct sort_task){ b, n, shift };
+	task[ntasks++] = (struct sort_task){ b, n, shift };
 	for (;;) {
 		struct sort_task t;
 		unsigned big = 0;
 
-		for (k = 1; k < w.ntasks; k++)
-			if (w.task[k].n > w.task[big].n)
+		for (k = 1; k < ntasks; k++)
+			if (task[k].n > task[big].n)
 				big = k;
-		t = w.task[big];
+		t = task[big];
 		if (t.n <= n / (4 * nthreads) || t.n < 32 || t.shift < 0 ||
-		    w.ntasks + 256 > SORT_TASKS)
+		    ntasks + 256 > SORT_TASKS)
 			break;
 		if (!partition(t.b, t.n, t.shift, count)) {
-			w.task[big].shift -= 8;
+			task[big].shift -= 8;
 			continue;
 		}
-		w.task[big] = w.task[--w.ntasks];
+		task[big] = task[--ntasks];
 		for (d = 0, at = 0; d < 256; at += count[d], d++)
 			if (count[d] > 1)
-				w.task[w.ntasks++] = (struct sort_task){ t.b + at, count[d], t.shift - 8 };
+				task[ntasks++] = (struct sort_task){ t.b + at, count[d], t.shift - 8 };
 	}
-	qsort(w.task, w.ntasks, sizeof(*w.task), larger_task);
-	for (k = 0; k < nthreads; k++)
-		arg[k] = &w;
-	run_threads(nthreads, sort_thread, arg);
-	free(w.task);
+	qsort(task, ntasks, sizeof(*task), larger_task);
+	share_out(nthreads, ntasks, sort_task_run, task);
+	free(task);
 }
 
 static bool is_big(const struct scan *s, const struct block *b)
@@ -1147,23 +1152,16 @@ static void scan_roots(struct reader *rd, const uint64_t *sps, size_t nsps,
 struct pass1 {
 	struct part part[MAX_PARTS];
 	unsigned nparts;
-	unsigned next;			/* the next part to take */
+	struct reader *r;		/* a thread's */
 };
 
-static void read_parts(struct reader *r, struct pass1 *p)
+/* Part k, read by the thread's reader (nothing more after its error). */
+static void read_part_task(void *ctx, unsigned thread, unsigned k)
 {
-	unsigned k;
+	struct pass1 *p = ctx;
 
-	while (!r->error && (k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->nparts)
-		read_part(r, &p->part[k]);
-}
-
-static void *reader_thread(void *arg)
-{
-	struct reader *r = arg;
-
-	read_parts(r, r->pass);
-	return NULL;
+	if (!p->r[thread].error)
+		read_part(&p->r[thread], &p->part[k]);
 }
 
 /*
@@ -1246,21 +1244,19 @@ static int join_edges(struct scan *s, struct pass1 *p)
 static void read_all(struct scan *s, struct pass1 *p, struct reader *r, const uint64_t *sps,
 		     size_t nsps, const uint64_t *roots, size_t nroots)
 {
-	void *arg[MAX_THREADS];
 	unsigned k;
 
 	cut_parts(s, p, s->nthreads > 1 ? s->nthreads * PARTS_PER_READER : 1);
 	for (k = 0; k < s->nthreads; k++) {
 		r[k].s = s;
-		r[k].pass = p;
 		r[k].buf = malloc(BUF_SIZE);
 		if (!r[k].buf) {
 			s->error = ENOMEM;
 			return;
 		}
-		arg[k] = &r[k];
 	}
-	run_threads(s->nthreads, reader_thread, arg);
+	p->r = r;
+	share_out(s->nthreads, p->nparts, read_part_task, p);
 	/* A reader that stopped on an error left its part unread. */
 	for (k = 0; k < s->nthreads; k++) {
 		s->st->block_bytes += r[k].bytes;
