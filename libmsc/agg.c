@@ -711,6 +711,22 @@ static inline uint64_t block_key(uint64_t ptr, unsigned fn)
 	return fn == MSC_FN_CUSTOM ? ptr | MSC_CUSTOM_KEY : ptr;
 }
 
+/* An allocation or free event of a memscope.h pool's block (its pool id
+ * is v2 of an ALLOC, v1 of a FREE). */
+static inline bool pool_event(const struct msc_cevent *ev)
+{
+	return ev->fn == MSC_FN_CUSTOM && ev->v[ev->type == MSC_CEV_ALLOC ? 2 : 1];
+}
+
+/* The live-table key of an allocation's or free's block, not a pool's;
+ * 0 for other events. */
+static inline uint64_t event_key(const struct msc_cevent *ev)
+{
+	if ((ev->type != MSC_CEV_ALLOC && ev->type != MSC_CEV_FREE) || pool_event(ev))
+		return 0;
+	return block_key(ev->v[0], ev->fn);
+}
+
 static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
 
 /* An allocation of the block keyed ptr (see struct msc_live); pool_name:
@@ -1435,15 +1451,16 @@ void msc_agg_prefetch_batch(const struct msc_agg *a, const struct msc_cevent *ev
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (ev[i].type == MSC_CEV_ALLOC) {
-			msc_agg_prefetch(a, ev[i].v[0]);
-			if (ev[i].stack < a->stack_sites_cap)
-				__builtin_prefetch(&a->stack_sites[ev[i].stack]);
-		} else if (ev[i].type == MSC_CEV_FREE) {
-			msc_agg_prefetch(a, ev[i].v[0]);
-		}
+		uint64_t key = event_key(&ev[i]);
+
+		if (key)
+			msc_agg_prefetch(a, key);
+		if (ev[i].type == MSC_CEV_ALLOC && ev[i].stack < a->stack_sites_cap)
+			__builtin_prefetch(&a->stack_sites[ev[i].stack]);
 	}
 	for (i = 0; i < n; i++) {
+		uint64_t key = event_key(&ev[i]);
+
 		if (ev[i].type == MSC_CEV_ALLOC && ev[i].stack < a->stack_sites_cap) {
 			const struct msc_stack_sites *ss = &a->stack_sites[ev[i].stack];
 
@@ -1451,8 +1468,8 @@ void msc_agg_prefetch_batch(const struct msc_agg *a, const struct msc_cevent *ev
 				__builtin_prefetch(class_slot(a, ss, ev[i].v[1]));
 			else if (ss->last)
 				__builtin_prefetch(&a->sites[ss->last - 1]);
-		} else if (ev[i].type == MSC_CEV_FREE && ev[i].fn != MSC_FN_CUSTOM) {
-			const struct msc_live *b = live_find(a, ev[i].v[0]);
+		} else if (ev[i].type == MSC_CEV_FREE && key) {
+			const struct msc_live *b = live_find(a, key);
 
 			/* a free's counts are in the site's second line */
 			if (b) {
@@ -1497,19 +1514,6 @@ int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
 	return 0;
 }
 
-/* The key of a malloc-family event's block, or 0 for events not held. */
-static uint64_t hold_key(const struct msc_cevent *ev)
-{
-	bool alloc = ev->type == MSC_CEV_ALLOC;
-
-	if (!alloc && ev->type != MSC_CEV_FREE)
-		return 0;
-	/* a pool's block: its pool id is v2 (ALLOC) or v1 (FREE) */
-	if (ev->fn == MSC_FN_CUSTOM && ev->v[alloc ? 2 : 1])
-		return 0;
-	return block_key(ev->v[0], ev->fn);
-}
-
 static inline unsigned hold_slot(uint64_t key)
 {
 	return (unsigned)((key >> 4) * 0x9e3779b97f4a7c15ull >> 56);
@@ -1529,7 +1533,7 @@ static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev, bool no
 static void hold_release(struct msc_agg *a, unsigned i)
 {
 	hold_enqueue(a, &a->held[i], true);
-	a->held_keys[hold_slot(hold_key(&a->held[i]))]--;
+	a->held_keys[hold_slot(event_key(&a->held[i]))]--;
 	memmove(&a->held[i], &a->held[i + 1], (a->nheld - i - 1) * sizeof(*a->held));
 	a->nheld--;
 }
@@ -1540,7 +1544,7 @@ static int hold_find(const struct msc_agg *a, uint64_t key)
 	unsigned i;
 
 	for (i = 0; i < a->nheld; i++)
-		if (hold_key(&a->held[i]) == key)
+		if (event_key(&a->held[i]) == key)
 			return (int)i;
 	return -1;
 }
@@ -1554,7 +1558,7 @@ static int hold_find(const struct msc_agg *a, uint64_t key)
 static void hold_add(struct msc_agg *a, const struct msc_cevent *ev)
 {
 	a->held[a->nheld++] = *ev;
-	a->held_keys[hold_slot(hold_key(ev))]++;
+	a->held_keys[hold_slot(event_key(ev))]++;
 }
 
 /*
@@ -1581,7 +1585,7 @@ int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 		/* Held past the window: applied as they were, before ev. */
 		while (a->nheld && a->held[0].ts + a->hold_window < ev->ts)
 			hold_release(a, 0);
-		key = hold_key(ev);
+		key = event_key(ev);
 		h = key && a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
 		if (h >= 0) {
 			if (a->held[h].tid != ev->tid &&
@@ -1640,7 +1644,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
-		if (ev->fn == MSC_FN_CUSTOM && ev->v[2]) {
+		if (pool_event(ev)) {
 			msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
 			return 0;
 		}
@@ -1648,7 +1652,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 			      ev->fn, 0, hold_may(a) ? ev : NULL);
 		return r == MSC_AGG_HELD ? r : 0;
 	case MSC_CEV_FREE:
-		if (ev->fn == MSC_FN_CUSTOM && ev->v[1])
+		if (pool_event(ev))
 			return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack,
 						 fr) > 0;
 		r = free_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
