@@ -150,17 +150,25 @@ static void calibrate_end(struct msc_collector *c)
 	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
 }
 
+/* How long, at CLOCK_MONOTONIC now, the TSC's measurement has still to
+ * run: 0 once it can end (or for no TSC). */
+static uint64_t calibrate_left(const struct msc_collector *c, uint64_t now)
+{
+	if (c->ts_kind != MSC_TS_TSC || now - c->calibrate_m0 >= CALIBRATE_NS)
+		return 0;
+	return CALIBRATE_NS - (now - c->calibrate_m0);
+}
+
 /* Whether the clock is set up; wait: finish setting it up.  Once it is,
  * a test. */
 static bool clock_ready(struct msc_collector *c, bool wait)
 {
 	if (msc_likely(c->calibrated))
 		return true;
-	if (c->ts_kind == MSC_TS_TSC) {
-		if (!wait && msc_now_monotonic() - c->calibrate_m0 < CALIBRATE_NS)
-			return false;
+	if (!wait && calibrate_left(c, msc_now_monotonic()))
+		return false;
+	if (c->ts_kind == MSC_TS_TSC)
 		calibrate_end(c);
-	}
 	c->calibrated = true;
 	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
 	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
@@ -1079,8 +1087,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	}
 	if (!c->calibrated && c->procs) {
 		/* events wait for the clock: back when it is ready */
-		uint64_t left = now - c->calibrate_m0 < CALIBRATE_NS ?
-				CALIBRATE_NS - (now - c->calibrate_m0) : 0;
+		uint64_t left = calibrate_left(c, now);
 
 		wait_ns = left < wait_ns ? left : wait_ns;
 	}
