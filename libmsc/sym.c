@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1105,8 +1106,11 @@ static bool hex_path(const char *dir, const char *sep, const unsigned char *id, 
 
 	if (n < 0 || (size_t)n + 2 * (size_t)len + strlen(sep) + 8 > size)
 		return false;
-	for (i = 0; i < len; i++)
-		n += snprintf(path + n, size - (size_t)n, i == 1 ? "%s%02x" : "%.0s%02x", sep, id[i]);
+	for (i = 0; i < len; i++) {
+		if (i == 1)
+			n += snprintf(path + n, size - (size_t)n, "%s", sep);
+		n += snprintf(path + n, size - (size_t)n, "%02x", id[i]);
+	}
 	snprintf(path + n, size - (size_t)n, ".debug");
 	return true;
 }
@@ -1131,56 +1135,47 @@ static bool build_id_path(const char *debug, const unsigned char *id, int len, c
 	       hex_path(sub, "/", id, len, path, size);
 }
 
-/* Whether e's build-id note is id (of len bytes). */
-static bool elf_has_build_id(Elf *e, const unsigned char *id, int len)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		GElf_Nhdr nh;
-		Elf_Data *d;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0)
-				return nh.n_descsz == (size_t)len &&
-				       memcmp((const char *)d->d_buf + desc_off, id, (size_t)len) == 0;
-	}
-	return false;
-}
-
-/* Whether the ELF file fd has a compressed section. */
-static bool has_compressed(int fd)
+/*
+ * Whether the ELF file fd is whole (its section headers there, and every
+ * section's bytes within the file) and of build-id id (any, for a NULL
+ * id); and whether it has a compressed section: one look at its headers.
+ */
+static bool elf_look(int fd, const unsigned char *id, int len, bool *compressed)
 {
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
-	bool found = false;
+	const void *bits;
+	struct stat st;
+	size_t nscn;
+	bool match = e && elf_kind(e) == ELF_K_ELF && fstat(fd, &st) == 0 &&
+		     elf_getshdrnum(e, &nscn) == 0 && nscn > 1 &&
+		     (!id || (dwelf_elf_gnu_build_id(e, &bits) == len &&
+			      memcmp(bits, id, (size_t)len) == 0));
 
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
+	*compressed = false;
+	while (match && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 
-		found = gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED);
+		match = gelf_getshdr(scn, &sh) &&
+			(sh.sh_type == SHT_NOBITS || sh.sh_offset + sh.sh_size <= (uint64_t)st.st_size);
+		*compressed |= match && (sh.sh_flags & SHF_COMPRESSED);
 	}
 	elf_end(e);
-	return found;
+	return match;
 }
 
 /*
- * The ELF file at path, if its build-id is id: its fd, or -1.  mine: a
- * cached copy, removed when it is not one (torn, foreign, stale).  libdw
- * parses what it is given: a copy must be a regular file of ours that no
- * one else may write (not a link), or it is not looked into.
+ * The ELF file at path, if its build-id is id: its fd (and whether it has
+ * compressed sections), or -1.  mine: a cached copy, removed when it is
+ * not one (torn, foreign, stale).  libdw parses what it is given: a copy
+ * must be a regular file of ours that no one else may write (not a link),
+ * or it is not looked into.
  */
-static int open_with_build_id(const char *path, const unsigned char *id, int len, bool mine)
+static int open_with_build_id(const char *path, const unsigned char *id, int len, bool mine,
+			      bool *compressed)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | (mine ? O_NOFOLLOW : 0));
 	struct stat st;
-	Elf *e;
-	bool ok;
 
 	if (fd < 0)
 		return -1;
@@ -1189,10 +1184,7 @@ static int open_with_build_id(const char *path, const unsigned char *id, int len
 		close(fd);
 		return -1;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	ok = e && elf_kind(e) == ELF_K_ELF && elf_has_build_id(e, id, len);
-	elf_end(e);
-	if (!ok) {
+	if (!elf_look(fd, id, len, compressed)) {
 		close(fd);
 		if (mine)
 			unlink(path);	/* made again */
@@ -1285,11 +1277,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	GElf_Addr vaddr;
 	char path[PATH_MAX], dpath[PATH_MAX];
 	int len = 0, fd, cfd;
-	bool cache = s && s->cache_dir && !s->debug_path &&
+	bool compressed, cache = s && s->cache_dir && !s->debug_path &&
 		     (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
 		     cached_path(s->cache_dir, id, len, path, sizeof(path));
 
-	if (cache && (fd = open_with_build_id(path, id, len, true)) >= 0) {
+	if (cache && (fd = open_with_build_id(path, id, len, true, &compressed)) >= 0) {
 		*debuginfo_file_name = strdup(path);
 		return fd;
 	}
@@ -1300,8 +1292,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	 * once more, for this recording).
 	 */
 	if (cache && build_id_path("/usr/lib/debug", id, len, dpath, sizeof(dpath)) &&
-	    (fd = open_with_build_id(dpath, id, len, false)) >= 0) {
-		cfd = has_compressed(fd) ? write_cached(fd, path) : -1;
+	    (fd = open_with_build_id(dpath, id, len, false, &compressed)) >= 0) {
+		cfd = compressed ? write_cached(fd, path) : -1;
 		close(fd);
 		if (cfd >= 0) {
 			*debuginfo_file_name = strdup(path);
@@ -1310,7 +1302,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);
-	if (fd < 0 || !cache || !has_compressed(fd))
+	if (fd < 0 || !cache || !elf_look(fd, NULL, 0, &compressed) || !compressed)
 		return fd;
 	cfd = write_cached(fd, path);
 	if (cfd < 0)
