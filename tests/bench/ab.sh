@@ -22,16 +22,8 @@ i=0
 while [ $i -lt "$N" ]; do
 	for w in $WL; do
 		for v in native before after; do
-			rm -f "$OUT/ab.ndjson"
-			case $v in
-			native) ab_run "$w" "$BIN/peakmem" "$OUT/ab.time" ;;
-			before) ab_record "$w" "$BEFORE" $ARGS ;;
-			after) ab_record "$w" "$TOP" $ARGS ;;
-			esac >/dev/null 2>&1
-			e="- - -"
-			case $v in before|after)
-				e=$(jq -r 'select(.type=="end") | "\(.cpu) \(.recorder_cpu) \(.allocs + .frees)"' "$OUT/ab.ndjson" | head -n 1) ;;
-			esac
+			ab_variant "$w" "$v" $ARGS
+			e=$(ab_end "$v" '"\(.cpu) \(.recorder_cpu) \(.allocs + .frees)"' "- - -")
 			echo "$w $v $(cat "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") $e" >>"$RAW"
 		done
 	done

@@ -17,23 +17,13 @@
 set -u
 AB_N=7 AB_WL="storm1 sqlite python" AB_RAW=ab_sampled.txt
 . "$(dirname "$0")/ab_setup.sh"
-JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 i=0
 while [ $i -lt "$N" ]; do
 	for w in $WL; do
 		for v in native jemalloc jeprof before after; do
-			case $v in
-			native) ab_run "$w" "$BIN/peakmem" "$OUT/ab.time" ;;
-			jemalloc) ab_run "$w" env LD_PRELOAD="$JEMALLOC" "$BIN/peakmem" "$OUT/ab.time" ;;
-			jeprof) ab_run "$w" env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" ;;
-			before) ab_record "$w" "$BEFORE" --sample 512K ;;
-			after) ab_record "$w" "$TOP" --sample 512K ;;
-			esac >/dev/null 2>&1
+			ab_variant "$w" "$v" --sample 512K
 			# workload variant wall cpu program_cpu recorder_cpu
-			e="- -"
-			case $v in before|after)
-				e=$(jq -r 'select(.type=="end") | "\(.cpu) \(.recorder_cpu)"' "$OUT/ab.ndjson") ;;
-			esac
+			e=$(ab_end "$v" '"\(.cpu) \(.recorder_cpu)"' "- -")
 			echo "$w $v $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") $e" >>"$RAW"
 		done
 	done

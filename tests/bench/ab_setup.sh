@@ -48,6 +48,33 @@ ab_record() {
 		"$_tree/tools/ms-record" -q "$@" -o "$OUT/ab.ndjson"
 }
 
+# ab_variant W V ARGS...: workload W as variant V, through peakmem (its
+# figures in $OUT/ab.time): native; jemalloc, jeprof (jemalloc preloaded,
+# without and with its profiling); before, after (BEFORE_TREE's and this
+# tree's ms-record with ARGS, the recording in $OUT/ab.ndjson).
+JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
+ab_variant() {
+	_w=$1 _v=$2
+	shift 2
+	rm -f "$OUT/ab.ndjson"
+	case $_v in
+	native) ab_run "$_w" "$BIN/peakmem" "$OUT/ab.time" ;;
+	jemalloc) ab_run "$_w" env LD_PRELOAD="$JEMALLOC" "$BIN/peakmem" "$OUT/ab.time" ;;
+	jeprof) ab_run "$_w" env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" ;;
+	before) ab_record "$_w" "$BEFORE" "$@" ;;
+	after) ab_record "$_w" "$TOP" "$@" ;;
+	esac >/dev/null 2>&1
+}
+
+# ab_end V FIELDS DASHES: the end record's FIELDS (a jq string) after
+# variant V if it recorded, else DASHES.
+ab_end() {
+	case $1 in
+	before|after) jq -r "select(.type==\"end\") | $2" "$OUT/ab.ndjson" | head -n 1 ;;
+	*) echo "$3" ;;
+	esac
+}
+
 # Medians and minima of space-separated lists, in awk.
 AB_AWK='
 function sorted(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return n }
