@@ -98,7 +98,7 @@ int msc_agg_init(struct msc_agg *a)
 void msc_agg_release(struct msc_agg *a)
 {
 	if (a->live)
-		munmap(a->live, live_bytes(a->live_slots));
+		munmap(a->live, live_bytes(msc_live_slots(a)));
 	free(a->sites);
 	free(a->site_index);
 	free(a->stack_sites);
@@ -217,7 +217,6 @@ static struct msc_live *live_map(size_t cap)
 static void live_layout(struct msc_agg *a, size_t cap)
 {
 	a->live_mask = cap - 1;
-	a->live_slots = cap + MSC_LIVE_TAIL;
 	a->live_limit = cap / 4 * 3;
 }
 
@@ -242,7 +241,7 @@ static inline size_t live_place(const struct msc_live *l, size_t i)
  */
 static int live_grow(struct msc_agg *a)
 {
-	size_t ocap = a->live_mask + 1, oslots = a->live_slots, ncap = ocap * 2, i, nt = 0;
+	size_t ocap = a->live_mask + 1, oslots = msc_live_slots(a), ncap = ocap * 2, i, nt = 0;
 	struct msc_live *l, *tail;
 
 	if (ncap > (1ull << 32))
@@ -280,7 +279,7 @@ static int live_grow(struct msc_agg *a)
 	free(tail);
 	/* Entries pushed to the last slot (not in any real run): grow again
 	 * at the next insertion rather than leave no empty slot at the end. */
-	if (l[a->live_slots - 1].ptr)
+	if (l[msc_live_slots(a) - 1].ptr)
 		a->live_limit = 0;
 	return 0;
 }
@@ -295,7 +294,7 @@ static inline struct msc_live *live_probe(struct msc_agg *a, uint64_t ptr)
 
 	while (a->live[i].ptr && a->live[i].ptr != ptr)
 		i++;
-	if (msc_unlikely(!a->live[i].ptr && (i >= a->live_slots - 1 || a->live_count >= a->live_limit)))
+	if (msc_unlikely(!a->live[i].ptr && (i >= msc_live_slots(a) - 1 || a->live_count >= a->live_limit)))
 		return NULL;
 	return &a->live[i];
 }
@@ -1008,7 +1007,7 @@ uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
 		a->last_ts = ts;
 	if (!slot)
 		return 0;
-	for (i = 0; i < a->live_slots && a->pools[slot - 1].id; i++) {
+	for (i = 0; i < msc_live_slots(a) && a->pools[slot - 1].id; i++) {
 		struct msc_live *b = &a->live[i];
 		uint64_t born;
 
@@ -1301,7 +1300,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 	*out = NULL;
 	if (msc_u64map_init(&groups, a->nsites + 16))
 		return -ENOMEM;
-	for (i = 0; i < a->live_slots + a->nregions; i++) {
+	for (i = 0; i < msc_live_slots(a) + a->nregions; i++) {
 		uint32_t site;
 		uint8_t kind;
 		uint64_t ts, bytes, w = 1;
@@ -1309,7 +1308,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 		struct msc_leak *l;
 		bool primary = true;
 
-		if (i < a->live_slots) {
+		if (i < msc_live_slots(a)) {
 			if (!a->live[i].ptr)
 				continue;
 			site = a->live[i].site;
@@ -1320,7 +1319,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			bytes = msc_live_size(a, &a->live[i]);
 			w = block_weight(a, &a->live[i], bytes);
 		} else {
-			const struct msc_region *r = &a->regions[i - a->live_slots];
+			const struct msc_region *r = &a->regions[i - msc_live_slots(a)];
 
 			site = r->site;
 			if (a->sites[site].removed)
@@ -1364,7 +1363,7 @@ void msc_agg_set_kinds(struct msc_agg *a, unsigned kind)
 {
 	size_t i;
 
-	for (i = 0; i < a->live_slots; i++)
+	for (i = 0; i < msc_live_slots(a); i++)
 		if (a->live[i].ptr)
 			msc_live_set_kind(&a->live[i], kind);
 	for (i = 0; i < a->nregions; i++)
@@ -1383,19 +1382,19 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 
 	memset(bytes, 0, MSC_LEAK_KINDS * sizeof(*bytes));
 	memset(blocks, 0, MSC_LEAK_KINDS * sizeof(*blocks));
-	for (i = 0; i < a->live_slots + a->nregions; i++) {
+	for (i = 0; i < msc_live_slots(a) + a->nregions; i++) {
 		unsigned kind;
 		uint64_t size, w = 1;
 		bool primary = true;
 
-		if (i < a->live_slots) {
+		if (i < msc_live_slots(a)) {
 			if (!a->live[i].ptr)
 				continue;
 			kind = msc_live_kind(&a->live[i]);
 			size = msc_live_size(a, &a->live[i]);
 			w = block_weight(a, &a->live[i], size);
 		} else {
-			const struct msc_region *reg = &a->regions[i - a->live_slots];
+			const struct msc_region *reg = &a->regions[i - msc_live_slots(a)];
 
 			kind = reg->kind;
 			size = reg->end - reg->start;

@@ -113,7 +113,7 @@ static const struct msc_live *containing(const struct msc_agg *a, uint64_t ptr)
 	const struct msc_live *best = NULL;
 	size_t i;
 
-	for (i = 0; i < a->live_slots; i++) {
+	for (i = 0; i < msc_live_slots(a); i++) {
 		const struct msc_live *b = &a->live[i];
 
 		if (!b->ptr || (b->ptr & MSC_CUSTOM_KEY) || b->ptr > ptr)

@@ -273,7 +273,6 @@ struct msc_agg {
 	 * home, and the last slot stays empty), backward-shift delete */
 	struct msc_live *live;
 	size_t live_mask, live_count;	/* homes: hash & live_mask */
-	size_t live_slots;		/* live_mask + 1 + MSC_LIVE_TAIL */
 	size_t live_limit;		/* it grows at this count (3/4 full) */
 	/* sites */
 	struct msc_site *sites;
@@ -620,7 +619,13 @@ unsigned msc_age_bucket(uint64_t ns);
 /* Upper bound (exclusive, ns) of bucket b; UINT64_MAX for the last. */
 uint64_t msc_age_bucket_limit(unsigned b);
 
-/* Iterates live blocks: for (i = 0; i < a->live_slots; i++) if (a->live[i].ptr) ... */
+/* The live table's slots: its homes and the tail past them. */
+static inline size_t msc_live_slots(const struct msc_agg *a)
+{
+	return a->live_mask + 1 + MSC_LIVE_TAIL;
+}
+
+/* Iterates live blocks: for (i = 0; i < msc_live_slots(a); i++) if (a->live[i].ptr) ... */
 
 /*
  * Leaks: live blocks and regions grouped by (site, kind), largest first.

@@ -969,7 +969,7 @@ static int build(struct scan *s, struct msc_agg *a)
 	unsigned k;
 
 	s->a = a;
-	if (a->live_count + a->nregions >= EDGE_START || a->live_slots > REF_MAX ||
+	if (a->live_count + a->nregions >= EDGE_START || msc_live_slots(a) > REF_MAX ||
 	    a->nregions > REF_MAX)
 		return -EOVERFLOW;
 	for (i = 0; i < a->nregions; i++)
@@ -979,12 +979,12 @@ static int build(struct scan *s, struct msc_agg *a)
 	s->b = alloc_array(s->nalloc * sizeof(*s->b));
 	if (!s->b)
 		return -ENOMEM;
-	run_chunks(&c, a->live_slots, s->nthreads, count_chunk);
+	run_chunks(&c, msc_live_slots(a), s->nthreads, count_chunk);
 	for (k = 0; k < c.nchunks; k++)
 		c.at[k + 1] += c.at[k];
 	if (c.at[c.nchunks] != a->live_count)
 		return -EOVERFLOW;	/* the table's count is off: no scan */
-	run_chunks(&c, a->live_slots, s->nthreads, fill_chunk);
+	run_chunks(&c, msc_live_slots(a), s->nthreads, fill_chunk);
 	n = c.at[c.nchunks];
 	for (i = 0; i < a->nregions; i++) {
 		uint64_t size = a->regions[i].end - a->regions[i].start;
@@ -1329,10 +1329,10 @@ static void set_kinds(struct scan *s, struct msc_agg *a)
 {
 	struct chunks c = { .s = s, .a = a };
 
-	c.by_slot = a->live_slots <= (s->nalloc + 1) * sizeof(*s->edge_at);
+	c.by_slot = msc_live_slots(a) <= (s->nalloc + 1) * sizeof(*s->edge_at);
 	run_chunks(&c, s->n, s->nthreads, kinds_of_blocks);
 	if (c.by_slot)
-		run_chunks(&c, a->live_slots, s->nthreads, kinds_into_table);
+		run_chunks(&c, msc_live_slots(a), s->nthreads, kinds_into_table);
 }
 
 int msc_scan_process(struct msc_agg *a, int pid, const uint64_t *sps, size_t nsps,

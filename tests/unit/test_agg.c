@@ -29,7 +29,7 @@ static struct msc_live *find(struct msc_agg *a, uint64_t ptr)
 {
 	size_t i;
 
-	for (i = 0; i < a->live_slots; i++)
+	for (i = 0; i < msc_live_slots(a); i++)
 		if (a->live[i].ptr == ptr)
 			return &a->live[i];
 	return NULL;
@@ -125,8 +125,8 @@ static void check_live_table(const struct msc_agg *a)
 	size_t i, j, n = 0;
 
 	if (a->live_limit)
-		assert_int_equal(a->live[a->live_slots - 1].ptr, 0);
-	for (i = 0; i < a->live_slots; i++) {
+		assert_int_equal(a->live[msc_live_slots(a) - 1].ptr, 0);
+	for (i = 0; i < msc_live_slots(a); i++) {
 		size_t h;
 
 		if (!a->live[i].ptr)
