@@ -1083,7 +1083,8 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 		release_held(&f, true);
 	for (b = 0; b < f.nstreams; b++)
 		flush_top(&f, &f.streams[b]);
-	for (b = 0; b < f.nstreams; b++)
+	/* (Not known when a write error stopped the reading.) */
+	for (b = 0; b < f.nstreams && !w->error; b++)
 		if (f.streams[b].started && !f.streams[b].ended)
 			st->truncated = true;
 	st->out = w->records;

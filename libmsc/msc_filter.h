@@ -100,7 +100,8 @@ struct msc_filter_opts {
 struct msc_filter_stats {
 	uint64_t in, out;		/* records */
 	uint64_t streams;
-	bool truncated;			/* a stream (header) had no end record */
+	bool truncated;			/* a stream (header) had no end record
+					 * (input read to its end only) */
 	bool age_rounded;		/* --min-age not a decade on aggregates */
 	/* what went out, for the gates (--fail-on-leak, --fail-on-error) */
 	uint64_t leaks[MSC_LEAK_KINDS];	/* blocks of the leak records, by kind */

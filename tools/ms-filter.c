@@ -242,9 +242,8 @@ int main(int argc, char **argv)
 	if (ret) {
 		msc_warn("%s", err.msg);
 		status = MSC_EXIT_TROUBLE;
-	} else if (st.truncated && !c) {
-		/* Passed on as it came, but a script must know.  (After a
-		 * write error the reading stopped: that says it.) */
+	} else if (st.truncated) {
+		/* Passed on as it came, but a script must know. */
 		msc_warn("%s: no end record: the stream was cut short", r.name);
 		status = MSC_EXIT_TROUBLE;
 	}
