@@ -52,9 +52,9 @@ static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
 
 static bool clock_ready(struct msc_collector *c, bool wait);
 
-uint64_t msc_collector_now(const struct msc_collector *c)
+uint64_t msc_collector_now(struct msc_collector *c)
 {
-	clock_ready((struct msc_collector *)c, true);	/* it ends the clock's setup */
+	clock_ready(c, true);
 	return to_ns(c, raw_now(c));
 }
 

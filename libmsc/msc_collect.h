@@ -140,8 +140,8 @@ unsigned msc_collector_sessions(const struct msc_collector *c);
 /* Asks every shim to stop, drains and ends every session with `reason`. */
 void msc_collector_finish(struct msc_collector *c, const char *reason);
 
-/* ns since the collector started. */
-uint64_t msc_collector_now(const struct msc_collector *c);
+/* ns since the collector started (its first call may end the clock's setup). */
+uint64_t msc_collector_now(struct msc_collector *c);
 /* The pid of a session's process, for /proc reads during a scan. */
 int msc_cproc_pid(const struct msc_cproc *p);
 
