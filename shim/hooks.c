@@ -21,8 +21,10 @@
  * loaded with RTLD_LOCAL; a dead collector stops recording, never the
  * program.
  *
- * Owns the exported hooks, the recording of events (record_*), stack
- * interning (stack_id) and the boot pool.  They stay in one file, with the
+ * Owns the exported hooks but entry.c's four (malloc, free, calloc,
+ * realloc, whose full hooks are here: malloc_hook and the others), the
+ * recording of events (record_*), stack interning (stack_id) and the boot
+ * pool.  They stay in one file, with the
  * ring operations inlined from shim.h, so that the hot path (hook ->
  * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
  * compiler cannot see into but the real function and the unwinder.  The
@@ -179,18 +181,32 @@ static inline void record_alloc(void *frame, const void *p, uint64_t size, unsig
  * ALLOC of a block of the malloc family that sample_skip() chose (or of
  * any, when not sampling): its free is recorded only if it is in the set
  * of recorded blocks (sample.h).  A full bucket makes it a block that was
- * not chosen after all.
+ * not chosen after all.  The bucket's line is rarely in any cache (the
+ * storm's recorded allocations waited for it most of their time in
+ * malloc): it is fetched while the stack is taken, and the block joins
+ * the set before its ALLOC is written.
  */
 static inline void record_block(void *frame, const void *p, uint64_t size, unsigned fn)
 {
-	if (g_sample && !sampled_add(p)) {
-		struct tstate *t = get_tstate();
+	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
+	struct tstate *t;
+	uint32_t id;
 
-		if (t)
-			sample_count_alloc(t, size);
+	if (!g_sample) {
+		record_alloc(frame, p, size, fn);
 		return;
 	}
-	record_alloc(frame, p, size, fn);
+	sampled_prefetch(p);
+	t = get_tstate();
+	if (!t)
+		return;
+	shared_lock(t);
+	id = stack_id(t, frame);
+	if (sampled_add(p))
+		emit_block(t, MSC_EV_ALLOC, fn, id, v, 2);
+	else
+		sample_count_alloc(t, size);
+	shared_unlock(t);
 }
 
 /*
@@ -276,13 +292,8 @@ static inline void passing_through(void)
  * resolve.c sets `resolving` meanwhile.  The hooks are its only users, and
  * inline it.
  */
-static char boot_pool[128 * 1024] __attribute__((aligned(64)));
+char boot_pool[BOOT_POOL_SIZE] __attribute__((aligned(64)));
 static size_t boot_used;
-
-static bool is_boot(const void *p)
-{
-	return (const char *)p >= boot_pool && (const char *)p < boot_pool + sizeof(boot_pool);
-}
 
 static void *boot_alloc(size_t size, size_t align)
 {
@@ -336,7 +347,7 @@ SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
 SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
 SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
 
-SHIM_EXPORT void *malloc(size_t size)
+void *malloc_hook(void *frame, size_t size)
 {
 	struct tstate *t;
 	void *p;
@@ -360,15 +371,15 @@ SHIM_EXPORT void *malloc(size_t size)
 		t_guard--;
 		return p;
 	}
-	prepare_alloc(__builtin_frame_address(0));
+	prepare_alloc(frame);
 	p = real_malloc(size);
 	if (p)
-		record_block(__builtin_frame_address(0), p, size, MSC_FN_MALLOC);
+		record_block(frame, p, size, MSC_FN_MALLOC);
 	t_guard--;
 	return p;
 }
 
-SHIM_EXPORT void free(void *ptr)
+void free_hook(void *frame, void *ptr)
 {
 	if (unlikely(!ptr || is_boot(ptr)))
 		return;
@@ -384,12 +395,12 @@ SHIM_EXPORT void free(void *ptr)
 	t_guard++;
 	/* Before the real free: afterwards another thread may get ptr back. */
 	if (!sample_unseen_free(ptr))
-		record_free(__builtin_frame_address(0), MSC_FN_FREE, ptr);
+		record_free(frame, MSC_FN_FREE, ptr);
 	real_free(ptr);
 	t_guard--;
 }
 
-SHIM_EXPORT void *calloc(size_t n, size_t size)
+void *calloc_hook(void *frame, size_t n, size_t size)
 {
 	struct tstate *t;
 	void *p;
@@ -417,10 +428,10 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 		t_guard--;
 		return p;
 	}
-	prepare_alloc(__builtin_frame_address(0));
+	prepare_alloc(frame);
 	p = real_calloc(n, size);
 	if (p)
-		record_block(__builtin_frame_address(0), p, (uint64_t)n * size, MSC_FN_CALLOC);
+		record_block(frame, p, (uint64_t)n * size, MSC_FN_CALLOC);
 	t_guard--;
 	return p;
 }
@@ -469,11 +480,13 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	return p;
 }
 
-SHIM_EXPORT void *realloc(void *ptr, size_t size)
+void *realloc_hook(void *frame, void *ptr, size_t size)
 {
+	void *p;
+
 	if (unlikely(!real_realloc)) {
 		if (resolving) {
-			void *p = boot_alloc(size, 16);
+			p = boot_alloc(size, 16);
 
 			if (p && ptr)
 				memcpy(p, ptr, boot_size(ptr) < size ? boot_size(ptr) : size);
@@ -483,7 +496,7 @@ SHIM_EXPORT void *realloc(void *ptr, size_t size)
 		if (!real_realloc)
 			return NULL;
 	}
-	return do_realloc(__builtin_frame_address(0), ptr, size, MSC_FN_REALLOC);
+	return do_realloc(frame, ptr, size, MSC_FN_REALLOC);
 }
 
 SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)

@@ -47,15 +47,26 @@ bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 bool g_attached;
 unsigned g_gen;
+unsigned g_fast = FAST_CLOSED;
 static void *g_old_region;
 static size_t g_old_region_size;
 char g_exe[512];
 
 /* ---------------------------------------------------------------- rings */
 
+/* g_state, and g_fast with it: open only while active and sampling. */
+static void set_state(int st)
+{
+	if (st != ST_ACTIVE)
+		__atomic_store_n(&g_fast, FAST_CLOSED, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);
+	if (st == ST_ACTIVE && g_sample)
+		__atomic_store_n(&g_fast, FAST_GEN, __ATOMIC_RELEASE);
+}
+
 static void stop_recording(void)
 {
-	__atomic_store_n(&g_state, ST_OFF, __ATOMIC_RELEASE);
+	set_state(ST_OFF);
 }
 
 /* Is the collector still there?  (Slow path only.) */
@@ -296,6 +307,7 @@ static void fork_child(void)
 {
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
+	t_hot.gen = 0;
 	g_threads_seen = 0;
 	g_shared_ready = false;
 	if (g_region) {
@@ -305,7 +317,7 @@ static void fork_child(void)
 	}
 	g_pid = getpid();
 	if (g_state == ST_ACTIVE && g_follow && session_start(true)) {
-		g_state = ST_ACTIVE;
+		set_state(ST_ACTIVE);
 	} else {
 		/*
 		 * A child that is not followed: what it executes does not
@@ -315,7 +327,7 @@ static void fork_child(void)
 		 */
 		if (g_state == ST_ACTIVE)
 			strip_preload();
-		g_state = ST_OFF;
+		set_state(ST_OFF);
 	}
 	t_guard--;
 }
@@ -342,7 +354,7 @@ static void session_activate(void)
 	unwind_global_init();
 	if (!g_key_ok)
 		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
-	__atomic_store_n(&g_state, ST_ACTIVE, __ATOMIC_RELEASE);
+	set_state(ST_ACTIVE);
 }
 
 /* The fork handlers, once however many sessions there are. */
@@ -368,7 +380,7 @@ int shim_session_attach(const char *sock)
 	if (!sock || strlen(sock) >= sizeof(g_sock_path))
 		return -EINVAL;
 	t_guard++;
-	g_state = ST_INIT;
+	set_state(ST_INIT);
 	g_attached = true;
 	session_prepare(sock);
 	/* An earlier session's region: no thread is in a hook of it now. */
@@ -378,7 +390,7 @@ int shim_session_attach(const char *sock)
 	}
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {
-		g_state = ST_OFF;
+		set_state(ST_OFF);
 		t_guard--;
 		return -ECONNREFUSED;
 	}
@@ -415,7 +427,7 @@ void shim_init(void)
 		 * must not load us either. */
 		if (g_sock_path[0])
 			strip_preload();
-		g_state = ST_OFF;
+		set_state(ST_OFF);
 		t_guard--;
 		return;
 	}

@@ -8,19 +8,23 @@
  * thread's recursion guard set.
  *
  * Who owns what:
- *	hooks.c		the exported hooks, recording, stack interning, the
- *			boot pool
- *	session.c	the session (g_state, the region, the options), the
- *			rings' slow path (wait_space), fork, init and exit,
- *			attach mode's entry points
- *	threads.c	t_state, t_flags (the guard), the shared ring's state
+ *	entry.c		malloc, free, calloc, realloc: --sample's fast path
+ *			of a call not recorded, else a jump to hooks.c's
+ *	hooks.c		the other exported hooks and the full ones of
+ *			entry.c's, recording, stack interning, the boot pool
+ *	session.c	the session (g_state, g_fast, the region, the
+ *			options), the rings' slow path (wait_space), fork,
+ *			init and exit, attach mode's entry points
+ *	threads.c	t_state, t_hot (the guard, the fast path's state),
+ *			the shared ring's state
  *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
  *	modules.c	the module maps sent before a new stack
  *	unwind.c	stack capture, struct unwind_state (unwind.h)
  *	attach.c	GOT patching for attach mode; dlclose.S, the dlclose hook
  *
  * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
- * stays within hooks.c and the static inline functions below: the only
+ * stays within hooks.c (entered from entry.c by a jump, not a call) and
+ * the static inline functions below: the only
  * calls out of it are those it always made (the real function, the
  * unwinder; thread_init at a thread's first event, wait_space when the
  * ring is full).
@@ -84,6 +88,13 @@ extern bool g_ts_repair;
  * earlier one (attach, detach, attach) is dropped on its next event. */
 extern bool g_attached;
 extern unsigned g_gen;
+/* FAST_GEN while the session is active and samples, else FAST_CLOSED (no
+ * thread's t_hot.gen): the fast path of sample.h is open to a thread whose
+ * t_hot.gen equals it.  (g_gen + 1: a thread's t_hot.gen starts at 0, and
+ * so does g_gen.) */
+extern unsigned g_fast;
+#define FAST_GEN (g_gen + 1)
+#define FAST_CLOSED (~0u)
 /* The program's path, read once per image at init. */
 extern char g_exe[512];
 
@@ -124,6 +135,27 @@ static inline void ensure_init(void)
 {
 	if (unlikely(g_state == ST_UNINIT))
 		shim_init();
+}
+
+/* ------------------------------------------------ full hooks (hooks.c) */
+
+/*
+ * entry.c's malloc, free, calloc and realloc take the fast path of an
+ * unsampled call themselves, else jump to these, which record, given the
+ * frame to unwind from (the caller's return address is at frame + 8).
+ */
+void *malloc_hook(void *frame, size_t size);
+void free_hook(void *frame, void *ptr);
+void *calloc_hook(void *frame, size_t n, size_t size);
+void *realloc_hook(void *frame, void *ptr, size_t size);
+
+/* Allocations made while dlsym runs (hooks.c): never the allocator's. */
+#define BOOT_POOL_SIZE (128 * 1024)
+extern char boot_pool[BOOT_POOL_SIZE];
+
+static inline bool is_boot(const void *p)
+{
+	return (const char *)p >= boot_pool && (const char *)p < boot_pool + BOOT_POOL_SIZE;
 }
 
 /* ------------------------------------------- real functions (resolve.c) */
@@ -208,6 +240,12 @@ struct tstate {
 	int tid;
 	uint64_t stack_lo;
 	unsigned gen;			/* the session it belongs to */
+	/* --sample (sample.h): bytes left before the next recorded
+	 * allocation (the shared ring's; a thread with a ring of its own
+	 * counts in t_hot from this first draw on), and the state of
+	 * this thread's draws. */
+	int64_t sample_left;
+	uint64_t sample_rng;
 	unsigned long mod_adds, mod_subs;	/* module map last sent */
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
@@ -216,23 +254,40 @@ struct tstate {
 		uint64_t ip;
 		uint32_t id;
 	} callers[CALLER_SLOTS];
-	/* --sample (sample.h): bytes left before the next recorded
-	 * allocation, and the state of this thread's draws. */
-	int64_t sample_left;
-	uint64_t sample_rng;
 	uint64_t ips[TRACE_MAX];
 	struct unwind_state uw;		/* last: its trace cache comes last */
 };
 
+
 extern __thread struct tstate *t_state TLS_IE;
 /*
- * Bits 0..15: recursion guard (inside a hook: pass everything through).
- * IN_NEW: our operator new is calling the real one; the next allocation
- * hook on this thread is its inner malloc and must not be counted again.
- * (The guard cannot be held across the real operator new: bad_alloc would
- * unwind through us and leave it set.)
+ * What an allocation hook reads first, in one cache line of the thread's
+ * own TLS (which its allocator's per-thread cache keeps at hand): the
+ * fast path of a call not recorded (sample.h) reads nothing else of ours
+ * but two globals.  A tstate is a mapping of its own: reading it on every
+ * call cost the storm more than the rest of that path.
+ *
+ * flags: bits 0..15 the recursion guard (inside a hook: pass everything
+ * through).  IN_NEW: our operator new is calling the real one; the next
+ * allocation hook on this thread is its inner malloc and must not be
+ * counted again.  (The guard cannot be held across the real operator new:
+ * bad_alloc would unwind through us and leave it set.)
+ *
+ * gen, left, ring: --sample, a thread with a ring of its own in the
+ * session g_gen + 1 (g_fast while that session samples: the fast path is
+ * open to it); the bytes left before its next recorded allocation; the ring
+ * whose header counts what it does not record.  0 in gen: closed, until
+ * the thread's next sampling decision opens it (sample_pick).
  */
-extern __thread unsigned t_flags TLS_IE;
+struct thot {
+	unsigned flags;
+	unsigned gen;
+	int64_t left;
+	struct msc_ring *ring;
+} __attribute__((aligned(32)));
+
+extern __thread struct thot t_hot TLS_IE;
+#define t_flags (t_hot.flags)
 #define IN_NEW (1u << 16)
 #define t_guard t_flags
 /* t_state of a thread that records through the shared ring: it exited, or

@@ -9,9 +9,9 @@
  * announces its stack (a THREAD record) for the leak scan, and its exit
  * (THREAD_EXIT) through the pthread key's destructor, thread_exit.
  *
- * Owns t_state, t_flags (the recursion guard), t_stack_hi, the shared
- * ring's state (g_shared, g_shared_ready: set up by session.c at each
- * session start) and the pthread key.
+ * Owns t_state, t_hot (the recursion guard, --sample's fast path),
+ * t_stack_hi, the shared ring's state (g_shared, g_shared_ready: set up by
+ * session.c at each session start) and the pthread key.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include "shim.h"
 
 __thread struct tstate *t_state TLS_IE;
-__thread unsigned t_flags TLS_IE;
+__thread struct thot t_hot TLS_IE;
 __thread uint64_t t_stack_hi TLS_IE;
 
 struct tstate g_shared;
@@ -161,6 +161,7 @@ struct tstate *thread_init(void)
 	unsigned i, n = g_ctl->nrings;
 	int saved = errno;
 
+	t_hot.gen = 0;
 	/* Ours from an earlier session: its ring went with that region. */
 	if (t && t != TSTATE_DEAD) {
 		if (t->tab)
@@ -239,6 +240,7 @@ void thread_exit(void *arg)
 	if (t->gen == g_gen)
 		emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
 	t_state = TSTATE_DEAD;
+	t_hot.gen = 0;		/* the ring may be another thread's next */
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
 	if (t->gen == g_gen)
