@@ -466,12 +466,9 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		sample_count_alloc(t, size);
 	else if (p)
 		record_block(frame, p, size, fn);
-	if (ptr && !old_recorded && (p || !size)) {
-		struct tstate *ft = get_tstate();
-
-		if (ft)
-			sample_count_free(ft);
-	} else if (!p && ptr && size && old_recorded) {
+	if (ptr && !old_recorded && (p || !size))
+		sample_count_free();
+	else if (!p && ptr && size && old_recorded) {
 		record_simple(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
 		if (g_sample)
 			sampled_add(ptr);

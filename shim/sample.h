@@ -129,63 +129,15 @@ static inline bool sample_pick(struct tstate *t, uint64_t size)
 	return true;
 }
 
-/* Counts what was not recorded, in t's ring's header. */
-static inline void sample_count_alloc(struct tstate *t, uint64_t size)
+/* The thread's fast path is open but for the guard its hook holds: the
+ * full hooks too count in t_hot's ring without reading the tstate. */
+static inline bool sample_hot(void)
 {
-	struct msc_ring *r = t->ring;
-
-	if (unlikely(t->shared)) {
-		__atomic_add_fetch(&r->unsampled_allocs, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&r->unsampled_bytes, size, __ATOMIC_RELAXED);
-		return;
-	}
-	r->unsampled_allocs++;
-	r->unsampled_bytes += size;
+	return t_hot.gen == g_fast;
 }
 
-static inline void sample_count_free(struct tstate *t)
-{
-	struct msc_ring *r = t->ring;
-
-	if (unlikely(t->shared))
-		__atomic_add_fetch(&r->unsampled_frees, 1, __ATOMIC_RELAXED);
-	else
-		r->unsampled_frees++;
-}
-
-/*
- * Called with the guard held before an allocation of size: when sampling
- * and this one is not to be recorded, the state to count it in; NULL when
- * it is to be recorded (or no state: then nothing is).
- */
-static inline struct tstate *sample_skip(uint64_t size)
-{
-	struct tstate *t;
-
-	if (!g_sample)
-		return NULL;
-	t = get_tstate();
-	if (!t || sample_pick(t, size))
-		return NULL;
-	return t;
-}
-
-/*
- * Called with the guard held before a free of ptr: true when sampling and
- * ptr was not recorded (its free is counted, not recorded); a recorded one
- * is forgotten, false: record its free.
- */
-static inline bool sample_unseen_free(const void *ptr)
-{
-	struct tstate *t;
-
-	if (!g_sample || sampled_del(ptr))
-		return false;
-	t = get_tstate();
-	if (t)
-		sample_count_free(t);
-	return true;
-}
+/* What sample_skip() returns when the count goes to t_hot's ring. */
+#define SKIP_HOT ((struct tstate *)3)
 
 /*
  * The fast path of a call that is not recorded, which the hooks of malloc,
@@ -198,7 +150,7 @@ static inline bool sample_unseen_free(const void *ptr)
  */
 static inline bool sample_fast_open(void)
 {
-	return likely(t_hot.gen == g_fast) && likely(!t_hot.flags);
+	return likely(sample_hot()) && likely(!t_hot.flags);
 }
 
 /* On the fast path: size bytes do not use up the thread's count, which
@@ -233,6 +185,76 @@ static inline void sample_fast_count_alloc(uint64_t size)
 static inline void sample_fast_count_free(void)
 {
 	t_hot.ring->unsampled_frees++;
+}
+
+/* Counts what was not recorded, in t's ring's header. */
+static inline void sample_count_alloc(struct tstate *t, uint64_t size)
+{
+	struct msc_ring *r;
+
+	if (likely(t == SKIP_HOT)) {
+		sample_fast_count_alloc(size);
+		return;
+	}
+	r = t->ring;
+	if (unlikely(t->shared)) {
+		__atomic_add_fetch(&r->unsampled_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->unsampled_bytes, size, __ATOMIC_RELAXED);
+		return;
+	}
+	r->unsampled_allocs++;
+	r->unsampled_bytes += size;
+}
+
+/* Counts the free of a block that was not recorded (guard held). */
+static inline void sample_count_free(void)
+{
+	struct tstate *t;
+
+	if (likely(sample_hot())) {
+		sample_fast_count_free();
+		return;
+	}
+	t = get_tstate();
+	if (!t)
+		return;
+	if (unlikely(t->shared))
+		__atomic_add_fetch(&t->ring->unsampled_frees, 1, __ATOMIC_RELAXED);
+	else
+		t->ring->unsampled_frees++;
+}
+
+/*
+ * Called with the guard held before an allocation of size: when sampling
+ * and this one is not to be recorded, the state to count it in (SKIP_HOT:
+ * t_hot's ring); NULL when it is to be recorded (or no state: then nothing
+ * is).
+ */
+static inline struct tstate *sample_skip(uint64_t size)
+{
+	struct tstate *t;
+
+	if (!g_sample)
+		return NULL;
+	if (likely(sample_hot()) && likely(sample_fast_take(size)))
+		return SKIP_HOT;
+	t = get_tstate();
+	if (!t || sample_pick(t, size))
+		return NULL;
+	return t;
+}
+
+/*
+ * Called with the guard held before a free of ptr: true when sampling and
+ * ptr was not recorded (its free is counted, not recorded); a recorded one
+ * is forgotten, false: record its free.
+ */
+static inline bool sample_unseen_free(const void *ptr)
+{
+	if (!g_sample || sampled_del(ptr))
+		return false;
+	sample_count_free();
+	return true;
 }
 
 #pragma GCC visibility pop

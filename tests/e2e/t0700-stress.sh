@@ -76,6 +76,34 @@ check_eq "exceptions: nothing leaked, no errors, nothing lost" "0 0 0" \
 check_eq "exceptions: live at the end: libstdc++'s pool and stdout's buffer" "2" \
 	"$(end_of "$OUT/e.ndjson" '.live')"
 
+# --- the same under --sample: its fast path and full hooks, exact totals -------
+# A small rate, so that both paths run often: the threads' calloc and
+# realloc and frees of other threads' blocks, C++ new and delete (and
+# exceptions through them), forked children.
+check_status "sampled threads: $SECS s" 0 ms-record -q --sample 4K -o "$OUT/st.ndjson" "$ST/stress" threads "$SECS"
+set -- $(sed -n 's/^threads: allocs \([0-9]*\) bytes \([0-9]*\) frees \([0-9]*\)$/\1 \2 \3/p' "$OUT/last.out")
+a=$1 b=$2 f=$3
+set -- $base
+check_eq "sampled threads: the totals are the program's own, exactly" \
+	"$(($1 - 80)) $(($2 - 3840)) $3" \
+	"$(end_of "$OUT/st.ndjson" "\"\\(.allocs - $a) \\(.bytes - $b) \\(.frees - $f)\"")"
+check_eq "sampled threads: nothing lost, no errors, no unknown frees" "0 0 0" \
+	"$(end_of "$OUT/st.ndjson" '"\(.lost) \(.errors) \(.unknown_frees)"')"
+check_range "sampled threads: blocks recorded" 1000 "$a" "$(end_of "$OUT/st.ndjson" .samples)"
+check_status "sampled exceptions" 0 ms-record -q --sample 1K -o "$OUT/se.ndjson" "$ST/stress_cxx" "$THROWS"
+check_eq "sampled exceptions: caught as alone" "exceptions: $THROWS caught, $(((THROWS + 99) / 100)) bad_alloc" \
+	"$(cat "$OUT/last.out")"
+check_eq "sampled exceptions: the totals of the full recording" \
+	"$(end_of "$OUT/e.ndjson" '"\(.allocs) \(.bytes) \(.frees) 0 0"')" \
+	"$(end_of "$OUT/se.ndjson" '"\(.allocs) \(.bytes) \(.frees) \(.errors) \(.unknown_frees)"')"
+check_status "sampled forks: $FORKS, --follow" 0 ms-record -q -f --sample 1K -o "$OUT/sf.ndjson" "$ST/stress" forks "$FORKS"
+ppid=$(jq -r 'select(.type=="header") | .pid' "$OUT/sf.ndjson" | head -n 1)
+check_eq "sampled forks: each child 3 allocations, 2 frees, exit 0" "$FORKS 3 2 exit 0" \
+	"$(jq -r "select(.type==\"end\" and .pid != $ppid) | \"\\(.allocs) \\(.frees) \\(.reason) \\(.status)\"" "$OUT/sf.ndjson" |
+		sort | uniq -c | awk '{ print $1, $2, $3, $4, $5 }')"
+check_eq "sampled forks: the parent's" "$((FORKS + 1)) $FORKS 0" \
+	"$(jq -r "select(.type==\"end\" and .pid == $ppid) | \"\\(.allocs) \\(.frees) \\(.lost)\"" "$OUT/sf.ndjson")"
+
 # --- output that fails -----------------------------------------------------------
 if [ -w /dev/full ]; then
 	# The program runs to its end; ms-record says the recording is cut
