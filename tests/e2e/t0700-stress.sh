@@ -9,6 +9,7 @@
 #   - signals delivered during allocation, handlers that malloc;
 #   - a fork storm, exit from a thread, longjmp through allocating frames,
 #     C++ exceptions and bad_alloc through the hooks;
+#   - threads, exceptions and forks again under --sample: its totals exact;
 #   - output to a full disk and to a closed pipe: a clear error, the
 #     program unharmed;
 #   - a stream of records far larger than memory through ms-filter and
@@ -23,25 +24,34 @@ else
 fi
 end_of() { jq -r "select(.type==\"end\") | $2" "$1"; }
 
+# threads_own: the program's own "allocs bytes frees" (its last line).
+threads_own() {
+	sed -n 's/^threads: allocs \([0-9]*\) bytes \([0-9]*\) frees \([0-9]*\)$/\1 \2 \3/p' "$OUT/last.out"
+}
+# check_threads WHAT REC: REC's totals less the program's own are those of
+# the run that did no work (less its 80 lost blocks), exactly; nothing
+# lost.  Sets own_allocs.
+check_threads() {
+	set -- "$1" "$2" $(threads_own) $base
+	own_allocs=$3
+	check_eq "$1: the recording's totals are the program's own, exactly" \
+		"$(($6 - 80)) $(($7 - 3840)) $8" \
+		"$(end_of "$2" "\"\\(.allocs - $3) \\(.bytes - $4) \\(.frees - $5)\"")"
+	check_eq "$1: nothing lost, no errors, no unknown frees" "0 0 0" \
+		"$(end_of "$2" '"\(.lost) \(.errors) \(.unknown_frees)"')"
+}
+
 # --- 8 threads, blocks freed by other threads ------------------------------
 check_status "threads: no work" 0 ms-record -q -o "$OUT/t0.ndjson" "$ST/stress" threads 0
 base=$(end_of "$OUT/t0.ndjson" '"\(.allocs) \(.bytes) \(.frees) \(.live)"')
-set -- $(sed -n 's/^threads: allocs \([0-9]*\) bytes \([0-9]*\) frees \([0-9]*\)$/\1 \2 \3/p' "$OUT/last.out")
-base_own="$1 $2 $3"
-check_eq "threads, no work: its own 80 lost blocks" "80 3840 0" "$base_own"
+check_eq "threads, no work: its own 80 lost blocks" "80 3840 0" "$(threads_own)"
 check_status "threads: $SECS s" 0 ms-record -q -o "$OUT/t.ndjson" "$ST/stress" threads "$SECS"
-set -- $(sed -n 's/^threads: allocs \([0-9]*\) bytes \([0-9]*\) frees \([0-9]*\)$/\1 \2 \3/p' "$OUT/last.out")
-a=$1 b=$2 f=$3
-set -- $base
-check_eq "threads: the recording's totals are the program's own, exactly" \
-	"$(($1 - 80)) $(($2 - 3840)) $3" \
-	"$(end_of "$OUT/t.ndjson" "\"\\(.allocs - $a) \\(.bytes - $b) \\(.frees - $f)\"")"
-check_range "threads: millions of allocations" 100000 100000000000 "$a"
-check_eq "threads: live at the end as with no work" "$4" "$(end_of "$OUT/t.ndjson" .live)"
+check_threads threads "$OUT/t.ndjson"
+check_range "threads: millions of allocations" 100000 100000000000 "$own_allocs"
+check_eq "threads: live at the end as with no work" "$(echo $base | cut -d' ' -f4)" \
+	"$(end_of "$OUT/t.ndjson" .live)"
 check_eq "threads: the 80 lost blocks, definitely" "80 3840" \
 	"$(jq -r 'select(.type=="leak" and .kind=="definitely" and .size==48) | "\(.count) \(.bytes)"' "$OUT/t.ndjson")"
-check_eq "threads: nothing lost, no errors, no unknown frees" "0 0 0" \
-	"$(end_of "$OUT/t.ndjson" '"\(.lost) \(.errors) \(.unknown_frees)"')"
 
 # --- signals during allocation, handlers that malloc -----------------------
 check_status "signals: $SIGSECS s" 0 ms-record -q -o "$OUT/s.ndjson" "$ST/stress" signals "$SIGSECS"
@@ -81,15 +91,8 @@ check_eq "exceptions: live at the end: libstdc++'s pool and stdout's buffer" "2"
 # realloc and frees of other threads' blocks, C++ new and delete (and
 # exceptions through them), forked children.
 check_status "sampled threads: $SECS s" 0 ms-record -q --sample 4K -o "$OUT/st.ndjson" "$ST/stress" threads "$SECS"
-set -- $(sed -n 's/^threads: allocs \([0-9]*\) bytes \([0-9]*\) frees \([0-9]*\)$/\1 \2 \3/p' "$OUT/last.out")
-a=$1 b=$2 f=$3
-set -- $base
-check_eq "sampled threads: the totals are the program's own, exactly" \
-	"$(($1 - 80)) $(($2 - 3840)) $3" \
-	"$(end_of "$OUT/st.ndjson" "\"\\(.allocs - $a) \\(.bytes - $b) \\(.frees - $f)\"")"
-check_eq "sampled threads: nothing lost, no errors, no unknown frees" "0 0 0" \
-	"$(end_of "$OUT/st.ndjson" '"\(.lost) \(.errors) \(.unknown_frees)"')"
-check_range "sampled threads: blocks recorded" 1000 "$a" "$(end_of "$OUT/st.ndjson" .samples)"
+check_threads "sampled threads" "$OUT/st.ndjson"
+check_range "sampled threads: blocks recorded" 1000 "$own_allocs" "$(end_of "$OUT/st.ndjson" .samples)"
 check_status "sampled exceptions" 0 ms-record -q --sample 1K -o "$OUT/se.ndjson" "$ST/stress_cxx" "$THROWS"
 check_eq "sampled exceptions: caught as alone" "exceptions: $THROWS caught, $(((THROWS + 99) / 100)) bad_alloc" \
 	"$(cat "$OUT/last.out")"
