@@ -94,9 +94,9 @@ SHIM_OBJS = shim/entry.o shim/hooks.o shim/session.o shim/threads.o shim/resolve
 SHIM_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc/proto -fPIC -fvisibility=hidden \
 	      -ftls-model=initial-exec -fno-omit-frame-pointer -fno-optimize-sibling-calls \
 	      -O2 -g
-# Except entry.c's: they jump to the full hooks with their frame's address
-# (shim/entry.c says why that holds).
-shim/entry.o: SHIM_CFLAGS += -foptimize-sibling-calls
+# Except entry.c's: they jump to the full hooks, with no frame of their own
+# (shim/entry.c says why).
+shim/entry.o: SHIM_CFLAGS += -foptimize-sibling-calls -fomit-frame-pointer
 
 # Stress workloads (tests/stress/), plain -O2 -g like the examples.
 STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/bin/genstream

@@ -186,7 +186,8 @@ static inline void record_alloc(void *frame, const void *p, uint64_t size, unsig
  * malloc): it is fetched while the stack is taken, and the block joins
  * the set before its ALLOC is written.
  */
-static inline void record_block(void *frame, const void *p, uint64_t size, unsigned fn)
+static inline __attribute__((always_inline)) void record_block(void *frame, const void *p,
+								uint64_t size, unsigned fn)
 {
 	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
 	struct tstate *t;
@@ -347,8 +348,9 @@ SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
 SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
 SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
 
-void *malloc_hook(void *frame, size_t size)
+void *malloc_hook(size_t size)
 {
+	void *frame = __builtin_frame_address(0);
 	struct tstate *t;
 	void *p;
 
@@ -379,8 +381,10 @@ void *malloc_hook(void *frame, size_t size)
 	return p;
 }
 
-void free_hook(void *frame, void *ptr)
+void free_hook(void *ptr)
 {
+	void *frame = __builtin_frame_address(0);
+
 	if (unlikely(!ptr || is_boot(ptr)))
 		return;
 	if (unlikely(!real_free)) {
@@ -400,8 +404,9 @@ void free_hook(void *frame, void *ptr)
 	t_guard--;
 }
 
-void *calloc_hook(void *frame, size_t n, size_t size)
+void *calloc_hook(size_t n, size_t size)
 {
+	void *frame = __builtin_frame_address(0);
 	struct tstate *t;
 	void *p;
 
@@ -477,7 +482,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	return p;
 }
 
-void *realloc_hook(void *frame, void *ptr, size_t size)
+void *realloc_hook(void *ptr, size_t size)
 {
 	void *p;
 
@@ -493,7 +498,7 @@ void *realloc_hook(void *frame, void *ptr, size_t size)
 		if (!real_realloc)
 			return NULL;
 	}
-	return do_realloc(frame, ptr, size, MSC_FN_REALLOC);
+	return do_realloc(__builtin_frame_address(0), ptr, size, MSC_FN_REALLOC);
 }
 
 SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)

@@ -141,13 +141,15 @@ static inline void ensure_init(void)
 
 /*
  * entry.c's malloc, free, calloc and realloc take the fast path of an
- * unsampled call themselves, else jump to these, which record, given the
- * frame to unwind from (the caller's return address is at frame + 8).
+ * unsampled call themselves, else jump to these, which record.  Entered
+ * by a jump from a function with no frame of its own, each finds the
+ * program's call where a hook called by the program would: its own frame
+ * (the return address at frame + 8) is the program's call's.
  */
-void *malloc_hook(void *frame, size_t size);
-void free_hook(void *frame, void *ptr);
-void *calloc_hook(void *frame, size_t n, size_t size);
-void *realloc_hook(void *frame, void *ptr, size_t size);
+void *malloc_hook(size_t size);
+void free_hook(void *ptr);
+void *calloc_hook(size_t n, size_t size);
+void *realloc_hook(void *ptr, size_t size);
 
 /* Allocations made while dlsym runs (hooks.c): never the allocator's. */
 #define BOOT_POOL_SIZE (128 * 1024)
@@ -240,12 +242,6 @@ struct tstate {
 	int tid;
 	uint64_t stack_lo;
 	unsigned gen;			/* the session it belongs to */
-	/* --sample (sample.h): bytes left before the next recorded
-	 * allocation (the shared ring's; a thread with a ring of its own
-	 * counts in t_hot from this first draw on), and the state of
-	 * this thread's draws. */
-	int64_t sample_left;
-	uint64_t sample_rng;
 	unsigned long mod_adds, mod_subs;	/* module map last sent */
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
@@ -254,10 +250,15 @@ struct tstate {
 		uint64_t ip;
 		uint32_t id;
 	} callers[CALLER_SLOTS];
+	/* --sample (sample.h): bytes left before the next recorded
+	 * allocation (the shared ring's; a thread with a ring of its own
+	 * counts in t_hot from this first draw on), and the state of
+	 * this thread's draws. */
+	int64_t sample_left;
+	uint64_t sample_rng;
 	uint64_t ips[TRACE_MAX];
 	struct unwind_state uw;		/* last: its trace cache comes last */
 };
-
 
 extern __thread struct tstate *t_state TLS_IE;
 /*
