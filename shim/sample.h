@@ -133,7 +133,7 @@ static inline bool sample_pick(struct tstate *t, uint64_t size)
  * full hooks too count in t_hot's ring without reading the tstate. */
 static inline bool sample_hot(void)
 {
-	return t_hot.gen == g_fast;
+	return t_hot.gen == (unsigned)(g_fast >> 32);
 }
 
 /* What sample_skip() returns when the count goes to t_hot's ring. */
@@ -150,22 +150,19 @@ static inline bool sample_hot(void)
  */
 static inline bool sample_fast_open(void)
 {
-	return likely(sample_hot()) && likely(!t_hot.flags);
+	return likely(t_hot.gate == g_fast);
 }
 
-/* On the fast path: size bytes do not use up the thread's count, which
- * is taken down by them; false changes nothing (the full hook picks).
- * Sizes past a terabyte are left to it too (sample_pick bounds them). */
+/* On the fast path: size bytes (0 counts as 1) do not use up the thread's
+ * count, which is taken down by them; false changes nothing (the full hook
+ * picks).  The count is above 0, so no size wraps it. */
 static inline bool sample_fast_take(uint64_t size)
 {
-	int64_t left;
+	uint64_t s = size + !size;
 
-	if (unlikely(size >> 40))
+	if (unlikely(s >= (uint64_t)t_hot.left))
 		return false;
-	left = t_hot.left - (int64_t)(size + !size);
-	if (unlikely(left <= 0))
-		return false;
-	t_hot.left = left;
+	t_hot.left -= (int64_t)s;
 	return true;
 }
 
@@ -175,16 +172,23 @@ static inline bool sampled_none(const void *p)
 	return !g_sampled->count[sampled_bucket(p) >> SAMPLED_GROUP];
 }
 
-/* What the fast path does not record, counted in its ring's header. */
+/*
+ * What the fast path does not record, counted in its ring's header (which
+ * the collector only reads), each count by one instruction: no signal
+ * handler of this thread can come between a load and a store of it.
+ */
 static inline void sample_fast_count_alloc(uint64_t size)
 {
-	t_hot.ring->unsampled_allocs++;
-	t_hot.ring->unsampled_bytes += size;
+	struct msc_ring *r = t_hot.ring;
+
+	__asm__ volatile("addq $1, %0\n\taddq %2, %1"
+			 : "+m"(r->unsampled_allocs), "+m"(r->unsampled_bytes)
+			 : "r"(size));
 }
 
 static inline void sample_fast_count_free(void)
 {
-	t_hot.ring->unsampled_frees++;
+	__asm__ volatile("addq $1, %0" : "+m"(t_hot.ring->unsampled_frees));
 }
 
 /* Counts what was not recorded, in t's ring's header. */

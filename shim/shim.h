@@ -88,13 +88,13 @@ extern bool g_ts_repair;
  * earlier one (attach, detach, attach) is dropped on its next event. */
 extern bool g_attached;
 extern unsigned g_gen;
-/* FAST_GEN while the session is active and samples, else FAST_CLOSED (no
- * thread's t_hot.gen): the fast path of sample.h is open to a thread whose
- * t_hot.gen equals it.  (g_gen + 1: a thread's t_hot.gen starts at 0, and
- * so does g_gen.) */
-extern unsigned g_fast;
+/* FAST_GEN << 32 while the session is active and samples, else
+ * FAST_CLOSED (no thread's t_hot.gate): the fast path of sample.h is open to
+ * a thread whose t_hot.gate (its gen, and flags of 0) equals it.  (g_gen +
+ * 1: a thread's t_hot.gen starts at 0, and so does g_gen.) */
+extern uint64_t g_fast;
 #define FAST_GEN (g_gen + 1)
-#define FAST_CLOSED (~0u)
+#define FAST_CLOSED (~0ull)
 /* The program's path, read once per image at init. */
 extern char g_exe[512];
 
@@ -157,7 +157,7 @@ extern char boot_pool[BOOT_POOL_SIZE];
 
 static inline bool is_boot(const void *p)
 {
-	return (const char *)p >= boot_pool && (const char *)p < boot_pool + BOOT_POOL_SIZE;
+	return (uintptr_t)p - (uintptr_t)boot_pool < BOOT_POOL_SIZE;
 }
 
 /* ------------------------------------------- real functions (resolve.c) */
@@ -275,14 +275,21 @@ extern __thread struct tstate *t_state TLS_IE;
  * bad_alloc would unwind through us and leave it set.)
  *
  * gen, left, ring: --sample, a thread with a ring of its own in the
- * session g_gen + 1 (g_fast while that session samples: the fast path is
- * open to it); the bytes left before its next recorded allocation; the ring
- * whose header counts what it does not record.  0 in gen: closed, until
- * the thread's next sampling decision opens it (sample_pick).
+ * session g_gen + 1 (g_fast's upper half while that session samples: the
+ * fast path is open to it); the bytes left before its next recorded
+ * allocation (above 0); the ring whose header counts what it does not
+ * record.  0 in gen: closed, until the thread's next sampling decision
+ * opens it (sample_pick).  gate: flags and gen in one word, which the fast
+ * path compares with g_fast at once.
  */
 struct thot {
-	unsigned flags;
-	unsigned gen;
+	union {
+		struct {
+			unsigned flags;
+			unsigned gen;
+		};
+		uint64_t gate;
+	};
 	int64_t left;
 	struct msc_ring *ring;
 } __attribute__((aligned(32)));
