@@ -24,10 +24,10 @@
  * Owns the exported hooks but entry.c's four (malloc, free, calloc,
  * realloc, whose full hooks are here: malloc_hook and the others), the
  * recording of events (record_*), stack interning (stack_id) and the boot
- * pool.  They stay in one file, with the
- * ring operations inlined from shim.h, so that the hot path (hook ->
- * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
- * compiler cannot see into but the real function and the unwinder.  The
+ * pool.  They stay in one file, with the ring operations inlined from
+ * shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
+ * ring_begin/ring_commit) makes no call the compiler cannot see into but
+ * the real function and the unwinder.  The
  * rest of the library: session.c (the session, fork, init), threads.c
  * (per-thread state), resolve.c (the real functions), modules.c (module
  * maps), unwind.c, attach.c and dlclose.S; shim.h says who owns what.

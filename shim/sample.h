@@ -3,7 +3,8 @@
  * ms-record --sample BYTES inside the target: which allocations of the malloc
  * family are recorded, and the set of recorded blocks still live, so that
  * only their frees are recorded too.  msc_proto.h ("Sampling") has the
- * contract with the collector.  Included by hooks.c only: the hot path.
+ * contract with the collector.  Included by the hot path (entry.c,
+ * hooks.c) and by sample.c and threads.c.
  *
  * The choice.  Each thread counts down bytes (t_hot.left) from an
  * exponential draw of mean g_sample; the allocation that takes the count to
