@@ -27,10 +27,11 @@
  * pool.  They stay in one file, with the ring operations inlined from
  * shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
  * ring_begin/ring_commit) makes no call the compiler cannot see into but
- * the real function and the unwinder.  The
- * rest of the library: session.c (the session, fork, init), threads.c
- * (per-thread state), resolve.c (the real functions), modules.c (module
- * maps), unwind.c, attach.c and dlclose.S; shim.h says who owns what.
+ * the real function and the unwinder.  The rest of the library: entry.c
+ * (the four entry points), sample.c (--sample), session.c (the session,
+ * fork, init), threads.c (per-thread state), resolve.c (the real
+ * functions), modules.c (module maps), unwind.c, attach.c and dlclose.S;
+ * shim.h says who owns what.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -17,6 +17,8 @@
  *			init and exit, attach mode's entry points
  *	threads.c	t_state, t_hot (the guard, the fast path's state),
  *			the shared ring's state
+ *	sample.c	--sample: g_sample, the set of recorded blocks
+ *			(sample.h), the draws
  *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
  *	modules.c	the module maps sent before a new stack
  *	unwind.c	stack capture, struct unwind_state (unwind.h)
