@@ -82,7 +82,7 @@ SHIM_EXPORT void *malloc(size_t size)
 
 SHIM_EXPORT void free(void *ptr)
 {
-	if (ptr && sample_fast_open() && likely(!is_boot(ptr)) && likely(sampled_none(ptr)))
+	if (sample_fast_open() && likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr)))
 		free_fast(ptr);
 	else
 		free_hook(ptr);

@@ -26,7 +26,7 @@ PY=/usr/bin/python3
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers sampled attach sizes scan top"
+SECTIONS="reader snapshot filter profilers sampled instr attach sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -428,6 +428,56 @@ bench_sampled() {
 		emit "| $_w | $_native | ${_ratio}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
 	done
 	[ "$_je" = yes ] || emit "" "jemalloc's profiling not measured: $_je."
+}
+
+# instr_run TAG CMD...: CMD under cachegrind (its own messages in
+# $OUT/cg.TAG.log); prints the program's instructions and those of
+# libmemscope.so's source files in it.  CMD may be ms-record, with
+# valgrind as its program: then the program valgrind runs is the one the
+# shim records (valgrind's launcher and its tool are recorded too, as
+# processes of their own, with a few allocations).
+instr_run() {
+	_t=$1
+	shift
+	"$@" >/dev/null 2>&1
+	cg_annotate "$OUT/cg.$_t.out" 2>/dev/null | awk '
+		/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
+		/\/shim\/[a-z_.]+:/ { gsub(",", "", $1); shim += $1 }
+		END { printf "%.0f %.0f\n", total, shim }'
+}
+
+# Instructions: the stable figure where time swings (issue 18's A/B runs).
+bench_instr() {
+	if ! command -v valgrind >/dev/null 2>&1 || ! command -v cg_annotate >/dev/null 2>&1; then
+		emit "" "### Instructions per event" "" "Not measured: no valgrind here."
+		return 0
+	fi
+	make_inputs
+	emit "" "### Instructions per event (valgrind --tool=cachegrind)" "" \
+		"The program's instructions natively and under ms-record, every event recorded" \
+		"and with --sample 512K: beyond its native run and the shim's own (those of" \
+		"libmemscope.so's source files), per event (allocation or free, from the end" \
+		"record; MEMSCOPE_SEED=1).  Unlike time on a shared machine, the same from run" \
+		"to run." "" \
+		"| workload | events | native | recorded: beyond native, shim | sampled: beyond native, shim |" \
+		"|---|---:|---:|---:|---:|"
+	for _w in storm sqlite; do
+		case $_w in
+		storm) set -- "$BIN/alloc_storm" 1 200000 ;;
+		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+		esac
+		note "instr: $_w"
+		_cg() { echo valgrind --tool=cachegrind --cache-sim=no --log-file="$OUT/cg.$1.log" \
+			--cachegrind-out-file="$OUT/cg.$1.out"; }
+		_nat=$(instr_run "$_w.native" $(_cg "$_w.native") "$@")
+		_full=$(instr_run "$_w.full" ms-record -q -o "$OUT/cg.$_w.full.ndjson" $(_cg "$_w.full") "$@")
+		_smp=$(instr_run "$_w.sampled" env MEMSCOPE_SEED=1 ms-record -q --sample 512K \
+			-o "$OUT/cg.$_w.sampled.ndjson" $(_cg "$_w.sampled") "$@")
+		_ev=$(jq -r 'select(.type=="end") | .allocs + .frees' "$OUT/cg.$_w.full.ndjson" | tail -n 1)
+		emit "$(echo "$_w ${_ev:-0} $_nat $_full $_smp" | awk '$2 > 0 {
+			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f, %.0f |\n", $1, $2, $3 / 1e6,
+				($5 - $3) / $2, $6 / $2, ($7 - $3) / $2, $8 / $2 }')"
+	done
 }
 
 bench_attach() {
