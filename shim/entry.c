@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libmemscope.so's malloc, free, calloc and realloc: the entry points of
- * the calls a program makes most.  Each takes the fast path of a call that
+ * libmemscope.so's malloc, free, calloc, realloc and C++'s plain operator
+ * new, new[], delete and delete[]: the entry points of the calls a program
+ * makes most.  Each takes the fast path of a call that
  * --sample does not record (sample.h: a count of bytes, a count in the
  * ring's header, the real call) and otherwise jumps to its full hook in
  * hooks.c, which records.
@@ -73,19 +74,42 @@ static __attribute__((noinline)) void *realloc_fast(void *ptr, size_t size)
 	return p;
 }
 
+/*
+ * A call made while a hook of this thread's is under way (the malloc
+ * inside C++'s operator new, the free inside delete, the unwinder's) goes
+ * straight to the real function, as its full hook would send it once the
+ * real functions are known: without the full hook's frame, which is most
+ * of what such a call costs.  malloc consumes operator new's IN_NEW.
+ */
 SHIM_EXPORT void *malloc(size_t size)
 {
-	if (sample_fast_open() && likely(sample_fast_take(size)))
-		return malloc_fast(size);
+	uint64_t gate = t_hot.gate;
+
+	if (gate == g_fast) {
+		if (likely(sample_fast_take(size)))
+			return malloc_fast(size);
+	} else if ((uint32_t)gate && likely(real_malloc)) {
+		if (gate & IN_NEW)
+			t_hot.flags = (uint32_t)gate & ~IN_NEW;
+		return real_malloc(size);
+	}
 	return malloc_hook(size);
 }
 
 SHIM_EXPORT void free(void *ptr)
 {
-	if (sample_fast_open() && likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr)))
-		free_fast(ptr);
-	else
-		free_hook(ptr);
+	uint64_t gate = t_hot.gate;
+
+	if (gate == g_fast) {
+		if (likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr))) {
+			free_fast(ptr);
+			return;
+		}
+	} else if ((uint32_t)gate && likely(real_free) && likely(ptr) && likely(!is_boot(ptr))) {
+		real_free(ptr);
+		return;
+	}
+	free_hook(ptr);
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
@@ -103,4 +127,108 @@ SHIM_EXPORT void *realloc(void *ptr, size_t size)
 	    likely(sample_fast_take(size)))
 		return realloc_fast(ptr, size);
 	return realloc_hook(ptr, size);
+}
+
+/* ------------------------------------------------------ C++ operators */
+
+/* Exported hooks that no C header declares. */
+SHIM_EXPORT void *_Znwm(size_t size);
+SHIM_EXPORT void *_Znam(size_t size);
+SHIM_EXPORT void _ZdlPv(void *p);
+SHIM_EXPORT void _ZdaPv(void *p);
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
+
+/*
+ * The real operator new's own malloc consumes IN_NEW (malloc above): the
+ * allocation is this one, counted here.  If the operator throws, the flag
+ * went with that malloc (or is cleared by the next hook).
+ */
+static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(size_t))
+{
+	void *p;
+
+	t_hot.flags = IN_NEW;
+	p = realfn(size);
+	t_hot.flags &= ~IN_NEW;
+	if (likely(p) && likely(sample_hot()))
+		sample_fast_count_alloc(size);
+	return p;
+}
+
+/* Deletes never throw: the guard is held across the real one, whose free
+ * then goes straight through (free above). */
+static __attribute__((noinline)) void delete_fast(void *p, void (*realfn)(void *))
+{
+	sample_fast_count_free();
+	t_hot.flags = 1;
+	realfn(p);
+	t_hot.flags = 0;
+}
+
+/*
+ * A C++ operator called while a hook of this thread's is under way goes
+ * straight to the real one, as malloc does (libstdc++'s new[] calls new,
+ * its delete[] delete: within our new[] and delete[]).  IN_NEW stays for
+ * the real operator's malloc to consume.
+ */
+static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t))
+{
+	uint64_t gate = t_hot.gate;
+
+	if (gate == g_fast) {
+		if (likely(realfn) && likely(sample_fast_take(size)))
+			return new_fast(size, realfn);
+	} else if ((uint32_t)gate && likely(realfn)) {
+		return realfn(size);
+	}
+	return hook(size);
+}
+
+static inline void delete_entry(void *p, void (*realfn)(void *), void (*hook)(void *))
+{
+	uint64_t gate = t_hot.gate;
+
+	if (gate == g_fast) {
+		if (likely(p) && likely(realfn) && likely(!is_boot(p)) && likely(sampled_none(p))) {
+			delete_fast(p, realfn);
+			return;
+		}
+	} else if ((uint32_t)gate && likely(p) && likely(realfn)) {
+		realfn(p);
+		return;
+	}
+	hook(p);
+}
+
+SHIM_EXPORT void *_Znwm(size_t size)
+{
+	return new_entry(size, real_new, new_hook);
+}
+
+SHIM_EXPORT void *_Znam(size_t size)
+{
+	return new_entry(size, real_new_arr, new_arr_hook);
+}
+
+SHIM_EXPORT void _ZdlPv(void *p)
+{
+	delete_entry(p, real_delete, delete_hook);
+}
+
+SHIM_EXPORT void _ZdaPv(void *p)
+{
+	delete_entry(p, real_delete_arr, delete_arr_hook);
+}
+
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+	(void)n;
+	delete_entry(p, real_delete, delete_hook);
+}
+
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+	(void)n;
+	delete_entry(p, real_delete_arr, delete_arr_hook);
 }

@@ -328,18 +328,12 @@ static size_t boot_size(const void *p)
 /* Exported hooks that no C header declares. */
 SHIM_EXPORT void *memalign(size_t align, size_t size);
 SHIM_EXPORT void *pvalloc(size_t size);
-SHIM_EXPORT void *_Znwm(size_t size);
-SHIM_EXPORT void *_Znam(size_t size);
 SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt);
 SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const void *nt);
 SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t al);
 SHIM_EXPORT void *_ZnamSt11align_val_t(size_t size, size_t al);
 SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
 SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t al, const void *nt);
-SHIM_EXPORT void _ZdlPv(void *p);
-SHIM_EXPORT void _ZdaPv(void *p);
-SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
-SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
 SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
 SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
 SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al);
@@ -594,8 +588,10 @@ static void *new_fallback(size_t size)
 	return p;
 }
 
-#define NEW_HOOK(sym, realfn, fn, params, callargs)                                     \
-	SHIM_EXPORT void *sym params                                                    \
+/* operator new and new[] (the throwing ones) are entry.c's, whose full
+ * hooks are new_hook and new_arr_hook (vis empty: not exported). */
+#define NEW_HOOK(vis, sym, realfn, fn, params, callargs)                                \
+	vis void *sym params                                                            \
 	{                                                                               \
 		struct tstate *t;                                                       \
 		void *p;                                                                \
@@ -623,17 +619,19 @@ static void *new_fallback(size_t size)
 		return p;                                                               \
 	}
 
-NEW_HOOK(_Znwm, real_new, MSC_FN_NEW, (size_t size), (size))
-NEW_HOOK(_Znam, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size))
-NEW_HOOK(_ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt), (size, nt))
-NEW_HOOK(_ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY, (size_t size, const void *nt),
+NEW_HOOK(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size))
+NEW_HOOK(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size))
+NEW_HOOK(SHIM_EXPORT, _ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt),
 	 (size, nt))
-NEW_HOOK(_ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al), (size, al))
-NEW_HOOK(_ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY, (size_t size, size_t al),
+NEW_HOOK(SHIM_EXPORT, _ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY,
+	 (size_t size, const void *nt), (size, nt))
+NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al),
 	 (size, al))
-NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
+NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY,
+	 (size_t size, size_t al), (size, al))
+NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
 	 (size_t size, size_t al, const void *nt), (size, al, nt))
-NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
+NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
 	 (size_t size, size_t al, const void *nt), (size, al, nt))
 
 /* Deletes never throw: the guard may be held across the real one. */
@@ -677,10 +675,9 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 	t_guard--;
 }
 
-SHIM_EXPORT void _ZdlPv(void *p) { do_delete(p, MSC_FN_DELETE, real_delete); }
-SHIM_EXPORT void _ZdaPv(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
-SHIM_EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE, real_delete); }
-SHIM_EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
+/* The full hooks of entry.c's delete and delete[], unsized and sized. */
+void delete_hook(void *p) { do_delete(p, MSC_FN_DELETE, real_delete); }
+void delete_arr_hook(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
 SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE, real_delete); }
 SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
 SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }

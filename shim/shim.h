@@ -142,8 +142,8 @@ static inline void ensure_init(void)
 /* ------------------------------------------------ full hooks (hooks.c) */
 
 /*
- * entry.c's malloc, free, calloc and realloc take the fast path of an
- * unsampled call themselves, else jump to these, which record.  Entered
+ * entry.c's malloc, free, calloc, realloc and C++ operators take the fast
+ * path of an unsampled call themselves, else jump to these, which record.  Entered
  * by a jump from a function with no frame of its own, each finds the
  * program's call where a hook called by the program would: its own frame
  * (the return address at frame + 8) is the program's call's.
@@ -152,6 +152,12 @@ void *malloc_hook(size_t size);
 void free_hook(void *ptr);
 void *calloc_hook(size_t n, size_t size);
 void *realloc_hook(void *ptr, size_t size);
+/* C++'s operator new, new[] (the throwing ones), delete and delete[]
+ * (unsized and sized: the size is not used). */
+void *new_hook(size_t size);
+void *new_arr_hook(size_t size);
+void delete_hook(void *p);
+void delete_arr_hook(void *p);
 
 /* Allocations made while dlsym runs (hooks.c): never the allocator's. */
 #define BOOT_POOL_SIZE (128 * 1024)
