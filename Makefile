@@ -103,7 +103,7 @@ STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/b
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
-             tests/bench/bin/attach_target \
+             tests/bench/bin/cxx_storm tests/bench/bin/attach_target \
              tests/bench/bin/peakmem tests/bench/bin/live_heap
 
 # Debian packages that building and testing need (make deps installs them).
@@ -222,6 +222,9 @@ tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
 # The workloads are not memscope programs: plain -O2 -g.
 tests/bench/bin/alloc_storm tests/bench/bin/attach_target tests/bench/bin/live_heap: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lpthread
+
+tests/bench/bin/cxx_storm: tests/bench/cxx_storm.cpp | tests/bench/bin
+	$(QUIET_CC)$(CXX) -std=c++17 -O2 -g $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -o $@ $<
 
 tests/bench/bin/peakmem: tests/bench/peakmem.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<

@@ -461,9 +461,10 @@ bench_instr() {
 		"to run." "" \
 		"| workload | events | native | recorded: beyond native, shim | sampled: beyond native, shim |" \
 		"|---|---:|---:|---:|---:|"
-	for _w in storm sqlite; do
+	for _w in storm cxx sqlite; do
 		case $_w in
 		storm) set -- "$BIN/alloc_storm" 1 200000 ;;
+		cxx) set -- "$BIN/cxx_storm" 200000 ;;
 		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
 		esac
 		note "instr: $_w"
