@@ -9,7 +9,8 @@
 #   - signals delivered during allocation, handlers that malloc;
 #   - a fork storm, exit from a thread, longjmp through allocating frames,
 #     C++ exceptions and bad_alloc through the hooks;
-#   - threads, exceptions and forks again under --sample: its totals exact;
+#   - threads, signals, exceptions and forks again under --sample: its
+#     totals exact;
 #   - output to a full disk and to a closed pipe: a clear error, the
 #     program unharmed;
 #   - a stream of records far larger than memory through ms-filter and
@@ -103,6 +104,10 @@ check_eq "exceptions: live at the end: libstdc++'s pool and stdout's buffer" "2"
 check_status "sampled threads: $SECS s" 0 ms-record -q --sample 4K -o "$OUT/st.ndjson" "$ST/stress" threads "$SECS"
 check_threads "sampled threads" "$OUT/st.ndjson"
 check_range "sampled threads: blocks recorded" 1000 "$own_allocs" "$(end_of "$OUT/st.ndjson" .samples)"
+check_status "sampled signals: $SIGSECS s" 0 ms-record -q --sample 4K -o "$OUT/ss.ndjson" "$ST/stress" signals "$SIGSECS"
+check_eq "sampled signals: the program ran as alone" "signals: many handled" "$(cat "$OUT/last.out")"
+check_eq "sampled signals: every block freed, nothing lost, no errors" "2 0 0 0" \
+	"$(end_of "$OUT/ss.ndjson" '"\(.allocs - .frees) \(.lost) \(.errors) \(.unknown_frees)"')"
 check_status "sampled exceptions" 0 ms-record -q --sample 1K -o "$OUT/se.ndjson" "$ST/stress_cxx" "$THROWS"
 check_eq "sampled exceptions: caught as alone" "exceptions: $THROWS caught, $(((THROWS + 99) / 100)) bad_alloc" \
 	"$(cat "$OUT/last.out")"
