@@ -2,10 +2,10 @@
 /*
  * libmemscope.so's malloc, free, calloc, realloc and C++'s plain operator
  * new, new[], delete and delete[]: the entry points of the calls a program
- * makes most.  Each takes the fast path of a call that
- * --sample does not record (sample.h: a count of bytes, a count in the
- * ring's header, the real call) and otherwise jumps to its full hook in
- * hooks.c, which records.
+ * makes most.  Each takes the fast path of a call that --sample does not
+ * record (sample.h: a count of bytes, a count in the ring's header, the
+ * real call) and otherwise jumps to its full hook in hooks.c, which
+ * records.
  *
  * Apart from hooks.c because this file is compiled with sibling calls and
  * without frame pointers (Makefile): the way to the full hook is a jump,
@@ -16,8 +16,9 @@
  * return address is the program's call (t0300's exact stacks fail if a
  * compiler made the jump a call).
  *
- * The guard is held across the real call: a signal handler's allocation
- * must not count into the same ring header at once.
+ * The guard is held across the real call, as the full hooks hold it: what
+ * runs meanwhile on this thread (a signal handler's allocation, the real
+ * operator's own malloc) passes through.
  */
 #include "sample.h"
 #include "shim.h"
