@@ -156,21 +156,50 @@ static uint32_t caller_id(struct tstate *t, uint64_t ip)
 
 /* ------------------------------------------------------------ recording */
 
-/* ALLOC; a pool block (memscope.h) has a third value, its pool. */
-static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
-			    const void *pool)
+/*
+ * ALLOC; a pool block (memscope.h) has a third value, its pool.  `set`:
+ * a block of the malloc family that sample_skip() chose, whose free is
+ * recorded only if it is in the set of recorded blocks (sample.h); a full
+ * bucket makes it a block that was not chosen after all.  The bucket's
+ * line is rarely in any cache (the storm's recorded allocations waited for
+ * it most of their time in malloc): it is fetched while the stack is
+ * taken, and the block joins the set before its ALLOC is written.
+ */
+static inline __attribute__((always_inline)) void record_alloc_at(void *frame, const void *p,
+								   uint64_t size, unsigned fn,
+								   const void *pool, bool set)
 {
-	struct tstate *t = get_tstate();
 	const uint64_t v[3] = { (uint64_t)(uintptr_t)p, size, (uint64_t)(uintptr_t)pool };
+	struct tstate *t;
+	uint32_t id;
 
+	if (set)
+		sampled_prefetch(p);
+	t = get_tstate();
 	if (!t)
 		return;
 	shared_lock(t);
-	if (pool)
-		emit(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 3);
+	id = stack_id(t, frame);
+	if (set && !sampled_add(p))
+		sample_count_alloc(t, size);
+	else if (pool)
+		emit(t, MSC_EV_ALLOC, fn, id, v, 3);
 	else
-		emit_block(t, MSC_EV_ALLOC, fn, stack_id(t, frame), v, 2);
+		emit_block(t, MSC_EV_ALLOC, fn, id, v, 2);
 	shared_unlock(t);
+}
+
+/* Its two cases, each a function of its own: no test of `set` on the
+ * way of a full recording. */
+static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
+			    const void *pool)
+{
+	record_alloc_at(frame, p, size, fn, pool, false);
+}
+
+static void record_sampled(void *frame, const void *p, uint64_t size, unsigned fn)
+{
+	record_alloc_at(frame, p, size, fn, NULL, true);
 }
 
 static inline void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
@@ -178,37 +207,13 @@ static inline void record_alloc(void *frame, const void *p, uint64_t size, unsig
 	record_alloc_in(frame, p, size, fn, NULL);
 }
 
-/*
- * ALLOC of a block of the malloc family that sample_skip() chose (or of
- * any, when not sampling): its free is recorded only if it is in the set
- * of recorded blocks (sample.h).  A full bucket makes it a block that was
- * not chosen after all.  The bucket's line is rarely in any cache (the
- * storm's recorded allocations waited for it most of their time in
- * malloc): it is fetched while the stack is taken, and the block joins
- * the set before its ALLOC is written.
- */
-static inline __attribute__((always_inline)) void record_block(void *frame, const void *p,
-								uint64_t size, unsigned fn)
+/* ALLOC of a block of the malloc family: into the set when sampling. */
+static inline void record_block(void *frame, const void *p, uint64_t size, unsigned fn)
 {
-	const uint64_t v[2] = { (uint64_t)(uintptr_t)p, size };
-	struct tstate *t;
-	uint32_t id;
-
-	if (!g_sample) {
-		record_alloc(frame, p, size, fn);
-		return;
-	}
-	sampled_prefetch(p);
-	t = get_tstate();
-	if (!t)
-		return;
-	shared_lock(t);
-	id = stack_id(t, frame);
-	if (sampled_add(p))
-		emit_block(t, MSC_EV_ALLOC, fn, id, v, 2);
+	if (g_sample)
+		record_sampled(frame, p, size, fn);
 	else
-		sample_count_alloc(t, size);
-	shared_unlock(t);
+		record_alloc(frame, p, size, fn);
 }
 
 /*
