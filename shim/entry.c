@@ -41,11 +41,13 @@ static __attribute__((noinline)) void *malloc_fast(size_t size)
 	return p;
 }
 
-static __attribute__((noinline)) void free_fast(void *ptr)
+/* free, delete, delete[]: C++'s deletes never throw, and the real ones'
+ * free then goes straight through (free_entry below). */
+static __attribute__((noinline)) void free_fast(void *ptr, void (*realfn)(void *))
 {
-	t_guard++;
 	sample_fast_count_free();
-	real_free(ptr);
+	t_guard++;
+	realfn(ptr);
 	t_guard--;
 }
 
@@ -97,20 +99,33 @@ SHIM_EXPORT void *malloc(size_t size)
 	return malloc_hook(size);
 }
 
-SHIM_EXPORT void free(void *ptr)
+/*
+ * free and the deletes: *real the real one (read only where it is called:
+ * read up front, GCC tests it on full recording's way too), hook the full
+ * hook.  `resolved`: *real is known while the fast path is open (free's
+ * is; the C++ operators' are looked up at their first hook).
+ */
+static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hook)(void *),
+			      bool resolved)
 {
 	uint64_t gate = t_hot.gate;
 
 	if (gate == g_fast) {
-		if (likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr))) {
-			free_fast(ptr);
+		if (likely(ptr) && likely(resolved || *real) && likely(!is_boot(ptr)) &&
+		    likely(sampled_none(ptr))) {
+			free_fast(ptr, *real);
 			return;
 		}
-	} else if ((uint32_t)gate && likely(real_free) && likely(ptr) && likely(!is_boot(ptr))) {
-		real_free(ptr);
+	} else if ((uint32_t)gate && likely(*real) && likely(ptr) && likely(!is_boot(ptr))) {
+		(*real)(ptr);
 		return;
 	}
-	free_hook(ptr);
+	hook(ptr);
+}
+
+SHIM_EXPORT void free(void *ptr)
+{
+	free_entry(ptr, &real_free, free_hook, true);
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
@@ -157,21 +172,11 @@ static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(siz
 	return p;
 }
 
-/* Deletes never throw: the guard is held across the real one, whose free
- * then goes straight through (free above). */
-static __attribute__((noinline)) void delete_fast(void *p, void (*realfn)(void *))
-{
-	sample_fast_count_free();
-	t_hot.flags = 1;
-	realfn(p);
-	t_hot.flags = 0;
-}
-
 /*
  * A C++ operator called while a hook of this thread's is under way goes
  * straight to the real one, as malloc does (libstdc++'s new[] calls new,
- * its delete[] delete: within our new[] and delete[]).  IN_NEW stays for
- * the real operator's malloc to consume.
+ * its delete[] delete: within our new[] and delete[]; the deletes are
+ * free_entry's).  IN_NEW stays for the real operator's malloc to consume.
  */
 static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t))
 {
@@ -186,22 +191,6 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 	return hook(size);
 }
 
-static inline void delete_entry(void *p, void (*realfn)(void *), void (*hook)(void *))
-{
-	uint64_t gate = t_hot.gate;
-
-	if (gate == g_fast) {
-		if (likely(p) && likely(realfn) && likely(!is_boot(p)) && likely(sampled_none(p))) {
-			delete_fast(p, realfn);
-			return;
-		}
-	} else if ((uint32_t)gate && likely(p) && likely(realfn)) {
-		realfn(p);
-		return;
-	}
-	hook(p);
-}
-
 SHIM_EXPORT void *_Znwm(size_t size)
 {
 	return new_entry(size, real_new, new_hook);
@@ -214,22 +203,22 @@ SHIM_EXPORT void *_Znam(size_t size)
 
 SHIM_EXPORT void _ZdlPv(void *p)
 {
-	delete_entry(p, real_delete, delete_hook);
+	free_entry(p, &real_delete, delete_hook, false);
 }
 
 SHIM_EXPORT void _ZdaPv(void *p)
 {
-	delete_entry(p, real_delete_arr, delete_arr_hook);
+	free_entry(p, &real_delete_arr, delete_arr_hook, false);
 }
 
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	(void)n;
-	delete_entry(p, real_delete, delete_hook);
+	free_entry(p, &real_delete, delete_hook, false);
 }
 
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	(void)n;
-	delete_entry(p, real_delete_arr, delete_arr_hook);
+	free_entry(p, &real_delete_arr, delete_arr_hook, false);
 }
