@@ -104,32 +104,6 @@ static inline bool sampled_del(const void *p)
 	return false;
 }
 
-/* Is the allocation of size bytes to be recorded?  (A size of 0 counts
- * as 1 byte: it too must have a chance.) */
-static inline bool sample_pick(struct tstate *t, uint64_t size)
-{
-	int64_t left;
-
-	if (unlikely(t->shared))
-		return sample_pick_shared(t, size);
-	if (unlikely(t_hot.gen != FAST_GEN)) {
-		/* The thread's first choice in this session: the fast path
-		 * opens, with the count t was given. */
-		t_hot.left = t->sample_left;
-		t_hot.ring = t->ring;
-		t_hot.gen = FAST_GEN;
-	}
-	if (unlikely(size > (uint64_t)INT64_MAX / 2))
-		size = (uint64_t)INT64_MAX / 2;
-	left = t_hot.left - (int64_t)(size ? size : 1);
-	if (likely(left > 0)) {
-		t_hot.left = left;
-		return false;
-	}
-	t_hot.left = sample_draw(t);
-	return true;
-}
-
 /* The thread's fast path is open but for the guard its hook holds: the
  * full hooks too count in t_hot's ring without reading the tstate. */
 static inline bool sample_hot(void)
@@ -190,6 +164,25 @@ static inline void sample_fast_count_alloc(uint64_t size)
 static inline void sample_fast_count_free(void)
 {
 	__asm__ volatile("addq $1, %0" : "+m"(t_hot.ring->unsampled_frees));
+}
+
+/* Is the allocation of size bytes to be recorded?  (A size of 0 counts
+ * as 1 byte: it too must have a chance.) */
+static inline bool sample_pick(struct tstate *t, uint64_t size)
+{
+	if (unlikely(t->shared))
+		return sample_pick_shared(t, size);
+	if (unlikely(t_hot.gen != FAST_GEN)) {
+		/* The thread's first choice in this session: the fast path
+		 * opens, with the count t was given. */
+		t_hot.left = t->sample_left;
+		t_hot.ring = t->ring;
+		t_hot.gen = FAST_GEN;
+	}
+	if (likely(sample_fast_take(size)))
+		return false;
+	t_hot.left = sample_draw(t);
+	return true;
 }
 
 /* Counts what was not recorded, in t's ring's header. */
