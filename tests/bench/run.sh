@@ -446,6 +446,12 @@ instr_run() {
 		END { printf "%.0f %.0f\n", total, shim }'
 }
 
+# cg_cmd TAG: the cachegrind command line whose files instr_run reads.
+cg_cmd() {
+	echo valgrind --tool=cachegrind --cache-sim=no --log-file="$OUT/cg.$1.log" \
+		--cachegrind-out-file="$OUT/cg.$1.out"
+}
+
 # Instructions: the stable figure where time swings (issue 18's A/B runs).
 bench_instr() {
 	if ! command -v valgrind >/dev/null 2>&1 || ! command -v cg_annotate >/dev/null 2>&1; then
@@ -468,12 +474,10 @@ bench_instr() {
 		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
 		esac
 		note "instr: $_w"
-		_cg() { echo valgrind --tool=cachegrind --cache-sim=no --log-file="$OUT/cg.$1.log" \
-			--cachegrind-out-file="$OUT/cg.$1.out"; }
-		_nat=$(instr_run "$_w.native" $(_cg "$_w.native") "$@")
-		_full=$(instr_run "$_w.full" ms-record -q -o "$OUT/cg.$_w.full.ndjson" $(_cg "$_w.full") "$@")
+		_nat=$(instr_run "$_w.native" $(cg_cmd "$_w.native") "$@")
+		_full=$(instr_run "$_w.full" ms-record -q -o "$OUT/cg.$_w.full.ndjson" $(cg_cmd "$_w.full") "$@")
 		_smp=$(instr_run "$_w.sampled" env MEMSCOPE_SEED=1 ms-record -q --sample 512K \
-			-o "$OUT/cg.$_w.sampled.ndjson" $(_cg "$_w.sampled") "$@")
+			-o "$OUT/cg.$_w.sampled.ndjson" $(cg_cmd "$_w.sampled") "$@")
 		_ev=$(jq -r 'select(.type=="end") | .allocs + .frees' "$OUT/cg.$_w.full.ndjson" | tail -n 1)
 		emit "$(echo "$_w ${_ev:-0} $_nat $_full $_smp" | awk '$2 > 0 {
 			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f, %.0f |\n", $1, $2, $3 / 1e6,
