@@ -26,7 +26,7 @@ PY=/usr/bin/python3
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers sampled instr attach sizes scan top"
+SECTIONS="reader snapshot filter profilers floor sampled instr attach sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -244,6 +244,7 @@ run_one() {
 	native) ;;
 	memscope) set -- ms-record -q -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
 	sampled) set -- ms-record -q --sample 512K -o "$OUT/sm.$_w.$_tag.ndjson" "$@" ;;
+	nostack) set -- ms-record -q --unwind none -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
 	# jemalloc preloaded, and with its own heap profiling at its default
 	# rate (lg_prof_sample 19: 512 KiB, as --sample 512K)
 	jemalloc|jeprof)
@@ -334,6 +335,54 @@ bench_profilers() {
 		if ! cmp -s "$OUT/out.$_w.native.n0" "$OUT/out.$_w.memscope.memscope0"; then
 			emit "" "WARNING: $_w printed something else under memscope"
 		fi
+	done
+}
+
+# Where a recorded event's CPU goes (issue 18): full recording against the
+# same recording without stacks (--unwind none: the hook, the clock, the
+# ring record, the collector's aggregation of one-frame stacks), native and
+# both interleaved; the shim's and the collector's CPU per event as in the
+# profilers section, medians of BENCH_PROFILER_RUNS (default 3) runs.  The
+# difference is what the stack walk and its validation cost per event
+# (the shim), and what deeper stacks cost the collector.
+bench_floor() {
+	_runs=${BENCH_PROFILER_RUNS:-3}
+	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
+	make_inputs
+	emit "" "### Where an event's CPU goes: with and without stacks" "" \
+		"ms-record as in the profilers section, and with --unwind none (the" \
+		"allocation's call site only: no stack walk); native and both interleaved," \
+		"medians of $_runs runs.  shim: the program's CPU beyond its native run's per" \
+		"event (allocation or free); collector: ms-record's own." "" \
+		"| workload | events | wall: full | wall: no stacks | shim ns/event: full | no stacks | collector ns/event: full | no stacks |" \
+		"|---|---:|---:|---:|---:|---:|---:|---:|"
+	for _w in $_w_list; do
+		: >"$OUT/floor.$_w"
+		_i=0
+		while [ $_i -lt "$_runs" ]; do
+			note "floor: $_w, run $((_i + 1))"
+			_n=$(run_one native "$_w" fn$_i)
+			for _tool in memscope nostack; do
+				_p=$(run_one "$_tool" "$_w" f$_tool$_i)
+				jq -r --arg n "$(cat "$OUT/time.fn$_i.cpu" 2>/dev/null)" --arg w "$_tool $_n $_p" \
+					'select(.type=="end" and .cpu != null) | "\($w) \(.cpu) \($n) \(.recorder_cpu) \(.allocs + .frees)"' \
+					"$OUT/ms.$_w.f$_tool$_i.ndjson" 2>/dev/null | head -n 1 >>"$OUT/floor.$_w"
+			done
+			_i=$((_i + 1))
+		done
+		# Columns: tool native_s native_peak native_status s peak status
+		# cpu native_cpu recorder_cpu events
+		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
+		_ev=$(awk '{ print $11 }' "$OUT/floor.$_w" | head -n 1)
+		_cells=""
+		for _f in 'print $5 / $2' 'print ($8 - $9) / $11' 'print $10 / $11'; do
+			for _tool in memscope nostack; do
+				_v=$(awk -v t="$_tool" '$1 == t && $7 == 0 && $2 > 0 && $11 > 0 { '"$_f"' }' "$OUT/floor.$_w" | _med)
+				case $_f in *'$5'*) _v=${_v}x ;; esac
+				_cells="$_cells | $_v"
+			done
+		done
+		emit "| $_w | $(thousands "${_ev:-0}")$_cells |"
 	done
 }
 
