@@ -514,8 +514,8 @@ bench_instr() {
 		"libmemscope.so's source files), per event (allocation or free, from the end" \
 		"record; MEMSCOPE_SEED=1).  Unlike time on a shared machine, the same from run" \
 		"to run." "" \
-		"| workload | events | native | recorded: beyond native, shim | sampled: beyond native, shim |" \
-		"|---|---:|---:|---:|---:|"
+		"| workload | events | native | recorded: beyond native, shim | no stacks: shim | sampled: beyond native, shim |" \
+		"|---|---:|---:|---:|---:|---:|"
 	for _w in storm cxx sqlite; do
 		case $_w in
 		storm) set -- "$BIN/alloc_storm" 1 200000 ;;
@@ -525,12 +525,38 @@ bench_instr() {
 		note "instr: $_w"
 		_nat=$(instr_run "$_w.native" $(cg_cmd "$_w.native") "$@")
 		_full=$(instr_run "$_w.full" ms-record -q -o "$OUT/cg.$_w.full.ndjson" $(cg_cmd "$_w.full") "$@")
+		_none=$(instr_run "$_w.nostack" ms-record -q --unwind none -o "$OUT/cg.$_w.nostack.ndjson" \
+			$(cg_cmd "$_w.nostack") "$@")
 		_smp=$(instr_run "$_w.sampled" env MEMSCOPE_SEED=1 ms-record -q --sample 512K \
 			-o "$OUT/cg.$_w.sampled.ndjson" $(cg_cmd "$_w.sampled") "$@")
 		_ev=$(jq -r 'select(.type=="end") | .allocs + .frees' "$OUT/cg.$_w.full.ndjson" | tail -n 1)
-		emit "$(echo "$_w ${_ev:-0} $_nat $_full $_smp" | awk '$2 > 0 {
-			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f, %.0f |\n", $1, $2, $3 / 1e6,
-				($5 - $3) / $2, $6 / $2, ($7 - $3) / $2, $8 / $2 }')"
+		emit "$(echo "$_w ${_ev:-0} $_nat $_full $_none $_smp" | awk '$2 > 0 {
+			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f | %.0f, %.0f |\n", $1, $2, $3 / 1e6,
+				($5 - $3) / $2, $6 / $2, $8 / $2, ($9 - $3) / $2, $10 / $2 }')"
+	done
+	# The collector: ms-record itself under cachegrind (the program runs
+	# natively: valgrind does not follow exec), on the storm at two
+	# lengths; the difference over the difference in events is its
+	# instructions per event, without what every recording costs once
+	# (starting, symbolizing, writing the records).
+	emit "" "The collector's instructions per event: ms-record under cachegrind (the program" \
+		"native), on the storm (1 thread) at 200k and 1M iterations, the difference in" \
+		"instructions over the difference in events." "" \
+		"| recording | instructions at 200k | at 1M | per event |" "|---|---:|---:|---:|"
+	for _v in full nostack; do
+		_a=""
+		_e=""
+		for _n in 200000 1000000; do
+			note "instr: collector, $_v, $_n iterations"
+			[ "$_v" = nostack ] && set -- --unwind none || set --
+			_i=$(instr_run "coll.$_v.$_n" $(cg_cmd "coll.$_v.$_n") ms-record -q "$@" \
+				-o "$OUT/cg.coll.$_v.$_n.ndjson" "$BIN/alloc_storm" 1 $_n | awk '{ print $1 }')
+			_a="$_a $_i"
+			_e="$_e $(jq -r 'select(.type=="end") | .allocs + .frees' "$OUT/cg.coll.$_v.$_n.ndjson" | tail -n 1)"
+		done
+		emit "$(echo "$_v $_a $_e" | awk '$5 > $4 {
+			printf "| %s | %.1fM | %.1fM | %.0f |\n", ($1 == "full" ? "every event, stacks" : "--unwind none"),
+				$2 / 1e6, $3 / 1e6, ($3 - $2) / ($5 - $4) }')"
 	done
 }
 
