@@ -1566,7 +1566,7 @@ static void hold_add(struct msc_agg *a, const struct msc_cevent *ev)
  * here only the held ones are matched with what comes, and let go when
  * their window has passed.
  */
-int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
+int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev)
 {
 	if (!a->hold_window)
 		return 1;
@@ -1611,7 +1611,7 @@ int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 	return 1;
 }
 
-bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
+bool msc_agg_pop_queued(struct msc_agg *a, struct msc_cevent *ev)
 {
 	if (!a->qlen)
 		return false;
@@ -1637,26 +1637,17 @@ void msc_agg_unhold(struct msc_agg *a)
 		hold_release(a, 0);
 }
 
-int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)
+/* msc_agg_apply's events other than the malloc family's allocations and
+ * frees: out of its way, which runs for every event. */
+static __attribute__((noinline)) int apply_other(struct msc_agg *a, const struct msc_cevent *ev,
+						 struct msc_freed *fr)
 {
-	int r;
-
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
-		if (pool_event(ev)) {
-			msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
-			return 0;
-		}
-		r = alloc_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
-			      ev->fn, 0, hold_may(a) ? ev : NULL);
-		return r == MSC_AGG_HELD ? r : 0;
+		msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
+		return 0;
 	case MSC_CEV_FREE:
-		if (pool_event(ev))
-			return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack,
-						 fr) > 0;
-		r = free_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
-			     hold_may(a) ? ev : NULL);
-		return r == MSC_AGG_HELD ? r : r > 0;
+		return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack, fr) > 0;
 	case MSC_CEV_POOL_CREATE: {
 		char name[MSC_POOL_NAME];
 
@@ -1686,4 +1677,21 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 	default:
 		return -1;
 	}
+}
+
+int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)
+{
+	int r;
+
+	if (ev->type == MSC_CEV_ALLOC && !pool_event(ev)) {
+		r = alloc_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
+			      ev->fn, 0, hold_may(a) ? ev : NULL);
+		return r == MSC_AGG_HELD ? r : 0;
+	}
+	if (ev->type == MSC_CEV_FREE && !pool_event(ev)) {
+		r = free_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
+			     hold_may(a) ? ev : NULL);
+		return r == MSC_AGG_HELD ? r : r > 0;
+	}
+	return apply_other(a, ev, fr);
 }

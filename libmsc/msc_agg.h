@@ -444,10 +444,28 @@ struct msc_hold_entry {
 #define MSC_AGG_HOLD_MAX 64
 #define MSC_AGG_HELD 2
 int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
-/* 1: apply ev now (then pop); 0: the agg took it (pop). */
-int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev);
-bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev);
+int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev);
+bool msc_agg_pop_queued(struct msc_agg *a, struct msc_cevent *ev);
 void msc_agg_unhold(struct msc_agg *a);
+
+/* 1: apply ev now (then pop); 0: the agg took it (pop).  Inline for the
+ * usual case (nothing held or queued, ev in order): it runs per event. */
+static inline int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	if (!a->hold_window)
+		return 1;
+	if (__builtin_expect(a->hold_multi && !a->nheld && !a->qlen && ev->ts >= a->hold_out_ts, 1)) {
+		a->hold_nohold = false;
+		a->hold_out_ts = ev->ts;
+		return 1;
+	}
+	return msc_agg_push_held(a, ev);
+}
+
+static inline bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
+{
+	return a->qlen && msc_agg_pop_queued(a, ev);
+}
 
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn);
