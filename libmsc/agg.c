@@ -732,9 +732,9 @@ static void hold_add(struct msc_agg *a, const struct msc_cevent *ev);
  * its pool's name's index + 1, 0 = none.  hold: the event, when the order
  * repair may hold it (msc_agg_apply), else NULL. */
 
-static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
-		     uint32_t stack, unsigned fn, uint32_t pool_name,
-		     const struct msc_cevent *hold)
+static inline __attribute__((always_inline)) int
+alloc_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+	     uint32_t stack, unsigned fn, uint32_t pool_name, const struct msc_cevent *hold)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -809,6 +809,14 @@ oom:
 	return -ENOMEM;
 }
 
+/* alloc_key_in out of line, for all but msc_agg_apply (per event). */
+static int alloc_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		     uint32_t stack, unsigned fn, uint32_t pool_name,
+		     const struct msc_cevent *hold)
+{
+	return alloc_key_in(a, ts, tid, ptr, size, stack, fn, pool_name, hold);
+}
+
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn)
 {
@@ -817,8 +825,9 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
 
 /* A free of the block keyed ptr (see struct msc_live); hold: as for
  * alloc_key. */
-static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-		    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
+static inline __attribute__((always_inline)) int
+free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+	    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -869,6 +878,12 @@ static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, 
 	live_unset(a, b);
 	live_delete(a, b);
 	return 1;
+}
+
+static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+		    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
+{
+	return free_key_in(a, ts, tid, ptr, fn, stack, out, hold);
 }
 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
@@ -1684,13 +1699,13 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 	int r;
 
 	if (ev->type == MSC_CEV_ALLOC && !pool_event(ev)) {
-		r = alloc_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
-			      ev->fn, 0, hold_may(a) ? ev : NULL);
+		r = alloc_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
+				 ev->fn, 0, hold_may(a) ? ev : NULL);
 		return r == MSC_AGG_HELD ? r : 0;
 	}
 	if (ev->type == MSC_CEV_FREE && !pool_event(ev)) {
-		r = free_key(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
-			     hold_may(a) ? ev : NULL);
+		r = free_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
+				hold_may(a) ? ev : NULL);
 		return r == MSC_AGG_HELD ? r : r > 0;
 	}
 	return apply_other(a, ev, fr);
