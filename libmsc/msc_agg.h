@@ -454,7 +454,9 @@ static inline int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 {
 	if (!a->hold_window)
 		return 1;
-	if (__builtin_expect(a->hold_multi && !a->nheld && !a->qlen && ev->ts >= a->hold_out_ts, 1)) {
+	/* (One thread's events, the first's tid seen: nothing to track.) */
+	if (__builtin_expect((a->hold_multi || a->hold_tid == ev->tid + 1) && !a->nheld && !a->qlen &&
+			     ev->ts >= a->hold_out_ts, 1)) {
 		a->hold_nohold = false;
 		a->hold_out_ts = ev->ts;
 		return 1;
@@ -674,5 +676,10 @@ void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blo
  * of msc_agg_leaks() add up. */
 void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS],
 			 uint64_t blocks[MSC_LEAK_KINDS]);
+/* msc_agg_leak_totals from msc_agg_kind_totals' figures (one walk of the
+ * live table for both). */
+void msc_agg_leak_totals_of(const struct msc_agg *a, const uint64_t kb[MSC_LEAK_KINDS],
+			    const uint64_t kn[MSC_LEAK_KINDS], uint64_t *bytes, uint64_t *blocks,
+			    uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);
 
 #endif
