@@ -1425,11 +1425,20 @@ void msc_agg_kind_totals(const struct msc_agg *a, uint64_t bytes[MSC_LEAK_KINDS]
 void msc_agg_leak_totals(const struct msc_agg *a, uint64_t *bytes, uint64_t *blocks,
 			 uint64_t *possibly, uint64_t *reachable, bool *scanned)
 {
-	uint64_t kb[MSC_LEAK_KINDS], kn[MSC_LEAK_KINDS], b = 0, n = 0;
+	uint64_t kb[MSC_LEAK_KINDS], kn[MSC_LEAK_KINDS];
+
+	msc_agg_kind_totals(a, kb, kn);
+	msc_agg_leak_totals_of(a, kb, kn, bytes, blocks, possibly, reachable, scanned);
+}
+
+void msc_agg_leak_totals_of(const struct msc_agg *a, const uint64_t kb[MSC_LEAK_KINDS],
+			    const uint64_t kn[MSC_LEAK_KINDS], uint64_t *bytes, uint64_t *blocks,
+			    uint64_t *possibly, uint64_t *reachable, bool *scanned)
+{
+	uint64_t b = 0, n = 0;
 	bool any_scanned = false;
 	unsigned k;
 
-	msc_agg_kind_totals(a, kb, kn);
 	for (k = 0; k < MSC_LEAK_KINDS; k++) {
 		if (msc_leak_kind_leaked(k)) {
 			b += kb[k];

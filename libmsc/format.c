@@ -727,8 +727,8 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 	bool scanned;
 	unsigned k;
 
-	msc_agg_leak_totals(a, &leaked, &blocks, NULL, NULL, &scanned);
 	msc_agg_kind_totals(a, kind_bytes, kind_blocks);
+	msc_agg_leak_totals_of(a, kind_bytes, kind_blocks, &leaked, &blocks, NULL, NULL, &scanned);
 	msc_agg_totals(a, &allocs, &bytes, &frees);
 	msc_w_u64(w, "allocs", allocs);
 	msc_w_u64(w, "frees", frees);
