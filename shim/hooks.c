@@ -73,22 +73,15 @@ bool intern_grow(struct tstate *t)
 	return true;
 }
 
-/* Captures the stack above `frame` and returns its id (0: none). */
-static uint32_t stack_id(struct tstate *t, void *frame)
+/* The id of a captured stack the trace cache did not name: interned, and
+ * sent when new.  Out of stack_id's way, which the cache's hits take. */
+static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct capture *cp)
 {
+	struct capture c = *cp;
 	struct intern_slot *s;
-	struct capture c;
 	uint64_t *rec;
 	uint32_t id, j;
 
-	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
-		/* Another thread's stack: its bound, and nothing to reuse. */
-		t->uw.stack_hi = t_stack_hi;
-		unwind_forget(&t->uw);
-	}
-	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
-	if (c.id)
-		return c.id;
 	if (c.n <= 0)
 		return 0;
 	j = (uint32_t)c.h1 & t->tab_mask;
@@ -129,18 +122,32 @@ static uint32_t stack_id(struct tstate *t, void *frame)
 	return id;
 }
 
+/* Captures the stack above `frame` and returns its id (0: none).  Inlined
+ * into the hooks' recorders: it runs for every allocation. */
+static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t, void *frame)
+{
+	struct capture c;
+
+	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
+		/* Another thread's stack: its bound, and nothing to reuse. */
+		t->uw.stack_hi = t_stack_hi;
+		unwind_forget(&t->uw);
+	}
+	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	if (c.id)
+		return c.id;
+	return stack_intern(t, &c);
+}
+
 /*
  * The id of the one-frame stack [ip]: the return address of a hook, where
  * the program called it.  Sent once per thread and address, like a stack.
  */
-static uint32_t caller_id(struct tstate *t, uint64_t ip)
+static __attribute__((noinline)) uint32_t caller_new(struct tstate *t, uint64_t ip, unsigned j)
 {
-	unsigned j = (unsigned)((ip >> 3) ^ (ip >> 11)) & (CALLER_SLOTS - 1);
 	uint64_t *rec;
 	uint32_t id;
 
-	if (likely(t->callers[j].ip == ip))
-		return t->callers[j].id;
 	modules_check(t);
 	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
 	rec = ring_begin(t, 2);
@@ -152,6 +159,15 @@ static uint32_t caller_id(struct tstate *t, uint64_t ip)
 	t->callers[j].ip = ip;
 	t->callers[j].id = id;
 	return id;
+}
+
+static inline __attribute__((always_inline)) uint32_t caller_id(struct tstate *t, uint64_t ip)
+{
+	unsigned j = (unsigned)((ip >> 3) ^ (ip >> 11)) & (CALLER_SLOTS - 1);
+
+	if (likely(t->callers[j].ip == ip))
+		return t->callers[j].id;
+	return caller_new(t, ip, j);
 }
 
 /* ------------------------------------------------------------ recording */
@@ -202,9 +218,10 @@ static void record_sampled(void *frame, const void *p, uint64_t size, unsigned f
 	record_alloc_at(frame, p, size, fn, NULL, true);
 }
 
-static inline void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+/* The malloc family's: the pool's case compiled out. */
+static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
-	record_alloc_in(frame, p, size, fn, NULL);
+	record_alloc_at(frame, p, size, fn, NULL, false);
 }
 
 /* ALLOC of a block of the malloc family: into the set when sampling. */
@@ -247,7 +264,14 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
  * FREE of ptr by fn, with the stack of the call: the collector names the
  * bad call with it when the free is an error (double, invalid, mismatched).
  */
-static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
+/* A free's whole stack (--free-stacks), out of the frees' way. */
+static __attribute__((noinline)) uint32_t free_stack_id(struct tstate *t, void *frame)
+{
+	return stack_id(t, frame);
+}
+
+static inline __attribute__((always_inline)) void record_free_at(void *frame, unsigned fn,
+								 const void *ptr, const void *pool)
 {
 	struct tstate *t = get_tstate();
 	const uint64_t v[2] = { (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pool };
@@ -258,7 +282,7 @@ static void record_free_in(void *frame, unsigned fn, const void *ptr, const void
 	shared_lock(t);
 	/* A whole stack costs a frees as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
-	id = unlikely(g_free_stacks) ? stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
+	id = unlikely(g_free_stacks) ? free_stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
 	if (pool)
 		emit(t, MSC_EV_FREE, fn, id, v, 2);
 	else
@@ -266,9 +290,16 @@ static void record_free_in(void *frame, unsigned fn, const void *ptr, const void
 	shared_unlock(t);
 }
 
-static inline void record_free(void *frame, unsigned fn, const void *ptr)
+/* A pool's free (memscope.h). */
+static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
 {
-	record_free_in(frame, fn, ptr, NULL);
+	record_free_at(frame, fn, ptr, pool);
+}
+
+/* A free of the malloc family's: the pool's case compiled out. */
+static void record_free(void *frame, unsigned fn, const void *ptr)
+{
+	record_free_at(frame, fn, ptr, NULL);
 }
 
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
