@@ -283,8 +283,8 @@ static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
 
 /* One event of the agg's, in the order msc_agg_push gives.  Inlined: it
  * runs for every event. */
-static inline __attribute__((always_inline)) void apply_event(struct msc_recorder *r, struct rproc *pr, int pid,
-			const struct msc_cevent *ev)
+static inline __attribute__((always_inline)) void
+apply_event(struct msc_recorder *r, struct rproc *pr, int pid, const struct msc_cevent *ev)
 {
 	struct msc_agg *a = &pr->agg;
 	struct msc_freed fr;

@@ -205,8 +205,8 @@ static inline __attribute__((always_inline)) void record_alloc_at(void *frame, c
 	shared_unlock(t);
 }
 
-/* Its two cases, each a function of its own: no test of `set` on the
- * way of a full recording. */
+/* Its cases, each a function of its own: no test of `set` on the way of
+ * a full recording, nor of `pool` on the malloc family's. */
 static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
 			    const void *pool)
 {
@@ -218,7 +218,6 @@ static void record_sampled(void *frame, const void *p, uint64_t size, unsigned f
 	record_alloc_at(frame, p, size, fn, NULL, true);
 }
 
-/* The malloc family's: the pool's case compiled out. */
 static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_at(frame, p, size, fn, NULL, false);
@@ -260,16 +259,16 @@ static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, un
 	shared_unlock(t);
 }
 
-/*
- * FREE of ptr by fn, with the stack of the call: the collector names the
- * bad call with it when the free is an error (double, invalid, mismatched).
- */
 /* A free's whole stack (--free-stacks), out of the frees' way. */
 static __attribute__((noinline)) uint32_t free_stack_id(struct tstate *t, void *frame)
 {
 	return stack_id(t, frame);
 }
 
+/*
+ * FREE of ptr by fn, with the stack of the call: the collector names the
+ * bad call with it when the free is an error (double, invalid, mismatched).
+ */
 static inline __attribute__((always_inline)) void record_free_at(void *frame, unsigned fn,
 								 const void *ptr, const void *pool)
 {
