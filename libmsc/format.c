@@ -716,7 +716,8 @@ void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, ui
 	msc_w_end(w);
 }
 
-void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
+void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
+		      struct msc_leak_sum *sum)
 {
 	/* Every figure of ms-report's summary, in the order it lists them. */
 	static const unsigned kinds[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY, MSC_LEAK_POSSIBLY,
@@ -729,6 +730,8 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks)
 
 	msc_agg_kind_totals(a, kind_bytes, kind_blocks);
 	msc_agg_leak_totals_of(a, kind_bytes, kind_blocks, &leaked, &blocks, NULL, NULL, &scanned);
+	if (sum)
+		*sum = (struct msc_leak_sum){ leaked, blocks, scanned };
 	msc_agg_totals(a, &allocs, &bytes, &frees);
 	msc_w_u64(w, "allocs", allocs);
 	msc_w_u64(w, "frees", frees);

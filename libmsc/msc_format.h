@@ -238,8 +238,17 @@ void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pi
 /* A "sample": the rss the collector read and the heap as a stands. */
 void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
 		      uint64_t rss);
+/* The leak totals an "end" record says (msc_agg_leak_totals'). */
+struct msc_leak_sum {
+	uint64_t bytes, blocks;
+	bool scanned;
+};
+
 /* The totals members of an "end" record (the caller opened it).  leaks
- * false leaves out the leak totals (an image replaced by exec leaks nothing). */
-void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks);
+ * false leaves out the leak totals (an image replaced by exec leaks nothing).
+ * sum, if not NULL, gets the leak totals, so that the caller need not walk
+ * every live block again for them. */
+void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
+		      struct msc_leak_sum *sum);
 
 #endif

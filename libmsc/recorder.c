@@ -46,6 +46,8 @@ struct rproc {
 	size_t nthreads, capthreads;
 	uint64_t last_rss;		/* the last rss read, for the closing sample */
 	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
+	struct msc_leak_sum leaks;	/* as its end record said them, */
+	bool have_leaks;		/* when it was written */
 };
 
 struct msc_recorder {
@@ -509,7 +511,8 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 			msc_w_bool(w, "core", true);
 	}
 	msc_w_u64(w, "ts", end_ts);
-	msc_write_totals(w, a, !exec);
+	msc_write_totals(w, a, !exec, &pr->leaks);
+	pr->have_leaks = true;
 	msc_w_u64(w, "lost", end->lost);
 	if (end->waits)
 		msc_w_u64(w, "waits", end->waits);
@@ -738,7 +741,14 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		s->live = pr->agg.live_bytes;
 		s->live_blocks = pr->agg.live_blocks;
 		s->unknown_frees = pr->agg.unknown_frees;
-		msc_agg_leak_totals(&pr->agg, &s->leaked, &s->leaked_blocks, NULL, NULL, &s->scanned);
+		if (pr->have_leaks) {
+			s->leaked = pr->leaks.bytes;
+			s->leaked_blocks = pr->leaks.blocks;
+			s->scanned = pr->leaks.scanned;
+		} else {
+			msc_agg_leak_totals(&pr->agg, &s->leaked, &s->leaked_blocks, NULL, NULL,
+					    &s->scanned);
+		}
 		s->lost = end->lost;
 	}
 	msc_agg_release(&pr->agg);

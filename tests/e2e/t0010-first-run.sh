@@ -21,6 +21,8 @@ check_grep "the program's output stays on the terminal" "^leaky: done\$" tty.txt
 check_eq "and at the end, how to read it" "ms-record: ms-report $f shows the report" \
 	"$(tail -n 1 tty.txt)"
 check_nogrep "no records on the terminal" '"type"' tty.txt
+check_grep "the summary line's leak total is the end record's" \
+	", leaked 87.5 KiB in $(tail -n 1 "$f" | jq .leaked_blocks) blocks, exit 0\$" tty.txt
 check_eq "the file is a whole recording" "end exit" "$(tail -n 1 "$f" | jq -r '"\(.type) \(.reason)"')"
 ms-report "$f" >report.txt
 check_grep "its report has the known leak total" "89,609 B  in 1,020 blocks" report.txt
