@@ -139,6 +139,15 @@ check_eq "attach: live blocks are of unknown fate" unknown "$(jqr "$A" leak .kin
 check_status "attach --sample 1M --duration" 0 ms-record -p $TK --sample 1M --duration 1s -o "$OUT/a2.ndjson"
 check_eq "attach 1M: sample" 1048576 "$(jqr "$OUT/a2.ndjson" header .options.sample)"
 check_eq "attach 1M: end" detached "$(jqr "$OUT/a2.ndjson" end .reason)"
+# Long after its first 50 ticks, ticker allocates twice a tick and frees
+# the message of 50 ticks before: every free is counted (those of blocks
+# older than the attach too, which a full recording leaves out as
+# unknown_frees), none is looked up.
+a2a=$(jqr "$OUT/a2.ndjson" end .allocs)
+a2f=$(jqr "$OUT/a2.ndjson" end .frees)
+check_eq "attach 1M: no frees of unknown blocks" 0 "$(jqr "$OUT/a2.ndjson" end .unknown_frees)"
+check_range "attach 1M: the older blocks' frees count too (allocations = 2 x frees)" -3 3 \
+	$(( ${a2a:-0} - 2 * ${a2f:-0} ))
 kill -0 $TK 2>/dev/null
 check_eq "the service still runs" 0 $?
 
