@@ -21,14 +21,14 @@
  * loaded with RTLD_LOCAL; a dead collector stops recording, never the
  * program.
  *
- * Owns the exported hooks but entry.c's four (malloc, free, calloc,
- * realloc, whose full hooks are here: malloc_hook and the others), the
- * recording of events (record_*), stack interning (stack_id) and the boot
- * pool.  They stay in one file, with the ring operations inlined from
+ * Owns the exported hooks but entry.c's (malloc, free, calloc, realloc
+ * and C++'s plain new, new[], delete and delete[], whose full hooks are
+ * here: malloc_hook, new_hook and the others), the recording of events
+ * (record_*), stack interning (stack_id) and the boot pool.  They stay in one file, with the ring operations inlined from
  * shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
  * ring_begin/ring_commit) makes no call the compiler cannot see into but
  * the real function and the unwinder.  The rest of the library: entry.c
- * (the four entry points), sample.c (--sample), session.c (the session,
+ * (those entry points), sample.c (--sample), session.c (the session,
  * fork, init), threads.c (per-thread state), resolve.c (the real
  * functions), modules.c (module maps), unwind.c, attach.c and dlclose.S;
  * shim.h says who owns what.
@@ -197,7 +197,7 @@ static inline __attribute__((always_inline)) void record_alloc_at(void *frame, c
 	shared_lock(t);
 	id = stack_id(t, frame);
 	if (set && !sampled_add(p))
-		sample_count_alloc(t, size);
+		sample_count_alloc(size);
 	else if (pool)
 		emit(t, MSC_EV_ALLOC, fn, id, v, 3);
 	else
@@ -381,7 +381,6 @@ SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const v
 void *malloc_hook(size_t size)
 {
 	void *frame = __builtin_frame_address(0);
-	struct tstate *t;
 	void *p;
 
 	if (unlikely(!real_malloc)) {
@@ -396,10 +395,10 @@ void *malloc_hook(size_t size)
 		return real_malloc(size);
 	}
 	t_guard++;
-	if ((t = sample_skip(size))) {
+	if (sample_skip(size)) {
 		p = real_malloc(size);
 		if (p)
-			sample_count_alloc(t, size);
+			sample_count_alloc(size);
 		t_guard--;
 		return p;
 	}
@@ -437,7 +436,6 @@ void free_hook(void *ptr)
 void *calloc_hook(size_t n, size_t size)
 {
 	void *frame = __builtin_frame_address(0);
-	struct tstate *t;
 	void *p;
 
 	if (unlikely(!real_calloc)) {
@@ -456,10 +454,10 @@ void *calloc_hook(size_t n, size_t size)
 		return real_calloc(n, size);
 	}
 	t_guard++;
-	if ((t = sample_skip((uint64_t)n * size))) {
+	if (sample_skip((uint64_t)n * size)) {
 		p = real_calloc(n, size);
 		if (p)
-			sample_count_alloc(t, (uint64_t)n * size);
+			sample_count_alloc((uint64_t)n * size);
 		t_guard--;
 		return p;
 	}
@@ -473,7 +471,7 @@ void *calloc_hook(size_t n, size_t size)
 
 static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 {
-	struct tstate *t;
+	bool skip;
 	bool old_recorded = false;
 	void *p;
 
@@ -493,12 +491,12 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		record_free(frame, fn, ptr);
 		old_recorded = true;
 	}
-	t = sample_skip(size);
-	if (!t)
+	skip = sample_skip(size);
+	if (!skip)
 		prepare_alloc(frame);
 	p = real_realloc(ptr, size);
-	if (p && t)
-		sample_count_alloc(t, size);
+	if (p && skip)
+		sample_count_alloc(size);
 	else if (p)
 		record_block(frame, p, size, fn);
 	if (ptr && !old_recorded && (p || !size))
@@ -547,7 +545,7 @@ SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
 
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	struct tstate *t;
+	bool skip;
 	int ret;
 
 	ensure_init();
@@ -564,10 +562,10 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return real_posix_memalign(out, align, size);
 	}
 	t_guard++;
-	t = sample_skip(size);
+	skip = sample_skip(size);
 	ret = real_posix_memalign(out, align, size);
-	if (ret == 0 && t)
-		sample_count_alloc(t, size);
+	if (ret == 0 && skip)
+		sample_count_alloc(size);
 	else if (ret == 0)
 		record_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
 	t_guard--;
@@ -577,7 +575,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 #define ALIGNED_HOOK(name, fn, params, args, realcall, sizeexpr)                              \
 	SHIM_EXPORT void *name params                                                         \
 	{                                                                                     \
-		struct tstate *t;                                                             \
+		bool skip;                                                                    \
 		void *p;                                                                      \
 		ensure_init();                                                                \
 		if (unlikely(!real_##name))                                                   \
@@ -587,12 +585,12 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 			return realcall;                                                      \
 		}                                                                             \
 		t_guard++;                                                                    \
-		t = sample_skip(sizeexpr);                                                    \
+		skip = sample_skip(sizeexpr);                                                 \
 		p = realcall;                                                                 \
-		if (p && t)                                                                   \
-			sample_count_alloc(t, sizeexpr);                                      \
+		if (p && skip)                                                                \
+			sample_count_alloc(sizeexpr);                                         \
 		else if (p)                                                                   \
-			record_block(__builtin_frame_address(0), p, sizeexpr, fn);           \
+			record_block(__builtin_frame_address(0), p, sizeexpr, fn);            \
 		t_guard--;                                                                    \
 		return p;                                                                     \
 	}
@@ -628,7 +626,7 @@ static void *new_fallback(size_t size)
 #define NEW_HOOK(vis, sym, realfn, fn, params, callargs)                                \
 	vis void *sym params                                                            \
 	{                                                                               \
-		struct tstate *t;                                                       \
+		bool skip;                                                              \
 		void *p;                                                                \
 		cxx_ready();                                                            \
 		if (unlikely(!realfn))                                                  \
@@ -636,8 +634,8 @@ static void *new_fallback(size_t size)
 		if (!ACTIVE())                                                          \
 			return realfn callargs;                                         \
 		t_guard++;                                                              \
-		t = sample_skip(size);                                                  \
-		if (!t)                                                                 \
+		skip = sample_skip(size);                                               \
+		if (!skip)                                                              \
 			prepare_alloc(__builtin_frame_address(0));                      \
 		t_guard--;                                                              \
 		t_flags |= IN_NEW;                                                      \
@@ -645,8 +643,8 @@ static void *new_fallback(size_t size)
 		t_flags &= ~IN_NEW;                                                     \
 		if (p && ACTIVE()) {                                                    \
 			t_guard++;                                                      \
-			if (t)                                                          \
-				sample_count_alloc(t, size);                            \
+			if (skip)                                                       \
+				sample_count_alloc(size);                               \
 			else                                                            \
 				record_block(__builtin_frame_address(0), p, size, fn);  \
 			t_guard--;                                                      \
@@ -1047,10 +1045,8 @@ struct visit_arg {
  */
 static void afn_alloc(void *frame, uint64_t p, uint64_t size, unsigned fn)
 {
-	struct tstate *t = sample_skip(size);
-
-	if (t) {
-		sample_count_alloc(t, size);
+	if (sample_skip(size)) {
+		sample_count_alloc(size);
 		return;
 	}
 	record_block(frame, (const void *)(uintptr_t)p, size, fn);

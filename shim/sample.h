@@ -111,9 +111,6 @@ static inline bool sample_hot(void)
 	return t_hot.gen == (unsigned)(g_fast >> 32);
 }
 
-/* What sample_skip() returns when the count goes to t_hot's ring. */
-#define SKIP_HOT ((struct tstate *)3)
-
 /*
  * The fast path of a call that is not recorded, which the hooks of malloc,
  * calloc, realloc and free take first, in a frame that saves two registers
@@ -185,26 +182,31 @@ static inline bool sample_pick(struct tstate *t, uint64_t size)
 	return true;
 }
 
-/* Counts what was not recorded, in t's ring's header. */
-static inline void sample_count_alloc(struct tstate *t, uint64_t size)
+/* Counts an allocation that was not recorded (guard held), in t_hot's ring
+ * when the thread's fast path is open (sample_pick opened it with the
+ * thread's own ring), else in its state's ring. */
+static inline void sample_count_alloc(uint64_t size)
 {
-	struct msc_ring *r;
+	struct tstate *t;
 
-	if (likely(t == SKIP_HOT)) {
+	if (likely(sample_hot())) {
 		sample_fast_count_alloc(size);
 		return;
 	}
-	r = t->ring;
+	t = get_tstate();
+	if (!t)
+		return;
 	if (unlikely(t->shared)) {
-		__atomic_add_fetch(&r->unsampled_allocs, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&r->unsampled_bytes, size, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->ring->unsampled_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->ring->unsampled_bytes, size, __ATOMIC_RELAXED);
 		return;
 	}
-	r->unsampled_allocs++;
-	r->unsampled_bytes += size;
+	t->ring->unsampled_allocs++;
+	t->ring->unsampled_bytes += size;
 }
 
-/* Counts the free of a block that was not recorded (guard held). */
+/* Counts the free of a block that was not recorded (guard held), as
+ * sample_count_alloc does. */
 static inline void sample_count_free(void)
 {
 	struct tstate *t;
@@ -223,23 +225,21 @@ static inline void sample_count_free(void)
 }
 
 /*
- * Called with the guard held before an allocation of size: when sampling
- * and this one is not to be recorded, the state to count it in (SKIP_HOT:
- * t_hot's ring); NULL when it is to be recorded (or no state: then nothing
- * is).
+ * Called with the guard held before an allocation of size: true when
+ * sampling and this one is not to be recorded (sample_count_alloc then
+ * counts it); false when it is to be recorded (or there is no state: then
+ * nothing is).
  */
-static inline struct tstate *sample_skip(uint64_t size)
+static inline bool sample_skip(uint64_t size)
 {
 	struct tstate *t;
 
 	if (!g_sample)
-		return NULL;
+		return false;
 	if (likely(sample_hot()) && likely(sample_fast_take(size)))
-		return SKIP_HOT;
+		return true;
 	t = get_tstate();
-	if (!t || sample_pick(t, size))
-		return NULL;
-	return t;
+	return t && !sample_pick(t, size);
 }
 
 /*

@@ -8,8 +8,10 @@
  * thread's recursion guard set.
  *
  * Who owns what:
- *	entry.c		malloc, free, calloc, realloc: --sample's fast path
- *			of a call not recorded, else a jump to hooks.c's
+ *	entry.c		malloc, free, calloc, realloc, C++'s plain new,
+ *			new[], delete, delete[]: --sample's fast path of a
+ *			call not recorded, a call inside a hook passed
+ *			through, else a jump to hooks.c's
  *	hooks.c		the other exported hooks and the full ones of
  *			entry.c's, recording, stack interning, the boot pool
  *	session.c	the session (g_state, g_fast, the region, the
