@@ -596,6 +596,17 @@ static const uint8_t min_words[MSC_EV_MAX] = {
 };
 
 /*
+ * Whether a record of type and bytes, at off in a ring of size and absolute
+ * position pos, is one the shim writes and lies wholly before head.
+ */
+static inline bool record_fits(unsigned type, uint64_t bytes, uint64_t off, uint64_t size,
+			       uint64_t pos, uint64_t head)
+{
+	return type < MSC_EV_MAX && bytes && bytes >= (uint64_t)min_words[type] * 8 &&
+	       off + bytes <= size && pos + bytes <= head;
+}
+
+/*
  * Advances cur over records that carry no timestamp (processing them) until
  * a timestamped event waits at cur->pos or the committed data ends.
  */
@@ -644,8 +655,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 			cur->pos += skip;
 			continue;
 		}
-		if (type >= MSC_EV_MAX || !words || words < min_words[type] ||
-		    off + (uint64_t)words * 8 > size || cur->pos + (uint64_t)words * 8 > head) {
+		if (!record_fits(type, (uint64_t)words * 8, off, size, cur->pos, head)) {
 			break_ring(c, p, ri, "holds something that is not a record");
 			break;
 		}
@@ -693,7 +703,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
  * allocation or a free, whole before the head already read (and checked by
  * ring_peek, which reread it: a head only changes there).  True when it
  * made that record the waiting event; false leaves cur as it was, for
- * ring_peek to look at.  The same checks as ring_peek's, for those types.
+ * ring_peek to look at.
  */
 static inline bool ring_peek_block(struct msc_collector *c, struct ring_cur *cur)
 {
@@ -708,8 +718,8 @@ static inline bool ring_peek_block(struct msc_collector *c, struct ring_cur *cur
 	hdr = __atomic_load_n(&rec[0], __ATOMIC_RELAXED);
 	type = MSC_EV_TYPE(hdr);
 	bytes = (uint64_t)MSC_EV_WORDS(hdr) * 8;
-	if ((type != MSC_EV_ALLOC && type != MSC_EV_FREE) || bytes < (uint64_t)min_words[type] * 8 ||
-	    off + bytes > size || cur->pos + bytes > cur->head)
+	if ((type != MSC_EV_ALLOC && type != MSC_EV_FREE) ||
+	    !record_fits(type, bytes, off, size, cur->pos, cur->head))
 		return false;
 	ts = __atomic_load_n(&rec[1], __ATOMIC_RELAXED);
 	if (ts > c->future_raw)
