@@ -58,6 +58,13 @@ median_s() {
 		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# med DIGITS: the median of the numbers on standard input, with DIGITS
+# decimals ("n/a" for none)
+med() {
+	sort -g | awk -v d="$1" '{ v[NR] = $1 } END {
+		if (NR) printf "%.*f", d, v[int((NR + 1) / 2)]; else print "n/a" }'
+}
+
 # ratio A B [DIGITS]: A / B
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { if (b > 0) printf "%.*f\n", d, a / b; else print "n/a" }'; }
 # ms SECONDS: milliseconds with one decimal
@@ -324,10 +331,9 @@ bench_profilers() {
 		"collector got the second core." "" \
 		"| workload | events | shim ns/event | collector ns/event |" "|---|---:|---:|---:|"
 	for _w in $_w_list; do
-		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
 		_ev=$(awk '{ print $4 }' "$OUT/cpu.$_w" | head -n 1)
-		_shim=$(awk '$4 > 0 { print ($1 - $2) / $4 }' "$OUT/cpu.$_w" | _med)
-		_col=$(awk '$4 > 0 { print $3 / $4 }' "$OUT/cpu.$_w" | _med)
+		_shim=$(awk '$4 > 0 { print ($1 - $2) / $4 }' "$OUT/cpu.$_w" | med 1)
+		_col=$(awk '$4 > 0 { print $3 / $4 }' "$OUT/cpu.$_w" | med 1)
 		emit "| $_w | $(thousands "${_ev:-0}") | $_shim | $_col |"
 	done
 	# Same program output under memscope: the profiled program is unchanged.
@@ -372,12 +378,11 @@ bench_floor() {
 		done
 		# Columns: tool native_s native_peak native_status s peak status
 		# cpu native_cpu recorder_cpu events
-		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
 		_ev=$(awk '{ print $11 }' "$OUT/floor.$_w" | head -n 1)
 		_cells=""
 		for _f in 'print $5 / $2' 'print ($8 - $9) / $11' 'print $10 / $11'; do
 			for _tool in memscope nostack; do
-				_v=$(awk -v t="$_tool" '$1 == t && $7 == 0 && $2 > 0 && $11 > 0 { '"$_f"' }' "$OUT/floor.$_w" | _med)
+				_v=$(awk -v t="$_tool" '$1 == t && $7 == 0 && $2 > 0 && $11 > 0 { '"$_f"' }' "$OUT/floor.$_w" | med 2)
 				case $_f in *'$5'*) _v=${_v}x ;; esac
 				_cells="$_cells | $_v"
 			done
@@ -462,17 +467,16 @@ bench_sampled() {
 		done
 		# Columns: native_s native_peak native_status s peak status cpu
 		# native_cpu events samples recorder_cpu
-		_med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }'; }
-		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | _med)
-		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | _med)
+		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | med 2)
+		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | med 2)
 		_ev=$(awk '{ print $9 }' "$OUT/sratios.$_w" | head -n 1)
 		_rec=$(awk '{ print $10 }' "$OUT/sratios.$_w" | head -n 1)
-		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | _med)
-		_coll=$(awk '$9 > 0 && $11 != "" { print $11 / $9 }' "$OUT/sratios.$_w" | _med)
+		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | med 2)
+		_coll=$(awk '$9 > 0 && $11 != "" { print $11 / $9 }' "$OUT/sratios.$_w" | med 2)
 		_jn=n/a _jp=n/a
 		if [ "$_je" = yes ]; then
-			_jn=$(awk '{ print $1 }' "$OUT/jratios.$_w" | _med)
-			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | _med)x"
+			_jn=$(awk '{ print $1 }' "$OUT/jratios.$_w" | med 2)
+			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | med 2)x"
 		fi
 		emit "| $_w | $_native | ${_ratio}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
 	done
