@@ -93,7 +93,7 @@ SHIM_EXPORT void *malloc(size_t size)
 			return malloc_fast(size);
 	} else if ((uint32_t)gate && likely(real_malloc)) {
 		if (gate & IN_NEW)
-			t_hot.flags = (uint32_t)gate & ~IN_NEW;
+			t_hot.gate = gate & ~(uint64_t)IN_NEW;
 		return real_malloc(size);
 	}
 	return malloc_hook(size);
@@ -164,9 +164,9 @@ static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(siz
 {
 	void *p;
 
-	t_hot.flags = IN_NEW;
+	T_FLAGS_SET(IN_NEW);
 	p = realfn(size);
-	t_hot.flags &= ~IN_NEW;
+	T_FLAGS_CLEAR(IN_NEW);
 	if (likely(p) && likely(sample_hot()))
 		sample_fast_count_alloc(size);
 	return p;

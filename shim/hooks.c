@@ -319,7 +319,7 @@ static void record_region(void *frame, unsigned type, const uint64_t *v, unsigne
 static inline void passing_through(void)
 {
 	if (unlikely(t_flags & IN_NEW))
-		t_flags &= ~IN_NEW;
+		T_FLAGS_CLEAR(IN_NEW);
 }
 
 /* ------------------------------------------------------------ boot pool */
@@ -638,9 +638,9 @@ static void *new_fallback(size_t size)
 		if (!skip)                                                              \
 			prepare_alloc(__builtin_frame_address(0));                      \
 		t_guard--;                                                              \
-		t_flags |= IN_NEW;                                                      \
+		T_FLAGS_SET(IN_NEW);                                                    \
 		p = realfn callargs;                                                    \
-		t_flags &= ~IN_NEW;                                                     \
+		T_FLAGS_CLEAR(IN_NEW);                                                  \
 		if (p && ACTIVE()) {                                                    \
 			t_guard++;                                                      \
 			if (skip)                                                       \
