@@ -18,7 +18,8 @@
  *
  * The guard is held across the real call, as the full hooks hold it: what
  * runs meanwhile on this thread (a signal handler's allocation, the real
- * operator's own malloc) passes through.
+ * operator's own malloc) passes through.  Not across glibc's malloc and
+ * free (malloc_plain below), which call nothing of ours.
  */
 #include "sample.h"
 #include "shim.h"
@@ -39,6 +40,41 @@ static __attribute__((noinline)) void *malloc_fast(size_t size)
 		sample_fast_count_alloc(size);
 	t_guard--;
 	return p;
+}
+
+/*
+ * glibc's malloc and free call nothing of ours: every call libc makes
+ * inside itself is to its own hidden names, never through a PLT.  With
+ * them as the real ones (entry_routes), malloc's fast path holds no guard
+ * around the real call, and free's counts and jumps to the real free,
+ * with no frame at all.  Another allocator's calls (jemalloc's mmap and
+ * munmap, through its PLT, to our hooks) must pass through as they do in
+ * a full hook: it runs guarded.  A signal handler's allocation meanwhile
+ * is then the program's own business, as it is without us.
+ */
+static __attribute__((noinline)) void *malloc_plain(size_t size)
+{
+	void *p = real_malloc(size);
+
+	if (likely(p))
+		sample_fast_count_alloc(size);
+	return p;
+}
+
+static __attribute__((noinline)) void free_guarded(void *ptr)
+{
+	t_guard++;
+	real_free(ptr);
+	t_guard--;
+}
+
+static void *(*malloc_route)(size_t) = malloc_fast;
+static void (*free_route)(void *) = free_guarded;
+
+void entry_routes(bool libc_heap)
+{
+	__atomic_store_n(&malloc_route, libc_heap ? malloc_plain : malloc_fast, __ATOMIC_RELAXED);
+	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
 }
 
 /* free, delete, delete[]: C++'s deletes never throw, and the real ones'
@@ -90,7 +126,7 @@ SHIM_EXPORT void *malloc(size_t size)
 
 	if (gate == g_fast) {
 		if (likely(sample_fast_take(size)))
-			return malloc_fast(size);
+			return malloc_route(size);
 	} else if ((uint32_t)gate && likely(real_malloc)) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;
@@ -113,7 +149,13 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 	if (gate == g_fast) {
 		if (likely(ptr) && likely(resolved || *real) && likely(!is_boot(ptr)) &&
 		    likely(sampled_none(ptr))) {
-			free_fast(ptr, *real);
+			if (resolved) {
+				/* free's: counted first, and free_route jumped to */
+				sample_fast_count_free();
+				free_route(ptr);
+			} else {
+				free_fast(ptr, *real);
+			}
 			return;
 		}
 	} else if ((uint32_t)gate && likely(*real) && likely(ptr) && likely(!is_boot(ptr))) {

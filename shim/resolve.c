@@ -15,6 +15,7 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <string.h>
 
@@ -108,6 +109,16 @@ static void *resolve_attached(const char *name)
 	return p;
 }
 
+/* Is p defined in glibc itself?  (A malloc_debug or jemalloc preloaded, or
+ * linked, defines its own.) */
+static bool in_libc(void *p)
+{
+	const char *obj, *libc;
+
+	return defined_at(p, &obj) && defined_at((void *)gnu_get_libc_version, &libc) &&
+	       !strcmp(obj, libc);
+}
+
 /* Preloaded: the next definition.  Attached: see resolve_attached. */
 #define RESOLVE(var, name) \
 	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
@@ -133,6 +144,7 @@ void resolve_reals(void)
 	RESOLVE(real__exit, "_exit");
 	RESOLVE(real__Exit, "_Exit");
 	RESOLVE(shim_real_dlclose, "dlclose");
+	entry_routes(in_libc((void *)real_malloc) && in_libc((void *)real_free));
 	resolving = 0;
 }
 

@@ -212,6 +212,9 @@ extern bool cxx_resolved;
 extern volatile int resolving;
 
 void resolve_reals(void);
+/* entry.c: how the fast path calls the real malloc and free (glibc's or
+ * another allocator's). */
+void entry_routes(bool libc_heap);
 void resolve_cxx(void);
 
 /* Memory of our own, through the real functions (not our hooks). */

@@ -120,6 +120,36 @@ check_eq "tcmalloc: the tc_newarray leak's stack" \
 	"leak_tc_newarray@thirdparty.c:$(line_of "$SRC/thirdparty.c" "sink = memset(tc_newarray(80)")" \
 	"$(stack_of "$R" "$sid" | sed 's/ < .*//')"
 
+# --- sampled, the real malloc another allocator's: its insides pass through --
+# The fast path of an allocation --sample does not record calls glibc's
+# malloc and free without the guard (they call nothing of ours), another
+# allocator's with it: jemalloc maps its extents with mmap through its PLT,
+# which is our hook, and those are not the program's mappings.  1M blocks
+# of 64 B make it map new extents several times; at 1G none is recorded.
+cat >"$OUT/manyblocks.c" <<'EOF'
+#include <stdlib.h>
+enum { N = 1000000 };
+static void *p[N];
+int main(void)
+{
+	for (int i = 0; i < N; i++)
+		p[i] = malloc(64);
+	for (int i = 0; i < N; i++)
+		free(p[i]);
+	return 0;
+}
+EOF
+check_status "build many blocks on jemalloc" 0 cc -O1 -o "$OUT/manyblocks-je" "$OUT/manyblocks.c" -l:libjemalloc.so.2
+check_status "build many blocks on glibc" 0 cc -O1 -o "$OUT/manyblocks" "$OUT/manyblocks.c"
+# (jemalloc links libstdc++, whose emergency pool is 72,704 B, never freed.)
+for prog in manyblocks-je manyblocks; do
+	want="1000000 1000000 64000000 0 0"
+	[ "$prog" = manyblocks-je ] && want="1000001 1000000 64072704 0 0"
+	check_status "$prog --sample 1G: runs" 0 ms-record -q --sample 1G -o "$OUT/$prog.ndjson" "$OUT/$prog"
+	check_eq "$prog --sample 1G: exact totals, none recorded, no mapping of the allocator's" "$want" \
+		"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.bytes) \(.mmaps) \(.samples)"' "$OUT/$prog.ndjson")"
+done
+
 # --- a mismatch through a built-in hook is still one ------------------------
 cat >"$OUT/mismatch.c" <<'EOF'
 #include <stdlib.h>
