@@ -98,9 +98,13 @@ struct msc_site {
 	uint64_t first_ts;		/* of its allocations */
 	uint32_t pool;			/* its first block's pool's name:
 					 * a->pool_names index + 1, 0 = none */
+	uint32_t prev_exact;		/* exact: the stack's exact site made
+					 * before it, index + 1, 0 = none */
 	uint64_t samples;		/* --sample: blocks recorded (allocs is
 					 * their weights' sum) */
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct msc_site) == 3 * 64, "a site is three cache lines");
 
 /* Blocks of the site still live. */
 static inline uint64_t msc_site_live(const struct msc_site *s)
@@ -186,6 +190,9 @@ struct msc_stack_sites {
 	uint32_t last;			/* exact site of last_size: index + 1, 0 = none */
 	uint32_t classes;		/* folded: block number + 1, 0 = not folded */
 	uint16_t nexact;		/* exact sites made (saturates) */
+	uint32_t exact;			/* the last one made, index + 1 (its
+					 * prev_exact the one before...), 0 =
+					 * none; 0 once folded */
 };
 
 /*

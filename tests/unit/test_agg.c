@@ -4,7 +4,8 @@
  * (kept beside the 24-byte entries), allocation times far from zero (kept
  * relative to the first), a realloc undone (the block comes back with its
  * size and time), leak kinds, a table that grows past a million blocks
- * with every figure exact, and memscope.h's pools.
+ * with every figure exact, a stack's sites folding into size classes,
+ * and memscope.h's pools.
  */
 #include <errno.h>
 #include <math.h>
@@ -435,6 +436,96 @@ static void test_folded_mapping_leak(void **state)
 	msc_agg_release(&a);
 }
 
+/* Sums over a stack's sites still in use: allocations, frees, bytes, live
+ * bytes; *nexact and *nclassed count them. */
+static void stack_sums(const struct msc_agg *a, uint32_t stack, uint64_t sum[4], int *nexact,
+		       int *nclassed)
+{
+	uint32_t i;
+
+	memset(sum, 0, 4 * sizeof(*sum));
+	*nexact = *nclassed = 0;
+	for (i = 0; i < a->nsites; i++) {
+		const struct msc_site *s = &a->sites[i];
+
+		if (s->stack != stack || s->removed)
+			continue;
+		sum[0] += s->allocs;
+		sum[1] += s->frees;
+		sum[2] += s->bytes;
+		sum[3] += s->live_bytes;
+		++*(s->classed ? nclassed : nexact);
+	}
+}
+
+/*
+ * Two stacks whose exact sites were made in turn, one freeing some of its
+ * blocks: the first folds when it meets a size more than are kept exact
+ * (every one of its exact sites goes into its class, none of the other
+ * stack's), its class sites made in the order of its exact ones; then the
+ * second folds too.
+ */
+static void test_fold_interleaved(void **state)
+{
+	struct msc_agg a;
+	uint64_t sum[4], k, bytes7 = 0, freed7 = 0, bytes9 = 0;
+	int nexact, nclassed;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	for (k = 0; k < MSC_AGG_EXACT_SIZES; k++) {
+		uint64_t s7 = 16 * (k + 1), s9 = 1000 + k;
+
+		assert_int_equal(msc_agg_alloc(&a, T0 + 2 * k, 1, 0x10000 + 0x1000 * k, s7, 7,
+					       MSC_FN_MALLOC), 0);
+		assert_int_equal(msc_agg_alloc(&a, T0 + 2 * k + 1, 1, 0x90000 + 0x1000 * k, s9,
+					       9, MSC_FN_MALLOC), 0);
+		bytes7 += s7;
+		bytes9 += s9;
+		if (k % 3 == 0) {
+			assert_int_equal(msc_agg_free(&a, T0 + 100 + k, 1, 0x10000 + 0x1000 * k,
+						      MSC_FN_FREE, 0, NULL), 1);
+			freed7 += s7;
+		}
+	}
+	stack_sums(&a, 7, sum, &nexact, &nclassed);
+	assert_int_equal(nexact, MSC_AGG_EXACT_SIZES);
+	assert_int_equal(nclassed, 0);
+	/* A 17th size: stack 7 folds. */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 200, 1, 0x50000, 5000, 7, MSC_FN_MALLOC), 0);
+	bytes7 += 5000;
+	stack_sums(&a, 7, sum, &nexact, &nclassed);
+	assert_int_equal(nexact, 0);
+	assert_int_equal(nclassed, 6);	/* 16..31, 32..63, ..., 256..511, 4096..8191 */
+	assert_int_equal(sum[0], MSC_AGG_EXACT_SIZES + 1);
+	assert_int_equal(sum[1], (MSC_AGG_EXACT_SIZES + 2) / 3);
+	assert_int_equal(sum[2], bytes7);
+	assert_int_equal(sum[3], bytes7 - freed7);
+	/* Its first class site is its first exact site's class. */
+	for (i = 0; i < a.nsites && (a.sites[i].stack != 7 || !a.sites[i].classed); i++)
+		;
+	assert_true(i < a.nsites);
+	assert_int_equal(a.sites[i].size, 16);
+	stack_sums(&a, 9, sum, &nexact, &nclassed);
+	assert_int_equal(nexact, MSC_AGG_EXACT_SIZES);
+	assert_int_equal(nclassed, 0);
+	assert_int_equal(sum[0], MSC_AGG_EXACT_SIZES);
+	assert_int_equal(sum[2], bytes9);
+	/* A free of a folded site's block finds its class. */
+	assert_int_equal(msc_agg_free(&a, T0 + 300, 1, 0x10000 + 0x1000, MSC_FN_FREE, 0, NULL), 1);
+	stack_sums(&a, 7, sum, &nexact, &nclassed);
+	assert_int_equal(sum[3], bytes7 - freed7 - 32);
+	/* Then stack 9 folds: 1000..1015 are one class, 3 is another. */
+	assert_int_equal(msc_agg_alloc(&a, T0 + 400, 1, 0x60000, 3, 9, MSC_FN_MALLOC), 0);
+	stack_sums(&a, 9, sum, &nexact, &nclassed);
+	assert_int_equal(nexact, 0);
+	assert_int_equal(nclassed, 2);
+	assert_int_equal(sum[0], MSC_AGG_EXACT_SIZES + 1);
+	assert_int_equal(sum[2], bytes9 + 3);
+	msc_agg_release(&a);
+}
+
 /*
  * Mapped regions: an unmap across several, a hole that splits one in two,
  * the pieces unmapped one by one (the block is freed with its last piece),
@@ -776,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_hold_order),
 		cmocka_unit_test(test_unfree_undoes_the_free),
 		cmocka_unit_test(test_folded_mapping_leak),
+		cmocka_unit_test(test_fold_interleaved),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_brk_and_peaks),
 		cmocka_unit_test(test_errors),
