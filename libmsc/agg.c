@@ -441,8 +441,8 @@ static long site_new(struct msc_agg *a, uint32_t stack, uint64_t size, uint64_t 
 		/* Pages of their own, so that a site's hot part is one cache
 		 * line, and so that growing moves the pages, not what is on
 		 * them: a copy to new pages faulted every one of them in again
-		 * (on the sampled storm, a site per recorded block, a sixth of
-		 * ms-record's page faults). */
+		 * (a fifth of ms-record's page faults on the sampled 2-thread
+		 * storm, with a new site for many of its recorded blocks). */
 		uint32_t ncap = a->sites_cap ? a->sites_cap * 2 : 256;
 		size_t osz = (size_t)a->sites_cap * sizeof(*a->sites), nsz = ncap * sizeof(*a->sites);
 		void *ns = a->sites ? mremap(a->sites, osz, nsz, MREMAP_MAYMOVE)
