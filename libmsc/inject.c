@@ -875,6 +875,10 @@ static int load_symbols(struct target *t, struct msc_err *err)
 
 	snprintf(path, sizeof(path), "%s%s", t->root, t->libc);
 	rc = elf_open(&ef, path);
+	/* Its root goes with the process: a process killed meanwhile (a
+	 * zombie, or gone) has no files to read. */
+	if (rc && access(t->root, F_OK) < 0 && (errno == ENOENT || errno == ESRCH))
+		return msc_err_set(err, -ESRCH, "pid %d exited during the attach", t->pid);
 	if (rc)
 		return msc_err_set(err, rc, "cannot read pid %d's libc (%s): %s", t->pid, t->libc,
 				   strerror(-rc));
