@@ -849,7 +849,7 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
  * alloc_key. */
 static inline __attribute__((always_inline)) int
 free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-	    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
+	    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold, bool shim_temporary)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -872,11 +872,14 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	s = msc_agg_site(a, b->site);
 	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
-	/* Sampled: whether the thread allocated in between is not known. */
+	/* Sampled: whether the thread allocated in between is not known
+	 * here (the shim tells: it counts down every allocation). */
 	last = msc_likely(!a->sample) ? last_alloc_of(a, tid) : NULL;
 	if (last && *last == ptr) {
 		temporary = true;
 		*last = 0;
+	} else if (shim_temporary && a->sample) {
+		temporary = true;
 	}
 	size = msc_live_size(a, b);
 	born = msc_live_ts(a, b);
@@ -905,7 +908,7 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 static int free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 		    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
 {
-	return free_key_in(a, ts, tid, ptr, fn, stack, out, hold);
+	return free_key_in(a, ts, tid, ptr, fn, stack, out, hold, false);
 }
 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
@@ -1736,7 +1739,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 	}
 	if (ev->type == MSC_CEV_FREE && !pool_event(ev)) {
 		r = free_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
-				hold_may(a) ? ev : NULL);
+				hold_may(a) ? ev : NULL, ev->v[2] != 0);
 		return r == MSC_AGG_HELD ? r : r > 0;
 	}
 	return apply_other(a, ev, fr);

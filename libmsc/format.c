@@ -622,6 +622,8 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 			msc_w_u64(w, "stack", fr->stack);
 			msc_w_u64(w, "alloc_ts", fr->alloc_ts);
 		}
+		if (ev->v[2])
+			msc_w_bool(w, "temporary", true);
 		break;
 	case MSC_CEV_UNFREE:
 		msc_w_hex(w, "ptr", ev->v[0]);

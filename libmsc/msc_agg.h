@@ -406,7 +406,9 @@ struct msc_cevent {
 	uint32_t tid;
 	uint32_t stack;			/* canonical stack id, 0 when none */
 	uint64_t v[6];			/* ALLOC: v2 pool id, FREE: v1 pool id
-					 * (MSC_FN_CUSTOM, 0 = none) */
+					 * (MSC_FN_CUSTOM, 0 = none); FREE:
+					 * v2 1 when a sampled recording's
+					 * shim saw it temporary */
 };
 
 int msc_agg_init(struct msc_agg *a);

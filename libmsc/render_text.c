@@ -746,7 +746,7 @@ static void temporary(struct ctx *c)
 	}
 	render_totals_of(c->r, &t);
 	qsort(g, n, sizeof(*g), by_temporary);
-	heading(c, c->md ? "Temporary allocations" : "TEMPORARY ALLOCATIONS");
+	heading_est(c, c->md ? "Temporary allocations" : "TEMPORARY ALLOCATIONS");
 	fprintf(c->out, c->md ? "%s of %s allocations were freed before their thread allocated again "
 				"(temporary), %s within a millisecond (short-lived).\n\n" :
 				"  %s of %s allocations were freed before their thread allocated again\n"
@@ -1268,8 +1268,7 @@ static void text_or_md(struct ctx *c)
 		leaks(c);
 	if (s & MSC_SECTION_TOP)
 		top(c);
-	/* Sampled: "before its thread allocated again" is not known. */
-	if ((s & MSC_SECTION_TEMPORARY) && !r->sample)
+	if (s & MSC_SECTION_TEMPORARY)
 		temporary(c);
 	if (s & MSC_SECTION_SIZES)
 		sizes(c);

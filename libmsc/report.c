@@ -476,13 +476,18 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 		if (ev.fn == MSC_FN_CUSTOM)
 			msc_rec_hex(rec, "pool", &ev.v[2]);
 		break;
-	case MSC_R_FREE:
+	case MSC_R_FREE: {
+		bool temporary = false;
+
 		ev.type = MSC_CEV_FREE;
 		ev.fn = fn_id(r, fn);
 		ev.v[1] = 0;	/* a free's v1 is its pool */
 		if (ev.fn == MSC_FN_CUSTOM)
 			msc_rec_hex(rec, "pool", &ev.v[1]);
+		/* Sampled: the shim's word that the block was temporary. */
+		ev.v[2] = msc_rec_bool(rec, "temporary", &temporary) == 0 && temporary;
 		break;
+	}
 	case MSC_R_UNFREE:
 		ev.type = MSC_CEV_UNFREE;
 		break;

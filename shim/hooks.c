@@ -196,13 +196,30 @@ static inline __attribute__((always_inline)) void record_alloc_at(void *frame, c
 		return;
 	shared_lock(t);
 	id = stack_id(t, frame);
-	if (set && !sampled_add(p))
+	if (set && !sampled_add(p)) {
 		sample_count_alloc(size);
-	else if (pool)
+		p = NULL;
+	} else if (pool) {
 		emit(t, MSC_EV_ALLOC, fn, id, v, 3);
-	else
+	} else {
 		emit_block(t, MSC_EV_ALLOC, fn, id, v, 2);
+	}
+	if (set && !t->shared) {
+		t->pick_ptr = (uint64_t)(uintptr_t)p;	/* 0 when not in the set after all */
+		t->pick_left = t_hot.left;
+	}
 	shared_unlock(t);
+}
+
+/* A custom block (memscope.h, --hook), always recorded, is an allocation
+ * of its thread's too: the block it recorded last, freed now, was not
+ * temporary. */
+static inline void forget_pick(void)
+{
+	struct tstate *t = t_state;
+
+	if (g_sample && t && t != TSTATE_DEAD)
+		t->pick_ptr = 0;
 }
 
 /* Its cases, each a function of its own: no test of `set` on the way of
@@ -210,6 +227,7 @@ static inline __attribute__((always_inline)) void record_alloc_at(void *frame, c
 static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
 			    const void *pool)
 {
+	forget_pick();
 	record_alloc_at(frame, p, size, fn, pool, false);
 }
 
@@ -221,6 +239,13 @@ static void record_sampled(void *frame, const void *p, uint64_t size, unsigned f
 static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_at(frame, p, size, fn, NULL, false);
+}
+
+/* A custom block outside pools: forget_pick, then record_alloc. */
+static void record_custom(void *frame, const void *p, uint64_t size)
+{
+	forget_pick();
+	record_alloc_at(frame, p, size, MSC_FN_CUSTOM, NULL, false);
 }
 
 /* ALLOC of a block of the malloc family: into the set when sampling. */
@@ -270,7 +295,8 @@ static __attribute__((noinline)) uint32_t free_stack_id(struct tstate *t, void *
  * bad call with it when the free is an error (double, invalid, mismatched).
  */
 static inline __attribute__((always_inline)) void record_free_at(void *frame, unsigned fn,
-								 const void *ptr, const void *pool)
+								 const void *ptr, const void *pool,
+								 bool sampled)
 {
 	struct tstate *t = get_tstate();
 	const uint64_t v[2] = { (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pool };
@@ -282,23 +308,55 @@ static inline __attribute__((always_inline)) void record_free_at(void *frame, un
 	/* A whole stack costs a frees as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
 	id = unlikely(g_free_stacks) ? free_stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
-	if (pool)
+	if (pool) {
 		emit(t, MSC_EV_FREE, fn, id, v, 2);
-	else
+	} else {
+		/* A recorded block its thread frees before it allocated again:
+		 * its countdown has not moved since. */
+		if (sampled && t->pick_ptr == v[0] && !t->shared && sample_hot() &&
+		    t_hot.left == t->pick_left) {
+			id |= MSC_FREE_TEMPORARY;
+			t->pick_ptr = 0;
+		}
 		emit_block(t, MSC_EV_FREE, fn, id, v, 1);
+	}
 	shared_unlock(t);
 }
 
 /* A pool's free (memscope.h). */
 static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
 {
-	record_free_at(frame, fn, ptr, pool);
+	record_free_at(frame, fn, ptr, pool, false);
 }
 
 /* A free of the malloc family's: the pool's case compiled out. */
 static void record_free(void *frame, unsigned fn, const void *ptr)
 {
-	record_free_at(frame, fn, ptr, NULL);
+	record_free_at(frame, fn, ptr, NULL, false);
+}
+
+/* The same, sampling: of a block in the set (sample.h). */
+static void record_sampled_free(void *frame, unsigned fn, const void *ptr)
+{
+	record_free_at(frame, fn, ptr, NULL, true);
+}
+
+/*
+ * A free of the malloc family's: recorded, or when sampling, recorded if
+ * ptr was (and forgotten), else counted.  True when recorded.
+ */
+static inline bool free_event(void *frame, unsigned fn, const void *ptr)
+{
+	if (likely(!g_sample)) {
+		record_free(frame, fn, ptr);
+		return true;
+	}
+	if (!sampled_del(ptr)) {
+		sample_count_free();
+		return false;
+	}
+	record_sampled_free(frame, fn, ptr);
+	return true;
 }
 
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
@@ -427,8 +485,7 @@ void free_hook(void *ptr)
 	}
 	t_guard++;
 	/* Before the real free: afterwards another thread may get ptr back. */
-	if (!sample_unseen_free(ptr))
-		record_free(frame, MSC_FN_FREE, ptr);
+	free_event(frame, MSC_FN_FREE, ptr);
 	real_free(ptr);
 	t_guard--;
 }
@@ -488,7 +545,10 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	 * counted otherwise once the realloc did free it; the new block is
 	 * a new choice. */
 	if (ptr && (!g_sample || sampled_del(ptr))) {
-		record_free(frame, fn, ptr);
+		if (g_sample)
+			record_sampled_free(frame, fn, ptr);
+		else
+			record_free(frame, fn, ptr);
 		old_recorded = true;
 	}
 	skip = sample_skip(size);
@@ -681,8 +741,7 @@ static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned 
 		return;
 	}
 	t_guard++;
-	if (!sample_unseen_free(ptr))
-		record_free(__builtin_frame_address(0), fn, ptr);
+	free_event(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr);
 	t_guard--;
 }
@@ -702,8 +761,7 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 		return;
 	}
 	t_guard++;
-	if (!sample_unseen_free(ptr))
-		record_free(__builtin_frame_address(0), fn, ptr);
+	free_event(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr, al);
 	t_guard--;
 }
@@ -846,7 +904,7 @@ SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 	if (!ptr || !ACTIVE())
 		return;
 	t_guard++;
-	record_alloc(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM);
+	record_custom(__builtin_frame_address(0), ptr, size);
 	t_guard--;
 }
 
@@ -877,7 +935,7 @@ SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
 	if (old)
 		record_free(frame, MSC_FN_CUSTOM, old);
 	if (ptr)
-		record_alloc(frame, ptr, size, MSC_FN_CUSTOM);
+		record_custom(frame, ptr, size);
 	t_guard--;
 }
 
@@ -969,7 +1027,7 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (r && ACTIVE()) {
 			t_guard++;
-			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+			record_custom(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1]);
 			t_guard--;
 		}
 		return r;
@@ -993,7 +1051,7 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		if (old && (r || !a[h->size_arg - 1]))
 			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
 		if (r)
-			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1], MSC_FN_CUSTOM);
+			record_custom(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1]);
 		t_guard--;
 		return r;
 	}
@@ -1055,10 +1113,7 @@ static void afn_alloc(void *frame, uint64_t p, uint64_t size, unsigned fn)
 /* The free of p; true when it was recorded (p was, or no sampling). */
 static bool afn_free(void *frame, unsigned fn, uint64_t p)
 {
-	if (sample_unseen_free((const void *)(uintptr_t)p))
-		return false;
-	record_free(frame, fn, (const void *)(uintptr_t)p);
-	return true;
+	return free_event(frame, fn, (const void *)(uintptr_t)p);
 }
 
 /* A resize failed after old's free was recorded: it lives on, recorded. */

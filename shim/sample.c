@@ -133,6 +133,7 @@ void sample_thread_init(struct tstate *t)
 		       (uint64_t)raw_gettid() << 16 ^ __rdtsc() ^ (uint64_t)n << 48;
 	}
 	t->sample_rng = seed;
+	t->pick_ptr = 0;
 	next_u64(&t->sample_rng);
 	t->sample_left = g_sample ? sample_draw(t) : 0;
 }

@@ -179,6 +179,7 @@ static inline bool sample_pick(struct tstate *t, uint64_t size)
 	if (likely(sample_fast_take(size)))
 		return false;
 	t_hot.left = sample_draw(t);
+	t->pick_ptr = 0;	/* until this one is recorded */
 	return true;
 }
 
@@ -240,19 +241,6 @@ static inline bool sample_skip(uint64_t size)
 		return true;
 	t = get_tstate();
 	return t && !sample_pick(t, size);
-}
-
-/*
- * Called with the guard held before a free of ptr: true when sampling and
- * ptr was not recorded (its free is counted, not recorded); a recorded one
- * is forgotten, false: record its free.
- */
-static inline bool sample_unseen_free(const void *ptr)
-{
-	if (!g_sample || sampled_del(ptr))
-		return false;
-	sample_count_free();
-	return true;
 }
 
 #pragma GCC visibility pop

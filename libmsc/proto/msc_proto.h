@@ -53,7 +53,11 @@
  * the collector's sum over the rings, added to what was recorded, gives
  * the exact number of allocations, their bytes and the frees.  A size-0
  * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
- * --hook) and mappings are always recorded.
+ * --hook) and mappings are always recorded.  The free of a recorded block
+ * by the thread that allocated it, before that thread allocated anything
+ * else (its countdown has not moved since), has MSC_FREE_TEMPORARY set in
+ * its aux: the collector cannot tell, as it does not see the allocations
+ * in between.
  *
  * Records are sequences of 64-bit words; the first word is the header:
  *	bits  0..7   type (enum msc_ev)
@@ -81,7 +85,8 @@ enum msc_ev {
 	MSC_EV_FREE,		/* [hdr(aux=stack,flags=fn), ts, ptr(, pool)]: the stack
 				 * of the call, its caller only unless MSC_CTL_FREE_STACKS;
 				 * the pool word (MSC_FN_CUSTOM only, 0 = none) is
-				 * there when the record has the words for it */
+				 * there when the record has the words for it;
+				 * sampled, MSC_FREE_TEMPORARY in aux */
 	MSC_EV_UNFREE,		/* [hdr, ts, ptr]: realloc failed, undo its FREE */
 	MSC_EV_STACK,		/* [hdr(aux=id), ip0 (innermost), ip1, ...] */
 	MSC_EV_MMAP,		/* [hdr(aux=stack), ts, addr, len] */
@@ -165,6 +170,8 @@ static inline uint64_t msc_ev_hdr(unsigned type, unsigned flags, unsigned words,
 }
 #define MSC_EV_TYPE(h) ((unsigned)((h) & 0xff))
 #define MSC_EV_FLAGS(h) ((unsigned)(((h) >> 8) & 0xff))
+/* In a sampled FREE's aux, above its stack id: a temporary block's free. */
+#define MSC_FREE_TEMPORARY (1u << 31)
 #define MSC_EV_WORDS(h) ((unsigned)(((h) >> 16) & 0xffff))
 #define MSC_EV_AUX(h) ((uint32_t)((h) >> 32))
 
