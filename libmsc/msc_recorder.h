@@ -78,14 +78,6 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
 				      struct msc_err *err);
 /* Ends nothing (see _finish); removes the socket.  NULL is a no-op. */
 void msc_recorder_free(struct msc_recorder *r);
-/*
- * msc_recorder_free for a process about to exit: removes the socket and
- * what else others could see, and leaves the recorder's memory to the
- * exit, which takes it back at once (freeing the symbolizer's tables of a
- * program and its libraries took 1.2-2.7 ms, after the program ended).
- * Built with AddressSanitizer, whose leak check would object, it frees.
- */
-void msc_recorder_close(struct msc_recorder *r);
 
 /* The path a program's MEMSCOPE_SOCK must name. */
 const char *msc_recorder_socket(const struct msc_recorder *r);

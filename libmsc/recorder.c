@@ -824,18 +824,6 @@ void msc_recorder_free(struct msc_recorder *r)
 	free(r);
 }
 
-void msc_recorder_close(struct msc_recorder *r)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	msc_recorder_free(r);
-#else
-	if (!r)
-		return;
-	live_stop(r);
-	msc_collector_free(r->col);
-#endif
-}
-
 const char *msc_recorder_socket(const struct msc_recorder *r)
 {
 	return r->col ? msc_collector_socket(r->col) : NULL;

@@ -624,7 +624,7 @@ int main(int argc, char **argv)
 	status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	recorded = true;
 out_writer:
-	msc_recorder_close(rec);	/* ms-record exits below */
+	msc_recorder_free(rec);
 	said = w.error && !quiet;	/* the recorder said it already */
 	ret = msc_writer_release(&w);
 	/*
