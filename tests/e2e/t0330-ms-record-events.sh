@@ -40,16 +40,50 @@ check_eq "mmap leak, reachable (memhog keeps no pointer: definitely)" "1 1048576
 	"$(jq -r 'select(.type=="leak" and .fn=="mmap") | "\(.count) \(.bytes) \(.fn)"' "$OUT/mm.ndjson")"
 
 # Timestamps are ns of CLOCK_MONOTONIC: the shim stamps events with the TSC,
-# whose rate ms-record measures while the program starts.  python3 sleeps
-# 0.5 s between two allocations: the longest gap between events, which is
-# what python3 itself measures around the sleep (on a loaded machine it may
-# wake late: a CI run once saw 795 ms), to a few ms.
-PYTHONMALLOC=malloc check_status "python3 sleeps" 0 ms-record -q -e -o "$OUT/sleep.ndjson" \
-	python3 -c 'import time; t = time.monotonic(); time.sleep(0.5); print(int((time.monotonic() - t) * 1000))'
-slept=$(cat "$OUT/last.out" 2>/dev/null)
-gap=$(jq -r 'select(.type=="alloc" or .type=="free") | .ts' "$OUT/sleep.ndjson" |
-	awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { printf "%d", m / 1e6 }')
-check_range "python3 slept at least 0.5 s" 500 100000 "${slept:-0}"
-check_range "the sleep, in ms between two events, as python3 measured it" \
-	$(( ${slept:-0} - 3 )) $(( ${slept:-0} + 20 )) "${gap:-0}"
+# whose rate ms-record measures while the program starts.  A program reads
+# CLOCK_MONOTONIC around an allocation, sleeps 0.5 s, and reads it around
+# another: the gap between the two events lies between what it measured
+# from just after the first to just before the second and from just before
+# the first to just after the second, to 1 ms (a TSC rate 0.2 % off fails).
+# A preemption anywhere only widens that bracket: a loaded machine cannot
+# fail it (comparing with python3's own measure of its sleep did, once,
+# by the 74 ms the interpreter was preempted between its clock and its
+# next allocation).
+cat >"$OUT/sleeper.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static long long now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+int main(void)
+{
+	struct timespec d = { 0, 500000000 };
+	long long a0 = now(), a1, b0, b1;
+	void *volatile a = malloc(11111), *volatile b;
+
+	a1 = now();
+	nanosleep(&d, NULL);
+	b0 = now();
+	b = malloc(22222);
+	b1 = now();
+	printf("%lld %lld\n", (b0 - a1) / 1000, (b1 - a0) / 1000);
+	free(a);
+	free(b);
+	return 0;
+}
+EOF
+check_status "build the sleeper" 0 cc -O1 -o "$OUT/sleeper" "$OUT/sleeper.c"
+check_status "the sleeper" 0 ms-record -q -e -o "$OUT/sleep.ndjson" "$OUT/sleeper"
+lo=$(awk '{ print $1 }' "$OUT/last.out" 2>/dev/null)
+hi=$(awk '{ print $2 }' "$OUT/last.out" 2>/dev/null)
+gap=$(jq -r 'select(.type=="alloc" and (.size == 11111 or .size == 22222)) | .ts' "$OUT/sleep.ndjson" |
+	awk 'NR == 1 { a = $1 } NR == 2 { printf "%d", ($1 - a) / 1000 }')
+check_range "the sleeper slept at least 0.5 s" 500000 100000000 "${lo:-0}"
+check_range "the sleep, in us between its two events, within what it measured" \
+	$(( ${lo:-0} - 1000 )) $(( ${hi:-0} + 1000 )) "${gap:-0}"
 finish
