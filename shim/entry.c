@@ -136,27 +136,44 @@ SHIM_EXPORT void *malloc(size_t size)
 }
 
 /*
+ * libstdc++'s delete and delete[] are free: delete[] calls delete through
+ * its PLT, delete calls free.  With both of them the real ones (no library
+ * replaced them), a delete on the fast path goes free's way, counted and
+ * jumped to free_route, without their two hops and free_fast's frame (the
+ * guard held across them, for the free inside).  Set once the C++
+ * operators are looked up (entry_cxx_routes).
+ */
+static bool delete_as_free;
+
+void entry_cxx_routes(bool libstdcxx_deletes)
+{
+	__atomic_store_n(&delete_as_free, libstdcxx_deletes, __ATOMIC_RELEASE);
+}
+
+/*
  * free and the deletes: *real the real one (read only where it is called:
  * read up front, GCC tests it on full recording's way too), hook the full
  * hook.  `resolved`: *real is known while the fast path is open (free's
- * is; the C++ operators' are looked up at their first hook).
+ * is; the C++ operators' are looked up at their first hook).  *as_free:
+ * the block goes to free_route (free's, and libstdc++'s deletes).
  */
 static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hook)(void *),
-			      bool resolved)
+			      bool resolved, const bool *as_free)
 {
 	uint64_t gate = t_hot.gate;
 
 	if (gate == g_fast) {
-		if (likely(ptr) && likely(resolved || *real) && likely(!is_boot(ptr)) &&
-		    likely(sampled_none(ptr))) {
-			if (resolved) {
-				/* free's: counted first, and free_route jumped to */
+		if (likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr))) {
+			if (resolved || *as_free) {
+				/* counted first, and free_route jumped to */
 				sample_fast_count_free();
 				free_route(ptr);
-			} else {
-				free_fast(ptr, *real);
+				return;
 			}
-			return;
+			if (likely(*real)) {
+				free_fast(ptr, *real);
+				return;
+			}
 		}
 	} else if ((uint32_t)gate && likely(*real) && likely(ptr) && likely(!is_boot(ptr))) {
 		(*real)(ptr);
@@ -167,7 +184,7 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 
 SHIM_EXPORT void free(void *ptr)
 {
-	free_entry(ptr, &real_free, free_hook, true);
+	free_entry(ptr, &real_free, free_hook, true, NULL);
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
@@ -245,22 +262,22 @@ SHIM_EXPORT void *_Znam(size_t size)
 
 SHIM_EXPORT void _ZdlPv(void *p)
 {
-	free_entry(p, &real_delete, delete_hook, false);
+	free_entry(p, &real_delete, delete_hook, false, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPv(void *p)
 {
-	free_entry(p, &real_delete_arr, delete_arr_hook, false);
+	free_entry(p, &real_delete_arr, delete_arr_hook, false, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete, delete_hook, false);
+	free_entry(p, &real_delete, delete_hook, false, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete_arr, delete_arr_hook, false);
+	free_entry(p, &real_delete_arr, delete_arr_hook, false, &delete_as_free);
 }

@@ -119,6 +119,14 @@ static bool in_libc(void *p)
 	       !strcmp(obj, libc);
 }
 
+/* Is p defined in libstdc++ (not in a library replacing its operators)? */
+static bool in_libstdcxx(void *p)
+{
+	const char *obj;
+
+	return defined_at(p, &obj) && strstr(obj, "/libstdc++.so");
+}
+
 /* Preloaded: the next definition.  Attached: see resolve_attached. */
 #define RESOLVE(var, name) \
 	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
@@ -163,6 +171,7 @@ void resolve_cxx(void)
 	RESOLVE(real_delete_arr, "_ZdaPv");
 	RESOLVE(real_delete_al, "_ZdlPvSt11align_val_t");
 	RESOLVE(real_delete_arr_al, "_ZdaPvSt11align_val_t");
+	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr));
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;
 }

@@ -215,6 +215,8 @@ void resolve_reals(void);
 /* entry.c: how the fast path calls the real malloc and free (glibc's or
  * another allocator's). */
 void entry_routes(bool libc_heap);
+/* entry.c: whether the deletes, libstdc++'s, may go free's way. */
+void entry_cxx_routes(bool libstdcxx_deletes);
 void resolve_cxx(void);
 
 /* Memory of our own, through the real functions (not our hooks). */

@@ -152,6 +152,45 @@ for prog in manyblocks-je manyblocks; do
 		"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.bytes) \(.mmaps) \(.samples)"' "$OUT/$prog.ndjson")"
 done
 
+# --- sampled, operator new and delete replaced by a library of their own ---
+# A delete on the fast path goes free's way only when libstdc++'s operators
+# are the real ones (their delete is free).  Here a library's new hands out
+# a static arena and its delete keeps it: glibc's free of such a block
+# would abort the program.
+cat >"$OUT/arena_new.cpp" <<'EOF'
+#include <cstddef>
+#include <new>
+static char arena[1 << 24];
+static std::size_t used;
+void *operator new(std::size_t n) { void *p = arena + used; used += (n + 15) & ~std::size_t(15); if (used > sizeof(arena)) throw std::bad_alloc(); return p; }
+void *operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void *) noexcept {}
+void operator delete[](void *) noexcept {}
+void operator delete(void *, std::size_t) noexcept {}
+void operator delete[](void *, std::size_t) noexcept {}
+EOF
+cat >"$OUT/arena_user.cpp" <<'EOF'
+#include <cstdio>
+int main()
+{
+	long n = 0;
+	for (int i = 0; i < 100000; i++) {
+		int *volatile p = new int[(i % 8) + 1];
+		p[0] = i;
+		n += p[0];
+		delete[] p;
+	}
+	std::printf("%ld\n", n);
+	return 0;
+}
+EOF
+check_status "build the arena's operators" 0 c++ -O1 -shared -fPIC -o "$OUT/libarena_new.so" "$OUT/arena_new.cpp"
+check_status "build their user" 0 c++ -O1 -o "$OUT/arena_user" "$OUT/arena_user.cpp" \
+	-L"$OUT" -larena_new -Wl,-rpath,"$OUT"
+check_status "arena operators, --sample 4K: runs as without us" 0 ms-record -q --sample 4K \
+	-o "$OUT/arena.ndjson" "$OUT/arena_user"
+check_eq "arena operators: its output" 4999950000 "$(cat "$OUT/last.out")"
+
 # --- a mismatch through a built-in hook is still one ------------------------
 cat >"$OUT/mismatch.c" <<'EOF'
 #include <stdlib.h>

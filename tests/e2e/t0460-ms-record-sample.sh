@@ -170,6 +170,14 @@ MEMSCOPE_SEED=42 check_status "sampled with events" 0 ms-record -q -e --sample 6
 check_status "ms-report on its events" 0 ms-report --json "$OUT/e.ndjson"
 check_est "events: leaked bytes, estimated" 20480000 "$(jq -r '.summary.leaked_bytes' "$OUT/last.out")"
 
+# C++: libstdc++'s deletes go free's way on the fast path; the totals of a
+# sampled recording are a full one's.
+check_status "cxx, every block" 0 ms-record -q -o "$OUT/cxx-full.ndjson" "$EX/cxx"
+MEMSCOPE_SEED=2 check_status "cxx, sampled" 0 ms-record -q --sample 4K -o "$OUT/cxx-s.ndjson" "$EX/cxx"
+check_eq "cxx, sampled: exact totals" \
+	"$(jqr "$OUT/cxx-full.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')" \
+	"$(jqr "$OUT/cxx-s.ndjson" end '"\(.allocs) \(.frees) \(.bytes) \(.unknown_frees)"' | sed 's/ 0$//')"
+
 # Bad rates.
 check_status "--sample 0" 2 ms-record --sample 0 "$P"
 check_status "--sample junk" 2 ms-record --sample 12Q "$P"
