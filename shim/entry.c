@@ -18,8 +18,9 @@
  *
  * The guard is held across the real call, as the full hooks hold it: what
  * runs meanwhile on this thread (a signal handler's allocation, the real
- * operator's own malloc) passes through.  Not across glibc's malloc and
- * free (malloc_plain below), which call nothing of ours.
+ * operator's own malloc) passes through.  Not across glibc's malloc,
+ * calloc, realloc and free (the _plain variants below), which call nothing
+ * of ours.
  */
 #include "sample.h"
 #include "shim.h"
@@ -29,37 +30,67 @@
  * lead to them: the entry points then need no register of their own and
  * save none (GCC saves at entry what any path of a function needs), and
  * both ways out of them are jumps.
+ *
+ * glibc's malloc, calloc, realloc and free call nothing of ours: every
+ * call libc makes inside itself is to its own hidden names, never through
+ * a PLT.  With them as the real ones (entry_routes), the fast path holds
+ * no guard around the real call (the _plain variants), and free's counts
+ * and jumps to the real free, with no frame at all.  Another allocator's
+ * calls (jemalloc's mmap and munmap, through its PLT, to our hooks) must
+ * pass through as they do in a full hook: it runs guarded (the _fast
+ * variants).  A signal handler's allocation meanwhile is then the
+ * program's own business, as it is without us.
  */
-static __attribute__((noinline)) void *malloc_fast(size_t size)
+static inline __attribute__((always_inline)) void *malloc_body(size_t size, bool guard)
 {
 	void *p;
 
-	t_guard++;
+	if (guard)
+		t_guard++;
 	p = real_malloc(size);
 	if (likely(p))
 		sample_fast_count_alloc(size);
-	t_guard--;
+	if (guard)
+		t_guard--;
 	return p;
 }
 
-/*
- * glibc's malloc and free call nothing of ours: every call libc makes
- * inside itself is to its own hidden names, never through a PLT.  With
- * them as the real ones (entry_routes), malloc's fast path holds no guard
- * around the real call, and free's counts and jumps to the real free,
- * with no frame at all.  Another allocator's calls (jemalloc's mmap and
- * munmap, through its PLT, to our hooks) must pass through as they do in
- * a full hook: it runs guarded.  A signal handler's allocation meanwhile
- * is then the program's own business, as it is without us.
- */
-static __attribute__((noinline)) void *malloc_plain(size_t size)
+static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t size, bool guard)
 {
-	void *p = real_malloc(size);
+	void *p;
 
+	if (guard)
+		t_guard++;
+	p = real_calloc(n, size);
+	if (likely(p))
+		sample_fast_count_alloc((uint64_t)n * size);
+	if (guard)
+		t_guard--;
+	return p;
+}
+
+static inline __attribute__((always_inline)) void *realloc_body(void *ptr, size_t size, bool guard)
+{
+	void *p;
+
+	if (guard)
+		t_guard++;
+	p = real_realloc(ptr, size);
 	if (likely(p))
 		sample_fast_count_alloc(size);
+	if (ptr && (p || !size))
+		sample_fast_count_free();
+	if (guard)
+		t_guard--;
 	return p;
 }
+
+static __attribute__((noinline)) void *malloc_fast(size_t size) { return malloc_body(size, true); }
+static __attribute__((noinline)) void *malloc_plain(size_t size) { return malloc_body(size, false); }
+static __attribute__((noinline)) void *calloc_fast(size_t n, size_t size) { return calloc_body(n, size, true); }
+static __attribute__((noinline)) void *calloc_plain(size_t n, size_t size) { return calloc_body(n, size, false); }
+static __attribute__((noinline)) void *realloc_fast(void *ptr, size_t size) { return realloc_body(ptr, size, true); }
+static __attribute__((noinline)) void *realloc_plain(void *ptr, size_t size) { return realloc_body(ptr, size, false); }
 
 static __attribute__((noinline)) void free_guarded(void *ptr)
 {
@@ -69,11 +100,15 @@ static __attribute__((noinline)) void free_guarded(void *ptr)
 }
 
 static void *(*malloc_route)(size_t) = malloc_fast;
+static void *(*calloc_route)(size_t, size_t) = calloc_fast;
+static void *(*realloc_route)(void *, size_t) = realloc_fast;
 static void (*free_route)(void *) = free_guarded;
 
 void entry_routes(bool libc_heap)
 {
 	__atomic_store_n(&malloc_route, libc_heap ? malloc_plain : malloc_fast, __ATOMIC_RELAXED);
+	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
+	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
 }
 
@@ -85,32 +120,6 @@ static __attribute__((noinline)) void free_fast(void *ptr, void (*realfn)(void *
 	t_guard++;
 	realfn(ptr);
 	t_guard--;
-}
-
-static __attribute__((noinline)) void *calloc_fast(size_t n, size_t size)
-{
-	void *p;
-
-	t_guard++;
-	p = real_calloc(n, size);
-	if (likely(p))
-		sample_fast_count_alloc((uint64_t)n * size);
-	t_guard--;
-	return p;
-}
-
-static __attribute__((noinline)) void *realloc_fast(void *ptr, size_t size)
-{
-	void *p;
-
-	t_guard++;
-	p = real_realloc(ptr, size);
-	if (likely(p))
-		sample_fast_count_alloc(size);
-	if (ptr && (p || !size))
-		sample_fast_count_free();
-	t_guard--;
-	return p;
 }
 
 /*
@@ -190,7 +199,7 @@ SHIM_EXPORT void free(void *ptr)
 SHIM_EXPORT void *calloc(size_t n, size_t size)
 {
 	if (sample_fast_open() && likely(sample_fast_take((uint64_t)n * size)))
-		return calloc_fast(n, size);
+		return calloc_route(n, size);
 	return calloc_hook(n, size);
 }
 
@@ -200,7 +209,7 @@ SHIM_EXPORT void *realloc(void *ptr, size_t size)
 {
 	if (sample_fast_open() && (!ptr || (likely(!is_boot(ptr)) && likely(sampled_none(ptr)))) &&
 	    likely(sample_fast_take(size)))
-		return realloc_fast(ptr, size);
+		return realloc_route(ptr, size);
 	return realloc_hook(ptr, size);
 }
 

@@ -152,7 +152,8 @@ void resolve_reals(void)
 	RESOLVE(real__exit, "_exit");
 	RESOLVE(real__Exit, "_Exit");
 	RESOLVE(shim_real_dlclose, "dlclose");
-	entry_routes(in_libc((void *)real_malloc) && in_libc((void *)real_free));
+	entry_routes(in_libc((void *)real_malloc) && in_libc((void *)real_free) &&
+		     in_libc((void *)real_calloc) && in_libc((void *)real_realloc));
 	resolving = 0;
 }
 

@@ -212,8 +212,8 @@ extern bool cxx_resolved;
 extern volatile int resolving;
 
 void resolve_reals(void);
-/* entry.c: how the fast path calls the real malloc and free (glibc's or
- * another allocator's). */
+/* entry.c: how the fast path calls the real malloc, calloc, realloc and
+ * free (glibc's or another allocator's). */
 void entry_routes(bool libc_heap);
 /* entry.c: whether the deletes, libstdc++'s, may go free's way. */
 void entry_cxx_routes(bool libstdcxx_deletes);

@@ -122,19 +122,22 @@ check_eq "tcmalloc: the tc_newarray leak's stack" \
 
 # --- sampled, the real malloc another allocator's: its insides pass through --
 # The fast path of an allocation --sample does not record calls glibc's
-# malloc and free without the guard (they call nothing of ours), another
-# allocator's with it: jemalloc maps its extents with mmap through its PLT,
-# which is our hook, and those are not the program's mappings.  1M blocks
-# of 64 B make it map new extents several times; at 1T none is recorded
-# (64 MB at 1 TB: a chance of 6 in 100,000 of one; the seed fixes it).
+# malloc, calloc, realloc and free without the guard (they call nothing of
+# ours), another allocator's with it: jemalloc maps its extents with mmap
+# through its PLT, which is our hook, and those are not the program's
+# mappings.  500,000 blocks of 64 B (half from calloc), each made 128 B by
+# realloc, make it map new extents several times; at 1T none is recorded
+# (96 MB at 1 TB: a chance of 1 in 10,000 of one; the seed fixes it).
 cat >"$OUT/manyblocks.c" <<'EOF'
 #include <stdlib.h>
-enum { N = 1000000 };
+enum { N = 500000 };
 static void *p[N];
 int main(void)
 {
 	for (int i = 0; i < N; i++)
-		p[i] = malloc(64);
+		p[i] = i & 1 ? calloc(1, 64) : malloc(64);
+	for (int i = 0; i < N; i++)
+		p[i] = realloc(p[i], 128);
 	for (int i = 0; i < N; i++)
 		free(p[i]);
 	return 0;
@@ -144,8 +147,8 @@ check_status "build many blocks on jemalloc" 0 cc -O1 -o "$OUT/manyblocks-je" "$
 check_status "build many blocks on glibc" 0 cc -O1 -o "$OUT/manyblocks" "$OUT/manyblocks.c"
 # (jemalloc links libstdc++, whose emergency pool is 72,704 B, never freed.)
 for prog in manyblocks-je manyblocks; do
-	want="1000000 1000000 64000000 0 0"
-	[ "$prog" = manyblocks-je ] && want="1000001 1000000 64072704 0 0"
+	want="1000000 1000000 96000000 0 0"
+	[ "$prog" = manyblocks-je ] && want="1000001 1000000 96072704 0 0"
 	check_status "$prog --sample 1T: runs" 0 env MEMSCOPE_SEED=1 \
 		ms-record -q --sample 1T -o "$OUT/$prog.ndjson" "$OUT/$prog"
 	check_eq "$prog --sample 1T: exact totals, none recorded, no mapping of the allocator's" "$want" \
