@@ -791,7 +791,7 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		e->stack = map_stack(p, MSC_EV_AUX(hdr) & ~MSC_FREE_TEMPORARY);	/* of the call */
 		e->v[0] = rec[2];
 		e->v[1] = words >= 4 ? rec[3] : 0;		/* pool */
-		e->v[2] = MSC_EV_AUX(hdr) >> 31;		/* MSC_FREE_TEMPORARY */
+		e->v[2] = !!(MSC_EV_AUX(hdr) & MSC_FREE_TEMPORARY);
 		break;
 	case MSC_EV_POOL:
 		e->type = MSC_EV_FLAGS(hdr) == MSC_POOL_CREATE ? MSC_CEV_POOL_CREATE :

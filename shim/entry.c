@@ -112,8 +112,9 @@ void entry_routes(bool libc_heap)
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
 }
 
-/* free, delete, delete[]: C++'s deletes never throw, and the real ones'
- * free then goes straight through (free_entry below). */
+/* delete, delete[] when they are not libstdc++'s (free_entry below): they
+ * never throw, so the guard is held across them, and the free they may
+ * call goes straight through. */
 static __attribute__((noinline)) void free_fast(void *ptr, void (*realfn)(void *))
 {
 	sample_fast_count_free();
@@ -159,21 +160,24 @@ void entry_cxx_routes(bool libstdcxx_deletes)
 	__atomic_store_n(&delete_as_free, libstdcxx_deletes, __ATOMIC_RELEASE);
 }
 
+/* free's *as_free: always. */
+static const bool free_as_free = true;
+
 /*
  * free and the deletes: *real the real one (read only where it is called:
- * read up front, GCC tests it on full recording's way too), hook the full
- * hook.  `resolved`: *real is known while the fast path is open (free's
- * is; the C++ operators' are looked up at their first hook).  *as_free:
- * the block goes to free_route (free's, and libstdc++'s deletes).
+ * read up front, GCC tests it on full recording's way too; the C++
+ * operators' are looked up at their first hook), hook the full hook.
+ * *as_free: the block goes to free_route (free's, and libstdc++'s
+ * deletes'), else through *real.
  */
 static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hook)(void *),
-			      bool resolved, const bool *as_free)
+			      const bool *as_free)
 {
 	uint64_t gate = t_hot.gate;
 
 	if (gate == g_fast) {
 		if (likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr))) {
-			if (resolved || *as_free) {
+			if (*as_free) {
 				/* counted first, and free_route jumped to */
 				sample_fast_count_free();
 				free_route(ptr);
@@ -193,7 +197,7 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 
 SHIM_EXPORT void free(void *ptr)
 {
-	free_entry(ptr, &real_free, free_hook, true, NULL);
+	free_entry(ptr, &real_free, free_hook, &free_as_free);
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
@@ -271,22 +275,22 @@ SHIM_EXPORT void *_Znam(size_t size)
 
 SHIM_EXPORT void _ZdlPv(void *p)
 {
-	free_entry(p, &real_delete, delete_hook, false, &delete_as_free);
+	free_entry(p, &real_delete, delete_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPv(void *p)
 {
-	free_entry(p, &real_delete_arr, delete_arr_hook, false, &delete_as_free);
+	free_entry(p, &real_delete_arr, delete_arr_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete, delete_hook, false, &delete_as_free);
+	free_entry(p, &real_delete, delete_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete_arr, delete_arr_hook, false, &delete_as_free);
+	free_entry(p, &real_delete_arr, delete_arr_hook, &delete_as_free);
 }

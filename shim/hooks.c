@@ -24,8 +24,8 @@
  * Owns the exported hooks but entry.c's (malloc, free, calloc, realloc
  * and C++'s plain new, new[], delete and delete[], whose full hooks are
  * here: malloc_hook, new_hook and the others), the recording of events
- * (record_*), stack interning (stack_id) and the boot pool.  They stay in one file, with the ring operations inlined from
- * shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
+ * (record_*), stack interning (stack_id) and the boot pool.  They stay in
+ * one file, with the ring operations inlined from shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
  * ring_begin/ring_commit) makes no call the compiler cannot see into but
  * the real function and the unwinder.  The rest of the library: entry.c
  * (those entry points), sample.c (--sample), session.c (the session,
@@ -223,7 +223,8 @@ static inline void forget_pick(void)
 }
 
 /* Its cases, each a function of its own: no test of `set` on the way of
- * a full recording, nor of `pool` on the malloc family's. */
+ * a full recording, nor of `pool` on the malloc family's.  This one, a
+ * custom block's (memscope.h, its pools, --hook), forgets the pick. */
 static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
 			    const void *pool)
 {
@@ -239,13 +240,6 @@ static void record_sampled(void *frame, const void *p, uint64_t size, unsigned f
 static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_at(frame, p, size, fn, NULL, false);
-}
-
-/* A custom block outside pools: forget_pick, then record_alloc. */
-static void record_custom(void *frame, const void *p, uint64_t size)
-{
-	forget_pick();
-	record_alloc_at(frame, p, size, MSC_FN_CUSTOM, NULL, false);
 }
 
 /* ALLOC of a block of the malloc family: into the set when sampling. */
@@ -313,8 +307,7 @@ static inline __attribute__((always_inline)) void record_free_at(void *frame, un
 	} else {
 		/* A recorded block its thread frees before it allocated again:
 		 * its countdown has not moved since. */
-		if (sampled && t->pick_ptr == v[0] && !t->shared && sample_hot() &&
-		    t_hot.left == t->pick_left) {
+		if (sampled && t->pick_ptr == v[0] && sample_hot() && t_hot.left == t->pick_left) {
 			id |= MSC_FREE_TEMPORARY;
 			t->pick_ptr = 0;
 		}
@@ -904,7 +897,7 @@ SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 	if (!ptr || !ACTIVE())
 		return;
 	t_guard++;
-	record_custom(__builtin_frame_address(0), ptr, size);
+	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, NULL);
 	t_guard--;
 }
 
@@ -935,7 +928,7 @@ SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
 	if (old)
 		record_free(frame, MSC_FN_CUSTOM, old);
 	if (ptr)
-		record_custom(frame, ptr, size);
+		record_alloc_in(frame, ptr, size, MSC_FN_CUSTOM, NULL);
 	t_guard--;
 }
 
@@ -1027,7 +1020,8 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (r && ACTIVE()) {
 			t_guard++;
-			record_custom(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1]);
+			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
+					MSC_FN_CUSTOM, NULL);
 			t_guard--;
 		}
 		return r;
@@ -1051,7 +1045,8 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		if (old && (r || !a[h->size_arg - 1]))
 			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
 		if (r)
-			record_custom(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1]);
+			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
+					MSC_FN_CUSTOM, NULL);
 		t_guard--;
 		return r;
 	}

@@ -272,8 +272,9 @@ struct tstate {
 	int64_t sample_left;
 	uint64_t sample_rng;
 	/* The last block this thread recorded (0 when its last recorded
-	 * allocation was not one of the set's) and t_hot.left just after:
-	 * freed by it while left is still that, it was temporary. */
+	 * allocation was not one of the set's, and always on the shared
+	 * ring's state) and t_hot.left just after: freed by it while left
+	 * is still that, it was temporary. */
 	uint64_t pick_ptr;
 	int64_t pick_left;
 	uint64_t ips[TRACE_MAX];

@@ -1299,8 +1299,10 @@ save:
 	c->have_ips = false;
 }
 
-static void dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp,
-			  uint64_t *ips, int max, struct capture *c, bool use_cache)
+/* A DWARF capture: a cache hit stays inline, a walk is a call. */
+static inline __attribute__((always_inline)) void
+dwarf_capture(struct unwind_state *us, uint64_t ip, uint64_t rsp, uint64_t rbp, uint64_t *ips,
+	      int max, struct capture *c, bool use_cache)
 {
 	if (!dwarf_begin(us, ip, rsp, rbp, max, c, use_cache))
 		dwarf_walk(us, ip, rsp, rbp, ips, max, c);
@@ -1394,8 +1396,7 @@ void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_
 	default:
 		break;
 	}
-	if (!dwarf_begin(us, ip, rsp, rbp, max, c, true))
-		dwarf_walk(us, ip, rsp, rbp, ips, max, c);
+	dwarf_capture(us, ip, rsp, rbp, ips, max, c, true);
 	if (c->have_ips)
 		hash_ips(ips, c);
 	if (unlikely(check_mode) && unw_backtrace_fn) {
