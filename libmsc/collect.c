@@ -42,12 +42,23 @@ static uint64_t raw_now(const struct msc_collector *c)
 	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : msc_now_monotonic();
 }
 
-/* ns = raw ticks * ns_mult / 2^32: one multiplication per event. */
+/*
+ * ns = ns_at + (raw - raw_at) * ns_mult / 2^32: one multiplication per
+ * event.  (raw_at, ns_at) is raw0 and 0 but after a rate measured early
+ * was measured again (clock_ready): then the moment of the new rate, so
+ * that the times already given go on without a jump.  An event from before
+ * that moment (a ring read late) goes back from it at the new rate.
+ */
 static uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
 {
+	uint64_t d;
+
+	if (raw >= c->raw_at)
+		return c->ns_at + (uint64_t)(((unsigned __int128)(raw - c->raw_at) * c->ns_mult) >> 32);
 	if (raw <= c->raw0)
 		return 0;
-	return (uint64_t)(((unsigned __int128)(raw - c->raw0) * c->ns_mult) >> 32);
+	d = (uint64_t)(((unsigned __int128)(c->raw_at - raw) * c->ns_mult) >> 32);
+	return d < c->ns_at ? c->ns_at - d : 0;
 }
 
 static bool clock_ready(struct msc_collector *c, bool wait);
@@ -118,12 +129,20 @@ static bool tsc_usable(void)
  * The TSC's rate is measured against CLOCK_MONOTONIC over at least 5 ms
  * (error ~1e-5).  The collector is made before the program starts: the
  * first readings are taken then (calibrate_begin), the last 5 ms later,
- * when its events are first read (clock_ready), which waits for the rest
- * only when it must (a process's last events, the time asked for).  Until
- * then the events wait in their rings, and the program runs rather than
- * wait 5 ms for ms-record (half of a small program's cost of recording).
+ * when its events are first read (clock_ready).  Until then the events
+ * wait in their rings, and the program runs rather than wait 5 ms for
+ * ms-record (half of a small program's cost of recording).  Events that
+ * must be read sooner (a process's last ones, the time asked for) end the
+ * measurement early, over what has run so far but at least 1 ms: every
+ * event until then lies inside that span, so it is as exact for them
+ * (within the readings' own ~0.1 us); the rate is measured again once the
+ * 5 ms are up, for the events that come later (another process's), from
+ * that moment on.  A program that ended within 5 ms of ms-record's start
+ * used to keep it spinning for the rest: most of ms-record's cost on
+ * /bin/true.
  */
 #define CALIBRATE_NS 5000000
+#define CALIBRATE_MIN_NS 1000000
 
 /*
  * CLOCK_MONOTONIC and the TSC at one moment: the TSC halfway between two
@@ -151,25 +170,43 @@ static void clock_pair(uint64_t *mono, uint64_t *tsc)
 static void calibrate_begin(struct msc_collector *c)
 {
 	c->ts_kind = tsc_usable() ? MSC_TS_TSC : MSC_TS_MONOTONIC;
+	c->ns_at = 0;
 	if (c->ts_kind == MSC_TS_TSC) {
 		clock_pair(&c->calibrate_m0, &c->raw0);
+		c->raw_at = c->raw0;
 		return;
 	}
 	c->calibrate_m0 = msc_now_monotonic();
 	c->ns_per_raw = 1.0;
 	c->ns_mult = 1ull << 32;
-	c->raw0 = c->calibrate_m0;
+	c->raw0 = c->raw_at = c->calibrate_m0;
 }
 
-static void calibrate_end(struct msc_collector *c)
+/* What is kept in raw units, from the rate. */
+static void clock_spans(struct msc_collector *c)
+{
+	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
+	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
+	if (c->o.interval)
+		c->sample_every_raw = (uint64_t)((double)c->o.interval / c->ns_per_raw);
+}
+
+/* The rate over the readings since calibrate_begin, at least `span` ns of
+ * them; from the moment it ends when the rate was measured before. */
+static void calibrate_end(struct msc_collector *c, uint64_t span)
 {
 	uint64_t m1, t1;
 
 	do
 		clock_pair(&m1, &t1);
-	while (m1 - c->calibrate_m0 < CALIBRATE_NS);
+	while (m1 - c->calibrate_m0 < span);
+	if (c->calibrated) {
+		c->ns_at = to_ns(c, t1);
+		c->raw_at = t1;
+	}
 	c->ns_per_raw = (double)(m1 - c->calibrate_m0) / (double)(t1 - c->raw0);
 	c->ns_mult = (uint64_t)(c->ns_per_raw * 4294967296.0 + 0.5);
+	clock_spans(c);
 }
 
 /* How long, at CLOCK_MONOTONIC now, the TSC's measurement has still to
@@ -181,23 +218,37 @@ static uint64_t calibrate_left(const struct msc_collector *c, uint64_t now)
 	return CALIBRATE_NS - (now - c->calibrate_m0);
 }
 
-/* Whether the clock is set up; wait: finish setting it up.  Once it is,
- * a test. */
+/*
+ * Whether the clock is set up; wait: have it set up now, from what was
+ * measured so far if it must.  A test once the rate is final; meanwhile
+ * (`early`: it was measured over less than 5 ms) a reading of the clock,
+ * and the rate is measured again when the 5 ms are up.
+ */
 static bool clock_ready(struct msc_collector *c, bool wait)
 {
-	if (msc_likely(c->calibrated))
+	uint64_t now;
+
+	if (msc_likely(c->calibrated && !c->early))
 		return true;
-	if (!wait && calibrate_left(c, msc_now_monotonic()))
-		return false;
-	if (c->ts_kind == MSC_TS_TSC)
-		calibrate_end(c);
-	c->calibrated = true;
-	c->slack_raw = (uint64_t)(50000.0 / c->ns_per_raw);	/* 50 us */
-	c->future_slack_raw = (uint64_t)((double)FUTURE_SLACK_NS / c->ns_per_raw);
-	if (c->o.interval) {
-		c->sample_every_raw = (uint64_t)((double)c->o.interval / c->ns_per_raw);
-		c->next_sample_raw = raw_now(c) + c->sample_every_raw;
+	now = msc_now_monotonic();
+	if (c->calibrated) {
+		if (!calibrate_left(c, now)) {
+			calibrate_end(c, CALIBRATE_NS);
+			c->early = false;
+		}
+		return true;
 	}
+	if (!wait && calibrate_left(c, now))
+		return false;
+	if (c->ts_kind == MSC_TS_TSC) {
+		c->early = calibrate_left(c, now) != 0;
+		calibrate_end(c, c->early ? CALIBRATE_MIN_NS : CALIBRATE_NS);
+	} else {
+		clock_spans(c);
+	}
+	c->calibrated = true;
+	if (c->o.interval)
+		c->next_sample_raw = raw_now(c) + c->sample_every_raw;
 	return true;
 }
 
@@ -951,8 +1002,12 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 	uint32_t used, i, ncand = 0;
 	unsigned delivered = 0;
 	uint32_t *cand = p->cand;
+	/* A process waits for its leak scan (msc_proto.h) */
+	bool urgent = !final && __atomic_load_n(&p->ctl->scan_wanted, __ATOMIC_ACQUIRE) &&
+		      !__atomic_load_n(&p->ctl->scan_done, __ATOMIC_ACQUIRE);
 
-	if (!clock_ready(c, final))
+	c->urgent |= urgent;
+	if (!clock_ready(c, final || urgent))
 		return 0;
 	w = watermark(c, p, final);
 
@@ -1098,6 +1153,8 @@ static void take_samples(struct msc_collector *c)
 #define ROUND_NAP_NS 200000ull
 #define ROUND_CHECK_NS 1000000ull
 #define ROUND_FILL_BYTES (16u * 1024)
+/* A process waits for its scan: the watermark's slack (50 us), and some. */
+#define URGENT_NAP_NS 100000ull
 
 int msc_collector_settle(struct msc_collector *c, int pid)
 {
@@ -1135,6 +1192,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	struct timespec to;
 
 	c->round_bytes = 0;
+	c->urgent = false;
 	for (p = c->procs; p; p = p->next)
 		delivered += collect_pump(c, p, false);
 	take_samples(c);
@@ -1158,6 +1216,8 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 
 		wait_ns = left < wait_ns ? left : wait_ns;
 	}
+	if (c->urgent && wait_ns > URGENT_NAP_NS)
+		wait_ns = URGENT_NAP_NS;	/* its request is about to be old enough */
 	c->next_check_ns = now + ROUND_CHECK_NS;
 	if (c->pfd_cap < 3 + (size_t)c->nprocs) {
 		size_t cap = 2 * (3 + (size_t)c->nprocs);

@@ -111,9 +111,12 @@ struct msc_collector {
 	unsigned nprocs;
 	/* clock */
 	unsigned ts_kind;
+	bool urgent;			/* this round: a process waits for its scan */
 	bool calibrated;		/* clock_ready() was called */
+	bool early;			/* ...before 5 ms: measured again later */
 	uint64_t calibrate_m0;		/* CLOCK_MONOTONIC at raw0 */
 	uint64_t raw0;			/* raw clock at start */
+	uint64_t raw_at, ns_at;		/* to_ns()'s origin (raw0, 0 at first) */
 	double ns_per_raw;
 	uint64_t ns_mult;		/* ns_per_raw * 2^32 */
 	uint64_t slack_raw;		/* watermark slack, raw units */

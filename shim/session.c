@@ -474,6 +474,12 @@ void request_scan(void)
 		shared_lock(t);
 		sent = emit(t, MSC_EV_SCAN, 0, (uint32_t)raw_gettid(), &sp, 1);
 		shared_unlock(t);
+		/* Not to wait for the collector's next round (msc_proto.h). */
+		if (sent) {
+			__atomic_store_n(&g_ctl->scan_wanted, 1, __ATOMIC_RELEASE);
+			if (g_ctl->collector_pid)
+				kill((pid_t)g_ctl->collector_pid, SIGURG);
+		}
 		/* Until the collector says it is done, or is gone, or gave up
 		 * the ring the request is in. */
 		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE) &&

@@ -41,14 +41,21 @@ check_eq "mmap leak, reachable (memhog keeps no pointer: definitely)" "1 1048576
 
 # Timestamps are ns of CLOCK_MONOTONIC: the shim stamps events with the TSC,
 # whose rate ms-record measures while the program starts.  A program reads
-# CLOCK_MONOTONIC around an allocation, sleeps 0.5 s, and reads it around
-# another: the gap between the two events lies between what it measured
-# from just after the first to just before the second and from just before
-# the first to just after the second, to 1 ms (a TSC rate 0.2 % off fails).
-# A preemption anywhere only widens that bracket: a loaded machine cannot
-# fail it (comparing with python3's own measure of its sleep did, once,
-# by the 74 ms the interpreter was preempted between its clock and its
-# next allocation).
+# CLOCK_MONOTONIC around an allocation, sleeps, and reads it around another:
+# the gap between the two events lies between what it measured from just
+# after the first to just before the second and from just before the first
+# to just after the second.  A preemption anywhere only widens that bracket:
+# a loaded machine cannot fail it (comparing with python3's own measure of
+# its sleep did, once, by the 74 ms the interpreter was preempted between
+# its clock and its next allocation).  Both allocations are made where a
+# first one was, so that neither takes its stack's first capture (~0.1 ms).
+#   - A 0.5 s sleep, to 1 ms: the rate measured over ms-record's first 5 ms
+#     (a rate 0.2 % off fails).
+#   - A 2 ms sleep, to 2 us: the program ends within ms-record's first 5 ms
+#     and its events are read with the rate measured until then (since
+#     ms-record no longer waits for the 5 ms to end).  A rate 0.5 % off
+#     fails it (checked); where a loaded machine let the 5 ms pass first, it checks
+#     the usual rate.
 cat >"$OUT/sleeper.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,30 +67,43 @@ static long long now(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
-int main(void)
+int main(int argc, char **argv)
 {
-	struct timespec d = { 0, 500000000 };
-	long long a0 = now(), a1, b0, b1;
-	void *volatile a = malloc(11111), *volatile b;
+	struct timespec d = { 0, argc > 1 ? atol(argv[1]) : 500000000 };
+	static const size_t size[3] = { 5555, 11111, 22222 };
+	void *volatile p[3];
+	long long t[3][2];
+	int i;
 
-	a1 = now();
-	nanosleep(&d, NULL);
-	b0 = now();
-	b = malloc(22222);
-	b1 = now();
-	printf("%lld %lld\n", (b0 - a1) / 1000, (b1 - a0) / 1000);
-	free(a);
-	free(b);
+	for (i = 0; i < 3; i++) {
+		t[i][0] = now();
+		p[i] = malloc(size[i]);
+		t[i][1] = now();
+		if (i == 1)
+			nanosleep(&d, NULL);
+	}
+	printf("%lld %lld\n", t[2][0] - t[1][1], t[2][1] - t[1][0]);
+	for (i = 0; i < 3; i++)
+		free(p[i]);
 	return 0;
 }
 EOF
 check_status "build the sleeper" 0 cc -O1 -o "$OUT/sleeper" "$OUT/sleeper.c"
+# sleeper_gap NDJSON: ns between its two events
+sleeper_gap() {
+	jq -r 'select(.type=="alloc" and (.size == 11111 or .size == 22222)) | .ts' "$1" |
+		awk 'NR == 1 { a = $1 } NR == 2 { printf "%d", $1 - a }'
+}
 check_status "the sleeper" 0 ms-record -q -e -o "$OUT/sleep.ndjson" "$OUT/sleeper"
 lo=$(awk '{ print $1 }' "$OUT/last.out" 2>/dev/null)
 hi=$(awk '{ print $2 }' "$OUT/last.out" 2>/dev/null)
-gap=$(jq -r 'select(.type=="alloc" and (.size == 11111 or .size == 22222)) | .ts' "$OUT/sleep.ndjson" |
-	awk 'NR == 1 { a = $1 } NR == 2 { printf "%d", ($1 - a) / 1000 }')
-check_range "the sleeper slept at least 0.5 s" 500000 100000000 "${lo:-0}"
-check_range "the sleep, in us between its two events, within what it measured" \
-	$(( ${lo:-0} - 1000 )) $(( ${hi:-0} + 1000 )) "${gap:-0}"
+check_range "the sleeper slept at least 0.5 s" 500000000 100000000000 "${lo:-0}"
+check_range "the sleep, in ns between its two events, within what it measured (1 ms)" \
+	$(( ${lo:-0} - 1000000 )) $(( ${hi:-0} + 1000000 )) "$(sleeper_gap "$OUT/sleep.ndjson")"
+check_status "the sleeper, 2 ms" 0 ms-record -q -e -o "$OUT/nap.ndjson" "$OUT/sleeper" 2000000
+lo=$(awk '{ print $1 }' "$OUT/last.out" 2>/dev/null)
+hi=$(awk '{ print $2 }' "$OUT/last.out" 2>/dev/null)
+check_range "the sleeper slept at least 2 ms" 2000000 100000000000 "${lo:-0}"
+check_range "the 2 ms sleep, in ns between its two events, within what it measured (2 us)" \
+	$(( ${lo:-0} - 2000 )) $(( ${hi:-0} + 2000 )) "$(sleeper_gap "$OUT/nap.ndjson")"
 finish
