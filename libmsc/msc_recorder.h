@@ -78,6 +78,10 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
 				      struct msc_err *err);
 /* Ends nothing (see _finish); removes the socket.  NULL is a no-op. */
 void msc_recorder_free(struct msc_recorder *r);
+/* The same, just before the process exits: what others can see goes (the
+ * sockets, their directories), the memory is left to the exit unless a
+ * leak checker watches (msc_leak_checked). */
+void msc_recorder_exit(struct msc_recorder *r);
 
 /* The path a program's MEMSCOPE_SOCK must name. */
 const char *msc_recorder_socket(const struct msc_recorder *r);

@@ -824,6 +824,18 @@ void msc_recorder_free(struct msc_recorder *r)
 	free(r);
 }
 
+void msc_recorder_exit(struct msc_recorder *r)
+{
+	if (!r)
+		return;
+	if (msc_leak_checked()) {
+		msc_recorder_free(r);
+		return;
+	}
+	live_stop(r);
+	msc_collector_free(r->col);
+}
+
 const char *msc_recorder_socket(const struct msc_recorder *r)
 {
 	return r->col ? msc_collector_socket(r->col) : NULL;

@@ -8,6 +8,22 @@
 
 #include "msc_util.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define MSC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MSC_ASAN 1
+#endif
+#endif
+#ifndef MSC_ASAN
+#define MSC_ASAN 0
+#endif
+
 int msc_name_pid(const char *name, const char **rest)
 {
 	long pid = 0;
@@ -156,4 +172,15 @@ uint64_t msc_now_monotonic(void)
 uint64_t msc_now_thread_cpu(void)
 {
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+bool msc_leak_checked(void)
+{
+#if MSC_ASAN
+	return true;
+#elif defined(RUNNING_ON_VALGRIND)
+	return RUNNING_ON_VALGRIND != 0;
+#else
+	return true;	/* without valgrind's header: the tidy way */
+#endif
 }
