@@ -1261,6 +1261,63 @@ fail:
 }
 
 /*
+ * Whether the standard search (the default debug path ":.debug:/usr/lib/debug")
+ * can find a separate debug file of file_name other than by its build-id
+ * (looked for already): by its .gnu_debuglink name, or without one, by its
+ * own name or that with ".debug", in its directory, its .debug/, and
+ * /usr/lib/debug under its directory's path or directly.  When none of
+ * these is there, the search has nothing left to ask but debuginfod, which
+ * has no server to ask (msc_sym_new unsets DEBUGINFOD_URLS), yet libdw
+ * loads libdebuginfod for it first: with libcurl and its chain, 27
+ * libraries, 5-10 ms of every recording that names a function of a
+ * distribution binary without debug information (ls, sqlite3).
+ */
+static bool debug_file_near(const char *file_name, const char *debuglink_file)
+{
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	const char *base = slash ? slash + 1 : file_name;
+	char dir[PATH_MAX], names[3][NAME_MAX + 8], path[PATH_MAX * 2];
+	int ndir, nnames = 0, i;
+
+	if (!file_name || !slash)
+		return true;	/* not a path we can take apart: ask */
+	ndir = (int)(slash - file_name);
+	if (ndir >= (int)sizeof(dir))
+		return true;
+	memcpy(dir, file_name, (size_t)ndir);
+	dir[ndir] = '\0';
+	if (debuglink_file) {
+		if (strlen(debuglink_file) > NAME_MAX || strchr(debuglink_file, '/'))
+			return true;
+		strcpy(names[nnames++], debuglink_file);
+	} else {
+		if (strlen(base) > NAME_MAX)
+			return true;
+		snprintf(names[nnames++], sizeof(names[0]), "%s.debug", base);
+		strcpy(names[nnames++], base);
+	}
+	for (i = 0; i < nnames; i++) {
+		/* (the file itself, by its own name in its own directory, is
+		 * not a separate debug file) */
+		bool self = !debuglink_file && i == 1;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (!self && access(path, F_OK) == 0)
+			return true;
+		snprintf(path, sizeof(path), "%s/.debug/%s", dir, names[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+		snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, names[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+		snprintf(path, sizeof(path), "/usr/lib/debug/%s", names[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * libdwfl's find_debuginfo: the cached copy, else the standard search (and
  * a copy of what it finds made, if that has compressed sections).  The
  * copy is looked for first: the standard search opens what it finds by
@@ -1298,6 +1355,20 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (cfd >= 0) {
 			*debuginfo_file_name = strdup(path);
 			return cfd;
+		}
+	}
+	if (!s || !s->debug_path) {
+		char bpath[PATH_MAX];
+
+		/* nothing by build-id, nor by name: debuginfod's turn (see
+		 * debug_file_near) */
+		if (len <= 0)
+			len = dwfl_module_build_id(mod, &id, &vaddr);
+		if ((len <= 0 || !build_id_path("/usr/lib/debug", id, len, bpath, sizeof(bpath)) ||
+		     access(bpath, F_OK) < 0) &&
+		    !debug_file_near(file_name, debuglink_file)) {
+			errno = ENOENT;
+			return -1;
 		}
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
