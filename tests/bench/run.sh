@@ -13,7 +13,8 @@
 # BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60), BENCH_SCAN_SIZES
 # (MiB live at exit in the leak scan benchmark, "64 256 1024"),
 # BENCH_JEMALLOC (the jemalloc whose profiling the sampled section compares
-# with, Debian's libjemalloc2).
+# with, Debian's libjemalloc2), BENCH_START_RUNS (runs per command in the
+# short program's section, 30).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
@@ -26,7 +27,7 @@ PY=/usr/bin/python3
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers floor sampled instr attach sizes scan top"
+SECTIONS="reader snapshot filter profilers floor sampled instr start attach sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -388,6 +389,37 @@ bench_floor() {
 			done
 		done
 		emit "| $_w | $(thousands "${_ev:-0}")$_cells |"
+	done
+}
+
+# What recording costs a program that does almost nothing: ms-record's
+# start (its libraries, the collector, the program's connection) and end
+# (the last records, the leak scan, the report), which a test suite that
+# runs thousands of short programs under it pays each time.  Medians of
+# BENCH_START_RUNS runs of Debian's `ls -d /`, ms of wall.
+bench_start() {
+	_runs=${BENCH_START_RUNS:-30}
+	_n=$(median_s "$_runs" ls -d /)
+	emit "" "### A short program: the cost of starting and ending" "" \
+		"\`ls -d /\` (a distribution binary: 210 allocations, 67 frees), medians of $_runs runs" \
+		"each.  (One \`date\` run of the shell's around each makes the native figure.)" "" \
+		"| command | wall, ms | beyond native, ms |" "|---|---:|---:|" \
+		"| native | $(ms "$_n") | 0 |"
+	for _v in "--sample 512K" "" "--no-scan" heaptrack memcheck; do
+		case $_v in
+		heaptrack) rm -f "$OUT"/ht.start.*
+			set -- heaptrack -o "$OUT/ht.start" ls -d / ;;
+		memcheck) set -- valgrind --tool=memcheck --leak-check=full \
+			--log-file="$OUT/mc.start.log" ls -d / ;;
+		*) set -- ms-record -q $_v -o "$OUT/start.ndjson" ls -d / ;;
+		esac
+		_t=$(median_s "$_runs" "$@")
+		_d=$(awk -v a="$_t" -v b="$_n" 'BEGIN { printf "%.1f", (a - b) * 1000 }')
+		case $_v in
+		heaptrack|memcheck) _name=$_v ;;
+		*) _name="ms-record${_v:+ $_v}" ;;
+		esac
+		emit "| $_name | $(ms "$_t") | $_d |"
 	done
 }
 
