@@ -1276,7 +1276,7 @@ static bool debug_file_near(const char *file_name, const char *debuglink_file)
 {
 	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
 	const char *base = slash ? slash + 1 : file_name;
-	char dir[PATH_MAX], names[3][NAME_MAX + 8], path[PATH_MAX * 2];
+	char dir[PATH_MAX], names[2][NAME_MAX + 8], path[PATH_MAX * 2];
 	int ndir, nnames = 0, i;
 
 	if (!file_name || !slash)

@@ -71,6 +71,24 @@ check_eq "debuglink: leak_small_inner has its line" 1 \
 check_eq "debuglink: the same frames, first run" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link1.ndjson")"
 check_eq "debuglink: the same frames, from the copy" "$(frames "$OUT/link0.ndjson")" "$(frames "$OUT/link2.ndjson")"
 
+# The same debug file in the program's .debug/ directory (libdw's default
+# path looks there too): found without the cache.  And a program with no
+# debug file anywhere: its frames are named from its symbol table, and
+# libdw's search does not reach debuginfod, which has no server to ask
+# (DEBUGINFOD_URLS is unset) but loaded libdebuginfod and libcurl's chain
+# for it (27 libraries, 5-10 ms a recording).
+mkdir -p "$OUT/sub/.debug" "$OUT/bare"
+cp "$OUT/leaky" "$OUT/sub/leaky"
+cp "$OUT/leaky.debug" "$OUT/sub/.debug/leaky.debug"
+MEMSCOPE_CACHE=off check_status "debuglink in .debug/" 0 ms-record -q -o "$OUT/dotdebug.ndjson" "$OUT/sub/leaky"
+lines() { jq -c 'select(.type=="frame") | [.fn, .file, .line]' "$1" | sort; }
+check_eq "debuglink in .debug/: the same functions and lines" "$(lines "$OUT/link0.ndjson")" "$(lines "$OUT/dotdebug.ndjson")"
+objcopy --strip-debug "$EX/leaky" "$OUT/bare/leaky"
+MEMSCOPE_CACHE=off LD_DEBUG=files check_status "no debug file" 0 ms-record -q -o "$OUT/bare.ndjson" "$OUT/bare/leaky"
+check_eq "no debug file: leak_small_inner named, without a line" "leak_small_inner 0" \
+	"$(jq -r 'select(.type=="frame" and .fn=="leak_small_inner") | "\(.fn) \(.line // 0)"' "$OUT/bare.ndjson" | sort -u | xargs)"
+check_eq "no debug file: libdebuginfod not loaded" 0 "$(grep -c 'file=libdebuginfod' "$OUT/last.err")"
+
 # A copy others may write (or another user's) is not looked into: libdw
 # parses what it is given.  A marker in it shows whether it was used.
 if command -v strace >/dev/null; then
