@@ -1330,12 +1330,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct msc_sym *s = *userdata;
+	bool std_path = !s || !s->debug_path;	/* libdwfl's default path */
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	char path[PATH_MAX], dpath[PATH_MAX];
-	int len = 0, fd, cfd;
-	bool compressed, cache = s && s->cache_dir && !s->debug_path &&
-		     (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0 &&
+	int len = std_path ? dwfl_module_build_id(mod, &id, &vaddr) : 0, fd, cfd;
+	/* where the standard search looks first: by build-id under
+	 * /usr/lib/debug */
+	bool by_id = len > 0 && build_id_path("/usr/lib/debug", id, len, dpath, sizeof(dpath));
+	bool compressed, cache = std_path && s && s->cache_dir && len > 0 &&
 		     cached_path(s->cache_dir, id, len, path, sizeof(path));
 
 	if (cache && (fd = open_with_build_id(path, id, len, true, &compressed)) >= 0) {
@@ -1344,12 +1347,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	}
 	/*
 	 * The first time: where the standard search finds most debug files,
-	 * by build-id under /usr/lib/debug, the copy is made from there and
-	 * returned (the standard search would have libdw decompress the file
-	 * once more, for this recording).
+	 * by build-id, the copy is made from there and returned (the standard
+	 * search would have libdw decompress the file once more, for this
+	 * recording).
 	 */
-	if (cache && build_id_path("/usr/lib/debug", id, len, dpath, sizeof(dpath)) &&
-	    (fd = open_with_build_id(dpath, id, len, false, &compressed)) >= 0) {
+	if (cache && by_id && (fd = open_with_build_id(dpath, id, len, false, &compressed)) >= 0) {
 		cfd = compressed ? write_cached(fd, path) : -1;
 		close(fd);
 		if (cfd >= 0) {
@@ -1357,19 +1359,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			return cfd;
 		}
 	}
-	if (!s || !s->debug_path) {
-		char bpath[PATH_MAX];
-
-		/* nothing by build-id, nor by name: debuginfod's turn (see
-		 * debug_file_near) */
-		if (len <= 0)
-			len = dwfl_module_build_id(mod, &id, &vaddr);
-		if ((len <= 0 || !build_id_path("/usr/lib/debug", id, len, bpath, sizeof(bpath)) ||
-		     access(bpath, F_OK) < 0) &&
-		    !debug_file_near(file_name, debuglink_file)) {
-			errno = ENOENT;
-			return -1;
-		}
+	/* Nothing by build-id, nor by name: debuginfod's turn (see
+	 * debug_file_near). */
+	if (std_path && !(by_id && access(dpath, F_OK) == 0) &&
+	    !debug_file_near(file_name, debuglink_file)) {
+		errno = ENOENT;
+		return -1;
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);

@@ -335,21 +335,30 @@ static void record_sampled_free(void *frame, unsigned fn, const void *ptr)
 }
 
 /*
- * A free of the malloc family's: recorded, or when sampling, recorded if
- * ptr was (and forgotten), else counted.  True when recorded.
+ * The FREE of a block of the malloc family's, when it is to be recorded:
+ * always, or when sampling, if ptr was recorded (then forgotten).  True
+ * when recorded; else the caller counts the free once it is done.
  */
-static inline bool free_event(void *frame, unsigned fn, const void *ptr)
+static inline bool free_recorded(void *frame, unsigned fn, const void *ptr)
 {
 	if (likely(!g_sample)) {
 		record_free(frame, fn, ptr);
 		return true;
 	}
-	if (!sampled_del(ptr)) {
-		sample_count_free();
+	if (!sampled_del(ptr))
 		return false;
-	}
 	record_sampled_free(frame, fn, ptr);
 	return true;
+}
+
+/* A free of the malloc family's: recorded (free_recorded), else counted.
+ * True when recorded. */
+static inline bool free_event(void *frame, unsigned fn, const void *ptr)
+{
+	if (free_recorded(frame, fn, ptr))
+		return true;
+	sample_count_free();
+	return false;
 }
 
 /* MMAP, MREMAP, BRK: events with a stack and up to four values. */
@@ -521,8 +530,7 @@ void *calloc_hook(size_t n, size_t size)
 
 static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 {
-	bool skip;
-	bool old_recorded = false;
+	bool skip, old_recorded;
 	void *p;
 
 	if (unlikely(is_boot(ptr))) {
@@ -537,13 +545,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	/* --sample: the old block's free is recorded if the block was, and
 	 * counted otherwise once the realloc did free it; the new block is
 	 * a new choice. */
-	if (ptr && (!g_sample || sampled_del(ptr))) {
-		if (g_sample)
-			record_sampled_free(frame, fn, ptr);
-		else
-			record_free(frame, fn, ptr);
-		old_recorded = true;
-	}
+	old_recorded = ptr && free_recorded(frame, fn, ptr);
 	skip = sample_skip(size);
 	if (!skip)
 		prepare_alloc(frame);

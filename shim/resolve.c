@@ -109,14 +109,12 @@ static void *resolve_attached(const char *name)
 	return p;
 }
 
-/* Is p defined in glibc itself?  (A malloc_debug or jemalloc preloaded, or
- * linked, defines its own.) */
-static bool in_libc(void *p)
+/* Is p defined in the object obj (a path dladdr gave)? */
+static bool defined_in(void *p, const char *obj)
 {
-	const char *obj, *libc;
+	const char *at;
 
-	return defined_at(p, &obj) && defined_at((void *)gnu_get_libc_version, &libc) &&
-	       !strcmp(obj, libc);
+	return obj && defined_at(p, &at) && !strcmp(at, obj);
 }
 
 /* Is p defined in libstdc++ (not in a library replacing its operators)? */
@@ -133,6 +131,8 @@ static bool in_libstdcxx(void *p)
 
 void resolve_reals(void)
 {
+	const char *libc;
+
 	resolving = 1;
 	RESOLVE(real_malloc, "malloc");
 	RESOLVE(real_free, "free");
@@ -152,8 +152,12 @@ void resolve_reals(void)
 	RESOLVE(real__exit, "_exit");
 	RESOLVE(real__Exit, "_Exit");
 	RESOLVE(shim_real_dlclose, "dlclose");
-	entry_routes(in_libc((void *)real_malloc) && in_libc((void *)real_free) &&
-		     in_libc((void *)real_calloc) && in_libc((void *)real_realloc));
+	/* glibc's own?  (A malloc_debug or jemalloc preloaded, or linked,
+	 * defines its own.) */
+	if (!defined_at((void *)gnu_get_libc_version, &libc))
+		libc = NULL;
+	entry_routes(defined_in((void *)real_malloc, libc) && defined_in((void *)real_free, libc) &&
+		     defined_in((void *)real_calloc, libc) && defined_in((void *)real_realloc, libc));
 	resolving = 0;
 }
 

@@ -279,6 +279,14 @@ static void warn_cb(void *ctx, const char *msg)
 		msc_warn("%s", msg);
 }
 
+/* A signal that only wakes ms-record: SIGCHLD (a child's end) and SIGURG
+ * (a recorded process whose leak scan waits, msc_proto.h).  The round
+ * that follows is what they ask for. */
+static bool wake_only(int sig)
+{
+	return sig == SIGCHLD || sig == SIGURG;
+}
+
 /*
  * Records until the program is gone and no followed child is left.  A
  * signal sent to ms-record alone is passed on to the program (one from the
@@ -307,8 +315,8 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 
-				if (sig == SIGCHLD || sig == SIGURG)
-					continue;	/* the round is what it asks for */
+				if (wake_only(sig))
+					continue;
 				if ((si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE) &&
 				    !msc_recorder_main_done(rec, NULL))
 					kill(child, sig);
@@ -328,15 +336,14 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout
 	return status;
 }
 
-/* Drains the signalfd: true when a signal other than SIGCHLD and SIGURG
- * (a process's wake-up: its leak scan is waiting) came. */
+/* Drains the signalfd: true when a signal came that is not wake_only. */
 static bool stop_signal(int sfd)
 {
 	struct signalfd_siginfo si;
 	bool stop = false;
 
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		stop |= si.ssi_signo != SIGCHLD && si.ssi_signo != SIGURG;
+		stop |= !wake_only((int)si.ssi_signo);
 	return stop;
 }
 
@@ -418,10 +425,9 @@ static int record_polled(struct msc_writer *w, int sfd, int pid, uint64_t interv
 
 int main(int argc, char **argv)
 {
-	/* SIGURG: a recorded process whose leak scan waits wakes us with it
-	 * (msc_proto.h), a wake-up only (kept from the program: as ignored
-	 * by default). */
-	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGURG };
+	/* Those that stop it, and those that only wake it (wake_only: SIGURG
+	 * is kept from the program, as it was when ignored by default). */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGURG };
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
 				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100,
 				       .warn = warn_cb };
@@ -589,8 +595,8 @@ int main(int argc, char **argv)
 	/* Signals arrive through a signalfd; the program gets the original
 	 * mask and dispositions. */
 	sigemptyset(&block);
-	for (c = 0; c < (int)ARRAY_SIZE(stop_sigs); c++)
-		sigaddset(&block, stop_sigs[c]);
+	for (c = 0; c < (int)ARRAY_SIZE(sigs); c++)
+		sigaddset(&block, sigs[c]);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
