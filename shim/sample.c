@@ -7,12 +7,15 @@
  *
  * Owns g_sample (set by session.c from the control page) and g_sampled.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "sample.h"
 
 uint64_t g_sample;
 struct sampled_set *g_sampled;
+/* A bucket is one line when the set is at a page's start. */
+_Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
 /* Threads seeded in this session: with MEMSCOPE_SEED, a thread's draws
  * depend on the seed and on the order threads first recorded. */
 static unsigned g_seeded_threads;
@@ -21,7 +24,7 @@ static unsigned g_seeded_threads;
  * The set's memory, on huge pages where the kernel gives them (THP in
  * "madvise" mode, as Debian ships it): its inserts land on random pages,
  * and with 4 KiB pages a recording that samples a few thousand blocks
- * takes a page fault for nearly every one of its 1,040 pages, each of them
+ * takes a page fault for nearly every one of its 1,043 pages, each of them
  * tens of microseconds in a VM (measured here: 20 us, 20 ms in all on the
  * allocation storm, in the program's own time); on 2 MiB pages it takes
  * three.  Aligned to 2 MiB, which huge pages need.
