@@ -104,7 +104,7 @@ STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/b
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
              tests/bench/bin/cxx_storm tests/bench/bin/attach_target \
-             tests/bench/bin/peakmem tests/bench/bin/live_heap
+             tests/bench/bin/peakmem tests/bench/bin/live_heap tests/bench/bin/server_churn
 
 # Debian packages that building and testing need (make deps installs them).
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
@@ -220,7 +220,8 @@ tests/unit/bin/libsymcxx.so: tests/fixtures/sym/cxx_lib.cpp | tests/unit/bin
 	$(QUIET_CC)$(CXX) -O2 -g -fPIC -shared $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -o $@ $<
 
 # The workloads are not memscope programs: plain -O2 -g.
-tests/bench/bin/alloc_storm tests/bench/bin/attach_target tests/bench/bin/live_heap: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
+tests/bench/bin/alloc_storm tests/bench/bin/attach_target tests/bench/bin/live_heap \
+		tests/bench/bin/server_churn: tests/bench/bin/%: tests/bench/%.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -lpthread
 
 tests/bench/bin/cxx_storm: tests/bench/cxx_storm.cpp | tests/bench/bin

@@ -6,7 +6,7 @@
 #
 # BEFORE_TREE is another built tree of memscope (git archive COMMIT | tar
 # -x -C DIR; make -C DIR); this tree is "after".  Each iteration runs every
-# workload (storm1 sqlite python, as make bench's sampled section) natively,
+# workload (storm1 sqlite python server, as make bench's sampled section) natively,
 # under plain jemalloc, jemalloc with prof:true, and ms-record --sample 512K
 # of each build, one after the other, through tests/bench/peakmem.  On a
 # shared machine the wall ratios swing by a quarter from one iteration to
@@ -15,7 +15,7 @@
 # native run (the shim) and ms-record's own (from the end record).
 # Raw lines go to tests/bench/out/ab_sampled.txt.
 set -u
-AB_N=7 AB_WL="storm1 sqlite python" AB_RAW=ab_sampled.txt
+AB_N=7 AB_WL="storm1 sqlite python server" AB_RAW=ab_sampled.txt
 . "$(dirname "$0")/ab_setup.sh"
 i=0
 while [ $i -lt "$N" ]; do

@@ -33,6 +33,7 @@ ab_run() {
 	case $_w in
 	storm1) "$@" "$BIN/alloc_storm" 1 ;;
 	storm2) "$@" "$BIN/alloc_storm" 2 ;;
+	server) "$@" "$BIN/server_churn" ;;
 	sqlite) "$@" /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
 	python) "$@" /usr/bin/python3 "$OUT/py_dict.py" ;;
 	*) echo "$0: unknown workload $_w" >&2; exit 2 ;;

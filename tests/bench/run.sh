@@ -242,6 +242,7 @@ run_one() {
 	case $_w in
 	storm1) set -- "$BIN/alloc_storm" 1 ;;
 	storm2) set -- "$BIN/alloc_storm" 2 ;;
+	server) set -- "$BIN/server_churn" ;;
 	sqlite) set -- sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
 	# Debian's python3 itself: not through env(1) or a version manager's
 	# shim script, which valgrind would profile instead (it does not follow
@@ -464,7 +465,7 @@ attach_run() {
 # 2-core machine move by a quarter between runs, CPU per event much less.
 bench_sampled() {
 	_runs=${BENCH_PROFILER_RUNS:-3}
-	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python}
+	_w_list=${BENCH_WORKLOADS:-storm1 storm2 sqlite python server}
 	_je=yes
 	if [ ! -e "$JEMALLOC" ]; then
 		_je="no: $JEMALLOC is not there (Debian: libjemalloc2)"
@@ -477,7 +478,9 @@ bench_sampled() {
 		"event (allocation or free) of the shim (the program's beyond its native run)" \
 		"and of ms-record, and blocks recorded, from the end record; jemalloc's own" \
 		"profiling (MALLOC_CONF=prof:true, lg_prof_sample 19 = 512 KiB) relative to" \
-		"plain jemalloc, both preloaded, median of $_runs interleaved pairs." "" \
+		"plain jemalloc, both preloaded, median of $_runs interleaved pairs.  server =" \
+		"tests/bench/server_churn: 1 GiB live in blocks of 1-64 KiB, then 20M frees and" \
+		"mallocs of 16-256 B (a long-lived heap that keeps ~2,000 recorded blocks live)." "" \
 		"| workload | native s | sampled | shim ns/event | ms-record ns/event | events | recorded | jemalloc s | jemalloc prof |" \
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for _w in $_w_list; do
