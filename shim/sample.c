@@ -24,7 +24,7 @@ static unsigned g_seeded_threads;
  * The set's memory, on huge pages where the kernel gives them (THP in
  * "madvise" mode, as Debian ships it): its inserts land on random pages,
  * and with 4 KiB pages a recording that samples a few thousand blocks
- * takes a page fault for nearly every one of its 1,043 pages, each of them
+ * takes a page fault for nearly every one of its 1,029 pages, each of them
  * tens of microseconds in a VM (measured here: 20 us, 20 ms in all on the
  * allocation storm, in the program's own time); on 2 MiB pages it takes
  * three.  Aligned to 2 MiB, which huge pages need.
@@ -45,6 +45,27 @@ static struct sampled_set *map_set(void)
 		unmap(set + size, HUGE_PAGE - (size_t)(set - raw));
 	madvise(set, size, MADV_HUGEPAGE);
 	return (struct sampled_set *)set;
+}
+
+void sampled_settle(unsigned b)
+{
+	volatile uint64_t *word = sampled_word(b);
+
+	for (;;) {
+		uint64_t w = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+		unsigned i;
+
+		if (!(w & sampled_bit(b)))
+			return;
+		for (i = 0; i < SAMPLED_WAYS; i++)
+			if (__atomic_load_n(&g_sampled->slot[b][i], __ATOMIC_SEQ_CST))
+				return;
+		/* Fails if an insert into any of the word's buckets moved its
+		 * version since w was read: the slots are read again. */
+		if (__atomic_compare_exchange_n(word, &w, w & ~sampled_bit(b), false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return;
+	}
 }
 
 bool sample_setup(void)

@@ -15,29 +15,33 @@
  * recorded costs a subtraction and a count in its ring's header: no stack,
  * no record, no collector.
  *
- * The set.  2^16 buckets of 8 addresses (a cache line each), a byte per
- * bucket, a byte per 8 buckets and a 16-bit count per 512 saying how many
- * they hold.  An address lives in one bucket, never in the next (no
+ * The set.  2^16 buckets of 8 addresses (a cache line each), a bit per
+ * bucket saying it holds one and a 16-bit count per 512 buckets saying how
+ * many they hold.  An address lives in one bucket, never in the next (no
  * probing), so a delete leaves no tombstone behind: insert claims an empty
  * slot of the bucket by CAS, delete clears its own slot.  The free of a
  * block that was not recorded, the common case, reads its region's count
  * (256 bytes in all, always at hand), 0 while few recorded blocks are live
- * (about live bytes / BYTES of them, and the large blocks); else that
- * block's byte in an 8 KiB array (small enough to stay in the L1 cache of
- * a program whose own data thrash it more often than not: a 64 KiB array
- * alone missed it on most of python3's frees), 0 while no recorded block
- * lives in its 8 buckets; else its bucket's byte in the 64 KiB array: the
- * bucket's line, which no cache holds, is read only when that is not 0.
- * With n recorded blocks live, about n / 8192 of the frees read the
- * 64 KiB array and n / 65536 the bucket (python3's dictionary at 512K, 600
- * live: 2.7 % of its 8 million frees read a bucket without the bucket's
- * byte, 0.3 % with it; a server's 4 GiB heap at 1M, 4,000 live: 39 % and
- * 6 %).  The counts are exact, each block's counted before it is returned
- * and until its own free, so a 0 is never wrong.  One address is never inserted and
- * deleted at once: its free follows its allocation's return, and is looked
- * up before the real free, before the address can be handed out again.  A
- * block whose bucket is full is not recorded after all, but counted (with
- * a load of 1/8 per slot, about one bucket in a million is).
+ * (about live bytes / BYTES of them, and the large blocks); else its
+ * bucket's bit, in a 16 KiB array: the bucket's line, which no cache
+ * holds, is read only when that is set.  With n recorded blocks live,
+ * about n / 65536 of the frees read a bucket (python3's dictionary at
+ * 512K, 600 live: 0.3 % of its 8 million frees; a server's 1 GiB heap,
+ * 2,000 live: 3 %; a count per 8 buckets in their stead was not 0 for
+ * 2.7 % and 22 % of them).  The region counts are exact, each block's
+ * counted before it is returned and until its own free, so a 0 is never
+ * wrong.  The bits are kept by CAS on their 64-bit word, 32 bits and a
+ * 32-bit version that every insert moves on: insert sets its bucket's bit
+ * after it took its slot; delete, after clearing its slot, clears the bit
+ * only if it then finds the bucket's slots all empty and the word as it
+ * was before it looked (else it looks again).  An insert whose slot the
+ * look missed changed the word after it, so a bit is never clear while
+ * its bucket holds a block whose allocation has returned.  One address is
+ * never inserted and deleted at once: its free follows its allocation's
+ * return, and is looked up before the real free, before the address can
+ * be handed out again.  A block whose bucket is full is not recorded
+ * after all, but counted (with a load of 1/8 per slot, about one bucket in
+ * a million is).
  */
 #ifndef SHIM_SAMPLE_H
 #define SHIM_SAMPLE_H
@@ -48,18 +52,18 @@
 
 #define SAMPLED_BITS 16
 #define SAMPLED_WAYS 8
-#define SAMPLED_GROUP 3			/* log2 of the buckets a count covers */
 #define SAMPLED_REGION 9		/* log2 of the buckets a region's covers */
 
 struct sampled_set {
 	/* Recorded blocks in each 512 buckets: 256 bytes, which a free reads
 	 * first and which stay in the L1 cache of a program that thrashes
-	 * it (the 8 KiB below missed it on two thirds of the storm's frees,
-	 * in cachegrind's simulation).  0 in most of them while fewer than
-	 * a hundred or so recorded blocks are live. */
+	 * it (an 8 KiB array read first missed it on two thirds of the
+	 * storm's frees, in cachegrind's simulation).  0 in most of them
+	 * while fewer than a hundred or so recorded blocks are live. */
 	volatile uint16_t region[1u << (SAMPLED_BITS - SAMPLED_REGION)];	/* <= 4096 each */
-	volatile uint8_t count[1u << (SAMPLED_BITS - SAMPLED_GROUP)];	/* <= 64 each */
-	volatile uint8_t fill[1u << SAMPLED_BITS];			/* <= 8 each */
+	/* Bit b % 32 of word b / 32: bucket b holds a block; the upper 32
+	 * bits: a version (sample.h's head). */
+	volatile uint64_t used[1u << (SAMPLED_BITS - 5)];
 	volatile uint64_t slot[1u << SAMPLED_BITS][SAMPLED_WAYS];
 };
 
@@ -84,6 +88,18 @@ static inline void sampled_prefetch(const void *p)
 	__builtin_prefetch((const void *)&g_sampled->slot[sampled_bucket(p)], 1);
 }
 
+static inline volatile uint64_t *sampled_word(unsigned b)
+{
+	return &g_sampled->used[b >> 5];
+}
+
+static inline uint64_t sampled_bit(unsigned b)
+{
+	return 1ull << (b & 31);
+}
+
+#define SAMPLED_VERSION (1ull << 32)
+
 /* Remembers a recorded block; false when its bucket is full. */
 static inline bool sampled_add(const void *p)
 {
@@ -94,11 +110,16 @@ static inline bool sampled_add(const void *p)
 
 		if (!g_sampled->slot[b][i] &&
 		    __atomic_compare_exchange_n(&g_sampled->slot[b][i], &expect,
-						(uint64_t)(uintptr_t)p, false, __ATOMIC_RELAXED,
+						(uint64_t)(uintptr_t)p, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&g_sampled->fill[b], 1, __ATOMIC_RELAXED);
-			__atomic_add_fetch(&g_sampled->count[b >> SAMPLED_GROUP], 1,
-					   __ATOMIC_RELAXED);
+			volatile uint64_t *word = sampled_word(b);
+			uint64_t w = *word;
+
+			while (!__atomic_compare_exchange_n(word, &w,
+							    (w | sampled_bit(b)) + SAMPLED_VERSION,
+							    false, __ATOMIC_SEQ_CST,
+							    __ATOMIC_SEQ_CST))
+				;
 			__atomic_add_fetch(&g_sampled->region[b >> SAMPLED_REGION], 1,
 					   __ATOMIC_RELAXED);
 			return true;
@@ -107,21 +128,23 @@ static inline bool sampled_add(const void *p)
 	return false;
 }
 
+/* After a delete from bucket b: its bit is cleared if no slot holds a
+ * block (sample.h's head says why no insert's is lost). */
+void sampled_settle(unsigned b);
+
 /* Forgets p if it was recorded: true then (its free is to be recorded). */
 static inline bool sampled_del(const void *p)
 {
 	unsigned b = sampled_bucket(p), i;
 
-	if (likely(!g_sampled->count[b >> SAMPLED_GROUP]) || !g_sampled->fill[b])
+	if (likely(!(*sampled_word(b) & sampled_bit(b))))
 		return false;
 	for (i = 0; i < SAMPLED_WAYS; i++)
 		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
-			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&g_sampled->fill[b], 1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&g_sampled->count[b >> SAMPLED_GROUP], 1,
-					   __ATOMIC_RELAXED);
+			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_SEQ_CST);
 			__atomic_sub_fetch(&g_sampled->region[b >> SAMPLED_REGION], 1,
 					   __ATOMIC_RELAXED);
+			sampled_settle(b);
 			return true;
 		}
 	return false;
@@ -166,8 +189,7 @@ static inline bool sampled_none(const void *p)
 {
 	unsigned b = sampled_bucket(p);
 
-	return !g_sampled->region[b >> SAMPLED_REGION] || !g_sampled->count[b >> SAMPLED_GROUP] ||
-	       !g_sampled->fill[b];
+	return !g_sampled->region[b >> SAMPLED_REGION] || !(*sampled_word(b) & sampled_bit(b));
 }
 
 /*
