@@ -784,6 +784,59 @@ static void test_separate_debug_by_build_id(void **state)
 	remove_tmpdir(empty);
 }
 
+/*
+ * Units are found by address in .debug_aranges when the file has it (GCC
+ * writes it), by every unit's ranges when it has none (clang's default)
+ * and when an address is not in it: the same frames either way.
+ */
+static void test_without_aranges(void **state)
+{
+	struct msc_sym *s = *state;
+	struct msc_sym_frame fr[8];
+	struct loaded l;
+	char *dir = make_tmpdir();
+	char cmd[4 * PATH_MAX], bare[PATH_MAX];
+	unsigned lines[4] = { 0, 0, 0, 0 }, line = 0;
+	void *ra = nested_caller(lines, 4), *direct = direct_caller(&line);
+	int mod, n;
+
+	locate(ra, &l);
+	snprintf(bare, sizeof(bare), "%s/no-aranges", dir);
+	fmt(cmd, sizeof(cmd), "objcopy --remove-section=.debug_aranges '%s' '%s'", l.path, bare);
+	run(cmd);
+	fmt(cmd, sizeof(cmd), "! readelf -S '%s' | grep -q debug_aranges", bare);
+	run(cmd);
+	/* The copy keeps the build-id: it is the loaded file to us. */
+	mod = msc_sym_add_module(s, bare, l.build_id, l.build_id_len);
+	assert_true(mod >= 0);
+	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
+	assert_int_equal(n, 4);
+	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
+	check_frame(&fr[1], "inl_b", this_file(), lines[1], true);
+	check_frame(&fr[2], "inl_a", this_file(), lines[2], true);
+	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+	assert_int_equal(msc_sym_resolve(s, mod, (uintptr_t)direct - 1 - l.bias, fr, 8), 1);
+	check_frame(&fr[0], "direct_caller", this_file(), line, false);
+	assert_null(msc_sym_module_status(s, mod));
+
+	/* With it: a unit found there first, then an address it does not
+	 * cover (in no unit at all: the file's first byte) makes every unit
+	 * read, and both units still resolve. */
+	mod = add_loaded(s, ra, &l);
+	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
+	assert_int_equal(n, 4);
+	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
+	assert_int_equal(msc_sym_resolve(s, mod, 0, fr, 8), 1);
+	assert_null(fr[0].file);
+	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
+	assert_int_equal(n, 4);
+	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+	assert_int_equal(msc_sym_resolve(s, mod, (uintptr_t)direct - 1 - l.bias, fr, 8), 1);
+	check_frame(&fr[0], "direct_caller", this_file(), line, false);
+
+	remove_tmpdir(dir);
+}
+
 static void test_module_index(void **state)
 {
 	struct msc_sym *s = *state;
@@ -836,6 +889,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_elf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_id_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_separate_debug_by_build_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_without_aranges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module_index, setup, teardown),
 		cmocka_unit_test(test_free_null),
 	};
