@@ -672,9 +672,15 @@ static void live_serve(struct msc_recorder *r)
 	struct msc_stacks_out out;
 	struct msc_writer lw;
 	struct msc_agg *a;
+	struct pollfd pending = { r->live_fd, POLLIN, 0 };
 	size_t i;
 	int fd;
 
+	/* Asked first: an accept that finds no client still makes a socket
+	 * and a file in the kernel and frees them (about half of an idle
+	 * recording's CPU, at a round every 20 ms). */
+	if (poll(&pending, 1, 0) <= 0)
+		return;
 	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		/* A reader that stalls cannot stall the recording for long. */
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
