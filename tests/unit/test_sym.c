@@ -336,6 +336,22 @@ static int teardown(void **state)
 /* ---------------------------------------------------------------------- */
 /* Tests */
 
+/* ra, nested_caller()'s return address, resolves to its four frames (three
+ * inlined) at lines[]. */
+static void check_nested(struct msc_sym *s, int mod, const void *ra, const struct loaded *l,
+			 const unsigned *lines)
+{
+	struct msc_sym_frame fr[8];
+
+	assert_int_equal(msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l->bias, fr, 8), 4);
+	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
+	check_frame(&fr[1], "inl_b", this_file(), lines[1], true);
+	check_frame(&fr[2], "inl_a", this_file(), lines[2], true);
+	/* In a stripped file a static function: only the debug file's
+	 * .symtab knows it. */
+	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+}
+
 static void test_direct_call(void **state)
 {
 	struct msc_sym *s = *state;
@@ -381,12 +397,7 @@ static void test_inline_nested(void **state)
 	void *ra = nested_caller(lines, 1);
 	int mod = add_loaded(s, ra, &l), n;
 
-	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
-	assert_int_equal(n, 4);
-	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
-	check_frame(&fr[1], "inl_b", this_file(), lines[1], true);
-	check_frame(&fr[2], "inl_a", this_file(), lines[2], true);
-	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+	check_nested(s, mod, ra, &l, lines);
 
 	/* Fewer slots than frames: the innermost ones. */
 	memset(fr, 0, sizeof(fr));
@@ -742,7 +753,7 @@ static void test_separate_debug_by_build_id(void **state)
 	void *ra = nested_caller(lines, 4);
 	struct msc_sym *bare;
 	size_t i;
-	int mod, n;
+	int mod;
 
 	locate(ra, &l);
 	snprintf(stripped, sizeof(stripped), "%s/stripped", dir);
@@ -761,13 +772,7 @@ static void test_separate_debug_by_build_id(void **state)
 	assert_int_equal(msc_sym_set_debug_path(s, dir), 0);
 	mod = msc_sym_add_module(s, stripped, l.build_id, l.build_id_len);
 	assert_true(mod >= 0);
-	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
-	assert_int_equal(n, 4);
-	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
-	check_frame(&fr[1], "inl_b", this_file(), lines[1], true);
-	check_frame(&fr[2], "inl_a", this_file(), lines[2], true);
-	/* A static function: only the debug file's .symtab knows it. */
-	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+	check_nested(s, mod, ra, &l, lines);
 	assert_null(msc_sym_module_status(s, mod));
 
 	/* The same stripped file without the debug tree: nothing. */
@@ -798,7 +803,7 @@ static void test_without_aranges(void **state)
 	char cmd[4 * PATH_MAX], bare[PATH_MAX];
 	unsigned lines[4] = { 0, 0, 0, 0 }, line = 0;
 	void *ra = nested_caller(lines, 4), *direct = direct_caller(&line);
-	int mod, n;
+	int mod;
 
 	locate(ra, &l);
 	snprintf(bare, sizeof(bare), "%s/no-aranges", dir);
@@ -809,28 +814,19 @@ static void test_without_aranges(void **state)
 	/* The copy keeps the build-id: it is the loaded file to us. */
 	mod = msc_sym_add_module(s, bare, l.build_id, l.build_id_len);
 	assert_true(mod >= 0);
-	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
-	assert_int_equal(n, 4);
-	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
-	check_frame(&fr[1], "inl_b", this_file(), lines[1], true);
-	check_frame(&fr[2], "inl_a", this_file(), lines[2], true);
-	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
+	check_nested(s, mod, ra, &l, lines);
 	assert_int_equal(msc_sym_resolve(s, mod, (uintptr_t)direct - 1 - l.bias, fr, 8), 1);
 	check_frame(&fr[0], "direct_caller", this_file(), line, false);
 	assert_null(msc_sym_module_status(s, mod));
 
-	/* With it: a unit found there first, then an address it does not
-	 * cover (in no unit at all: the file's first byte) makes every unit
-	 * read, and both units still resolve. */
+	/* With it: the unit found there first; then an address it does not
+	 * cover (in no unit at all: the file's first byte) makes every unit's
+	 * ranges read, and another address of the first unit is found in
+	 * them. */
 	mod = add_loaded(s, ra, &l);
-	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
-	assert_int_equal(n, 4);
-	check_frame(&fr[0], "inl_leaf", this_file(), lines[0], true);
+	check_nested(s, mod, ra, &l, lines);
 	assert_int_equal(msc_sym_resolve(s, mod, 0, fr, 8), 1);
 	assert_null(fr[0].file);
-	n = msc_sym_resolve(s, mod, (uintptr_t)ra - 1 - l.bias, fr, 8);
-	assert_int_equal(n, 4);
-	check_frame(&fr[3], "nested_caller", this_file(), lines[3], false);
 	assert_int_equal(msc_sym_resolve(s, mod, (uintptr_t)direct - 1 - l.bias, fr, 8), 1);
 	check_frame(&fr[0], "direct_caller", this_file(), line, false);
 
