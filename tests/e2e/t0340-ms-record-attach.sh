@@ -125,8 +125,11 @@ check_eq "live cache site: 1000 B per block" "$(( $(site_of "$OUT/s2.json" cache
 ms-diff "$OUT/s1.json" "$OUT/s2.json" >"$OUT/sd.ndjson"
 check_eq "diff: the growing site's change" "$((b2 - b1))" \
 	"$(jq -r 'select(.type == "delta" and .key == "site" and .metric == "live_bytes" and (.name | startswith("cache_add"))) | .change' "$OUT/sd.ndjson")"
-check_eq "diff: the churning site did not grow" "" \
-	"$(jq -r 'select(.type == "delta" and .key == "site" and (.name | startswith("make_message"))) | .change' "$OUT/sd.ndjson")"
+# The churning site holds DELAY messages, one fewer while a tick is between
+# its free and its malloc: a snapshot may land there (seen under the load
+# of a parallel make check).  No growth, so at most that one message.
+churn=$(jq -r 'select(.type == "delta" and .key == "site" and .metric == "live_bytes" and (.name | startswith("make_message"))) | .change' "$OUT/sd.ndjson")
+check_range "diff: the churning site did not grow (a message in flight at most)" -64 64 "${churn:-0}"
 check_status "diff: --fail-on-growth under the growth" 1 ms-diff --fail-on-growth 40K "$OUT/s1.json" "$OUT/s2.json"
 check_status "diff: --fail-on-growth over the growth" 0 ms-diff --fail-on-growth 50M "$OUT/s1.json" "$OUT/s2.json"
 
