@@ -321,6 +321,7 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 	c->ctx = ctx;
 	c->stacks = stacks;
 	c->listen_fd = -1;
+	c->watch_fd = -1;
 	c->child_pid = -1;
 	c->child_pidfd = -1;
 	c->page_size = sysconf(_SC_PAGESIZE);
@@ -1181,6 +1182,23 @@ int msc_collector_settle(struct msc_collector *c, int pid)
 	return 0;
 }
 
+void msc_collector_watch(struct msc_collector *c, int fd)
+{
+	c->watch_fd = fd;
+}
+
+/* Nanoseconds until the next rss sample is due (UINT64_MAX: none). */
+static uint64_t sample_due_ns(struct msc_collector *c)
+{
+	uint64_t now;
+
+	if (!c->sample_every_raw)
+		return UINT64_MAX;
+	now = raw_now(c);
+	return now >= c->next_sample_raw ? 0 :
+	       (uint64_t)((double)(c->next_sample_raw - now) * c->ns_per_raw);
+}
+
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 {
 	struct pollfd *pfd;
@@ -1218,9 +1236,15 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	}
 	if (c->urgent && wait_ns > URGENT_NAP_NS)
 		wait_ns = URGENT_NAP_NS;	/* its request is about to be old enough */
+	if (wait_ns > ROUND_NAP_NS) {
+		/* The rss samples keep their pace when the naps are long. */
+		uint64_t due = sample_due_ns(c);
+
+		wait_ns = due < ROUND_NAP_NS ? ROUND_NAP_NS : due < wait_ns ? due : wait_ns;
+	}
 	c->next_check_ns = now + ROUND_CHECK_NS;
-	if (c->pfd_cap < 3 + (size_t)c->nprocs) {
-		size_t cap = 2 * (3 + (size_t)c->nprocs);
+	if (c->pfd_cap < 4 + (size_t)c->nprocs) {
+		size_t cap = 2 * (4 + (size_t)c->nprocs);
 		struct pollfd *np = realloc(c->pfd, cap * sizeof(*np));
 		struct msc_collector_private **no;
 
@@ -1246,6 +1270,8 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		child_at = (int)n;
 		pfd[n++] = (struct pollfd){ c->child_pidfd, POLLIN, 0 };
 	}
+	if (c->watch_fd >= 0)
+		pfd[n++] = (struct pollfd){ c->watch_fd, POLLIN, 0 };
 	first_proc = n;
 	for (p = c->procs; p; p = next) {
 		next = p->next;

@@ -107,6 +107,7 @@ struct msc_collector {
 	char dir[256];
 	char sock_path[300];
 	int listen_fd;
+	int watch_fd;			/* msc_collector_watch(), -1 */
 	struct msc_collector_private *procs;
 	unsigned nprocs;
 	/* clock */

@@ -106,6 +106,10 @@ const char *msc_collector_socket(const struct msc_collector *c);
  */
 int msc_collector_allow_uid(struct msc_collector *c, unsigned uid);
 
+/* A descriptor msc_collector_poll() waits on too (readable: it returns, so
+ * that its caller may serve it), or -1. */
+void msc_collector_watch(struct msc_collector *c, int fd);
+
 /* Watch pid, our child: reap it and end its sessions with its status. */
 void msc_collector_set_child(struct msc_collector *c, int pid);
 /* true once the child was reaped; *status is its wait status. */

@@ -539,12 +539,16 @@ static void live_start(struct msc_recorder *r, int pid)
 	r->live_fd = msc_live_listen(pid, &err);
 	if (r->live_fd < 0)
 		warn(r, "no live snapshots: %s", err.msg);
+	else
+		msc_collector_watch(r->col, r->live_fd);	/* a client wakes it */
 }
 
 static void live_stop(struct msc_recorder *r)
 {
 	if (r->live_fd < 0)
 		return;
+	if (r->col)
+		msc_collector_watch(r->col, -1);
 	close(r->live_fd);
 	r->live_fd = -1;
 	msc_live_unlink(r->main_pid);

@@ -85,6 +85,14 @@ static bool collector_alive(void)
  * the ring's futex word until the collector frees space (msc_proto.h), and
  * looks now and then whether the collector is still alive.
  */
+/* A round of the collector now, not after its nap (ms-record takes SIGURG
+ * as a wake-up: msc_proto.h). */
+static void wake_collector(void)
+{
+	if (g_ctl->collector_pid)
+		kill((pid_t)g_ctl->collector_pid, SIGURG);
+}
+
 bool wait_space(struct tstate *t, uint64_t need)
 {
 	struct msc_ring *r = t->ring;
@@ -101,8 +109,12 @@ bool wait_space(struct tstate *t, uint64_t need)
 			errno = saved;
 			return false;
 		}
-		if (spins++ == 0)
+		if (spins++ == 0) {
 			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
+			/* The collector may nap for up to 100 ms when sampling:
+			 * a full ring must not wait that long. */
+			wake_collector();
+		}
 		if (spins < 64) {
 			__builtin_ia32_pause();
 			continue;
@@ -477,8 +489,7 @@ void request_scan(void)
 		/* Not to wait for the collector's next round (msc_proto.h). */
 		if (sent) {
 			__atomic_store_n(&g_ctl->scan_wanted, 1, __ATOMIC_RELEASE);
-			if (g_ctl->collector_pid)
-				kill((pid_t)g_ctl->collector_pid, SIGURG);
+			wake_collector();
 		}
 		/* Until the collector says it is done, or is gone, or gave up
 		 * the ring the request is in. */

@@ -294,15 +294,22 @@ static bool wake_only(int sig)
  * children still followed.
  *
  * The timeout is how long the collector may leave the rings unread when
- * they fill slowly (signals, the program's end and new connections wake it
- * at once): 2 ms, what a burst of full-speed recording takes to fill a
+ * they fill slowly (signals, the program's end, new connections, ms-snap's
+ * and ms-top's requests and a thread whose ring is full wake it at once;
+ * a program that records steadily sets a shorter nap by its pace:
+ * collect.c): 2 ms, what a burst of full-speed recording takes to fill a
  * 64 KiB stretch of a ring several times over.  A sampled recording writes
- * a record per sampled block, about one per BYTES allocated: 20 ms fill a
- * ring's first 64 KiB only for a program allocating gigabytes a second at
+ * a record per sampled block, about one per BYTES allocated: 100 ms fill a
+ * ring's first 64 KiB only for a program allocating 3 GB a second at
  * 512 KiB, and each wake-up we spare is a context switch on a CPU the
  * program may be running on (on a busy 2-CPU machine, sqlite3 under
- * --sample 512K was preempted by ms-record 512 times in 1.4 s).
+ * --sample 512K was preempted by ms-record 512 times in 1.4 s at 200 us
+ * naps), and CPU that a recording left on a server for hours costs (an
+ * idle one: 4.5 ms a second at 20 ms naps).
  */
+#define NAP_MS 2
+#define NAP_ATTACHED_MS 10
+#define NAP_SAMPLED_MS 100
 static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout_ms)
 {
 	bool interrupted = false;
@@ -349,10 +356,11 @@ static bool stop_signal(int sfd)
 
 /*
  * Attached: records until a signal, the duration, or the process's end,
- * then detaches.  Returns 0, or 2 when it could not attach.
+ * then detaches, the collector napping nap_ms at most (record_loop says
+ * why).  Returns 0, or 2 when it could not attach.
  */
 static int record_attached(struct msc_recorder *rec, int sfd, int pid, const char *shim,
-			   uint64_t duration_ns)
+			   uint64_t duration_ns, int nap_ms)
 {
 	struct msc_inject_stats at = { 0 }, de = { 0 };
 	char line[512];
@@ -366,12 +374,19 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 		return 2;
 	}
 	while (!stop) {
-		if (msc_recorder_poll(rec, sfd, 10) > 0)
+		uint64_t now = msc_now_monotonic();
+		int nap = nap_ms;
+
+		if (end && now >= end) {
+			stop = true;
+			break;
+		}
+		if (end && (end - now) / 1000000 + 1 < (uint64_t)nap)
+			nap = (int)((end - now) / 1000000 + 1);
+		if (msc_recorder_poll(rec, sfd, nap) > 0)
 			stop = stop_signal(sfd);
 		if (msc_recorder_main_done(rec, NULL))
 			break;
-		if (end && msc_now_monotonic() >= end)
-			stop = true;
 	}
 	if (stop && msc_recorder_detach(rec, &de, &err))
 		msc_warn("%s", err.msg);
@@ -604,7 +619,8 @@ int main(int argc, char **argv)
 		msc_warn("recording to %s", output);
 	if (poll_only || pid) {
 		status = poll_only ? record_polled(&w, sfd, pid, o.interval_ms, duration) :
-				     record_attached(rec, sfd, pid, shim, duration);
+				     record_attached(rec, sfd, pid, shim, duration,
+						     o.sample ? NAP_SAMPLED_MS : NAP_ATTACHED_MS);
 		recorded = !status;
 		goto out_writer;
 	}
@@ -625,7 +641,7 @@ int main(int argc, char **argv)
 			msc_warn("recording to %s", output);
 	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
-	status = record_loop(rec, sfd, ret, o.sample ? 20 : 2);
+	status = record_loop(rec, sfd, ret, o.sample ? NAP_SAMPLED_MS : NAP_MS);
 	msc_recorder_summary_line(msc_recorder_summary(rec),
 				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
 				  sizeof(line));
