@@ -682,7 +682,7 @@ static void live_serve(struct msc_recorder *r)
 
 	/* Asked first: an accept that finds no client still makes a socket
 	 * and a file in the kernel and frees them (about half of an idle
-	 * recording's CPU, at a round every 20 ms). */
+	 * recording's kernel time, when it was asked every round). */
 	if (poll(&pending, 1, 0) <= 0)
 		return;
 	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {

@@ -79,12 +79,6 @@ static bool collector_alive(void)
 	return true;
 }
 
-/*
- * Waits until `need` bytes past t->head are free.  False: give up.  A short
- * spin first (the collector may be about to move the tail), then sleeps on
- * the ring's futex word until the collector frees space (msc_proto.h), and
- * looks now and then whether the collector is still alive.
- */
 /* A round of the collector now, not after its nap (ms-record takes SIGURG
  * as a wake-up: msc_proto.h). */
 static void wake_collector(void)
@@ -93,6 +87,12 @@ static void wake_collector(void)
 		kill((pid_t)g_ctl->collector_pid, SIGURG);
 }
 
+/*
+ * Waits until `need` bytes past t->head are free.  False: give up.  A short
+ * spin first (the collector may be about to move the tail), then sleeps on
+ * the ring's futex word until the collector frees space (msc_proto.h), and
+ * looks now and then whether the collector is still alive.
+ */
 bool wait_space(struct tstate *t, uint64_t need)
 {
 	struct msc_ring *r = t->ring;
