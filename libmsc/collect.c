@@ -1147,8 +1147,13 @@ static void take_samples(struct msc_collector *c)
  * keep cycling through the first 64 KiB of their rings (shim.h, ring_begin);
  * a slow one (a sampled recording: a record per few hundred allocations)
  * wakes us a few hundred times a second, not thousands, each wake-up a
- * context switch on a CPU the program may need.  The rings hold
- * milliseconds of events at full speed.
+ * context switch on a CPU the program may need.  A round that found
+ * nothing naps twice as long as the last one did, from 2 ms up to 8 times
+ * the caller's timeout or 100 ms: an idle program costs a few wake-ups a
+ * second (a
+ * thread whose ring fills meanwhile wakes us with SIGURG, as do a process
+ * that ends or connects, a live client and a scan request).  The rings
+ * hold milliseconds of events at full speed.
  */
 #define ROUND_BUSY_EVENTS 4096
 #define ROUND_NAP_NS 200000ull
@@ -1156,6 +1161,10 @@ static void take_samples(struct msc_collector *c)
 #define ROUND_FILL_BYTES (16u * 1024)
 /* A process waits for its scan: the watermark's slack (50 us), and some. */
 #define URGENT_NAP_NS 100000ull
+/* The first nap of an idle spell: what a burst of full-speed recording
+ * takes to fill a 64 KiB stretch of a ring several times over. */
+#define ROUND_IDLE_NS 2000000ull
+#define ROUND_IDLE_MAX_NS 100000000ull
 
 int msc_collector_settle(struct msc_collector *c, int pid)
 {
@@ -1227,7 +1236,19 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 			       since * ROUND_FILL_BYTES / (c->round_bytes | 1);
 
 		wait_ns = nap < ROUND_NAP_NS ? ROUND_NAP_NS : nap < wait_ns ? nap : wait_ns;
+	} else if (!delivered && !c->round_bytes && wait_ns != UINT64_MAX) {
+		/* Nothing: each such round naps twice as long as the last,
+		 * from ROUND_IDLE_NS up to 8 timeouts (ROUND_IDLE_MAX_NS at
+		 * most, the timeout at least). */
+		uint64_t most = 8 * wait_ns < ROUND_IDLE_MAX_NS ? 8 * wait_ns :
+				wait_ns > ROUND_IDLE_MAX_NS ? wait_ns : ROUND_IDLE_MAX_NS;
+		uint64_t nap = c->idle_nap_ns ? 2 * c->idle_nap_ns : ROUND_IDLE_NS;
+
+		c->idle_nap_ns = nap < most ? nap : most;
+		wait_ns = c->idle_nap_ns;
 	}
+	if (delivered || c->round_bytes)
+		c->idle_nap_ns = 0;
 	if (!c->calibrated && c->procs) {
 		/* events wait for the clock: back when it is ready */
 		uint64_t left = calibrate_left(c, now);

@@ -127,6 +127,7 @@ struct msc_collector {
 	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
 	uint64_t last_round_ns;		/* when the last round began */
 	uint64_t round_bytes;		/* ring bytes read by collect_pump */
+	uint64_t idle_nap_ns;		/* the last nap of an idle spell, 0 */
 	uint64_t sample_every_raw;
 	/* child */
 	int child_pid, child_pidfd, child_status;

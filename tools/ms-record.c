@@ -293,19 +293,21 @@ static bool wake_only(int sig)
  * terminal reached it already); once the program is gone, a signal ends the
  * children still followed.
  *
- * The timeout is how long the collector may leave the rings unread when
- * they fill slowly (signals, the program's end, new connections, ms-snap's
- * and ms-top's requests and a thread whose ring is full wake it at once;
- * a program that records steadily sets a shorter nap by its pace:
- * collect.c): 2 ms, what a burst of full-speed recording takes to fill a
- * 64 KiB stretch of a ring several times over.  A sampled recording writes
- * a record per sampled block, about one per BYTES allocated: 100 ms fill a
- * ring's first 64 KiB only for a program allocating 3 GB a second at
- * 512 KiB, and each wake-up we spare is a context switch on a CPU the
+ * The timeout is how long the collector may leave the rings unread while
+ * the program records (signals, the program's end, new connections,
+ * ms-snap's and ms-top's requests and a thread whose ring is full wake it
+ * at once; a program that records steadily sets a shorter nap by its pace;
+ * one that records nothing lengthens it from 2 ms up to 8 timeouts, 100 ms
+ * at most: collect.c): 2 ms, what a burst of full-speed recording takes to
+ * fill a 64 KiB stretch of a ring several times over.  A sampled recording
+ * writes a record per sampled block, about one per BYTES allocated: 100 ms
+ * fill a ring's first 64 KiB only for a program allocating 3 GB a second
+ * at 512 KiB.  Each wake-up we spare is a context switch on a CPU the
  * program may be running on (on a busy 2-CPU machine, sqlite3 under
  * --sample 512K was preempted by ms-record 512 times in 1.4 s at 200 us
- * naps), and CPU that a recording left on a server for hours costs (an
- * idle one: 4.5 ms a second at 20 ms naps).
+ * naps), and CPU that a recording left on for hours costs (an idle
+ * program: 25 ms a second at full recording's 2 ms naps, 6.4 ms at the
+ * sampled 20 ms).
  */
 #define NAP_MS 2
 #define NAP_ATTACHED_MS 10
