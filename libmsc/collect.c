@@ -1150,10 +1150,9 @@ static void take_samples(struct msc_collector *c)
  * context switch on a CPU the program may need.  A round that found
  * nothing naps twice as long as the last one did, from 2 ms up to 8 times
  * the caller's timeout or 100 ms: an idle program costs a few wake-ups a
- * second (a
- * thread whose ring fills meanwhile wakes us with SIGURG, as do a process
- * that ends or connects, a live client and a scan request).  The rings
- * hold milliseconds of events at full speed.
+ * second (a thread whose ring fills meanwhile wakes us with SIGURG, as do
+ * a process that ends or connects, a live client and a scan request).  The
+ * rings hold milliseconds of events at full speed.
  */
 #define ROUND_BUSY_EVENTS 4096
 #define ROUND_NAP_NS 200000ull
@@ -1236,10 +1235,12 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 			       since * ROUND_FILL_BYTES / (c->round_bytes | 1);
 
 		wait_ns = nap < ROUND_NAP_NS ? ROUND_NAP_NS : nap < wait_ns ? nap : wait_ns;
-	} else if (!delivered && !c->round_bytes && wait_ns != UINT64_MAX) {
+	} else if (!delivered && !c->round_bytes && wait_ns != UINT64_MAX &&
+		   wait_ns >= ROUND_IDLE_NS) {
 		/* Nothing: each such round naps twice as long as the last,
 		 * from ROUND_IDLE_NS up to 8 timeouts (ROUND_IDLE_MAX_NS at
-		 * most, the timeout at least). */
+		 * most, the timeout at least).  Not for a caller that polls
+		 * faster (remote(): a thread's work to notice). */
 		uint64_t most = 8 * wait_ns < ROUND_IDLE_MAX_NS ? 8 * wait_ns :
 				wait_ns > ROUND_IDLE_MAX_NS ? wait_ns : ROUND_IDLE_MAX_NS;
 		uint64_t nap = c->idle_nap_ns ? 2 * c->idle_nap_ns : ROUND_IDLE_NS;

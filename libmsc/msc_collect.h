@@ -123,7 +123,8 @@ bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uin
  * happen (also on extra_fd when >= 0): less when the rings fill at a pace
  * or an rss sample is due, and, in a spell of rounds that find nothing,
  * 2 ms, then twice as long each time up to 8 * timeout_ms (100 ms at most,
- * timeout_ms at least).  Returns 1 if extra_fd is readable, else 0.
+ * timeout_ms at least; not below a timeout of 2 ms).  Returns 1 if extra_fd
+ * is readable, else 0.
  */
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms);
 

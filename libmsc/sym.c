@@ -929,7 +929,6 @@ static int node_name(struct msc_sym *s, struct inl_node *node)
 	return ret;
 }
 
-/* The line table's file and line for addr (a dwfl address). */
 /*
  * The line table's file and line for addr (a dwfl address), in unit cu
  * (NULL: not known).  libdwfl finds the unit by .debug_aranges only (0.188):
