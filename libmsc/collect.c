@@ -1195,6 +1195,11 @@ void msc_collector_watch(struct msc_collector *c, int fd)
 	c->watch_fd = fd;
 }
 
+static uint64_t clamp_ns(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 /* Nanoseconds until the next rss sample is due (UINT64_MAX: none). */
 static uint64_t sample_due_ns(struct msc_collector *c)
 {
@@ -1212,7 +1217,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	struct pollfd *pfd;
 	struct msc_collector_private *p, *next, **owner;
 	unsigned n = 0, i, first_proc, delivered = 0;
-	int ret = 0, extra_at = -1, child_at = -1;
+	int ret = 0, extra_at = -1, child_at = -1, watch_at = -1;
 	uint64_t wait_ns = timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull, now;
 	uint64_t since;
 	struct timespec to;
@@ -1234,19 +1239,17 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		uint64_t nap = c->round_bytes >= ROUND_FILL_BYTES ? ROUND_NAP_NS :
 			       since * ROUND_FILL_BYTES / (c->round_bytes | 1);
 
-		wait_ns = nap < ROUND_NAP_NS ? ROUND_NAP_NS : nap < wait_ns ? nap : wait_ns;
+		wait_ns = clamp_ns(nap, ROUND_NAP_NS, wait_ns);
 	} else if (!delivered && !c->round_bytes && wait_ns != UINT64_MAX &&
 		   wait_ns >= ROUND_IDLE_NS) {
 		/* Nothing: each such round naps twice as long as the last,
 		 * from ROUND_IDLE_NS up to 8 timeouts (ROUND_IDLE_MAX_NS at
 		 * most, the timeout at least).  Not for a caller that polls
 		 * faster (remote(): a thread's work to notice). */
-		uint64_t most = 8 * wait_ns < ROUND_IDLE_MAX_NS ? 8 * wait_ns :
-				wait_ns > ROUND_IDLE_MAX_NS ? wait_ns : ROUND_IDLE_MAX_NS;
+		uint64_t most = clamp_ns(8 * wait_ns, wait_ns, ROUND_IDLE_MAX_NS);
 		uint64_t nap = c->idle_nap_ns ? 2 * c->idle_nap_ns : ROUND_IDLE_NS;
 
-		c->idle_nap_ns = nap < most ? nap : most;
-		wait_ns = c->idle_nap_ns;
+		wait_ns = c->idle_nap_ns = nap < most ? nap : most;
 	}
 	if (delivered || c->round_bytes)
 		c->idle_nap_ns = 0;
@@ -1260,9 +1263,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		wait_ns = URGENT_NAP_NS;	/* its request is about to be old enough */
 	if (wait_ns > ROUND_NAP_NS) {
 		/* The rss samples keep their pace when the naps are long. */
-		uint64_t due = sample_due_ns(c);
-
-		wait_ns = due < ROUND_NAP_NS ? ROUND_NAP_NS : due < wait_ns ? due : wait_ns;
+		wait_ns = clamp_ns(sample_due_ns(c), ROUND_NAP_NS, wait_ns);
 	}
 	c->next_check_ns = now + ROUND_CHECK_NS;
 	if (c->pfd_cap < 4 + (size_t)c->nprocs) {
@@ -1292,8 +1293,10 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		child_at = (int)n;
 		pfd[n++] = (struct pollfd){ c->child_pidfd, POLLIN, 0 };
 	}
-	if (c->watch_fd >= 0)
+	if (c->watch_fd >= 0) {
+		watch_at = (int)n;
 		pfd[n++] = (struct pollfd){ c->watch_fd, POLLIN, 0 };
+	}
 	first_proc = n;
 	for (p = c->procs; p; p = next) {
 		next = p->next;
@@ -1317,7 +1320,9 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		return 0;
 	}
 	if (extra_at >= 0 && (pfd[extra_at].revents & POLLIN))
-		ret = 1;
+		ret |= MSC_POLL_EXTRA;
+	if (watch_at >= 0 && (pfd[watch_at].revents & POLLIN))
+		ret |= MSC_POLL_WATCH;
 	/* Ends first, then new connections (which may end an exec'ed image). */
 	for (i = first_proc; i < n; i++)
 		if (pfd[i].revents & (POLLIN | POLLHUP))

@@ -106,8 +106,8 @@ const char *msc_collector_socket(const struct msc_collector *c);
  */
 int msc_collector_allow_uid(struct msc_collector *c, unsigned uid);
 
-/* A descriptor msc_collector_poll() waits on too (readable: it returns, so
- * that its caller may serve it), or -1. */
+/* A descriptor msc_collector_poll() waits on too (readable: it returns
+ * MSC_POLL_WATCH, so that its caller may serve it), or -1. */
 void msc_collector_watch(struct msc_collector *c, int fd);
 
 /* Watch pid, our child: reap it and end its sessions with its status. */
@@ -123,9 +123,12 @@ bool msc_collector_child_usage(const struct msc_collector *c, uint64_t *hwm, uin
  * happen (also on extra_fd when >= 0): less when the rings fill at a pace
  * or an rss sample is due, and, in a spell of rounds that find nothing,
  * 2 ms, then twice as long each time up to 8 * timeout_ms (100 ms at most,
- * timeout_ms at least; not below a timeout of 2 ms).  Returns 1 if extra_fd
- * is readable, else 0.
+ * timeout_ms at least; not below a timeout of 2 ms).  Returns what it found
+ * readable: MSC_POLL_EXTRA (extra_fd), MSC_POLL_WATCH (the watched one), or
+ * 0.
  */
+#define MSC_POLL_EXTRA 1
+#define MSC_POLL_WATCH 2
 int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms);
 
 /*

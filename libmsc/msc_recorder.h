@@ -128,8 +128,9 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err);
 
 /*
- * One round of work (msc_collector_poll()): waits up to timeout_ms, or until
- * extra_fd (>= 0) is readable: then returns 1, else 0.
+ * One round of work (msc_collector_poll()), and the live socket's clients
+ * served if any came: waits up to timeout_ms, or until extra_fd (>= 0) is
+ * readable: then returns 1, else 0.
  */
 int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms);
 /* true once the main child was reaped (attached: once the process ended);

@@ -676,15 +676,9 @@ static void live_serve(struct msc_recorder *r)
 	struct msc_stacks_out out;
 	struct msc_writer lw;
 	struct msc_agg *a;
-	struct pollfd pending = { r->live_fd, POLLIN, 0 };
 	size_t i;
 	int fd;
 
-	/* Asked first: an accept that finds no client still makes a socket
-	 * and a file in the kernel and frees them (about half of an idle
-	 * recording's kernel time, when it was asked every round). */
-	if (poll(&pending, 1, 0) <= 0)
-		return;
 	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		/* A reader that stalls cannot stall the recording for long. */
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -823,12 +817,19 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
 	return r;
 }
 
+/* What others can see goes: the live socket, the collector's socket and
+ * their directories. */
+static void recorder_close(struct msc_recorder *r)
+{
+	live_stop(r);
+	msc_collector_free(r->col);
+}
+
 void msc_recorder_free(struct msc_recorder *r)
 {
 	if (!r)
 		return;
-	live_stop(r);
-	msc_collector_free(r->col);
+	recorder_close(r);
 	msc_stacks_release(&r->stacks);
 	free(r->shim);
 	free(r);
@@ -838,12 +839,10 @@ void msc_recorder_exit(struct msc_recorder *r)
 {
 	if (!r)
 		return;
-	if (msc_leak_checked()) {
+	if (msc_leak_checked())
 		msc_recorder_free(r);
-		return;
-	}
-	live_stop(r);
-	msc_collector_free(r->col);
+	else
+		recorder_close(r);
 }
 
 const char *msc_recorder_socket(const struct msc_recorder *r)
@@ -866,9 +865,12 @@ int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
 {
 	int ret = r->col ? msc_collector_poll(r->col, extra_fd, timeout_ms) : 0;
 
-	if (r->live_fd >= 0)
+	/* Only when a client waits: an accept that finds none still makes a
+	 * socket and a file in the kernel and frees them (half of an idle
+	 * recording's kernel time, when it was tried every round). */
+	if (r->live_fd >= 0 && (ret & MSC_POLL_WATCH))
 		live_serve(r);
-	return ret;
+	return (ret & MSC_POLL_EXTRA) != 0;
 }
 
 bool msc_recorder_main_done(const struct msc_recorder *r, int *status)

@@ -25,8 +25,9 @@
  * and C++'s plain new, new[], delete and delete[], whose full hooks are
  * here: malloc_hook, new_hook and the others), the recording of events
  * (record_*), stack interning (stack_id) and the boot pool.  They stay in
- * one file, with the ring operations inlined from shim.h, so that the hot path (hook -> get_tstate -> stack_id ->
- * ring_begin/ring_commit) makes no call the compiler cannot see into but
+ * one file, with the ring operations inlined from shim.h, so that the hot
+ * path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit) makes no
+ * call the compiler cannot see into but
  * the real function and the unwinder.  The rest of the library: entry.c
  * (those entry points), sample.c (--sample), session.c (the session,
  * fork, init), threads.c (per-thread state), resolve.c (the real

@@ -280,8 +280,8 @@ static void warn_cb(void *ctx, const char *msg)
 }
 
 /* A signal that only wakes ms-record: SIGCHLD (a child's end) and SIGURG
- * (a recorded process whose leak scan waits, msc_proto.h).  The round
- * that follows is what they ask for. */
+ * (a recorded process whose leak scan waits, or a thread whose ring is
+ * full: msc_proto.h).  The round that follows is what they ask for. */
 static bool wake_only(int sig)
 {
 	return sig == SIGCHLD || sig == SIGURG;
@@ -377,14 +377,13 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 	}
 	while (!stop) {
 		uint64_t now = msc_now_monotonic();
-		int nap = nap_ms;
+		uint64_t left_ms = end > now ? (end - now) / 1000000 + 1 : 0;
+		int nap = end && left_ms < (uint64_t)nap_ms ? (int)left_ms : nap_ms;
 
-		if (end && now >= end) {
+		if (end && !left_ms) {
 			stop = true;
 			break;
 		}
-		if (end && (end - now) / 1000000 + 1 < (uint64_t)nap)
-			nap = (int)((end - now) / 1000000 + 1);
 		if (msc_recorder_poll(rec, sfd, nap) > 0)
 			stop = stop_signal(sfd);
 		if (msc_recorder_main_done(rec, NULL))

@@ -245,15 +245,14 @@ struct msc_ctl {
 	 * The shim sets it to 1 once the request is written, and sends the
 	 * collector SIGURG (when it may): a process waits, at its very end,
 	 * for a collector that may be napping between rounds (ms-record's
-	 * 2 ms, 100 ms when sampling) or waiting for its clock (its first 5
-	 * ms).  The collector
-	 * takes SIGURG as a wake-up, nothing more (a collector that does not
-	 * block it ignores it, by default), and while scan_wanted is set and
-	 * scan_done not, reads that process's rings with the clock set up
-	 * (as at a process's end) and naps no longer than it takes a new
-	 * event to be old enough to be read.  A thread whose ring is full sends
-	 * SIGURG too, once per wait, before it sleeps: the collector may be
-	 * napping (up to 100 ms when sampling).
+	 * 2 ms, up to 100 ms when sampling or idle) or waiting for its clock
+	 * (its first 5 ms).  The collector takes SIGURG as a wake-up, nothing
+	 * more (a collector that does not block it ignores it, by default),
+	 * and while scan_wanted is set and scan_done not, reads that
+	 * process's rings with the clock set up (as at a process's end) and
+	 * naps no longer than it takes a new event to be old enough to be
+	 * read.  A thread whose ring is full sends SIGURG too, once per wait,
+	 * before it sleeps.
 	 */
 	volatile uint32_t scan_wanted;
 	/* --sample: the mean bytes between recorded allocations, 0 = every
