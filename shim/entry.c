@@ -99,6 +99,20 @@ static __attribute__((noinline)) void free_guarded(void *ptr)
 	t_guard--;
 }
 
+/*
+ * glibc's malloc of fewer than PRECOUNT_MAX bytes, on the fast path: the
+ * allocation is counted before it is made and malloc jumps to glibc's,
+ * with no frame of ours (malloc_plain's call, return and frame were a
+ * third of what the fast path cost: 0.7 of 2.7 ns a malloc and free).
+ * glibc fails so small a malloc only when the process is out of memory
+ * (no free chunk, brk and mmap both refused): it is then counted all the
+ * same, the one way a sampled recording's totals can be off.  A larger one
+ * (which an absurd size or an address-space limit fails) is counted once
+ * it returned a block, as full recording counts every allocation.
+ */
+#define PRECOUNT_MAX (64u << 10)
+static size_t precount_below;	/* PRECOUNT_MAX with glibc's heap, else 0 */
+
 static void *(*malloc_route)(size_t) = malloc_fast;
 static void *(*calloc_route)(size_t, size_t) = calloc_fast;
 static void *(*realloc_route)(void *, size_t) = realloc_fast;
@@ -106,6 +120,7 @@ static void (*free_route)(void *) = free_guarded;
 
 void entry_routes(bool libc_heap)
 {
+	__atomic_store_n(&precount_below, libc_heap ? PRECOUNT_MAX : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&malloc_route, libc_heap ? malloc_plain : malloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
@@ -135,8 +150,13 @@ SHIM_EXPORT void *malloc(size_t size)
 	uint64_t gate = t_hot.gate;
 
 	if (gate == g_fast) {
-		if (likely(sample_fast_take(size)))
+		if (likely(sample_fast_take(size))) {
+			if (likely(size < precount_below)) {
+				sample_fast_count_alloc(size);
+				return real_malloc(size);
+			}
 			return malloc_route(size);
+		}
 	} else if ((uint32_t)gate && likely(real_malloc)) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;

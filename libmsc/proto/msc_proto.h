@@ -51,7 +51,9 @@
  * set of their addresses).  Everything else it counts, in its ring's
  * header (unsampled_*): cumulative over the ring's owners, never reset, so
  * the collector's sum over the rings, added to what was recorded, gives
- * the exact number of allocations, their bytes and the frees.  A size-0
+ * the exact number of allocations, their bytes and the frees (glibc's
+ * malloc of less than 64 KiB is counted before it runs: one that fails,
+ * out of memory, is counted too; shim/entry.c).  A size-0
  * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
  * --hook) and mappings are always recorded.  The free of a recorded block
  * by the thread that allocated it, before that thread allocated anything

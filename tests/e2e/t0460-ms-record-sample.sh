@@ -178,6 +178,50 @@ check_eq "cxx, sampled: exact totals" \
 	"$(jqr "$OUT/cxx-full.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')" \
 	"$(jqr "$OUT/cxx-s.ndjson" end '"\(.allocs) \(.frees) \(.bytes) \(.unknown_frees)"' | sed 's/ 0$//')"
 
+# A malloc that fails is not an allocation: the sampled fast path counts a
+# small one before glibc's malloc runs (so small a malloc fails only out of
+# memory), a larger one once it returned.  nomem asks for absurd sizes and,
+# under an address-space limit, for 1 GiB, between 1 KiB blocks.
+cat >"$OUT/nomem.c" <<'EOF'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+void *volatile sink;
+int main(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int got = 0;
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 1;
+	fclose(f);
+	setrlimit(RLIMIT_AS, &(struct rlimit){ pages * 4096 + (256ul << 20), RLIM_INFINITY });
+	for (int i = 0; i < 1000; i++) {
+		sink = malloc(SIZE_MAX - 4096 * (size_t)i);
+		got += sink != NULL;
+		sink = malloc((size_t)1 << 30);
+		got += sink != NULL;
+		sink = malloc(1024);
+		free(sink);
+	}
+	printf("%d\n", got);
+	return 0;
+}
+EOF
+check_status "build nomem" 0 cc -O1 -o "$OUT/nomem" "$OUT/nomem.c"
+check_status "nomem, every block" 0 ms-record -q -o "$OUT/nm.ndjson" "$OUT/nomem"
+nm=$(jqr "$OUT/nm.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')
+# the 1 KiB blocks, and stdio's (fopen's, stdout's buffer)
+check_range "nomem, every block: the 1 KiB blocks alone" 1001 1005 "${nm%% *}"
+for r in 1T 512K 16; do
+	check_status "nomem, --sample $r" 0 ms-record -q --sample $r -o "$OUT/nm.ndjson" "$OUT/nomem"
+	check_eq "nomem, --sample $r: no absurd block" 0 "$(cat "$OUT/last.out")"
+	check_eq "nomem, --sample $r: the totals of every block" "$nm" \
+		"$(jqr "$OUT/nm.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')"
+done
+
 # Bad rates.
 check_status "--sample 0" 2 ms-record --sample 0 "$P"
 check_status "--sample junk" 2 ms-record --sample 12Q "$P"
