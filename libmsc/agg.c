@@ -546,7 +546,7 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 		c->peak_epoch = a->epoch;
 		c->allocs += s->allocs;
 		c->frees += s->frees;
-		c->samples += s->samples;
+		msc_site_add_samples(c, msc_site_samples(s));
 		c->bytes += s->bytes;
 		c->live_bytes += s->live_bytes;
 		c->temporary += s->temporary;
@@ -820,7 +820,8 @@ alloc_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_
 		a->live_bytes += w * size;
 		a->recorded_allocs++;
 		a->recorded_bytes += size;
-		s->samples++;
+		if (msc_unlikely(!++s->samples))
+			s->samples_hi++;
 	}
 	s->last_ts = ts;
 	after_alloc(a, s, ts);

@@ -555,7 +555,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
 	if (a->sample)
-		msc_w_u64(w, "samples", s->samples);
+		msc_w_u64(w, "samples", msc_site_samples(s));
 	msc_w_u64(w, "live", msc_site_live(s));
 	msc_w_u64(w, "live_bytes", s->live_bytes);
 	if (!s->peak_inexact)

@@ -82,7 +82,10 @@ struct msc_site {
 	bool removed;			/* folded into the class site `forward` */
 	bool peak_inexact;		/* peak_live_bytes unknown (folded) */
 	uint32_t peak_epoch;
-	uint32_t forward;
+	uint32_t samples;		/* --sample: blocks recorded, the low 32
+					 * bits (msc_site_samples(); here, not
+					 * beside frees: a recorded allocation
+					 * touches this line alone) */
 	uint64_t allocs;
 	uint64_t bytes;			/* allocated in total */
 	uint64_t live_bytes;
@@ -100,11 +103,24 @@ struct msc_site {
 					 * a->pool_names index + 1, 0 = none */
 	uint32_t prev_exact;		/* exact: the stack's exact site made
 					 * before it, index + 1, 0 = none */
-	uint64_t samples;		/* --sample: blocks recorded (allocs is
-					 * their weights' sum) */
+	uint32_t forward;		/* removed: the class site it went to */
+	uint32_t samples_hi;		/* the high 32 bits of samples */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct msc_site) == 3 * 64, "a site is three cache lines");
+
+/* --sample: the site's blocks recorded (allocs is their weights' sum). */
+static inline uint64_t msc_site_samples(const struct msc_site *s)
+{
+	return (uint64_t)s->samples_hi << 32 | s->samples;
+}
+
+static inline void msc_site_add_samples(struct msc_site *s, uint64_t n)
+{
+	n += msc_site_samples(s);
+	s->samples = (uint32_t)n;
+	s->samples_hi = (uint32_t)(n >> 32);
+}
 
 /* Blocks of the site still live. */
 static inline uint64_t msc_site_live(const struct msc_site *s)

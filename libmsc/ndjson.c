@@ -236,6 +236,20 @@ static void put_quoted(struct msc_writer *w, const char *s, size_t n)
 }
 
 /* Writes the separator and the key of the next member or element. */
+/* Keys this long or shorter, of printable ASCII but " and \ (ours
+ * are), are copied as they are, in the pass that finds their end. */
+#define PLAIN_KEY_MAX 48
+
+/* The bytes a JSON string holds as they are: printable ASCII but " and \ */
+#define PLAIN1(c) ((c) >= 0x20 && (c) != '"' && (c) != '\\' && (c) < 0x7f)
+#define PLAIN8(r) PLAIN1((r) + 0), PLAIN1((r) + 1), PLAIN1((r) + 2), PLAIN1((r) + 3), \
+	PLAIN1((r) + 4), PLAIN1((r) + 5), PLAIN1((r) + 6), PLAIN1((r) + 7)
+static const bool plain_byte[256] = {
+	PLAIN8(0x00), PLAIN8(0x08), PLAIN8(0x10), PLAIN8(0x18), PLAIN8(0x20), PLAIN8(0x28),
+	PLAIN8(0x30), PLAIN8(0x38), PLAIN8(0x40), PLAIN8(0x48), PLAIN8(0x50), PLAIN8(0x58),
+	PLAIN8(0x60), PLAIN8(0x68), PLAIN8(0x70), PLAIN8(0x78),
+};
+
 static void member(struct msc_writer *w, const char *key)
 {
 	uint64_t bit = 1ull << w->depth;
@@ -247,6 +261,18 @@ static void member(struct msc_writer *w, const char *key)
 	w->comma |= bit;
 	if (!key)
 		return;
+	p = reserve(w, PLAIN_KEY_MAX + 3);
+	if (!p)
+		return;
+	*p = '"';
+	for (kl = 0; kl < PLAIN_KEY_MAX && plain_byte[(unsigned char)key[kl]]; kl++)
+		p[kl + 1] = key[kl];
+	if (!key[kl]) {
+		p[kl + 1] = '"';
+		p[kl + 2] = ':';
+		w->len += kl + 3;
+		return;
+	}
 	kl = strlen(key);
 	p = reserve(w, 6 * kl + 3);
 	if (!p)
@@ -305,17 +331,32 @@ void msc_w_str(struct msc_writer *w, const char *key, const char *s)
 	msc_w_strn(w, key, s, strlen(s));
 }
 
+/* "00" to "99": numbers are written two digits a division. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 static size_t fmt_u64(char *out, uint64_t v)
 {
-	char tmp[24];
-	size_t n = 0, i;
+	char tmp[20], *t = tmp + sizeof(tmp);
+	size_t n;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	while (v >= 100) {
+		const char *d = digit_pairs + 2 * (v % 100);
+
+		v /= 100;
+		*--t = d[1];
+		*--t = d[0];
+	}
+	if (v >= 10) {
+		*--t = digit_pairs[2 * v + 1];
+		*--t = digit_pairs[2 * v];
+	} else {
+		*--t = (char)('0' + v);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - t);
+	memcpy(out, t, n);
 	return n;
 }
 

@@ -809,6 +809,37 @@ static void test_sample_weight(void **state)
 	assert_int_equal(msc_sample_weight(rate, 0, 9), msc_sample_weight(rate, 1, 9));
 }
 
+/*
+ * A site's count of recorded blocks: its low half is beside the counts an
+ * allocation updates, its high half takes the carry; folding adds both.
+ */
+static void test_site_samples(void **state)
+{
+	struct msc_agg a;
+	uint64_t i, total = 0;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	a.sample = 65536;
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 1 << 20, 1, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_site_samples(&a.sites[0]), 1);
+	msc_site_add_samples(&a.sites[0], UINT32_MAX - 1);
+	assert_int_equal(msc_site_samples(&a.sites[0]), UINT32_MAX);
+	assert_int_equal(msc_agg_alloc(&a, T0 + 1, 1, 0x2000, 1 << 20, 1, MSC_FN_MALLOC), 0);
+	assert_int_equal(a.sites[0].samples, 0);
+	assert_int_equal(msc_site_samples(&a.sites[0]), 1ull << 32);
+	/* More exact sizes than a stack keeps: its sites fold into classes,
+	 * their recorded blocks with them. */
+	for (i = 0; i < 2 * MSC_AGG_EXACT_SIZES; i++)
+		assert_int_equal(msc_agg_alloc(&a, T0 + 2 + i, 1, 0x10000 + i * 0x1000,
+					       (1 << 20) + i * 16, 1, MSC_FN_MALLOC), 0);
+	for (i = 0; i < a.nsites; i++)
+		if (!a.sites[i].removed)
+			total += msc_site_samples(&a.sites[i]);
+	assert_int_equal(total, (1ull << 32) + 2 * MSC_AGG_EXACT_SIZES);
+	msc_agg_release(&a);
+}
+
 static void test_pools(void **state)
 {
 	const uint64_t P1 = 0x7000, P2 = 0x8000, P3 = 0x9000;
@@ -876,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_sample_weight),
+		cmocka_unit_test(test_site_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

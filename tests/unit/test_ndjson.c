@@ -308,6 +308,54 @@ static void test_write_every_type(void **state)
 					   NULL), 0);
 }
 
+/*
+ * Numbers around every power of ten, as printf writes them; keys as long
+ * as the plain copy takes and longer, and keys that need quoting before
+ * and after that length.
+ */
+static void test_write_numbers_and_keys(void **state)
+{
+	struct wfix *f = *state;
+	struct msc_writer *w = &f->w;
+	char want[16384], key[80];
+	size_t n = 0;
+	uint64_t p = 1;
+	int i, k, len;
+
+	msc_w_begin(w, "n");
+	n += (size_t)snprintf(want + n, sizeof(want) - n, "{\"type\":\"n\"");
+	for (i = 0; i < 20; i++, p *= 10) {
+		uint64_t v[3] = { p - 1, p, p + 1 };
+
+		for (k = 0; k < 3; k++) {
+			msc_w_u64(w, "v", v[k]);
+			n += (size_t)snprintf(want + n, sizeof(want) - n, ",\"v\":%llu",
+					      (unsigned long long)v[k]);
+		}
+	}
+	msc_w_u64(w, "max", UINT64_MAX);
+	n += (size_t)snprintf(want + n, sizeof(want) - n, ",\"max\":%llu",
+			      (unsigned long long)UINT64_MAX);
+	for (len = 46; len <= 60; len++) {
+		memset(key, 'k', (size_t)len);
+		key[len] = '\0';
+		msc_w_u64(w, key, (uint64_t)len);
+		n += (size_t)snprintf(want + n, sizeof(want) - n, ",\"%s\":%d", key, len);
+	}
+	/* quoting needed at 3, at 50 and at the end (DEL is plain JSON) */
+	msc_w_u64(w, "ab\"c", 1);
+	memset(key, 'q', 60);
+	key[50] = '\\';
+	key[60] = '\0';
+	msc_w_u64(w, key, 2);
+	msc_w_u64(w, "del\x7f", 3);
+	key[50] = '\0';
+	n += (size_t)snprintf(want + n, sizeof(want) - n,
+			      ",\"ab\\\"c\":1,\"%s\\\\qqqqqqqqq\":2,\"del\x7f\":3}\n", key);
+	msc_w_end(w);
+	assert_string_equal(output(f), want);
+}
+
 static void test_roundtrip_every_type(void **state)
 {
 	struct wfix *f = *state;
@@ -2036,6 +2084,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_every_type, wfix_setup, wfix_teardown),
+		cmocka_unit_test_setup_teardown(test_write_numbers_and_keys, wfix_setup, wfix_teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_every_type, wfix_setup,
 						wfix_teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_doubles, wfix_setup, wfix_teardown),
