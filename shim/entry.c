@@ -118,6 +118,8 @@ static void *(*calloc_route)(size_t, size_t) = calloc_fast;
 static void *(*realloc_route)(void *, size_t) = realloc_fast;
 static void (*free_route)(void *) = free_guarded;
 
+static void new_routes(bool libc_heap);
+
 void entry_routes(bool libc_heap)
 {
 	__atomic_store_n(&precount_below, libc_heap ? PRECOUNT_MAX : 0, __ATOMIC_RELAXED);
@@ -125,6 +127,7 @@ void entry_routes(bool libc_heap)
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
+	new_routes(libc_heap);
 }
 
 /* delete, delete[] when they are not libstdc++'s (free_entry below): they
@@ -175,9 +178,20 @@ SHIM_EXPORT void *malloc(size_t size)
  */
 static bool delete_as_free;
 
-void entry_cxx_routes(bool libstdcxx_deletes)
+/*
+ * libstdc++'s new is malloc (of 1 byte for 0) until malloc fails, then
+ * the new_handler's or bad_alloc's business; its new[] calls new through
+ * its PLT.  With both the real ones, a new on the fast path calls malloc
+ * itself (new_as_malloc below), without libstdc++'s hop, IN_NEW set and
+ * cleared, and malloc's entry a second time.
+ */
+static bool new_as_malloc, new_arr_as_malloc;
+
+void entry_cxx_routes(bool libstdcxx_deletes, bool libstdcxx_new, bool libstdcxx_new_arr)
 {
 	__atomic_store_n(&delete_as_free, libstdcxx_deletes, __ATOMIC_RELEASE);
+	__atomic_store_n(&new_as_malloc, libstdcxx_new, __ATOMIC_RELEASE);
+	__atomic_store_n(&new_arr_as_malloc, libstdcxx_new && libstdcxx_new_arr, __ATOMIC_RELEASE);
 }
 
 /* free's *as_free: always. */
@@ -264,19 +278,114 @@ static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(siz
 	return p;
 }
 
+/* new's malloc: the guard held across it only when it is not glibc's
+ * (as malloc's fast path does). */
+static inline __attribute__((always_inline)) void *new_malloc(size_t size, bool guard)
+{
+	void *p;
+
+	if (guard)
+		t_guard++;
+	p = real_malloc(size + !size);
+	if (guard)
+		t_guard--;
+	return p;
+}
+
+/*
+ * new's malloc failed: what libstdc++'s new does then, with the malloc
+ * ours: the new_handler, and malloc again, until one frees enough or there
+ * is none; then the real operator, which throws bad_alloc (or finds memory
+ * after all).  Left to libstdc++'s new, the malloc after the handler came
+ * to our malloc with IN_NEW gone (the first, failed one took it): an
+ * allocation of its own, and the block new's again (a full recording wrote
+ * it twice).  The block is not counted here.
+ */
+static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
+							      void *(*realfn)(size_t), bool guard)
+{
+	void (*handler)(void);
+	void *p;
+
+	while ((handler = real_get_new_handler())) {
+		handler();
+		p = new_malloc(size, guard);
+		if (p)
+			return p;
+	}
+	T_FLAGS_SET(IN_NEW);
+	p = realfn(size);
+	T_FLAGS_CLEAR(IN_NEW);
+	return p;
+}
+
+/* libstdc++'s new as its malloc, counted once the block is there. */
+static inline __attribute__((always_inline)) void *new_body(size_t size, void *(*realfn)(size_t),
+							   bool guard)
+{
+	void *p = new_malloc(size, guard);
+
+	if (unlikely(!p)) {
+		p = new_after_failure(size, realfn, guard);
+		if (!p || !sample_hot())
+			return p;
+	}
+	sample_fast_count_alloc(size);
+	return p;
+}
+
+static __attribute__((noinline)) void *new_plain(size_t size, void *(*realfn)(size_t))
+{
+	return new_body(size, realfn, false);
+}
+
+static __attribute__((noinline)) void *new_guarded(size_t size, void *(*realfn)(size_t))
+{
+	return new_body(size, realfn, true);
+}
+
+static void *(*new_route)(size_t, void *(*)(size_t)) = new_guarded;
+
+static bool new_guard = true;	/* the allocator is not glibc's */
+
+static void new_routes(bool libc_heap)
+{
+	__atomic_store_n(&new_route, libc_heap ? new_plain : new_guarded, __ATOMIC_RELAXED);
+	__atomic_store_n(&new_guard, !libc_heap, __ATOMIC_RELAXED);
+}
+
+void *entry_new_call(size_t size, bool arr)
+{
+	void *(*realfn)(size_t) = arr ? real_new_arr : real_new;
+	void *p;
+
+	if (!(arr ? new_arr_as_malloc : new_as_malloc)) {
+		T_FLAGS_SET(IN_NEW);
+		p = realfn(size);
+		T_FLAGS_CLEAR(IN_NEW);
+		return p;
+	}
+	p = new_malloc(size, new_guard);
+	return p ? p : new_after_failure(size, realfn, new_guard);
+}
+
 /*
  * A C++ operator called while a hook of this thread's is under way goes
  * straight to the real one, as malloc does (libstdc++'s new[] calls new,
  * its delete[] delete: within our new[] and delete[]; the deletes are
  * free_entry's).  IN_NEW stays for the real operator's malloc to consume.
  */
-static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t))
+static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t),
+			      const bool *as_malloc)
 {
 	uint64_t gate = t_hot.gate;
 
 	if (gate == g_fast) {
-		if (likely(realfn) && likely(sample_fast_take(size)))
+		if (likely(realfn) && likely(sample_fast_take(size))) {
+			if (likely(*as_malloc))
+				return new_route(size, realfn);
 			return new_fast(size, realfn);
+		}
 	} else if ((uint32_t)gate && likely(realfn)) {
 		return realfn(size);
 	}
@@ -285,12 +394,12 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 
 SHIM_EXPORT void *_Znwm(size_t size)
 {
-	return new_entry(size, real_new, new_hook);
+	return new_entry(size, real_new, new_hook, &new_as_malloc);
 }
 
 SHIM_EXPORT void *_Znam(size_t size)
 {
-	return new_entry(size, real_new_arr, new_arr_hook);
+	return new_entry(size, real_new_arr, new_arr_hook, &new_arr_as_malloc);
 }
 
 SHIM_EXPORT void _ZdlPv(void *p)

@@ -677,9 +677,22 @@ static void *new_fallback(size_t size)
 	return p;
 }
 
+/* The real operator called, its own malloc (which takes IN_NEW) going to the
+ * real one. */
+#define IN_NEW_CALL(call)                                                               \
+	({                                                                              \
+		void *in_new_p_;                                                        \
+		T_FLAGS_SET(IN_NEW);                                                    \
+		in_new_p_ = (call);                                                     \
+		T_FLAGS_CLEAR(IN_NEW);                                                  \
+		in_new_p_;                                                              \
+	})
+
 /* operator new and new[] (the throwing ones) are entry.c's, whose full
- * hooks are new_hook and new_arr_hook (vis empty: not exported). */
-#define NEW_HOOK(vis, sym, realfn, fn, params, callargs)                                \
+ * hooks are new_hook and new_arr_hook (vis empty: not exported).  `call`
+ * makes the block: the real operator (callargs its arguments), or
+ * entry_new_call()'s malloc in libstdc++'s place. */
+#define NEW_HOOK(vis, sym, realfn, fn, params, callargs, call)                          \
 	vis void *sym params                                                            \
 	{                                                                               \
 		bool skip;                                                              \
@@ -694,9 +707,7 @@ static void *new_fallback(size_t size)
 		if (!skip)                                                              \
 			prepare_alloc(__builtin_frame_address(0));                      \
 		t_guard--;                                                              \
-		T_FLAGS_SET(IN_NEW);                                                    \
-		p = realfn callargs;                                                    \
-		T_FLAGS_CLEAR(IN_NEW);                                                  \
+		p = call;                                                               \
 		if (p && ACTIVE()) {                                                    \
 			t_guard++;                                                      \
 			if (skip)                                                       \
@@ -708,20 +719,23 @@ static void *new_fallback(size_t size)
 		return p;                                                               \
 	}
 
-NEW_HOOK(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size))
-NEW_HOOK(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size))
+NEW_HOOK(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size), entry_new_call(size, false))
+NEW_HOOK(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size),
+	 entry_new_call(size, true))
 NEW_HOOK(SHIM_EXPORT, _ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt),
-	 (size, nt))
+	 (size, nt), IN_NEW_CALL(real_new_nt(size, nt)))
 NEW_HOOK(SHIM_EXPORT, _ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY,
-	 (size_t size, const void *nt), (size, nt))
+	 (size_t size, const void *nt), (size, nt), IN_NEW_CALL(real_new_arr_nt(size, nt)))
 NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al),
-	 (size, al))
+	 (size, al), IN_NEW_CALL(real_new_al(size, al)))
 NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY,
-	 (size_t size, size_t al), (size, al))
+	 (size_t size, size_t al), (size, al), IN_NEW_CALL(real_new_arr_al(size, al)))
 NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
-	 (size_t size, size_t al, const void *nt), (size, al, nt))
+	 (size_t size, size_t al, const void *nt), (size, al, nt),
+	 IN_NEW_CALL(real_new_al_nt(size, al, nt)))
 NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
-	 (size_t size, size_t al, const void *nt), (size, al, nt))
+	 (size_t size, size_t al, const void *nt), (size, al, nt),
+	 IN_NEW_CALL(real_new_arr_al_nt(size, al, nt)))
 
 /* Deletes never throw: the guard may be held across the real one. */
 static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned fn,

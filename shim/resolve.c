@@ -42,6 +42,7 @@ int (*shim_real_dlclose)(void *);
 
 /* C++ operators, resolved when libstdc++ is there. */
 void *(*real_new)(size_t);
+void (*(*real_get_new_handler)(void))(void);
 void *(*real_new_arr)(size_t);
 void *(*real_new_nt)(size_t, const void *);
 void *(*real_new_arr_nt)(size_t, const void *);
@@ -176,7 +177,10 @@ void resolve_cxx(void)
 	RESOLVE(real_delete_arr, "_ZdaPv");
 	RESOLVE(real_delete_al, "_ZdlPvSt11align_val_t");
 	RESOLVE(real_delete_arr_al, "_ZdaPvSt11align_val_t");
-	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr));
+	RESOLVE(real_get_new_handler, "_ZSt15get_new_handlerv");
+	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
+			 real_get_new_handler && in_libstdcxx((void *)real_new),
+			 in_libstdcxx((void *)real_new_arr));
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;
 }

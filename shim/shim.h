@@ -195,6 +195,7 @@ int shim_dlclose_slow(void *handle);
 
 /* C++ operators, resolved when libstdc++ is there. */
 extern void *(*real_new)(size_t);
+extern void (*(*real_get_new_handler)(void))(void);	/* std::get_new_handler */
 extern void *(*real_new_arr)(size_t);
 extern void *(*real_new_nt)(size_t, const void *);
 extern void *(*real_new_arr_nt)(size_t, const void *);
@@ -215,9 +216,12 @@ void resolve_reals(void);
 /* entry.c: how the fast path calls the real malloc, calloc, realloc and
  * free (glibc's or another allocator's). */
 void entry_routes(bool libc_heap);
-/* entry.c: whether the deletes, libstdc++'s, may go free's way. */
-void entry_cxx_routes(bool libstdcxx_deletes);
+/* entry.c: whether the deletes, libstdc++'s, may go free's way, and the
+ * news, libstdc++'s (with its get_new_handler), malloc's. */
+void entry_cxx_routes(bool libstdcxx_deletes, bool libstdcxx_new, bool libstdcxx_new_arr);
 void resolve_cxx(void);
+/* entry.c: the full hooks' call of the real new (arr: new[]). */
+void *entry_new_call(size_t size, bool arr);
 
 /* Memory of our own, through the real functions (not our hooks). */
 static inline void *map_anon(size_t size)

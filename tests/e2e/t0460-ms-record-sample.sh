@@ -222,6 +222,68 @@ for r in 1T 512K 16; do
 		"$(jqr "$OUT/nm.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')"
 done
 
+# C++'s new over libstdc++'s goes to malloc itself on the fast path; when
+# malloc fails, libstdc++'s operator still calls the new_handler (which
+# here frees a reserve, so that the second try succeeds) or throws.
+cat >"$OUT/newfail.cpp" <<'EOF'
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <sys/resource.h>
+static char *reserve;
+static int handled;
+static void give_back()
+{
+	handled++;
+	delete[] reserve;
+	reserve = nullptr;
+	std::set_new_handler(nullptr);
+}
+int main()
+{
+	unsigned long pages = 0;
+	FILE *f = std::fopen("/proc/self/statm", "r");
+	int thrown = 0;
+
+	if (!f || std::fscanf(f, "%lu", &pages) != 1)
+		return 1;
+	std::fclose(f);
+	rlimit lim = { pages * 4096 + (768ul << 20), RLIM_INFINITY };
+	setrlimit(RLIMIT_AS, &lim);
+	for (int i = 0; i < 100; i++) {
+		try {
+			char *big = new char[1ul << 30];
+			delete[] big;
+		} catch (const std::bad_alloc &) {
+			thrown++;
+		}
+		delete new int(i);
+	}
+	reserve = new char[512ul << 20];
+	reserve[0] = 1;
+	std::set_new_handler(give_back);
+	char *p = new char[600ul << 20];	/* fails until the reserve goes */
+	p[0] = 1;
+	delete[] p;
+	std::printf("%d %d\n", thrown, handled);
+	return 0;
+}
+EOF
+check_status "build newfail" 0 c++ -O1 -o "$OUT/newfail" "$OUT/newfail.cpp"
+check_status "newfail, every block" 0 ms-record -q -o "$OUT/nf.ndjson" "$OUT/newfail"
+check_eq "newfail, every block: bad_alloc 100 times, the handler once" "100 1" "$(cat "$OUT/last.out")"
+nf=$(jqr "$OUT/nf.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')
+# stdio's 4 blocks (2 freed), 100 ints and 100 bad_allocs, the reserve and
+# the block the handler made room for: the malloc libstdc++'s new retries
+# after the handler is not an allocation of its own (it was: 207 205).
+check_eq "newfail, every block: allocations and frees" "206 204" "${nf% *}"
+for r in 1T 512K; do
+	check_status "newfail, --sample $r" 0 ms-record -q --sample $r -o "$OUT/nf.ndjson" "$OUT/newfail"
+	check_eq "newfail, --sample $r: the same program" "100 1" "$(cat "$OUT/last.out")"
+	check_eq "newfail, --sample $r: the totals of every block" "$nf" \
+		"$(jqr "$OUT/nf.ndjson" end '"\(.allocs) \(.frees) \(.bytes)"')"
+done
+
 # Bad rates.
 check_status "--sample 0" 2 ms-record --sample 0 "$P"
 check_status "--sample junk" 2 ms-record --sample 12Q "$P"
