@@ -370,10 +370,28 @@ void *entry_new_call(size_t size, bool arr)
 }
 
 /*
+ * new or new[] called, IN_NEW set, by a real operator a hook of ours
+ * called (libstdc++'s nothrow new calls new and catches what it throws;
+ * a new[] not libstdc++'s may call new): libstdc++'s as its malloc here
+ * too, IN_NEW taken here instead of by the malloc, so that a malloc
+ * retried after the new_handler is not an allocation of its own.  The
+ * block is the calling operator's, counted or recorded by its hook.
+ */
+static __attribute__((noinline)) void *new_within(size_t size, void *(*realfn)(size_t))
+{
+	void *p;
+
+	T_FLAGS_CLEAR(IN_NEW);
+	p = new_malloc(size, new_guard);
+	return p ? p : new_after_failure(size, realfn, new_guard);
+}
+
+/*
  * A C++ operator called while a hook of this thread's is under way goes
  * straight to the real one, as malloc does (libstdc++'s new[] calls new,
  * its delete[] delete: within our new[] and delete[]; the deletes are
- * free_entry's).  IN_NEW stays for the real operator's malloc to consume.
+ * free_entry's).  IN_NEW stays for the real operator's malloc to consume,
+ * but for libstdc++'s new (new_within).
  */
 static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t),
 			      const bool *as_malloc)
@@ -387,6 +405,8 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 			return new_fast(size, realfn);
 		}
 	} else if ((uint32_t)gate && likely(realfn)) {
+		if ((uint32_t)gate == IN_NEW && *as_malloc)
+			return new_within(size, realfn);
 		return realfn(size);
 	}
 	return hook(size);
