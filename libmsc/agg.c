@@ -154,9 +154,22 @@ static void live_unset(struct msc_agg *a, const struct msc_live *b)
 
 /* ------------------------------------------------------------- sampling */
 
+double msc_sample_inverse(uint64_t rate, uint64_t size)
+{
+	double x = (double)(size ? size : 1) / (double)rate;
+
+	/* 1 / (1 - e^-x) = 1/x + 1/2 + x/12 - x^3/720 + x^5/30240 - ...: for
+	 * blocks under a 64th of the rate (most of a sampled recording's)
+	 * what is left out is below 1e-15 of it, and expm1 cost the collector
+	 * 6 % of its instructions (twice a recorded block). */
+	if (x < 0x1p-6)
+		return 1 / x + 0.5 + x * (1.0 / 12 - x * x * (1.0 / 720));
+	return 1.0 / -expm1(-x);
+}
+
 uint64_t msc_sample_weight(uint64_t rate, uint64_t size, uint64_t h)
 {
-	double w = 1.0 / -expm1(-(double)(size ? size : 1) / (double)rate);
+	double w = msc_sample_inverse(rate, size);
 	uint64_t n = (uint64_t)w;
 
 	return n + ((double)(msc_hash_u64(h) >> 11) * 0x1p-53 < w - (double)n);

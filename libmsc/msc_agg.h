@@ -387,6 +387,8 @@ struct msc_agg {
  * of its fraction, by the bits of h.
  */
 uint64_t msc_sample_weight(uint64_t rate, uint64_t size, uint64_t h);
+/* That 1/p itself. */
+double msc_sample_inverse(uint64_t rate, uint64_t size);
 
 /* The totals of a (sampled or not) recording: exact when every block was
  * recorded or the shim's counts are known, else estimates. */
