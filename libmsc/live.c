@@ -18,7 +18,7 @@
 #include "msc_live.h"
 #include "msc_util.h"
 
-static int live_dir(char *buf, size_t n, int mk, struct msc_err *err)
+int msc_live_dir(char *buf, size_t n, int mk, struct msc_err *err)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
@@ -40,7 +40,7 @@ static int live_dir(char *buf, size_t n, int mk, struct msc_err *err)
 int msc_live_path(int pid, char *buf, size_t n, int mk, struct msc_err *err)
 {
 	char dir[200];
-	int rc = live_dir(dir, sizeof(dir), mk, err);
+	int rc = msc_live_dir(dir, sizeof(dir), mk, err);
 
 	if (rc)
 		return rc;
@@ -134,7 +134,7 @@ int msc_live_foreach(DIR **dir, int (*cb)(int pid, void *arg), void *arg)
 		rewinddir(*dir);
 	} else {
 		char path[200];
-		int rc = live_dir(path, sizeof(path), 0, NULL);
+		int rc = msc_live_dir(path, sizeof(path), 0, NULL);
 
 		if (rc)
 			return rc;

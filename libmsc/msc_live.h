@@ -20,6 +20,11 @@
 #include "msc_err.h"
 #include "msc_ndjson.h"
 
+/* The directory of the sockets, private to this user ($XDG_RUNTIME_DIR/
+ * memscope or /tmp/memscope-UID), into buf; created if mk.  0 or -errno
+ * with err filled (an unsafe directory is -EPERM). */
+int msc_live_dir(char *buf, size_t n, int mk, struct msc_err *err);
+
 /* The socket's path for pid into buf; creates the directory if mk.  0 or
  * -errno with err filled (an unsafe directory is -EPERM). */
 int msc_live_path(int pid, char *buf, size_t n, int mk, struct msc_err *err);

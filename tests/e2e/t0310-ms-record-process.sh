@@ -112,12 +112,20 @@ kill -KILL $rec
 wait $rec 2>/dev/null
 wait_for_line "$OUT/dead.log" "churn: done" 15
 check_grep "program finished after ms-record was killed" "churn: done" "$OUT/dead.log"
-# SIGKILL leaves the recorder's socket directory; the next recorder
+# SIGKILL leaves the recorder's socket directory; a later recorder
 # removes it (not a fresh directory without a socket, which may be a
-# recorder starting; memscope/ holds the live sockets).
+# recorder starting; memscope/ holds the live sockets), when it is time:
+# the directory is read once in 10 minutes (memscope/pruned's age).
 check_eq "a killed recorder leaves its directory" 1 "$(ls -d "$OUT"/run/memscope.* | wc -l)"
 mkdir "$OUT/run/memscope.keepme" "$OUT/run/other"
+check_eq "the first recorder left its stamp" true \
+	"$([ -f "$OUT/run/memscope/pruned" ] && echo true || echo false)"
+XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o /dev/null "$EX/leaky" >/dev/null 2>&1
+check_eq "a recorder soon after does not look" 2 "$(ls -d "$OUT"/run/memscope.* | wc -l)"
+touch -d '11 minutes ago' "$OUT/run/memscope/pruned"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o /dev/null "$EX/leaky" >/dev/null 2>&1
 check_eq "the next recorder removes it, and only it" "memscope memscope.keepme other" \
 	"$(ls "$OUT/run" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "and stamps the time" 0 \
+	"$(find "$OUT/run/memscope/pruned" -mmin +1 | wc -l)"
 finish
