@@ -235,7 +235,6 @@ static void put_quoted(struct msc_writer *w, const char *s, size_t n)
 		w->len += msc_json_quote(p, s, n);
 }
 
-/* Writes the separator and the key of the next member or element. */
 /* Keys this long or shorter, of printable ASCII but " and \ (ours
  * are), are copied as they are, in the pass that finds their end. */
 #define PLAIN_KEY_MAX 48
@@ -250,6 +249,7 @@ static const bool plain_byte[256] = {
 	PLAIN8(0x60), PLAIN8(0x68), PLAIN8(0x70), PLAIN8(0x78),
 };
 
+/* Writes the separator and the key of the next member or element. */
 static void member(struct msc_writer *w, const char *key)
 {
 	uint64_t bit = 1ull << w->depth;
