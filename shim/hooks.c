@@ -690,9 +690,9 @@ static void *new_fallback(size_t size)
 
 /* operator new and new[] (the throwing ones) are entry.c's, whose full
  * hooks are new_hook and new_arr_hook (vis empty: not exported).  `call`
- * makes the block: the real operator (callargs its arguments), or
- * entry_new_call()'s malloc in libstdc++'s place. */
-#define NEW_HOOK(vis, sym, realfn, fn, params, callargs, call)                          \
+ * makes the block: entry_new_call()'s malloc in libstdc++'s new's place,
+ * or the real operator (NEW_HOOK's; callargs its arguments). */
+#define NEW_HOOK_CALLING(vis, sym, realfn, fn, params, callargs, call)                  \
 	vis void *sym params                                                            \
 	{                                                                               \
 		bool skip;                                                              \
@@ -719,23 +719,25 @@ static void *new_fallback(size_t size)
 		return p;                                                               \
 	}
 
-NEW_HOOK(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size), entry_new_call(size, false))
-NEW_HOOK(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size),
-	 entry_new_call(size, true))
+#define NEW_HOOK(vis, sym, realfn, fn, params, callargs) \
+	NEW_HOOK_CALLING(vis, sym, realfn, fn, params, callargs, IN_NEW_CALL(realfn callargs))
+
+NEW_HOOK_CALLING(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size),
+		 entry_new_call(size, false))
+NEW_HOOK_CALLING(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size),
+		 entry_new_call(size, true))
 NEW_HOOK(SHIM_EXPORT, _ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt),
-	 (size, nt), IN_NEW_CALL(real_new_nt(size, nt)))
+	 (size, nt))
 NEW_HOOK(SHIM_EXPORT, _ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY,
-	 (size_t size, const void *nt), (size, nt), IN_NEW_CALL(real_new_arr_nt(size, nt)))
+	 (size_t size, const void *nt), (size, nt))
 NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al),
-	 (size, al), IN_NEW_CALL(real_new_al(size, al)))
+	 (size, al))
 NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY,
-	 (size_t size, size_t al), (size, al), IN_NEW_CALL(real_new_arr_al(size, al)))
+	 (size_t size, size_t al), (size, al))
 NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
-	 (size_t size, size_t al, const void *nt), (size, al, nt),
-	 IN_NEW_CALL(real_new_al_nt(size, al, nt)))
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
 NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
-	 (size_t size, size_t al, const void *nt), (size, al, nt),
-	 IN_NEW_CALL(real_new_arr_al_nt(size, al, nt)))
+	 (size_t size, size_t al, const void *nt), (size, al, nt))
 
 /* Deletes never throw: the guard may be held across the real one. */
 static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned fn,
