@@ -118,7 +118,8 @@ static void *(*calloc_route)(size_t, size_t) = calloc_fast;
 static void *(*realloc_route)(void *, size_t) = realloc_fast;
 static void (*free_route)(void *) = free_guarded;
 
-static void new_routes(bool libc_heap);
+/* The allocator is not glibc's: new's malloc holds the guard (new_malloc). */
+static bool new_guard = true;
 
 void entry_routes(bool libc_heap)
 {
@@ -127,7 +128,7 @@ void entry_routes(bool libc_heap)
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
-	new_routes(libc_heap);
+	__atomic_store_n(&new_guard, !libc_heap, __ATOMIC_RELAXED);
 }
 
 /* delete, delete[] when they are not libstdc++'s (free_entry below): they
@@ -262,17 +263,26 @@ SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
 
 /*
- * The real operator new's own malloc consumes IN_NEW (malloc above): the
- * allocation is this one, counted here.  If the operator throws, the flag
- * went with that malloc (or is cleared by the next hook).
+ * The real operator called with IN_NEW set: its own malloc consumes it
+ * (malloc above), the allocation being the operator's.  If the operator
+ * throws, the flag went with that malloc (or is cleared by the next hook).
  */
-static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(size_t))
+static inline __attribute__((always_inline)) void *in_new(size_t size, void *(*realfn)(size_t))
 {
 	void *p;
 
 	T_FLAGS_SET(IN_NEW);
 	p = realfn(size);
 	T_FLAGS_CLEAR(IN_NEW);
+	return p;
+}
+
+/* A new not taken as malloc (new_as_malloc), on the fast path: counted
+ * once it returned. */
+static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(size_t))
+{
+	void *p = in_new(size, realfn);
+
 	if (likely(p) && likely(sample_hot()))
 		sample_fast_count_alloc(size);
 	return p;
@@ -313,10 +323,16 @@ static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
 		if (p)
 			return p;
 	}
-	T_FLAGS_SET(IN_NEW);
-	p = realfn(size);
-	T_FLAGS_CLEAR(IN_NEW);
-	return p;
+	return in_new(size, realfn);
+}
+
+/* libstdc++'s new as its malloc, the block not counted (the full hooks
+ * and new_within's callers do that). */
+static void *new_by_malloc(size_t size, void *(*realfn)(size_t))
+{
+	void *p = new_malloc(size, new_guard);
+
+	return p ? p : new_after_failure(size, realfn, new_guard);
 }
 
 /* libstdc++'s new as its malloc, counted once the block is there. */
@@ -344,29 +360,12 @@ static __attribute__((noinline)) void *new_guarded(size_t size, void *(*realfn)(
 	return new_body(size, realfn, true);
 }
 
-static void *(*new_route)(size_t, void *(*)(size_t)) = new_guarded;
-
-static bool new_guard = true;	/* the allocator is not glibc's */
-
-static void new_routes(bool libc_heap)
-{
-	__atomic_store_n(&new_route, libc_heap ? new_plain : new_guarded, __ATOMIC_RELAXED);
-	__atomic_store_n(&new_guard, !libc_heap, __ATOMIC_RELAXED);
-}
-
 void *entry_new_call(size_t size, bool arr)
 {
 	void *(*realfn)(size_t) = arr ? real_new_arr : real_new;
-	void *p;
 
-	if (!(arr ? new_arr_as_malloc : new_as_malloc)) {
-		T_FLAGS_SET(IN_NEW);
-		p = realfn(size);
-		T_FLAGS_CLEAR(IN_NEW);
-		return p;
-	}
-	p = new_malloc(size, new_guard);
-	return p ? p : new_after_failure(size, realfn, new_guard);
+	return (arr ? new_arr_as_malloc : new_as_malloc) ? new_by_malloc(size, realfn)
+							 : in_new(size, realfn);
 }
 
 /*
@@ -379,11 +378,8 @@ void *entry_new_call(size_t size, bool arr)
  */
 static __attribute__((noinline)) void *new_within(size_t size, void *(*realfn)(size_t))
 {
-	void *p;
-
 	T_FLAGS_CLEAR(IN_NEW);
-	p = new_malloc(size, new_guard);
-	return p ? p : new_after_failure(size, realfn, new_guard);
+	return new_by_malloc(size, realfn);
 }
 
 /*
@@ -401,7 +397,7 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 	if (gate == g_fast) {
 		if (likely(realfn) && likely(sample_fast_take(size))) {
 			if (likely(*as_malloc))
-				return new_route(size, realfn);
+				return new_guard ? new_guarded(size, realfn) : new_plain(size, realfn);
 			return new_fast(size, realfn);
 		}
 	} else if ((uint32_t)gate && likely(realfn)) {

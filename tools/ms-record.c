@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 	struct msc_err err;
 	sigset_t block, orig;
 	void (*orig_pipe)(int);
-	int c, fd = 1, sfd, status = 0, ret, said, pid = 0;
+	int c, fd = 1, sfd, status = 0, ret, said, pid = 0, nap_ms;
 	uint64_t v, duration = 0;
 	char line[512];
 	bool poll_only = false, interval_set = false, auto_out, recorded = false;
@@ -618,10 +618,11 @@ int main(int argc, char **argv)
 
 	if (auto_out && (pid || poll_only) && !quiet)
 		msc_warn("recording to %s", output);
+	/* record_loop says why these naps */
+	nap_ms = o.sample ? NAP_SAMPLED_MS : pid ? NAP_ATTACHED_MS : NAP_MS;
 	if (poll_only || pid) {
 		status = poll_only ? record_polled(&w, sfd, pid, o.interval_ms, duration) :
-				     record_attached(rec, sfd, pid, shim, duration,
-						     o.sample ? NAP_SAMPLED_MS : NAP_ATTACHED_MS);
+				     record_attached(rec, sfd, pid, shim, duration, nap_ms);
 		recorded = !status;
 		goto out_writer;
 	}
@@ -642,7 +643,7 @@ int main(int argc, char **argv)
 			msc_warn("recording to %s", output);
 	}
 	msc_recorder_set_main(rec, ret, prog, prog_argv);
-	status = record_loop(rec, sfd, ret, o.sample ? NAP_SAMPLED_MS : NAP_MS);
+	status = record_loop(rec, sfd, ret, nap_ms);
 	msc_recorder_summary_line(msc_recorder_summary(rec),
 				  strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog, status, line,
 				  sizeof(line));

@@ -66,6 +66,13 @@ med() {
 		if (NR) printf "%.*f", d, v[int((NR + 1) / 2)]; else print "n/a" }'
 }
 
+# best_ratio: lines "BASE OTHER" on standard input -> the least OTHER over
+# the least BASE, 2 decimals ("n/a" for none)
+best_ratio() {
+	awk '{ if (b == "" || $1 < b) b = $1; if (o == "" || $2 < o) o = $2 }
+		END { if (b > 0) printf "%.2f", o / b; else print "n/a" }'
+}
+
 # ratio A B [DIGITS]: A / B
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { if (b > 0) printf "%.*f\n", d, a / b; else print "n/a" }'; }
 # ms SECONDS: milliseconds with one decimal
@@ -506,8 +513,7 @@ bench_sampled() {
 		# native_cpu events samples recorder_cpu
 		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | med 2)
 		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | med 2)
-		_best=$(awk '$6 == 0 && $1 > 0 { if (n == "" || $1 < n) n = $1; if (s == "" || $4 < s) s = $4 }
-			END { if (n > 0) printf "%.2f", s / n; else print "n/a" }' "$OUT/sratios.$_w")
+		_best=$(awk '$6 == 0 && $1 > 0 { print $1, $4 }' "$OUT/sratios.$_w" | best_ratio)
 		_ev=$(awk '{ print $9 }' "$OUT/sratios.$_w" | head -n 1)
 		_rec=$(awk '{ print $10 }' "$OUT/sratios.$_w" | head -n 1)
 		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | med 2)
@@ -515,9 +521,8 @@ bench_sampled() {
 		_jn=n/a _jp=n/a
 		if [ "$_je" = yes ]; then
 			_jn=$(awk '{ print $1 }' "$OUT/jratios.$_w" | med 2)
-			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | med 2)x, $(awk '
-				$3 == 0 && $6 == 0 && $1 > 0 { if (n == "" || $1 < n) n = $1; if (s == "" || $4 < s) s = $4 }
-				END { if (n > 0) printf "%.2f", s / n; else print "n/a" }' "$OUT/jratios.$_w")x"
+			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | med 2)x, $(
+				awk '$3 == 0 && $6 == 0 && $1 > 0 { print $1, $4 }' "$OUT/jratios.$_w" | best_ratio)x"
 		fi
 		emit "| $_w | $_native | ${_ratio}x | ${_best}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
 	done
