@@ -153,7 +153,7 @@ SHIM_EXPORT void *malloc(size_t size)
 {
 	uint64_t gate = t_hot.gate;
 
-	if (gate == g_fast) {
+	if (likely(gate == g_fast)) {
 		if (likely(sample_fast_take(size))) {
 			if (likely(size < precount_below)) {
 				sample_fast_count_alloc(size);
@@ -210,8 +210,8 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 {
 	uint64_t gate = t_hot.gate;
 
-	if (gate == g_fast) {
-		if (likely(ptr) && likely(!is_boot(ptr)) && likely(sampled_none(ptr))) {
+	if (likely(gate == g_fast)) {
+		if (likely(!boot_or_low(ptr)) && likely(sampled_none(ptr))) {
 			if (*as_free) {
 				/* counted first, and free_route jumped to */
 				sample_fast_count_free();
@@ -223,7 +223,7 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 				return;
 			}
 		}
-	} else if ((uint32_t)gate && likely(*real) && likely(ptr) && likely(!is_boot(ptr))) {
+	} else if ((uint32_t)gate && likely(*real) && likely(!boot_or_low(ptr))) {
 		(*real)(ptr);
 		return;
 	}
@@ -394,7 +394,7 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 {
 	uint64_t gate = t_hot.gate;
 
-	if (gate == g_fast) {
+	if (likely(gate == g_fast)) {
 		if (likely(realfn) && likely(sample_fast_take(size))) {
 			if (likely(*as_malloc))
 				return new_guard ? new_guarded(size, realfn) : new_plain(size, realfn);

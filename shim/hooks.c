@@ -390,26 +390,29 @@ static inline void passing_through(void)
  * resolve.c sets `resolving` meanwhile.  The hooks are its only users, and
  * inline it.
  */
-char boot_pool[BOOT_POOL_SIZE] __attribute__((aligned(64)));
+char boot_space[2 * BOOT_POOL_SIZE];
+uintptr_t boot_key;
 static size_t boot_used;
 
 static void *boot_alloc(size_t size, size_t align)
 {
+	char *pool = boot_pool();
 	size_t off, *hdr;
 
+	__atomic_store_n(&boot_key, (uintptr_t)pool >> BOOT_SHIFT, __ATOMIC_RELAXED);
 	if (align < 16)
 		align = 16;
 	off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
 	for (;;) {
 		size_t start = (off + 16 + align - 1) & ~(align - 1);
 
-		if (start + size > sizeof(boot_pool) || start + size < start)
+		if (start + size > BOOT_POOL_SIZE || start + size < start)
 			return NULL;
 		if (__atomic_compare_exchange_n(&boot_used, &off, start + size, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			hdr = (size_t *)(boot_pool + start) - 1;
+			hdr = (size_t *)(pool + start) - 1;
 			*hdr = size;
-			return boot_pool + start;
+			return pool + start;
 		}
 	}
 }

@@ -161,13 +161,36 @@ void *new_arr_hook(size_t size);
 void delete_hook(void *p);
 void delete_arr_hook(void *p);
 
-/* Allocations made while dlsym runs (hooks.c): never the allocator's. */
-#define BOOT_POOL_SIZE (128 * 1024)
-extern char boot_pool[BOOT_POOL_SIZE];
+/*
+ * Allocations made while dlsym runs (hooks.c): never the allocator's.  The
+ * pool is the 128 KiB at a multiple of 128 KiB inside boot_space (twice
+ * that, in .bss, whose pages cost nothing until touched), so that an
+ * address is the pool's when its bits from BOOT_SHIFT up are boot_key
+ * (set by the pool's first allocation, 0 until then): the free fast path
+ * tells NULL, the first 128 KiB (where no allocator's block lies) and the
+ * pool from the rest with one shift and two tests (boot_or_low).
+ */
+#define BOOT_SHIFT 17
+#define BOOT_POOL_SIZE ((size_t)1 << BOOT_SHIFT)
+extern char boot_space[2 * BOOT_POOL_SIZE];
+extern uintptr_t boot_key;
+
+static inline char *boot_pool(void)
+{
+	return (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) & ~(uintptr_t)(BOOT_POOL_SIZE - 1));
+}
 
 static inline bool is_boot(const void *p)
 {
-	return (uintptr_t)p - (uintptr_t)boot_pool < BOOT_POOL_SIZE;
+	return (uintptr_t)p - (uintptr_t)boot_pool() < BOOT_POOL_SIZE;
+}
+
+/* p is NULL, below 128 KiB or the pool's: for the full hook. */
+static inline bool boot_or_low(const void *p)
+{
+	uintptr_t k = (uintptr_t)p >> BOOT_SHIFT;
+
+	return unlikely(!k) || unlikely(k == boot_key);
 }
 
 /* ------------------------------------------- real functions (resolve.c) */
