@@ -253,16 +253,21 @@ static const bool plain_byte[256] = {
 static void member(struct msc_writer *w, const char *key)
 {
 	uint64_t bit = 1ull << w->depth;
+	bool comma = w->comma & bit;
 	char *p;
 	size_t kl;
 
-	if (w->comma & bit)
-		put(w, ",", 1);
 	w->comma |= bit;
-	if (!key)
-		return;
-	p = reserve(w, PLAIN_KEY_MAX + 3);
+	/* The comma and a plain key in one reservation (an error drops the
+	 * output: nothing is written then). */
+	p = reserve(w, PLAIN_KEY_MAX + 4);
 	if (!p)
+		return;
+	if (comma) {
+		*p++ = ',';
+		w->len++;
+	}
+	if (!key)
 		return;
 	*p = '"';
 	for (kl = 0; kl < PLAIN_KEY_MAX && plain_byte[(unsigned char)key[kl]]; kl++)
@@ -337,10 +342,27 @@ static const char digit_pairs[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+/* The decimal digits of v: the bit length's log10 (1233 / 4096 is just
+ * above log10 2), one less when v is below that power of ten. */
+static inline size_t u64_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		0, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull,
+	};
+	unsigned t = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
+
+	return t + 1 - (v < pow10[t]);
+}
+
+/* Written from its last digit back, in place (no copy of a buffer). */
 static size_t fmt_u64(char *out, uint64_t v)
 {
-	char tmp[20], *t = tmp + sizeof(tmp);
-	size_t n;
+	size_t n = u64_digits(v);
+	char *t = out + n;
 
 	while (v >= 100) {
 		const char *d = digit_pairs + 2 * (v % 100);
@@ -355,8 +377,6 @@ static size_t fmt_u64(char *out, uint64_t v)
 	} else {
 		*--t = (char)('0' + v);
 	}
-	n = (size_t)(tmp + sizeof(tmp) - t);
-	memcpy(out, t, n);
 	return n;
 }
 
