@@ -203,9 +203,11 @@ static inline bool sample_fast_open(void)
  * unsigned, as a compare would).  The count is given back on that rare way
  * out.  (A load, compare, subtract and store, and the three instructions
  * of size + !size, were 8 of malloc's 18.)  A signal handler's allocation
- * between the subtract and the give-back finds a count above what is left
- * or 0: it is not picked, or picked; either way its bytes are taken from
- * the count it finds, which the give-back keeps.
+ * between the subtract and the give-back finds the count wrapped (or 0),
+ * takes its bytes from it, or picks and draws a new one; the give-back
+ * then keeps what the handler did, and a count that would still be 0 or
+ * below is made 1, so that this allocation is picked as it was to be and
+ * a wrapped count never stays (it would stop the thread's picks).
  */
 static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size)
 {
@@ -218,7 +220,12 @@ static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size
 		     : used_up);
 	return true;
 used_up:
-	t_hot.left += (int64_t)(size + !size);
+	{
+		/* in uint64_t: the count is wrapped here, and so may size be */
+		int64_t left = (int64_t)((uint64_t)t_hot.left + size + !size);
+
+		t_hot.left = left > 0 ? left : 1;
+	}
 	return false;
 }
 
