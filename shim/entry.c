@@ -262,26 +262,11 @@ SHIM_EXPORT void _ZdaPv(void *p);
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
 
-/*
- * The real operator called with IN_NEW set: its own malloc consumes it
- * (malloc above), the allocation being the operator's.  If the operator
- * throws, the flag went with that malloc (or is cleared by the next hook).
- */
-static inline __attribute__((always_inline)) void *in_new(size_t size, void *(*realfn)(size_t))
-{
-	void *p;
-
-	T_FLAGS_SET(IN_NEW);
-	p = realfn(size);
-	T_FLAGS_CLEAR(IN_NEW);
-	return p;
-}
-
 /* A new not taken as malloc (new_as_malloc), on the fast path: counted
  * once it returned. */
 static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(size_t))
 {
-	void *p = in_new(size, realfn);
+	void *p = IN_NEW_CALL(realfn(size));
 
 	if (likely(p) && likely(sample_hot()))
 		sample_fast_count_alloc(size);
@@ -323,7 +308,7 @@ static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
 		if (p)
 			return p;
 	}
-	return in_new(size, realfn);
+	return IN_NEW_CALL(realfn(size));
 }
 
 /* libstdc++'s new as its malloc, the block not counted (the full hooks
@@ -365,7 +350,7 @@ void *entry_new_call(size_t size, bool arr)
 	void *(*realfn)(size_t) = arr ? real_new_arr : real_new;
 
 	return (arr ? new_arr_as_malloc : new_as_malloc) ? new_by_malloc(size, realfn)
-							 : in_new(size, realfn);
+							 : IN_NEW_CALL(realfn(size));
 }
 
 /*

@@ -390,13 +390,14 @@ static inline void passing_through(void)
  * resolve.c sets `resolving` meanwhile.  The hooks are its only users, and
  * inline it.
  */
-char boot_space[2 * BOOT_POOL_SIZE];
+static char boot_space[2 * BOOT_POOL_SIZE];
 uintptr_t boot_key;
 static size_t boot_used;
 
 static void *boot_alloc(size_t size, size_t align)
 {
-	char *pool = boot_pool();
+	char *pool = (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) &
+			      ~(uintptr_t)(BOOT_POOL_SIZE - 1));
 	size_t off, *hdr;
 
 	__atomic_store_n(&boot_key, (uintptr_t)pool >> BOOT_SHIFT, __ATOMIC_RELAXED);
@@ -679,17 +680,6 @@ static void *new_fallback(size_t size)
 		abort();	/* cannot throw std::bad_alloc from here */
 	return p;
 }
-
-/* The real operator called, its own malloc (which takes IN_NEW) going to the
- * real one. */
-#define IN_NEW_CALL(call)                                                               \
-	({                                                                              \
-		void *in_new_p_;                                                        \
-		T_FLAGS_SET(IN_NEW);                                                    \
-		in_new_p_ = (call);                                                     \
-		T_FLAGS_CLEAR(IN_NEW);                                                  \
-		in_new_p_;                                                              \
-	})
 
 /* operator new and new[] (the throwing ones) are entry.c's, whose full
  * hooks are new_hook and new_arr_hook (vis empty: not exported).  `call`

@@ -170,7 +170,7 @@ bool sample_pick_shared(struct tstate *t, uint64_t size)
 	if (size > (uint64_t)INT64_MAX / 2)
 		size = (uint64_t)INT64_MAX / 2;
 	shared_lock(t);
-	left = t->sample_left - (int64_t)(size ? size : 1);
+	left = t->sample_left - (int64_t)sample_bytes(size);
 	pick = left <= 0;
 	t->sample_left = pick ? sample_draw(t) : left;
 	shared_unlock(t);

@@ -16,13 +16,14 @@
  * no record, no collector.
  *
  * The set.  2^16 buckets of 8 addresses (a cache line each), a bit per
- * bucket saying it holds one and 128 counts of the recorded blocks by a
- * second, cheaper hash of their address (the region).  An address lives in one bucket, never in the next (no
- * probing), so a delete leaves no tombstone behind: insert claims an empty
- * slot of the bucket by CAS, delete clears its own slot.  The free of a
- * block that was not recorded, the common case, reads its region's count
- * (256 bytes in all, always at hand: a 32-bit multiply of the address's
- * low half, where the bucket's hash is a 64-bit one of the whole), 0 while few recorded blocks are live
+ * bucket saying it holds one, and 128 counts of the recorded blocks by a
+ * second, cheaper hash of their address (their region).  An address lives
+ * in one bucket, never in the next (no probing), so a delete leaves no
+ * tombstone behind: insert claims an empty slot of the bucket by CAS,
+ * delete clears its own slot.  The free of a block that was not recorded,
+ * the common case, reads its region's count (256 bytes in all, always at
+ * hand: a 32-bit multiply of the address's low half, where the bucket's
+ * hash is a 64-bit one of the whole), 0 while few recorded blocks are live
  * (about live bytes / BYTES of them, and the large blocks); else its
  * bucket's bit, in a 16 KiB array: the bucket's line, which no cache
  * holds, is read only when that is set.  With n recorded blocks live,
@@ -192,10 +193,17 @@ static inline bool sample_fast_open(void)
 	return likely(t_hot.gate == g_fast);
 }
 
+/* The bytes an allocation of size takes from a thread's count: a size of
+ * 0 counts as 1 (it too must have a chance). */
+static inline uint64_t sample_bytes(uint64_t size)
+{
+	return size + !size;
+}
+
 /*
- * On the fast path: size bytes (0 counts as 1) do not use up the thread's
- * count, which is taken down by them; false changes nothing (the full hook
- * picks).  The count is above 0, so no size wraps it.
+ * On the fast path: sample_bytes(size) do not use up the thread's count
+ * (above 0), which is taken down by them; false changes nothing (the full
+ * hook picks).
  *
  * Three instructions: the compare's carry is size == 0, and the subtract
  * with borrow takes size + (size == 0) from the count in memory, its carry
@@ -222,7 +230,7 @@ static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size
 used_up:
 	{
 		/* in uint64_t: the count is wrapped here, and so may size be */
-		int64_t left = (int64_t)((uint64_t)t_hot.left + size + !size);
+		int64_t left = (int64_t)((uint64_t)t_hot.left + sample_bytes(size));
 
 		t_hot.left = left > 0 ? left : 1;
 	}

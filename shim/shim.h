@@ -163,26 +163,23 @@ void delete_arr_hook(void *p);
 
 /*
  * Allocations made while dlsym runs (hooks.c): never the allocator's.  The
- * pool is the 128 KiB at a multiple of 128 KiB inside boot_space (twice
- * that, in .bss, whose pages cost nothing until touched), so that an
- * address is the pool's when its bits from BOOT_SHIFT up are boot_key
- * (set by the pool's first allocation, 0 until then): the free fast path
- * tells NULL, the first 128 KiB (where no allocator's block lies) and the
- * pool from the rest with one shift and two tests (boot_or_low).
+ * pool is the 128 KiB at a multiple of 128 KiB inside a .bss array of
+ * twice that (whose pages cost nothing until touched), so that an address
+ * is the pool's when its bits from BOOT_SHIFT up are boot_key: set by the
+ * pool's first allocation, 0 until then (when no address is the pool's).
+ * The free fast path tells NULL, the first 128 KiB (where no allocator's
+ * block lies) and the pool from the rest with one shift and two tests
+ * (boot_or_low).
  */
 #define BOOT_SHIFT 17
 #define BOOT_POOL_SIZE ((size_t)1 << BOOT_SHIFT)
-extern char boot_space[2 * BOOT_POOL_SIZE];
 extern uintptr_t boot_key;
-
-static inline char *boot_pool(void)
-{
-	return (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) & ~(uintptr_t)(BOOT_POOL_SIZE - 1));
-}
 
 static inline bool is_boot(const void *p)
 {
-	return (uintptr_t)p - (uintptr_t)boot_pool() < BOOT_POOL_SIZE;
+	uintptr_t k = (uintptr_t)p >> BOOT_SHIFT;
+
+	return k && k == boot_key;
 }
 
 /* p is NULL, below 128 KiB or the pool's: for the full hook. */
@@ -360,6 +357,20 @@ extern __thread struct thot t_hot TLS_IE;
 #define t_guard (t_hot.gate)
 #define T_FLAGS_SET(f) (t_hot.gate |= (uint64_t)(f))
 #define T_FLAGS_CLEAR(f) (t_hot.gate &= ~(uint64_t)(f))
+/*
+ * A real C++ operator new called with IN_NEW set (call: the call, its
+ * value the block): its own malloc consumes the flag (entry.c's malloc),
+ * the allocation being the operator's.  If the operator throws, the flag
+ * went with that malloc (or is cleared by the next hook).
+ */
+#define IN_NEW_CALL(call)                                                       \
+	({                                                                      \
+		void *in_new_p_;                                                \
+		T_FLAGS_SET(IN_NEW);                                            \
+		in_new_p_ = (call);                                             \
+		T_FLAGS_CLEAR(IN_NEW);                                          \
+		in_new_p_;                                                      \
+	})
 /* t_state of a thread that records through the shared ring: it exited, or
  * found no ring (or no memory) of its own and does not try again. */
 #define TSTATE_DEAD ((struct tstate *)1)
