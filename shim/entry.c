@@ -211,7 +211,9 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 	uint64_t gate = t_hot.gate;
 
 	if (likely(gate == g_fast)) {
-		if (likely(!boot_or_low(ptr)) && likely(sampled_none(ptr))) {
+		/* NULL and the boot pool's blocks are never "none" (sample.c's
+		 * set_fixed): they go to the hook, without a test of their own. */
+		if (likely(sampled_none(ptr))) {
 			if (*as_free) {
 				/* counted first, and free_route jumped to */
 				sample_fast_count_free();
@@ -246,7 +248,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
  * not to be: the new block is counted, and the old one if it went. */
 SHIM_EXPORT void *realloc(void *ptr, size_t size)
 {
-	if (sample_fast_open() && (!ptr || (likely(!is_boot(ptr)) && likely(sampled_none(ptr)))) &&
+	if (sample_fast_open() && (!ptr || likely(sampled_none(ptr))) &&
 	    likely(sample_fast_take(size)))
 		return realloc_route(ptr, size);
 	return realloc_hook(ptr, size);

@@ -394,6 +394,52 @@ static char boot_space[2 * BOOT_POOL_SIZE];
 uintptr_t boot_key;
 static size_t boot_used;
 
+/*
+ * Where the pool's blocks start (offsets in it; 0: not yet written), for
+ * the set of recorded blocks, which pins them all while a session samples
+ * so that the free fast path sends them to the full hook without a test of
+ * its own (sample.h, sampled_pin).  A block takes 16 bytes of the pool at
+ * least.  boot_in_set: the set is there to pin them (boot_pool_to_set); a
+ * block made meanwhile pins itself, and one made while the set is filled
+ * is pinned by one side or the other, or by both (SAMPLED_PINS_MAX counts
+ * with that).
+ */
+static uint32_t boot_blocks[BOOT_POOL_SIZE / 16];
+static unsigned boot_nblocks;
+static bool boot_in_set;
+
+static void boot_block_made(char *pool, size_t start)
+{
+	unsigned i = __atomic_fetch_add(&boot_nblocks, 1, __ATOMIC_SEQ_CST);
+
+	if (i < sizeof(boot_blocks) / sizeof(boot_blocks[0]))
+		__atomic_store_n(&boot_blocks[i], (uint32_t)start, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&boot_in_set, __ATOMIC_SEQ_CST))
+		sampled_pin(pool + start);
+}
+
+void boot_pool_unset(void)
+{
+	__atomic_store_n(&boot_in_set, false, __ATOMIC_SEQ_CST);
+}
+
+void boot_pool_to_set(void)
+{
+	char *pool = (char *)(__atomic_load_n(&boot_key, __ATOMIC_RELAXED) << BOOT_SHIFT);
+	unsigned n, i;
+
+	__atomic_store_n(&boot_in_set, true, __ATOMIC_SEQ_CST);
+	n = __atomic_load_n(&boot_nblocks, __ATOMIC_SEQ_CST);
+	if (n > sizeof(boot_blocks) / sizeof(boot_blocks[0]))
+		n = sizeof(boot_blocks) / sizeof(boot_blocks[0]);
+	for (i = 0; i < n; i++) {
+		uint32_t start = __atomic_load_n(&boot_blocks[i], __ATOMIC_SEQ_CST);
+
+		if (start)
+			sampled_pin(pool + start);
+	}
+}
+
 static void *boot_alloc(size_t size, size_t align)
 {
 	char *pool = (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) &
@@ -413,6 +459,7 @@ static void *boot_alloc(size_t size, size_t align)
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			hdr = (size_t *)(pool + start) - 1;
 			*hdr = size;
+			boot_block_made(pool, start);
 			return pool + start;
 		}
 	}

@@ -60,6 +60,9 @@ void sampled_settle(unsigned b)
 		for (i = 0; i < SAMPLED_WAYS; i++)
 			if (__atomic_load_n(&g_sampled->slot[b][i], __ATOMIC_SEQ_CST))
 				return;
+		if (__atomic_load_n(&g_sampled->pinned[b >> 6], __ATOMIC_SEQ_CST) &
+		    (1ull << (b & 63)))
+			return;
 		/* Fails if an insert into any of the word's buckets moved its
 		 * version since w was read: the slots are read again. */
 		if (__atomic_compare_exchange_n(word, &w, w & ~sampled_bit(b), false,
@@ -72,6 +75,7 @@ bool sample_setup(void)
 {
 	g_seeded_threads = 0;
 	g_sample = 0;
+	boot_pool_unset();
 	if (!g_ctl->sample)
 		return true;
 	if (!g_sampled) {
@@ -84,6 +88,8 @@ bool sample_setup(void)
 		 * Untouched pages stay out of the rss. */
 		madvise(g_sampled, sizeof(*g_sampled), MADV_DONTNEED);
 	}
+	sampled_pin(NULL);
+	boot_pool_to_set();
 	g_sample = g_ctl->sample;
 	return true;
 }

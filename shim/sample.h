@@ -26,7 +26,9 @@
  * hash is a 64-bit one of the whole), 0 while few recorded blocks are live
  * (about live bytes / BYTES of them, and the large blocks); else its
  * bucket's bit, in a 16 KiB array: the bucket's line, which no cache
- * holds, is read only when that is set.  With n recorded blocks live,
+ * holds, is read only when that is set.  NULL and the boot pool's blocks
+ * are pinned (sampled_pin): their count and bit say "recorded", so that
+ * the fast path needs no test of its own to send them to the full hook.  With n recorded blocks live,
  * about n / 65536 of the frees read a bucket (python3's dictionary at
  * 512K, 600 live: 0.3 % of its 8 million frees; a server's 1 GiB heap,
  * 2,000 live: 3 %; a count per 8 buckets in their stead was not 0 for
@@ -69,8 +71,24 @@ struct sampled_set {
 	/* Bit b % 32 of word b / 32: bucket b holds a block; the upper 32
 	 * bits: a version (sample.h's head). */
 	volatile uint64_t used[1u << (SAMPLED_BITS - 5)];
+	/* Bit b % 64 of word b / 64: bucket b's bit in used stays set
+	 * (sampled_pin). */
+	volatile uint64_t pinned[1u << (SAMPLED_BITS - 6)];
 	volatile uint64_t slot[1u << SAMPLED_BITS][SAMPLED_WAYS];
 };
+
+/*
+ * Pins: addresses whose frees the fast path must not take, without being
+ * in the set: NULL (free does nothing with it) and the boot pool's blocks
+ * (never the real free's).  A pin adds one to its region's count for good
+ * and keeps its bucket's bit set, so that sampled_none() is false for it
+ * as for a recorded block, and the free goes to the full hook, which knows
+ * what to do with it.  At most the pool's blocks twice over and NULL
+ * (hooks.c); a region's count of recorded blocks stops that far below
+ * 65535, so that no pin takes it past.
+ */
+#define SAMPLED_PINS_MAX (2 * (BOOT_POOL_SIZE / 16) + 1)
+#define SAMPLED_REGION_MAX (UINT16_MAX - SAMPLED_PINS_MAX)
 
 extern struct sampled_set *g_sampled;
 
@@ -124,7 +142,7 @@ static inline bool sampled_add(const void *p)
 	uint16_t c = *count;
 
 	do {
-		if (unlikely(c == UINT16_MAX))
+		if (unlikely(c >= SAMPLED_REGION_MAX))
 			return false;
 	} while (!__atomic_compare_exchange_n(count, &c, (uint16_t)(c + 1), false,
 					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
@@ -151,8 +169,26 @@ static inline bool sampled_add(const void *p)
 }
 
 /* After a delete from bucket b: its bit is cleared if no slot holds a
- * block (sample.h's head says why no insert's is lost). */
+ * block and the bucket is not pinned (sample.h's head says why no
+ * insert's is lost). */
 void sampled_settle(unsigned b);
+
+/* Pins p (above): its bucket is marked pinned before its bit is set, by
+ * a CAS that moves the word's version on as an insert's does, so that a
+ * settle of the bucket that missed the pin fails its CAS and looks again. */
+static inline void sampled_pin(const void *p)
+{
+	unsigned b = sampled_bucket(p);
+	volatile uint64_t *word = sampled_word(b);
+	uint64_t w;
+
+	__atomic_add_fetch(&g_sampled->region[sampled_region(p)], 1, __ATOMIC_SEQ_CST);
+	__atomic_or_fetch(&g_sampled->pinned[b >> 6], 1ull << (b & 63), __ATOMIC_SEQ_CST);
+	w = *word;
+	while (!__atomic_compare_exchange_n(word, &w, (w | sampled_bit(b)) + SAMPLED_VERSION, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
 
 /* Forgets p if it was recorded: true then (its free is to be recorded). */
 static inline bool sampled_del(const void *p)

@@ -167,13 +167,18 @@ void delete_arr_hook(void *p);
  * twice that (whose pages cost nothing until touched), so that an address
  * is the pool's when its bits from BOOT_SHIFT up are boot_key: set by the
  * pool's first allocation, 0 until then (when no address is the pool's).
- * The free fast path tells NULL, the first 128 KiB (where no allocator's
- * block lies) and the pool from the rest with one shift and two tests
- * (boot_or_low).
+ * free's way for a thread that is not sampling tells NULL, the first
+ * 128 KiB (where no allocator's block lies) and the pool from the rest
+ * with one shift and two tests (boot_or_low); the sampling fast path, with
+ * none: the set of recorded blocks pins NULL and the pool's blocks
+ * (sample.h, sampled_pin), which boot_pool_to_set() hands it when a
+ * sampling session starts, after boot_pool_unset() before it is emptied.
  */
 #define BOOT_SHIFT 17
 #define BOOT_POOL_SIZE ((size_t)1 << BOOT_SHIFT)
 extern uintptr_t boot_key;
+void boot_pool_unset(void);
+void boot_pool_to_set(void);
 
 static inline bool is_boot(const void *p)
 {
