@@ -111,24 +111,30 @@ FILE *msc_writer_fopen(struct msc_writer *w)
 	return fopencookie(w, "w", io);
 }
 
-/* Makes room for n more bytes; returns NULL after an error (output dropped). */
-static char *reserve(struct msc_writer *w, size_t n)
+/* reserve()'s way when the buffer is full: flushed, or grown for n. */
+static char *reserve_slow(struct msc_writer *w, size_t n)
 {
-	if (msc_unlikely(w->len + n > w->cap)) {
-		ndjson_flush(w, ZST_CONTINUE);
-		if (w->error)
-			return NULL;
-		if (n > w->cap) {
-			char *nb = realloc(w->buf, n);
+	ndjson_flush(w, ZST_CONTINUE);
+	if (w->error)
+		return NULL;
+	if (n > w->cap) {
+		char *nb = realloc(w->buf, n);
 
-			if (!nb) {
-				w->error = ENOMEM;
-				return NULL;
-			}
-			w->buf = nb;
-			w->cap = n;
+		if (!nb) {
+			w->error = ENOMEM;
+			return NULL;
 		}
+		w->buf = nb;
+		w->cap = n;
 	}
+	return w->buf + w->len;
+}
+
+/* Makes room for n more bytes; returns NULL after an error (output dropped). */
+static inline char *reserve(struct msc_writer *w, size_t n)
+{
+	if (msc_unlikely(w->len + n > w->cap))
+		return reserve_slow(w, n);
 	return w->buf + w->len;
 }
 
@@ -380,7 +386,58 @@ static size_t fmt_u64(char *out, uint64_t v)
 	return n;
 }
 
-void msc_w_u64(struct msc_writer *w, const char *key, uint64_t v)
+/* Room for n more bytes and the separator, which it writes: where the
+ * member goes, or NULL after an error (the output is dropped then). */
+static inline char *separated(struct msc_writer *w, size_t n)
+{
+	uint64_t bit = 1ull << w->depth;
+	char *p = reserve(w, n + 1);
+
+	if (!p)
+		return NULL;
+	if (w->comma & bit)
+		*p++ = ',';
+	w->comma |= bit;
+	return p;
+}
+
+void msc_w_u64_lit_(struct msc_writer *w, const char *key, size_t kl, uint64_t v,
+		    signed char *plain)
+{
+	char *p;
+
+	if (msc_unlikely(*plain < 0)) {
+		size_t i;
+
+		for (i = 0; i < kl && plain_byte[(unsigned char)key[i]]; i++)
+			;
+		*plain = i == kl;
+	}
+	if (msc_unlikely(!*plain)) {
+		(msc_w_u64)(w, key, v);
+		return;
+	}
+	p = separated(w, kl + 3 + 20);
+	if (!p)
+		return;
+	*p++ = '"';
+	memcpy(p, key, kl);
+	p += kl;
+	*p++ = '"';
+	*p++ = ':';
+	p += fmt_u64(p, v);
+	w->len = (size_t)(p - w->buf);
+}
+
+void msc_w_u64_elem_(struct msc_writer *w, uint64_t v)
+{
+	char *p = separated(w, 20);
+
+	if (p)
+		w->len = (size_t)(p - w->buf) + fmt_u64(p, v);
+}
+
+void (msc_w_u64)(struct msc_writer *w, const char *key, uint64_t v)
 {
 	char *p;
 
