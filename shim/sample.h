@@ -278,7 +278,9 @@ static inline bool sampled_none(const void *p)
 {
 	unsigned b;
 
-	if (likely(!g_sampled->region[sampled_region(p)]))
+	/* Read through a plain pointer: one compare with memory, where a
+	 * volatile read is a load and a test. */
+	if (likely(!((const uint16_t *)g_sampled->region)[sampled_region(p)]))
 		return true;
 	b = sampled_bucket(p);
 	return !(*sampled_word(b) & sampled_bit(b));
