@@ -68,8 +68,8 @@ struct sampled_set {
 	 * live.  A region is not a range of buckets: a block that would take
 	 * its count past 65535 is not recorded (as when its bucket is full). */
 	volatile uint16_t region[1u << SAMPLED_REGIONS];
-	/* Bit b % 32 of word b / 32: bucket b holds a block; the upper 32
-	 * bits: a version (sample.h's head). */
+	/* Bit 32 + b % 32 of word b / 32: bucket b holds a block; the lower
+	 * 32 bits: a version (sample.h's head). */
 	volatile uint64_t used[1u << (SAMPLED_BITS - 5)];
 	/* Bit b % 64 of word b / 64: bucket b's bit in used stays set
 	 * (sampled_pin). */
@@ -124,12 +124,18 @@ static inline volatile uint64_t *sampled_word(unsigned b)
 	return &g_sampled->used[b >> 5];
 }
 
+/* A bucket's bit, in its word's upper half (the version is the lower:
+ * the free's test then takes one bit offset, 32 + b % 32). */
 static inline uint64_t sampled_bit(unsigned b)
 {
-	return 1ull << (b & 31);
+	return 1ull << (32 + (b & 31));
 }
 
-#define SAMPLED_VERSION (1ull << 32)
+/* w with its bits, and the version moved on (within its 32 bits). */
+static inline uint64_t sampled_versioned(uint64_t w)
+{
+	return (w & ~0xffffffffull) | (uint32_t)(w + 1);
+}
 
 /* Remembers a recorded block; false when its bucket is full (or its
  * region's count is at its limit).  The region's count goes up first, and
@@ -157,7 +163,7 @@ static inline bool sampled_add(const void *p)
 			uint64_t w = *word;
 
 			while (!__atomic_compare_exchange_n(word, &w,
-							    (w | sampled_bit(b)) + SAMPLED_VERSION,
+							    sampled_versioned(w | sampled_bit(b)),
 							    false, __ATOMIC_SEQ_CST,
 							    __ATOMIC_SEQ_CST))
 				;
@@ -185,7 +191,7 @@ static inline void sampled_pin(const void *p)
 	__atomic_add_fetch(&g_sampled->region[sampled_region(p)], 1, __ATOMIC_SEQ_CST);
 	__atomic_or_fetch(&g_sampled->pinned[b >> 6], 1ull << (b & 63), __ATOMIC_SEQ_CST);
 	w = *word;
-	while (!__atomic_compare_exchange_n(word, &w, (w | sampled_bit(b)) + SAMPLED_VERSION, false,
+	while (!__atomic_compare_exchange_n(word, &w, sampled_versioned(w | sampled_bit(b)), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		;
 }
@@ -276,14 +282,17 @@ used_up:
 /* On the fast path: no recorded block can be p (its free is counted). */
 static inline bool sampled_none(const void *p)
 {
-	unsigned b;
+	uint64_t h;
 
 	/* Read through a plain pointer: one compare with memory, where a
 	 * volatile read is a load and a test. */
 	if (likely(!((const uint16_t *)g_sampled->region)[sampled_region(p)]))
 		return true;
-	b = sampled_bucket(p);
-	return !(*sampled_word(b) & sampled_bit(b));
+	/* The bucket's word and bit from its hash at once (sampled_bucket,
+	 * sampled_word and sampled_bit, spelt for the compiler). */
+	h = ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+	return !((((const uint64_t *)g_sampled->used)[h >> (64 - SAMPLED_BITS + 5)] >>
+		  (32 + ((h >> (64 - SAMPLED_BITS)) & 31))) & 1);
 }
 
 /*
