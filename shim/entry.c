@@ -211,8 +211,8 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 	uint64_t gate = t_hot.gate;
 
 	if (likely(gate == g_fast)) {
-		/* NULL and the boot pool's blocks are never "none" (sample.c's
-		 * set_fixed): they go to the hook, without a test of their own. */
+		/* NULL and the boot pool's blocks are never "none" (sample.h,
+		 * sampled_pin): they go to the hook, without a test of their own. */
 		if (likely(sampled_none(ptr))) {
 			if (*as_free) {
 				/* counted first, and free_route jumped to */

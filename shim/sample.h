@@ -28,8 +28,8 @@
  * bucket's bit, in a 16 KiB array: the bucket's line, which no cache
  * holds, is read only when that is set.  NULL and the boot pool's blocks
  * are pinned (sampled_pin): their count and bit say "recorded", so that
- * the fast path needs no test of its own to send them to the full hook.  With n recorded blocks live,
- * about n / 65536 of the frees read a bucket (python3's dictionary at
+ * the fast path needs no test of its own to send them to the full hook.
+ * With n recorded blocks live, about n / 65536 of the frees read a bucket (python3's dictionary at
  * 512K, 600 live: 0.3 % of its 8 million frees; a server's 1 GiB heap,
  * 2,000 live: 3 %; a count per 8 buckets in their stead was not 0 for
  * 2.7 % and 22 % of them).  The region counts are exact, each block's
