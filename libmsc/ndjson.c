@@ -404,16 +404,20 @@ static inline char *separated(struct msc_writer *w, size_t n)
 void msc_w_u64_lit_(struct msc_writer *w, const char *key, size_t kl, uint64_t v,
 		    signed char *plain)
 {
+	/* Relaxed atomics: writers on several threads may find it at once
+	 * (and store the same answer). */
+	signed char known = __atomic_load_n(plain, __ATOMIC_RELAXED);
 	char *p;
 
-	if (msc_unlikely(*plain < 0)) {
+	if (msc_unlikely(known < 0)) {
 		size_t i;
 
 		for (i = 0; i < kl && plain_byte[(unsigned char)key[i]]; i++)
 			;
-		*plain = i == kl;
+		known = i == kl;
+		__atomic_store_n(plain, known, __ATOMIC_RELAXED);
 	}
-	if (msc_unlikely(!*plain)) {
+	if (msc_unlikely(!known)) {
 		(msc_w_u64)(w, key, v);
 		return;
 	}
