@@ -308,18 +308,14 @@ static void prune_stale(const char *base)
 #define PRUNE_EVERY 600
 static bool prune_due(void)
 {
-	char path[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX];
 	struct stat st;
 	time_t now = time(NULL);
-	size_t len;
 	int fd;
 
-	if (msc_live_dir(path, sizeof(path), 1, NULL))
+	if (msc_live_dir(dir, sizeof(dir), 1, NULL) ||
+	    (size_t)snprintf(path, sizeof(path), "%s/pruned", dir) >= sizeof(path))
 		return true;
-	len = strlen(path);
-	if (len + sizeof("/pruned") > sizeof(path))
-		return true;
-	memcpy(path + len, "/pruned", sizeof("/pruned"));
 	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime <= now &&
 	    now - st.st_mtime < PRUNE_EVERY)
 		return false;

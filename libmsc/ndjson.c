@@ -255,24 +255,31 @@ static const bool plain_byte[256] = {
 	PLAIN8(0x60), PLAIN8(0x68), PLAIN8(0x70), PLAIN8(0x78),
 };
 
+/* Room for n more bytes and the separator, which it writes: where the
+ * member goes, or NULL after an error (the output is dropped then). */
+static inline char *separated(struct msc_writer *w, size_t n)
+{
+	uint64_t bit = 1ull << w->depth;
+	char *p = reserve(w, n + 1);
+
+	if (!p)
+		return NULL;
+	if (w->comma & bit)
+		*p++ = ',';
+	w->comma |= bit;
+	return p;
+}
+
 /* Writes the separator and the key of the next member or element. */
 static void member(struct msc_writer *w, const char *key)
 {
-	uint64_t bit = 1ull << w->depth;
-	bool comma = w->comma & bit;
-	char *p;
+	/* The comma and a plain key in one reservation. */
+	char *p = separated(w, PLAIN_KEY_MAX + 3);
 	size_t kl;
 
-	w->comma |= bit;
-	/* The comma and a plain key in one reservation (an error drops the
-	 * output: nothing is written then). */
-	p = reserve(w, PLAIN_KEY_MAX + 4);
 	if (!p)
 		return;
-	if (comma) {
-		*p++ = ',';
-		w->len++;
-	}
+	w->len = (size_t)(p - w->buf);
 	if (!key)
 		return;
 	*p = '"';
@@ -384,21 +391,6 @@ static size_t fmt_u64(char *out, uint64_t v)
 		*--t = (char)('0' + v);
 	}
 	return n;
-}
-
-/* Room for n more bytes and the separator, which it writes: where the
- * member goes, or NULL after an error (the output is dropped then). */
-static inline char *separated(struct msc_writer *w, size_t n)
-{
-	uint64_t bit = 1ull << w->depth;
-	char *p = reserve(w, n + 1);
-
-	if (!p)
-		return NULL;
-	if (w->comma & bit)
-		*p++ = ',';
-	w->comma |= bit;
-	return p;
 }
 
 void msc_w_u64_lit_(struct msc_writer *w, const char *key, size_t kl, uint64_t v,

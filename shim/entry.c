@@ -118,8 +118,12 @@ static void *(*calloc_route)(size_t, size_t) = calloc_fast;
 static void *(*realloc_route)(void *, size_t) = realloc_fast;
 static void (*free_route)(void *) = free_guarded;
 
-/* The allocator is not glibc's: new's malloc holds the guard (new_malloc). */
-static bool new_guard = true;
+/* The allocator is not glibc's (precount_below is 0 then): new's malloc
+ * holds the guard (new_malloc). */
+static inline bool new_guard(void)
+{
+	return !precount_below;
+}
 
 void entry_routes(bool libc_heap)
 {
@@ -128,7 +132,6 @@ void entry_routes(bool libc_heap)
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
-	__atomic_store_n(&new_guard, !libc_heap, __ATOMIC_RELAXED);
 }
 
 /* delete, delete[] when they are not libstdc++'s (free_entry below): they
@@ -313,38 +316,37 @@ static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
 	return IN_NEW_CALL(realfn(size));
 }
 
-/* libstdc++'s new as its malloc, the block not counted (the full hooks
- * and new_within's callers do that). */
-static void *new_by_malloc(size_t size, void *(*realfn)(size_t))
-{
-	void *p = new_malloc(size, new_guard);
-
-	return p ? p : new_after_failure(size, realfn, new_guard);
-}
-
-/* libstdc++'s new as its malloc, counted once the block is there. */
+/* libstdc++'s new as its malloc; count: the block counted once it is
+ * there (after the handler ran, only if the fast path is still open). */
 static inline __attribute__((always_inline)) void *new_body(size_t size, void *(*realfn)(size_t),
-							   bool guard)
+							   bool guard, bool count)
 {
 	void *p = new_malloc(size, guard);
 
 	if (unlikely(!p)) {
 		p = new_after_failure(size, realfn, guard);
-		if (!p || !sample_hot())
+		if (!p || !count || !sample_hot())
 			return p;
 	}
-	sample_fast_count_alloc(size);
+	if (count)
+		sample_fast_count_alloc(size);
 	return p;
+}
+
+/* Not counted: the full hooks and new_within's callers do that. */
+static void *new_by_malloc(size_t size, void *(*realfn)(size_t))
+{
+	return new_body(size, realfn, new_guard(), false);
 }
 
 static __attribute__((noinline)) void *new_plain(size_t size, void *(*realfn)(size_t))
 {
-	return new_body(size, realfn, false);
+	return new_body(size, realfn, false, true);
 }
 
 static __attribute__((noinline)) void *new_guarded(size_t size, void *(*realfn)(size_t))
 {
-	return new_body(size, realfn, true);
+	return new_body(size, realfn, true, true);
 }
 
 void *entry_new_call(size_t size, bool arr)
@@ -384,7 +386,8 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 	if (likely(gate == g_fast)) {
 		if (likely(realfn) && likely(sample_fast_take(size))) {
 			if (likely(*as_malloc))
-				return new_guard ? new_guarded(size, realfn) : new_plain(size, realfn);
+				return new_guard() ? new_guarded(size, realfn)
+						   : new_plain(size, realfn);
 			return new_fast(size, realfn);
 		}
 	} else if ((uint32_t)gate && likely(realfn)) {

@@ -55,7 +55,7 @@ void sampled_settle(unsigned b)
 		uint64_t w = __atomic_load_n(word, __ATOMIC_SEQ_CST);
 		unsigned i;
 
-		if (!(w & sampled_bit(b)))
+		if (!sampled_marked(w, b))
 			return;
 		for (i = 0; i < SAMPLED_WAYS; i++)
 			if (__atomic_load_n(&g_sampled->slot[b][i], __ATOMIC_SEQ_CST))

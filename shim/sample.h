@@ -25,27 +25,27 @@
  * hand: a 32-bit multiply of the address's low half, where the bucket's
  * hash is a 64-bit one of the whole), 0 while few recorded blocks are live
  * (about live bytes / BYTES of them, and the large blocks); else its
- * bucket's bit, in a 16 KiB array: the bucket's line, which no cache
- * holds, is read only when that is set.  NULL and the boot pool's blocks
- * are pinned (sampled_pin): their count and bit say "recorded", so that
- * the fast path needs no test of its own to send them to the full hook.
- * With n recorded blocks live, about n / 65536 of the frees read a bucket (python3's dictionary at
- * 512K, 600 live: 0.3 % of its 8 million frees; a server's 1 GiB heap,
- * 2,000 live: 3 %; a count per 8 buckets in their stead was not 0 for
- * 2.7 % and 22 % of them).  The region counts are exact, each block's
- * counted before it is returned and until its own free, so a 0 is never
- * wrong.  The bits are kept by CAS on their 64-bit word, 32 bits and a
- * 32-bit version that every insert moves on: insert sets its bucket's bit
- * after it took its slot; delete, after clearing its slot, clears the bit
- * only if it then finds the bucket's slots all empty and the word as it
- * was before it looked (else it looks again).  An insert whose slot the
- * look missed changed the word after it, so a bit is never clear while
- * its bucket holds a block whose allocation has returned.  One address is
- * never inserted and deleted at once: its free follows its allocation's
- * return, and is looked up before the real free, before the address can
- * be handed out again.  A block whose bucket is full is not recorded
- * after all, but counted (with a load of 1/8 per slot, about one bucket in
- * a million is).
+ * bucket's bit, in a 16 KiB array: the bucket's line, which no cache holds,
+ * is read only when that is set.  NULL and the boot pool's blocks are
+ * pinned (sampled_pin): their count and bit say "recorded", so that the
+ * fast path needs no test of its own to send them to the full hook.  With n
+ * recorded blocks live, about n / 65536 of the frees read a bucket
+ * (python3's dictionary at 512K, 600 live: 0.3 % of its 8 million frees; a
+ * server's 1 GiB heap, 2,000 live: 3 %; a count per 8 buckets in their
+ * stead was not 0 for 2.7 % and 22 % of them).  The region counts are
+ * exact, each block's counted before it is returned and until its own free,
+ * so a 0 is never wrong.  The bits are kept by CAS on their 64-bit word, 32
+ * bits and a 32-bit version that every insert moves on: insert sets its
+ * bucket's bit after it took its slot; delete, after clearing its slot,
+ * clears the bit only if it then finds the bucket's slots all empty and the
+ * word as it was before it looked (else it looks again).  An insert whose
+ * slot the look missed changed the word after it, so a bit is never clear
+ * while its bucket holds a block whose allocation has returned.  One
+ * address is never inserted and deleted at once: its free follows its
+ * allocation's return, and is looked up before the real free, before the
+ * address can be handed out again.  A block whose bucket is full is not
+ * recorded after all, but counted (with a load of 1/8 per slot, about one
+ * bucket in a million is).
  */
 #ifndef SHIM_SAMPLE_H
 #define SHIM_SAMPLE_H
@@ -131,10 +131,30 @@ static inline uint64_t sampled_bit(unsigned b)
 	return 1ull << (32 + (b & 31));
 }
 
+/* Word w says bucket b holds a block (a shift and a bit test: the
+ * free's way, where a mask built by a shift takes one more). */
+static inline bool sampled_marked(uint64_t w, unsigned b)
+{
+	return (w >> (32 + (b & 31))) & 1;
+}
+
 /* w with its bits, and the version moved on (within its 32 bits). */
 static inline uint64_t sampled_versioned(uint64_t w)
 {
 	return (w & ~0xffffffffull) | (uint32_t)(w + 1);
+}
+
+/* Sets bucket b's bit by a CAS that moves its word's version on, so that
+ * a settle of any of the word's buckets that looked before fails its own
+ * CAS and looks again (sample.h's head). */
+static inline void sampled_mark(unsigned b)
+{
+	volatile uint64_t *word = sampled_word(b);
+	uint64_t w = *word;
+
+	while (!__atomic_compare_exchange_n(word, &w, sampled_versioned(w | sampled_bit(b)), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
 }
 
 /* Remembers a recorded block; false when its bucket is full (or its
@@ -159,14 +179,7 @@ static inline bool sampled_add(const void *p)
 		    __atomic_compare_exchange_n(&g_sampled->slot[b][i], &expect,
 						(uint64_t)(uintptr_t)p, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED)) {
-			volatile uint64_t *word = sampled_word(b);
-			uint64_t w = *word;
-
-			while (!__atomic_compare_exchange_n(word, &w,
-							    sampled_versioned(w | sampled_bit(b)),
-							    false, __ATOMIC_SEQ_CST,
-							    __ATOMIC_SEQ_CST))
-				;
+			sampled_mark(b);
 			return true;
 		}
 	}
@@ -179,21 +192,16 @@ static inline bool sampled_add(const void *p)
  * insert's is lost). */
 void sampled_settle(unsigned b);
 
-/* Pins p (above): its bucket is marked pinned before its bit is set, by
- * a CAS that moves the word's version on as an insert's does, so that a
- * settle of the bucket that missed the pin fails its CAS and looks again. */
+/* Pins p (above): its bucket is marked pinned before its bit is set, as
+ * an insert's is (sampled_mark), so that a settle of the bucket that
+ * missed the pin fails its CAS and looks again. */
 static inline void sampled_pin(const void *p)
 {
 	unsigned b = sampled_bucket(p);
-	volatile uint64_t *word = sampled_word(b);
-	uint64_t w;
 
 	__atomic_add_fetch(&g_sampled->region[sampled_region(p)], 1, __ATOMIC_SEQ_CST);
 	__atomic_or_fetch(&g_sampled->pinned[b >> 6], 1ull << (b & 63), __ATOMIC_SEQ_CST);
-	w = *word;
-	while (!__atomic_compare_exchange_n(word, &w, sampled_versioned(w | sampled_bit(b)), false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		;
+	sampled_mark(b);
 }
 
 /* Forgets p if it was recorded: true then (its free is to be recorded). */
@@ -201,7 +209,7 @@ static inline bool sampled_del(const void *p)
 {
 	unsigned b = sampled_bucket(p), i;
 
-	if (likely(!(*sampled_word(b) & sampled_bit(b))))
+	if (likely(!sampled_marked(*sampled_word(b), b)))
 		return false;
 	for (i = 0; i < SAMPLED_WAYS; i++)
 		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
@@ -282,17 +290,16 @@ used_up:
 /* On the fast path: no recorded block can be p (its free is counted). */
 static inline bool sampled_none(const void *p)
 {
-	uint64_t h;
+	unsigned b;
 
 	/* Read through a plain pointer: one compare with memory, where a
 	 * volatile read is a load and a test. */
 	if (likely(!((const uint16_t *)g_sampled->region)[sampled_region(p)]))
 		return true;
-	/* The bucket's word and bit from its hash at once (sampled_bucket,
-	 * sampled_word and sampled_bit, spelt for the compiler). */
-	h = ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
-	return !((((const uint64_t *)g_sampled->used)[h >> (64 - SAMPLED_BITS + 5)] >>
-		  (32 + ((h >> (64 - SAMPLED_BITS)) & 31))) & 1);
+	/* The word read through a plain pointer too, its offset folded into
+	 * the load. */
+	b = sampled_bucket(p);
+	return !sampled_marked(((const uint64_t *)g_sampled->used)[b >> 5], b);
 }
 
 /*

@@ -154,6 +154,8 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 	}
 	t1 = now_ns();
+	if (pidfd >= 0)
+		close(pidfd);
 	/* The group's other processes (heaptrack's interpreter) end with it. */
 	code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	out = fopen(argv[1], "w");
