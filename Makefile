@@ -104,7 +104,8 @@ STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/b
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
              tests/bench/bin/cxx_storm tests/bench/bin/attach_target \
-             tests/bench/bin/peakmem tests/bench/bin/live_heap tests/bench/bin/server_churn
+             tests/bench/bin/peakmem tests/bench/bin/live_heap tests/bench/bin/server_churn \
+             tests/bench/bin/forward.so
 
 # Debian packages that building and testing need (make deps installs them).
 # libzstd-dev: -o FILE.zst and compressed input; zstd: the tests check that
@@ -229,6 +230,10 @@ tests/bench/bin/cxx_storm: tests/bench/cxx_storm.cpp | tests/bench/bin
 
 tests/bench/bin/peakmem: tests/bench/peakmem.c | tests/bench/bin
 	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+
+# The forwarding-only preload (forward.c says why -fno-plt).
+tests/bench/bin/forward.so: tests/bench/forward.c | tests/bench/bin
+	$(QUIET_CC)$(CC) -std=gnu11 -O2 -g -fPIC -shared -fno-plt $(WARN) -o $@ $<
 
 tests/bench/bin/%: tests/bench/%.c $(LIBMSC) | tests/bench/bin
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBMSC) $(MSC_LIBS)

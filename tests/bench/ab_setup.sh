@@ -17,7 +17,8 @@ for t in "$BEFORE" "$TOP"; do
 	[ -x "$t/tools/ms-record" ] && [ -e "$t/shim/libmemscope.so" ] ||
 		{ echo "$0: $t is not built" >&2; exit 2; }
 done
-[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] || { echo "$0: run 'make bench' first" >&2; exit 2; }
+[ -x "$BIN/alloc_storm" ] && [ -x "$BIN/peakmem" ] && [ -e "$BIN/forward.so" ] ||
+	{ echo "$0: run 'make bench' first" >&2; exit 2; }
 mkdir -p "$OUT"
 RAW=$OUT/$AB_RAW
 : >"$RAW"
@@ -51,7 +52,8 @@ ab_record() {
 
 # ab_variant W V ARGS...: workload W as variant V, through peakmem (its
 # figures in $OUT/ab.time): native; jemalloc, jeprof (jemalloc preloaded,
-# without and with its profiling); before, after (BEFORE_TREE's and this
+# without and with its profiling); forward (tests/bench/forward.c: the
+# calls interposed and passed on); before, after (BEFORE_TREE's and this
 # tree's ms-record with ARGS, the recording in $OUT/ab.ndjson).
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 ab_variant() {
@@ -62,6 +64,7 @@ ab_variant() {
 	native) ab_run "$_w" "$BIN/peakmem" "$OUT/ab.time" ;;
 	jemalloc) ab_run "$_w" env LD_PRELOAD="$JEMALLOC" "$BIN/peakmem" "$OUT/ab.time" ;;
 	jeprof) ab_run "$_w" env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true "$BIN/peakmem" "$OUT/ab.time" ;;
+	forward) ab_run "$_w" env LD_PRELOAD="$BIN/forward.so" "$BIN/peakmem" "$OUT/ab.time" ;;
 	before) ab_record "$_w" "$BEFORE" "$@" ;;
 	after) ab_record "$_w" "$TOP" "$@" ;;
 	esac >/dev/null 2>&1

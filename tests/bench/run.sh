@@ -269,6 +269,13 @@ run_one() {
 			>"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
 		cat "$OUT/time.$_tag"
 		return ;;
+	# tests/bench/forward.c: malloc, free, calloc and realloc interposed
+	# and passed on, nothing else: what any preloaded profiler pays
+	forward)
+		LD_PRELOAD=$BIN/forward.so "$BIN/peakmem" "$OUT/time.$_tag" "$@" \
+			>"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
+		cat "$OUT/time.$_tag"
+		return ;;
 	heaptrack) rm -f "$OUT/ht.$_w.$_tag".*; set -- timeout 120 heaptrack -o "$OUT/ht.$_w.$_tag" "$@" ;;
 	memcheck) set -- valgrind --tool=memcheck --leak-check=full --log-file="$OUT/mc.$_w.$_tag.log" "$@" ;;
 	esac
@@ -472,7 +479,9 @@ attach_run() {
 # beyond its native run's) and of ms-record (its own, recorder_cpu); and,
 # on the same workloads, jemalloc's own heap profiling at its default rate
 # (the same 512 KiB) against plain jemalloc, when Debian's libjemalloc2 is
-# there and built with profiling.  Goal: 1.03x.  Wall ratios on this
+# there and built with profiling.  And the floor under all of it: a
+# preload that only passes the calls on (forward.so), against the same
+# native runs.  Goal: 1.03x.  Wall ratios on this
 # 2-core machine move by a quarter between runs, CPU per event much less.
 bench_sampled() {
 	_runs=${BENCH_PROFILER_RUNS:-3}
@@ -491,19 +500,24 @@ bench_sampled() {
 		"event (allocation or free) of the shim (the program's beyond its native run)" \
 		"and of ms-record, and blocks recorded, from the end record; jemalloc's own" \
 		"profiling (MALLOC_CONF=prof:true, lg_prof_sample 19 = 512 KiB) relative to" \
-		"plain jemalloc, both preloaded, median of $_runs interleaved pairs and best to best.  server =" \
+		"plain jemalloc, both preloaded, median of $_runs interleaved pairs and best to best.  forward:" \
+		"tests/bench/forward.c preloaded, which interposes malloc, free, calloc and realloc" \
+		"and only passes them on, as the shim's fast path does after it has counted: the" \
+		"floor of any preloaded profiler, median of its ratios to the same native runs.  server =" \
 		"tests/bench/server_churn: 1 GiB live in blocks of 1-64 KiB, then 20M frees and" \
 		"mallocs of 16-256 B (a long-lived heap that keeps ~2,000 recorded blocks live)." "" \
-		"| workload | native s | sampled | best | shim ns/event | ms-record ns/event | events | recorded | jemalloc s | jemalloc prof: median, best |" \
-		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"| workload | native s | sampled | best | forward | shim ns/event | ms-record ns/event | events | recorded | jemalloc s | jemalloc prof: median, best |" \
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for _w in $_w_list; do
 		: >"$OUT/sratios.$_w"
 		: >"$OUT/jratios.$_w"
+		: >"$OUT/fratios.$_w"
 		_i=0
 		while [ $_i -lt "$_runs" ]; do
 			note "sampled: $_w, pair $((_i + 1))"
 			_n=$(run_one native "$_w" sn$_i)
 			_p=$(run_one sampled "$_w" ss$_i)
+			echo "$_n $(run_one forward "$_w" sf$_i)" >>"$OUT/fratios.$_w"
 			jq -r --arg n "$(cat "$OUT/time.sn$_i.cpu" 2>/dev/null)" --arg w "$_n $_p" \
 				'select(.type=="end" and .cpu != null) | "\($w) \(.cpu) \($n) \(.allocs + .frees) \(.samples) \(.recorder_cpu)"' \
 				"$OUT/sm.$_w.ss$_i.ndjson" 2>/dev/null | head -n 1 >>"$OUT/sratios.$_w"
@@ -518,6 +532,7 @@ bench_sampled() {
 		_native=$(awk '{ print $1 }' "$OUT/sratios.$_w" | med 2)
 		_ratio=$(awk '$6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/sratios.$_w" | med 2)
 		_best=$(awk '$6 == 0 && $1 > 0 { print $1, $4 }' "$OUT/sratios.$_w" | best_ratio)
+		_fwd=$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/fratios.$_w" | med 2)
 		_ev=$(awk '{ print $9 }' "$OUT/sratios.$_w" | head -n 1)
 		_rec=$(awk '{ print $10 }' "$OUT/sratios.$_w" | head -n 1)
 		_shim=$(awk '$9 > 0 { print ($7 - $8) / $9 }' "$OUT/sratios.$_w" | med 2)
@@ -528,7 +543,7 @@ bench_sampled() {
 			_jp="$(awk '$3 == 0 && $6 == 0 && $1 > 0 { print $4 / $1 }' "$OUT/jratios.$_w" | med 2)x, $(
 				awk '$3 == 0 && $6 == 0 && $1 > 0 { print $1, $4 }' "$OUT/jratios.$_w" | best_ratio)x"
 		fi
-		emit "| $_w | $_native | ${_ratio}x | ${_best}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
+		emit "| $_w | $_native | ${_ratio}x | ${_best}x | ${_fwd}x | $_shim | $_coll | $(thousands "${_ev:-0}") | $(thousands "${_rec:-0}") | $_jn | $_jp |"
 	done
 	[ "$_je" = yes ] || emit "" "jemalloc's profiling not measured: $_je."
 }

@@ -2,7 +2,9 @@
 # split_sampled.sh: where a sampled recording's cost in the program goes:
 # the fast path alone (--sample 1T: every allocation and free counted, as
 # good as none picked) and with the picks (--sample RATE: stacks, records,
-# the set of recorded blocks), interleaved with native runs (issue 17).
+# the set of recorded blocks), interleaved with native runs and with
+# forward.so preloaded (the calls interposed and passed on: the floor of
+# any preloaded profiler), all in one run (issue 17).
 #
 #   sh tests/bench/split_sampled.sh [ITERATIONS] [RATE] [WORKLOAD...]
 #
@@ -29,6 +31,8 @@ while [ $i -lt "$N" ]; do
 	for w in $WL; do
 		ab_variant "$w" native
 		echo "$w native $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") 0" >>"$RAW"
+		ab_variant "$w" forward
+		echo "$w forward $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") 0" >>"$RAW"
 		for r in 1T "$RATE"; do
 			ab_variant "$w" after --sample "$r"
 			# workload variant wall program_cpu recorder_cpu
