@@ -408,6 +408,13 @@ static uint32_t boot_blocks[BOOT_POOL_SIZE / 16];
 static unsigned boot_nblocks;
 static bool boot_in_set;
 
+/* The pool: the BOOT_POOL_SIZE-aligned part of boot_space. */
+static inline char *boot_pool(void)
+{
+	return (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) &
+			~(uintptr_t)(BOOT_POOL_SIZE - 1));
+}
+
 static void boot_block_made(char *pool, size_t start)
 {
 	unsigned i = __atomic_fetch_add(&boot_nblocks, 1, __ATOMIC_SEQ_CST);
@@ -425,7 +432,7 @@ void boot_pool_unset(void)
 
 void boot_pool_to_set(void)
 {
-	char *pool = (char *)(__atomic_load_n(&boot_key, __ATOMIC_RELAXED) << BOOT_SHIFT);
+	char *pool = boot_pool();
 	unsigned n, i;
 
 	__atomic_store_n(&boot_in_set, true, __ATOMIC_SEQ_CST);
@@ -442,8 +449,7 @@ void boot_pool_to_set(void)
 
 static void *boot_alloc(size_t size, size_t align)
 {
-	char *pool = (char *)(((uintptr_t)boot_space + BOOT_POOL_SIZE - 1) &
-			      ~(uintptr_t)(BOOT_POOL_SIZE - 1));
+	char *pool = boot_pool();
 	size_t off, *hdr;
 
 	__atomic_store_n(&boot_key, (uintptr_t)pool >> BOOT_SHIFT, __ATOMIC_RELAXED);

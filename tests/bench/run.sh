@@ -261,18 +261,18 @@ run_one() {
 	memscope) set -- ms-record -q -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
 	sampled) set -- ms-record -q --sample 512K -o "$OUT/sm.$_w.$_tag.ndjson" "$@" ;;
 	nostack) set -- ms-record -q --unwind none -o "$OUT/ms.$_w.$_tag.ndjson" "$@" ;;
-	# jemalloc preloaded, and with its own heap profiling at its default
-	# rate (lg_prof_sample 19: 512 KiB, as --sample 512K)
-	jemalloc|jeprof)
-		[ "$_tool" = jeprof ] && _conf=prof:true || _conf=
-		LD_PRELOAD=$JEMALLOC MALLOC_CONF=$_conf "$BIN/peakmem" "$OUT/time.$_tag" "$@" \
-			>"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
-		cat "$OUT/time.$_tag"
-		return ;;
-	# tests/bench/forward.c: malloc, free, calloc and realloc interposed
-	# and passed on, nothing else: what any preloaded profiler pays
-	forward)
-		LD_PRELOAD=$BIN/forward.so "$BIN/peakmem" "$OUT/time.$_tag" "$@" \
+	# Preloaded into the program, with no env(1) in the timing: jemalloc,
+	# and with its own heap profiling at its default rate (lg_prof_sample
+	# 19: 512 KiB, as --sample 512K); tests/bench/forward.c, malloc, free,
+	# calloc and realloc interposed and passed on, nothing else: what any
+	# preloaded profiler pays.
+	jemalloc|jeprof|forward)
+		_pre=$JEMALLOC _conf=
+		case $_tool in
+		jeprof) _conf=prof:true ;;
+		forward) _pre=$BIN/forward.so ;;
+		esac
+		LD_PRELOAD=$_pre MALLOC_CONF=$_conf "$BIN/peakmem" "$OUT/time.$_tag" "$@" \
 			>"$OUT/out.$_w.$_tool.$_tag" 2>"$OUT/err.$_w.$_tool.$_tag"
 		cat "$OUT/time.$_tag"
 		return ;;

@@ -29,10 +29,10 @@ AB_N=$N AB_WL=$WLS AB_RAW=split.txt
 i=0
 while [ $i -lt "$N" ]; do
 	for w in $WL; do
-		ab_variant "$w" native
-		echo "$w native $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") 0" >>"$RAW"
-		ab_variant "$w" forward
-		echo "$w forward $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") 0" >>"$RAW"
+		for v in native forward; do
+			ab_variant "$w" "$v"
+			echo "$w $v $(awk '{ print $1 }' "$OUT/ab.time") $(cat "$OUT/ab.time.cpu") 0" >>"$RAW"
+		done
 		for r in 1T "$RATE"; do
 			ab_variant "$w" after --sample "$r"
 			# workload variant wall program_cpu recorder_cpu
