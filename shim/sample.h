@@ -68,8 +68,8 @@ struct sampled_set {
 	 * live.  A region is not a range of buckets: a block that would take
 	 * its count past 65535 is not recorded (as when its bucket is full). */
 	volatile uint16_t region[1u << SAMPLED_REGIONS];
-	/* Bit 32 + b % 32 of word b / 32: bucket b holds a block; the lower
-	 * 32 bits: a version (sample.h's head). */
+	/* Bit b % 64 of word b / 32: bucket b holds a block; the word's
+	 * other half: a version (sampled_bit, sample.h's head). */
 	volatile uint64_t used[1u << (SAMPLED_BITS - 5)];
 	/* Bit b % 64 of word b / 64: bucket b's bit in used stays set
 	 * (sampled_pin). */
@@ -100,10 +100,12 @@ void sample_thread_init(struct tstate *t);
 int64_t sample_draw(struct tstate *t);
 bool sample_pick_shared(struct tstate *t, uint64_t size);
 
+/* The top bits of a 64-bit multiply of the whole address (its low 4 bits,
+ * always 0, only shift the product: its top bits still mix all the
+ * others). */
 static inline unsigned sampled_bucket(const void *p)
 {
-	return (unsigned)((((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) >>
-			  (64 - SAMPLED_BITS));
+	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - SAMPLED_BITS));
 }
 
 /* The region whose count a free reads first: the top bits of a 32-bit
@@ -124,24 +126,32 @@ static inline volatile uint64_t *sampled_word(unsigned b)
 	return &g_sampled->used[b >> 5];
 }
 
-/* A bucket's bit, in its word's upper half (the version is the lower:
- * the free's test then takes one bit offset, 32 + b % 32). */
+/*
+ * A bucket's bit: bit b % 64 of word b / 32, so that the free's test is a
+ * bit test by b itself (which takes its offset modulo 64), with nothing
+ * to mask or add.  Word b / 32 holds 32 buckets, whose bits are its lower
+ * half when b / 32 is even and its upper half when it is odd: the version
+ * is the other half.
+ */
 static inline uint64_t sampled_bit(unsigned b)
 {
-	return 1ull << (32 + (b & 31));
+	return 1ull << (b & 63);
 }
 
 /* Word w says bucket b holds a block (a shift and a bit test: the
  * free's way, where a mask built by a shift takes one more). */
 static inline bool sampled_marked(uint64_t w, unsigned b)
 {
-	return (w >> (32 + (b & 31))) & 1;
+	return (w >> (b & 63)) & 1;
 }
 
-/* w with its bits, and the version moved on (within its 32 bits). */
-static inline uint64_t sampled_versioned(uint64_t w)
+/* Word w of bucket b with its bits, and the version moved on (within its
+ * 32 bits: the upper half's carry goes out of the word). */
+static inline uint64_t sampled_versioned(uint64_t w, unsigned b)
 {
-	return (w & ~0xffffffffull) | (uint32_t)(w + 1);
+	if (b & 32)
+		return (w & ~0xffffffffull) | (uint32_t)(w + 1);
+	return w + (1ull << 32);
 }
 
 /* Sets bucket b's bit by a CAS that moves its word's version on, so that
@@ -152,7 +162,7 @@ static inline void sampled_mark(unsigned b)
 	volatile uint64_t *word = sampled_word(b);
 	uint64_t w = *word;
 
-	while (!__atomic_compare_exchange_n(word, &w, sampled_versioned(w | sampled_bit(b)), false,
+	while (!__atomic_compare_exchange_n(word, &w, sampled_versioned(w | sampled_bit(b), b), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		;
 }
