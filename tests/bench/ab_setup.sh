@@ -25,7 +25,9 @@ RAW=$OUT/$AB_RAW
 # The inputs of make bench's profilers and sampled sections, which write them.
 [ -f "$OUT/sqlite_inserts.sql" ] && [ -f "$OUT/py_dict.py" ] ||
 	{ echo "$0: run 'sh tests/bench/run.sh profilers' once first" >&2; exit 2; }
-export PYTHONMALLOC=malloc
+# python3: every object a malloc, and the same string hashes in every run
+# (run.sh, run_one).
+export PYTHONMALLOC=malloc PYTHONHASHSEED=0
 
 # ab_run W CMD...: runs CMD... followed by workload W's command line.
 ab_run() {
