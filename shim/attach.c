@@ -131,18 +131,108 @@ static void store_slot(uint64_t *slot, uint64_t value, bool relro)
 		mprotect((void *)page, 4096, PROT_READ);
 }
 
-static int hook_index(const char *name)
+/*
+ * The names patch_relas looks for, ours (hooked) and the built-in
+ * functions', by a hash of the name: it asks about every symbol every
+ * module imports, thousands in a large library (libsqlite3's sqlite3_*,
+ * libstdc++'s _Z*), where a compare with each of the 175 names cost
+ * sqlite3's start 17.8M instructions (534,000 strcmp calls).  A bit per
+ * hash of a name's first three characters turns nearly all the others
+ * away before the name is hashed; a name longer than all of ours is not
+ * hashed to its end.  Filled once, by names_prepare, before the first
+ * patch.
+ */
+#define NAME_SLOTS 512			/* a power of 2, > 2 * the names */
+
+struct name_slot {
+	const char *name;		/* NULL: free */
+	uint32_t hash;
+	int16_t hook, afn;		/* index in hooked, msc_allocfn; or -1 */
+};
+
+static struct name_slot names[NAME_SLOTS];
+static uint64_t name_starts[64];	/* 4096 bits */
+static size_t name_len_max;		/* the longest name's */
+static bool names_ready;
+
+_Static_assert(NAME_SLOTS >= 2 * (NHOOKED + MSC_NALLOCFNS), "the name table is too full");
+
+static inline unsigned name_start(const char *s)
+{
+	unsigned a = (unsigned char)s[0], b = a ? (unsigned char)s[1] : 0,
+		 c = b ? (unsigned char)s[2] : 0;
+
+	return ((a * 0x9e5u) ^ (b * 0x2f1u) ^ (c * 0x1c7u) ^ (a >> 3)) & 4095;
+}
+
+/* FNV-1a; false if the name is longer than max. */
+static inline bool name_hash(const char *s, size_t max, uint32_t *out)
+{
+	uint32_t h = 2166136261u;
+	size_t n;
+
+	for (n = 0; s[n]; n++) {
+		if (n == max)
+			return false;
+		h = (h ^ (unsigned char)s[n]) * 16777619u;
+	}
+	*out = h;
+	return true;
+}
+
+static struct name_slot *name_slot(const char *name, uint32_t h)
+{
+	unsigned i = h & (NAME_SLOTS - 1);
+
+	while (names[i].name && (names[i].hash != h || strcmp(names[i].name, name) != 0))
+		i = (i + 1) & (NAME_SLOTS - 1);
+	return &names[i];
+}
+
+static void name_add(const char *name, int hook, int afn)
+{
+	struct name_slot *e;
+	uint32_t h;
+
+	name_hash(name, SIZE_MAX, &h);
+	if (strlen(name) > name_len_max)
+		name_len_max = strlen(name);
+	e = name_slot(name, h);
+	if (!e->name)
+		*e = (struct name_slot){ name, h, -1, -1 };
+	if (hook >= 0)
+		e->hook = (int16_t)hook;
+	if (afn >= 0)
+		e->afn = (int16_t)afn;
+	name_starts[name_start(name) >> 6] |= 1ull << (name_start(name) & 63);
+}
+
+static void names_prepare(void)
 {
 	unsigned i;
 
-	/* Cheap first test: every name starts with one of these. */
-	if (!strchr("mfcrpavsb_d", name[0]))
-		return -1;
+	if (names_ready)
+		return;
 	for (i = 0; i < NHOOKED; i++)
-		if (strcmp(name, hooked[i]) == 0)
-			return (int)i;
-	return -1;
+		name_add(hooked[i], (int)i, -1);
+	for (i = 0; i < MSC_NALLOCFNS; i++)
+		name_add(msc_allocfn(i)->name, -1, (int)i);
+	names_ready = true;
 }
+
+/* The table's entry for name, or NULL. */
+static const struct name_slot *name_find(const char *name)
+{
+	unsigned k = name_start(name);
+	const struct name_slot *e;
+	uint32_t h;
+
+	if (!(name_starts[k >> 6] & (1ull << (k & 63))) || !name_hash(name, name_len_max, &h))
+		return NULL;
+	e = name_slot(name, h);
+	return e->name ? e : NULL;
+}
+
 
 /* The --hook slot of a name, or -1. */
 static int ghook_index(const char *name)
@@ -155,24 +245,13 @@ static int ghook_index(const char *name)
 	return -1;
 }
 
-/* The built-in function a name is, or -1. */
-static int afn_index(const char *name)
-{
-	unsigned i;
-
-	if (!afn_ready || !msc_allocfn_maybe(name))
-		return -1;
-	for (i = 0; i < MSC_NALLOCFNS; i++)
-		if (strcmp(name, msc_allocfn(i)->name) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Makes the built-in hooks' trampolines known to patch_relas. */
+/* Makes the built-in hooks' trampolines known to patch_relas, and the
+ * names it looks for. */
 static void afn_prepare(void)
 {
 	unsigned i;
 
+	names_prepare();
 	for (i = 0; i < MSC_NALLOCFNS; i++)
 		afn_addr[i] = shim_afn_trampoline(i);
 	afn_ready = true;
@@ -200,6 +279,7 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 
 	for (; r < end; r++) {
 		unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+		const struct name_slot *e;
 		const Elf64_Sym *sym;
 		uint64_t *slot, cur, want;
 		int k;
@@ -210,7 +290,8 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 		sym = &d->symtab[ELF64_R_SYM(r->r_info)];
 		if (!ELF64_R_SYM(r->r_info) || sym->st_name >= d->strsz)
 			continue;
-		k = hook_index(d->strtab + sym->st_name);
+		e = name_find(d->strtab + sym->st_name);
+		k = e ? e->hook : -1;
 		slot = (uint64_t *)(base + r->r_offset);
 		if (k >= 0 && hook_addr[k]) {
 			want = hook_addr[k];
@@ -233,7 +314,7 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 						 __ATOMIC_RELEASE);
 			}
 			ghook_patched[k]++;
-		} else if ((k = afn_index(d->strtab + sym->st_name)) >= 0) {
+		} else if (afn_ready && e && (k = e->afn) >= 0) {
 			/* Never in the allocator that defines it: its own
 			 * calls are its inside. */
 			if (sym->st_shndx != SHN_UNDEF)

@@ -223,24 +223,4 @@ static inline const struct msc_allocfn *msc_allocfn(unsigned i)
 	return i < MSC_NALLOCFNS ? &fns[i] : 0;
 }
 
-/*
- * Could name be one of the table's?  A cheap first test for the shim, which
- * asks it of every symbol every module imports.
- */
-static inline int msc_allocfn_maybe(const char *name)
-{
-	switch (name[0]) {
-	case 'm':
-		return (name[1] == 'i' && name[2] == '_') || name[1] == 'a';
-	case 't':
-		return name[1] == 'c' && name[2] == '_';
-	case 'j':
-		return name[1] == 'e' && name[2] == '_';
-	case 'c': case 'd': case 'r': case 's': case 'v': case 'x':
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 #endif
