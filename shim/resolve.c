@@ -79,35 +79,112 @@ static bool defined_at(void *p, const char **obj)
  * back into our hook.  Then: the first object, in the global search order,
  * that defines it itself.
  */
+/* name's definition (a function, not a reference to one) in the
+ * module at base whose dynamic section is dyn, through its GNU hash
+ * table; NULL if it has none (or no such table: every module a current
+ * toolchain links has one). */
+static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
+{
+	const uint32_t *gh = NULL, *buckets, *chain;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	uint32_t h = 5381, nbuckets, symoffset, i;
+	const unsigned char *c;
+
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		/* glibc relocates .dynamic in place (musl does not). */
+		uintptr_t v = dyn->d_un.d_ptr < base ? dyn->d_un.d_ptr + base : dyn->d_un.d_ptr;
+
+		if (dyn->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)v;
+		else if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)v;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)v;
+	}
+	if (!gh || !symtab || !strtab || !gh[0])
+		return NULL;
+	for (c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	buckets = gh + 4 + gh[2] * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return NULL;
+	for (;; i++) {
+		uint32_t ch = chain[i - symoffset];
+		const ElfW(Sym) *sym = &symtab[i];
+
+		/* A function's (an IFUNC's value is its resolver). */
+		if ((ch | 1) == (h | 1) && sym->st_shndx != SHN_UNDEF && sym->st_value &&
+		    ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
+		    strcmp(strtab + sym->st_name, name) == 0)
+			return (void *)(base + sym->st_value);
+		if (ch & 1)
+			return NULL;
+	}
+}
+
+struct scan {
+	const char *name;
+	uintptr_t self;
+	void *found;
+};
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *sc = arg;
+	int i;
+
+	(void)size;
+	/* Not the executable (its definitions are its own calls'), not us. */
+	if (!info->dlpi_name || !info->dlpi_name[0] || info->dlpi_addr == sc->self)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+			sc->found = elf_lookup(info->dlpi_addr,
+					       (const ElfW(Dyn) *)(info->dlpi_addr +
+								   info->dlpi_phdr[i].p_vaddr),
+					       sc->name);
+			return sc->found != NULL;
+		}
+	return 0;
+}
+
+/*
+ * The first loaded object, in load order, that defines name itself (not
+ * us, not the executable); NULL if none does.  Objects loaded with
+ * RTLD_LOCAL are among them.  Read from each object's own symbol table,
+ * not through dlopen and dlsym: a dlopen, even RTLD_NOLOAD, made from a
+ * hook inside a library's constructor (C++ libraries allocate there) runs
+ * the constructors still pending, with our guard held, and what they
+ * allocated went unrecorded (nm's LTO plugin: 1,900 "invalid" frees).
+ */
+static void *resolve_scan(const char *name)
+{
+	struct scan sc = { name, 0, NULL };
+	Dl_info self;
+
+	/* Us by our base (a static function has no symbol for dladdr1's
+	 * RTLD_DL_SYMENT, and our name in the list may be spelt otherwise). */
+	if (!dladdr((void *)resolve_scan, &self))
+		return NULL;
+	sc.self = (uintptr_t)self.dli_fbase;
+	dl_iterate_phdr(scan_cb, &sc);
+	return sc.found;
+}
+
 static void *resolve_attached(const char *name)
 {
-	void *p = dlsym(RTLD_DEFAULT, name), *h;
-	const char *obj, *self = "";
-	struct link_map *lm = NULL;
+	void *p = dlsym(RTLD_DEFAULT, name), *q;
+	const char *obj;
 
 	if (defined_at(p, &obj))
 		return p;
-	defined_at((void *)defined_at, &self);
-	h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm)
-		return p;
-	for (lm = lm->l_next; lm; lm = lm->l_next) {
-		void *lh, *q;
-
-		if (!lm->l_name[0] || !strcmp(lm->l_name, self))
-			continue;
-		/* A reference taken and given back; our own dlclose hook is
-		 * not in the program's scope (we are RTLD_LOCAL), so this
-		 * dlclose is libc's.  (dlsym on the link_map itself faults:
-		 * a startup dependency has no search list of its own.) */
-		lh = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
-		q = lh ? dlsym(lh, name) : NULL;
-		if (lh)
-			dlclose(lh);
-		if (defined_at(q, &obj) && !strcmp(obj, lm->l_name))
-			return q;
-	}
-	return p;
+	q = resolve_scan(name);
+	return q ? q : p;
 }
 
 /* Is p defined in the object obj (a path dladdr gave)? */
@@ -129,6 +206,30 @@ static bool in_libstdcxx(void *p)
 /* Preloaded: the next definition.  Attached: see resolve_attached. */
 #define RESOLVE(var, name) \
 	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
+
+/*
+ * The C++ operators may be in no scope we can search by name: a C program
+ * that dlopens a C++ library has libstdc++ in that library's local scope,
+ * where its calls of new still reach us (preloaded, we come first in the
+ * global scope).  Then the definition in whatever object has one, as the
+ * library's own lookup would have found it (else its new would be
+ * new_fallback's malloc: recorded as malloc, and abort() for bad_alloc).
+ */
+#define RESOLVE_CXX(var, name) \
+	(*(void **)&(var) = RESOLVE(var, name) ? (void *)(var) : resolve_scan(name))
+
+/*
+ * A name our lookups did not find left an error message that dlsym
+ * allocated while our hooks passed it through, unrecorded: the program's
+ * dlerror() would free it later, a free of a block never seen.  Taken
+ * and freed here (dlerror frees the message it returned at its next
+ * call), as if the failed lookups had not been made.
+ */
+static void forget_dlerror(void)
+{
+	if (dlerror())
+		dlerror();
+}
 
 void resolve_reals(void)
 {
@@ -165,22 +266,23 @@ void resolve_reals(void)
 void resolve_cxx(void)
 {
 	t_guard++;
-	RESOLVE(real_new, "_Znwm");
-	RESOLVE(real_new_arr, "_Znam");
-	RESOLVE(real_new_nt, "_ZnwmRKSt9nothrow_t");
-	RESOLVE(real_new_arr_nt, "_ZnamRKSt9nothrow_t");
-	RESOLVE(real_new_al, "_ZnwmSt11align_val_t");
-	RESOLVE(real_new_arr_al, "_ZnamSt11align_val_t");
-	RESOLVE(real_new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
-	RESOLVE(real_new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
-	RESOLVE(real_delete, "_ZdlPv");
-	RESOLVE(real_delete_arr, "_ZdaPv");
-	RESOLVE(real_delete_al, "_ZdlPvSt11align_val_t");
-	RESOLVE(real_delete_arr_al, "_ZdaPvSt11align_val_t");
-	RESOLVE(real_get_new_handler, "_ZSt15get_new_handlerv");
+	RESOLVE_CXX(real_new, "_Znwm");
+	RESOLVE_CXX(real_new_arr, "_Znam");
+	RESOLVE_CXX(real_new_nt, "_ZnwmRKSt9nothrow_t");
+	RESOLVE_CXX(real_new_arr_nt, "_ZnamRKSt9nothrow_t");
+	RESOLVE_CXX(real_new_al, "_ZnwmSt11align_val_t");
+	RESOLVE_CXX(real_new_arr_al, "_ZnamSt11align_val_t");
+	RESOLVE_CXX(real_new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	RESOLVE_CXX(real_new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	RESOLVE_CXX(real_delete, "_ZdlPv");
+	RESOLVE_CXX(real_delete_arr, "_ZdaPv");
+	RESOLVE_CXX(real_delete_al, "_ZdlPvSt11align_val_t");
+	RESOLVE_CXX(real_delete_arr_al, "_ZdaPvSt11align_val_t");
+	RESOLVE_CXX(real_get_new_handler, "_ZSt15get_new_handlerv");
 	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
 			 real_get_new_handler && in_libstdcxx((void *)real_new),
 			 in_libstdcxx((void *)real_new_arr));
+	forget_dlerror();
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;
 }

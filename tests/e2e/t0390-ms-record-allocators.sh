@@ -307,4 +307,63 @@ check_eq "own malloc: the warning" \
 	"ms-record: warning: malloc is defined in $OUT/ownmalloc itself (a statically linked allocator?): its allocations are not recorded" \
 	"$(grep -F 'malloc is defined' "$OUT/last.err")"
 
+# --- a C program that dlopens a C++ library ---------------------------------
+# libstdc++ is then in the library's local scope only, out of reach of a
+# lookup by name, while the library's calls of new and delete still reach
+# the shim first.  Its constructor allocates with new (a lookup made from
+# there must not run constructors under the shim's guard), and new of too
+# much throws bad_alloc, which the library catches, as it does alone.
+cat >"$OUT/cxxplug.cpp" <<'EOF'
+#include <cstdio>
+#include <new>
+#include <vector>
+struct Reg { std::vector<int *> v; Reg() { for (int i = 0; i < 5; i++) v.push_back(new int(i)); } };
+static Reg *reg = new Reg;
+char *volatile sink;
+extern "C" int plug_work(void)
+{
+	int n = (int)reg->v.size();
+	for (int *p : reg->v)
+		delete p;
+	delete reg;
+	try {
+		sink = new char[(size_t)1 << 46];
+		return -1;
+	} catch (std::bad_alloc &) {
+		std::puts("caught bad_alloc");
+	}
+	return n + 1;
+}
+EOF
+cat >"$OUT/cxxhost.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	int (*work)(void);
+
+	(void)argc;
+	if (!h || !(work = (int (*)(void))dlsym(h, "plug_work")))
+		return 1;
+	printf("work=%d\n", work());
+	return 0;
+}
+EOF
+check_status "build the C++ library" 0 g++ -O1 -g -fPIC -shared -o "$OUT/libcxxplug.so" "$OUT/cxxplug.cpp"
+check_status "build the C program" 0 cc -O1 -g -o "$OUT/cxxhost" "$OUT/cxxhost.c" -ldl
+"$OUT/cxxhost" "$OUT/libcxxplug.so" >"$OUT/cxxhost.native" 2>&1
+check_eq "C++ library, alone" "caught bad_alloc work=6" "$(tr '\n' ' ' <"$OUT/cxxhost.native" | sed 's/ $//')"
+for mode in full sampled; do
+	[ $mode = full ] && opt= || opt="--sample 1"
+	check_status "C++ library, $mode: runs" 0 ms-record $opt -o "$OUT/cxxhost.$mode.ndjson" "$OUT/cxxhost" "$OUT/libcxxplug.so"
+	check_eq "C++ library, $mode: the program's output" "$(cat "$OUT/cxxhost.native")" "$(cat "$OUT/last.out")"
+	check_eq "C++ library, $mode: no memory errors" 0 \
+		"$(jq -r 'select(.type=="end") | .errors' "$OUT/cxxhost.$mode.ndjson")"
+	# new of the registry, of its 5 ints and of the vector's 4 arrays (1,
+	# 2, 4, 8), each freed by delete: recorded as new, none unknown.
+	check_eq "C++ library, $mode: its news and deletes" "10 10 0" \
+		"$(v1 "$OUT/cxxhost.$mode.ndjson" | jq -r -s '[(map(select(.type=="site" and .fn=="new")) | (map(.allocs)|add), (map(.frees)|add)), (map(select(.type=="end"))[0].unknown_frees)] | map(tostring) | join(" ")')"
+done
+
 finish
