@@ -243,6 +243,12 @@ int main(int argc, char **argv)
 		status = MSC_EXIT_TROUBLE;
 	if (out == stdout && c)
 		clearerr(stdout);
+	/* Formats with no place for the note the others print. */
+	if (r.streams > 1 && (o.format == MSC_REPORT_PPROF || o.format == MSC_REPORT_COLLAPSED ||
+			      o.format == MSC_REPORT_SVG))
+		msc_warn("%s: the stream holds %u more %s (ms-record --follow): this profile is about "
+			 "pid %d; ms-filter --pid PID picks another", rd.name, r.streams - 1,
+			 r.streams > 2 ? "processes" : "process", r.pid);
 	if (ret) {
 		msc_warn("%s", err.msg);
 	} else if (!r.complete && (r.nsites || r.nleaks || r.events || r.nsamples)) {
