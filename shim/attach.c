@@ -233,7 +233,6 @@ static const struct name_slot *name_find(const char *name)
 	return e->name ? e : NULL;
 }
 
-
 /* The --hook slot of a name, or -1. */
 static int ghook_index(const char *name)
 {
