@@ -73,7 +73,7 @@ static bool shared_dir(const struct stat *d)
 	return S_ISDIR(d->st_mode) && (d->st_mode & S_ISVTX) && (d->st_mode & S_IWOTH);
 }
 
-int msc_open_output(const char *path)
+static int open_output(const char *path, bool truncate)
 {
 	struct stat d, st;
 	uid_t me = geteuid();
@@ -105,7 +105,7 @@ int msc_open_output(const char *path)
 		errno = EPERM;
 		return -1;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
+	if (truncate && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
 		saved = errno;
 		close(fd);
 		errno = saved;
@@ -114,14 +114,42 @@ int msc_open_output(const char *path)
 	return fd;
 }
 
-int msc_open_output_err(const char *path, struct msc_err *err)
+int msc_open_output(const char *path)
 {
-	int fd = msc_open_output(path);
+	return open_output(path, true);
+}
+
+static int open_output_err(const char *path, bool truncate, struct msc_err *err)
+{
+	int fd = open_output(path, truncate);
 
 	if (fd < 0)
 		msc_err_set(err, -errno, "cannot open '%s': %s%s", path, strerror(errno),
 			    errno == EPERM ? " (a link or file of another user in a shared directory)" : "");
 	return fd;
+}
+
+int msc_open_output_err(const char *path, struct msc_err *err)
+{
+	return open_output_err(path, true, err);
+}
+
+int msc_open_output_keep(const char *path, struct msc_err *err)
+{
+	return open_output_err(path, false, err);
+}
+
+off_t msc_output_cut(int fd)
+{
+	struct stat st;
+	off_t end;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return 0;	/* a pipe, a device: nothing to cut */
+	end = lseek(fd, 0, SEEK_CUR);
+	if (end > 0 && st.st_size > end && ftruncate(fd, end))
+		return -1;
+	return end;
 }
 
 int msc_cli_check_write(int err, const char *what)

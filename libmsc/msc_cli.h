@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
+#include <sys/types.h>
 
 #include "msc_ndjson.h"
 #include "msc_util.h"
@@ -127,6 +128,17 @@ unsigned msc_cli_count(const char *arg, unsigned max);
 int msc_open_output(const char *path);
 /* The same, with the message of a failure in err ("cannot open 'F': ..."). */
 int msc_open_output_err(const char *path, struct msc_err *err);
+/*
+ * msc_open_output_err without the truncation: what is written goes over
+ * the file from its start, and msc_output_cut() then cuts what is left of
+ * the old content, if anything was written.  A run that fails before it
+ * wrote a byte (ms-record -p of a process it may not attach to) leaves an
+ * earlier file under that name as it was.
+ */
+int msc_open_output_keep(const char *path, struct msc_err *err);
+/* After the last write to fd (msc_open_output_keep's): a regular file is
+ * cut where the writing ended, if it wrote anything; returns that size. */
+off_t msc_output_cut(int fd);
 
 /*
  * Ends the output of a tool that wrote records to fd through w: releases

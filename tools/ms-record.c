@@ -459,7 +459,8 @@ int main(int argc, char **argv)
 	int c, fd = 1, sfd, status = 0, ret, said, pid = 0, nap_ms;
 	uint64_t v, duration = 0;
 	char line[512];
-	bool poll_only = false, interval_set = false, auto_out, recorded = false;
+	bool poll_only = false, interval_set = false, auto_out, recorded = false, created;
+	struct stat st;
 
 	orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
@@ -591,7 +592,18 @@ int main(int argc, char **argv)
 	if (auto_out)
 		output = msc_recorder_default_path(auto_path, sizeof(auto_path), pid ? NULL : prog,
 						   pid ? pid : getpid());
-	if (output && (fd = msc_open_output_err(output, &err)) < 0) {
+	/* A pid that names no process is said before the output is opened
+	 * (and an existing file truncated for nothing). */
+	if (pid && kill(pid, 0) && errno == ESRCH) {
+		if (poll_only)
+			msc_warn("pid %d: no such process", pid);
+		else
+			msc_warn("no process %d", pid);
+		status = MSC_EXIT_TROUBLE;	/* as the refusals of attach and poll */
+		goto out;
+	}
+	created = output && !auto_out && access(output, F_OK) != 0;
+	if (output && (fd = msc_open_output_keep(output, &err)) < 0) {
 		msc_warn("%s", err.msg);
 		status = EXIT_OWN;
 		goto out;
@@ -670,6 +682,15 @@ out_writer:
 				 strerror(-ret));
 		status = EXIT_OWN;
 	}
+	/* What was written replaces the file's old content; nothing written
+	 * (a refused attach), the file is left as it was, and one that was
+	 * not there is not left behind empty (every reader refuses that). */
+	if (fd != 1 && msc_output_cut(fd) < 0 && !status) {
+		msc_warn("cannot truncate %s: %s", output, strerror(errno));
+		status = EXIT_OWN;
+	}
+	if (created && !recorded && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !st.st_size)
+		unlink(output);
 	if (fd != 1)
 		close(fd);
 	if (auto_out && !recorded)

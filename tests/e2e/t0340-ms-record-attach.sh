@@ -222,6 +222,24 @@ refuse() {	# refuse WHAT PATTERN ARGS...
 	check_egrep "$_w: message" "$_p" "$OUT/last.err"
 }
 refuse "no such process" "no process 999999" -p 999999
+# A refused attach leaves the output as it was: an earlier recording under
+# that name whole, no empty file where there was none.
+printf '{"keep":1}\n' >"$OUT/kept.ndjson"
+rm -f "$OUT/none.ndjson"
+for a in "-p 999999" "-p 999999 --poll" "-p 2"; do
+	check_status "refused ($a): status" 2 ms-record $a -o "$OUT/kept.ndjson"
+	check_eq "refused ($a): the file there kept" '{"keep":1}' "$(cat "$OUT/kept.ndjson")"
+	check_status "refused ($a), a new name: status" 2 ms-record $a -o "$OUT/none.ndjson"
+	check_eq "refused ($a): no file left" no "$([ -e "$OUT/none.ndjson" ] && echo yes || echo no)"
+done
+# A recording over a longer file: the old content's tail cut off.
+for f in over.ndjson over.ndjson.zst; do
+	head -c 1000000 /dev/urandom >"$OUT/$f"
+	check_status "a recording over a longer $f" 0 ms-record -q -o "$OUT/$f" "$EX/leaky"
+	check_eq "over $f: the records alone" "header end" \
+		"$(ms-filter "$OUT/$f" | jq -r 'select(.type=="header" or .type=="end") | .type' | tr '\n' ' ' | sed 's/ $//')"
+	check_range "over $f: shorter than what was there" 1 999999 "$(wc -c <"$OUT/$f")"
+done
 check_status "-p and a program" 2 ms-record -p $WT /bin/true
 check_status "--duration without -p" 2 ms-record --duration 1s /bin/true
 check_status "bad pid" 2 ms-record -p abc
