@@ -534,7 +534,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SAMPLE:
 			if (msc_parse_size(optarg, &v) || !v || v > (1ull << 50))
-				msc_usage_error("invalid sample rate '%s' (bytes: \"512K\", \"1M\")",
+				msc_usage_error("invalid sample rate '%s' (bytes, 1 to 1P: \"512K\", \"1M\")",
 						optarg);
 			o.sample = v;
 			break;
