@@ -215,15 +215,20 @@ static bool in_libstdcxx(void *p)
  * library's own lookup would have found it (else its new would be
  * new_fallback's malloc: recorded as malloc, and abort() for bad_alloc).
  */
-#define RESOLVE_CXX(var, name) \
-	(*(void **)&(var) = RESOLVE(var, name) ? (void *)(var) : resolve_scan(name))
+#define RESOLVE_CXX(var, name)                                                 \
+	(*(void **)&(var) = RESOLVE(var, name) ? (void *)(var)                  \
+					       : (cxx_missed = true, resolve_scan(name)))
+
+/* A lookup of resolve_cxx's failed, and left its dlerror message. */
+static bool cxx_missed;
 
 /*
  * A name our lookups did not find left an error message that dlsym
  * allocated while our hooks passed it through, unrecorded: the program's
  * dlerror() would free it later, a free of a block never seen.  Taken
  * and freed here (dlerror frees the message it returned at its next
- * call), as if the failed lookups had not been made.
+ * call), as if the failed lookups had not been made.  Only then: with
+ * every lookup found, what dlerror holds is the program's own.
  */
 static void forget_dlerror(void)
 {
@@ -263,6 +268,23 @@ void resolve_reals(void)
 	resolving = 0;
 }
 
+/*
+ * At the start, from the constructor: the C++ operators now, if the
+ * program has them, rather than at its first new.  Every dlsym resets the
+ * thread's dlerror() state, so lookups made inside a hook took away an
+ * error the program had yet to read (dlsym failed, then a new, then
+ * dlerror() said nothing).  A program that has none (C, which may dlopen
+ * a C++ library later) is left to resolve_cxx at its first new.
+ */
+void resolve_cxx_early(void)
+{
+	/* Asked of the objects' own tables, which allocates nothing: a C
+	 * program's heap is laid out as without us (a failed dlsym's message
+	 * was a malloc and a free). */
+	if (resolve_scan("_Znwm"))
+		resolve_cxx();
+}
+
 void resolve_cxx(void)
 {
 	t_guard++;
@@ -282,7 +304,8 @@ void resolve_cxx(void)
 	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
 			 real_get_new_handler && in_libstdcxx((void *)real_new),
 			 in_libstdcxx((void *)real_new_arr));
-	forget_dlerror();
+	if (cxx_missed)
+		forget_dlerror();
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;
 }

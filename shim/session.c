@@ -453,6 +453,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	if (g_state != ST_ACTIVE)
 		return;
 	t_guard++;
+	resolve_cxx_early();
 	unwind_load_libunwind();
 	register_atfork();
 	/* Here, not in shim_init: that may run inside the loader (an

@@ -366,4 +366,25 @@ for mode in full sampled; do
 		"$(v1 "$OUT/cxxhost.$mode.ndjson" | jq -r -s '[(map(select(.type=="site" and .fn=="new")) | (map(.allocs)|add), (map(.frees)|add)), (map(select(.type=="end"))[0].unknown_frees)] | map(tostring) | join(" ")')"
 done
 
+# A dlerror() the program has yet to read survives its first new: the
+# shim's own lookups (each dlsym resets that state) are made at its start.
+cat >"$OUT/pending.cpp" <<'EOF'
+#include <dlfcn.h>
+#include <cstdio>
+int main()
+{
+	void *p = dlsym(RTLD_DEFAULT, "no_such_symbol_here");
+	int *q = new int(7);
+	const char *e = dlerror();
+
+	std::printf("%s %d %s\n", p ? "found" : "missing", *q, e ? "error kept" : "error lost");
+	delete q;
+	return 0;
+}
+EOF
+check_status "build the pending dlerror" 0 g++ -O0 -o "$OUT/pending" "$OUT/pending.cpp" -ldl
+check_eq "pending dlerror, alone" "missing 7 error kept" "$("$OUT/pending")"
+check_status "pending dlerror, recorded" 0 ms-record -o /dev/null "$OUT/pending"
+check_eq "pending dlerror: kept under ms-record" "missing 7 error kept" "$(cat "$OUT/last.out")"
+
 finish
