@@ -132,8 +132,8 @@ static void store_slot(uint64_t *slot, uint64_t value, bool relro)
 }
 
 /*
- * The names patch_relas looks for, ours (hooked) and the built-in
- * functions', by a hash of the name: it asks about every symbol every
+ * The names patch_relas looks for, ours (hooked), --hook's and the
+ * built-in functions', by a hash of the name: it asks about every symbol every
  * module imports, thousands in a large library (libsqlite3's sqlite3_*,
  * libstdc++'s _Z*), where a compare with each of the 175 names cost
  * sqlite3's start 17.8M instructions (534,000 strcmp calls).  A bit per
@@ -147,7 +147,7 @@ static void store_slot(uint64_t *slot, uint64_t value, bool relro)
 struct name_slot {
 	const char *name;		/* NULL: free */
 	uint32_t hash;
-	int16_t hook, afn;		/* index in hooked, msc_allocfn; or -1 */
+	int16_t hook, ghook, afn;	/* index in hooked, g_hooks, msc_allocfn; or -1 */
 };
 
 static struct name_slot names[NAME_SLOTS];
@@ -155,7 +155,8 @@ static uint64_t name_starts[64];	/* 4096 bits */
 static size_t name_len_max;		/* the longest name's */
 static bool names_ready;
 
-_Static_assert(NAME_SLOTS >= 2 * (NHOOKED + MSC_NALLOCFNS), "the name table is too full");
+_Static_assert(NAME_SLOTS >= 2 * (NHOOKED + MSC_HOOK_MAX + MSC_NALLOCFNS),
+	       "the name table is too full");
 
 static inline unsigned name_start(const char *s)
 {
@@ -189,9 +190,10 @@ static struct name_slot *name_slot(const char *name, uint32_t h)
 	return &names[i];
 }
 
-static void name_add(const char *name, int hook, int afn)
+static void name_add(const char *name, int hook, int ghook, int afn)
 {
 	struct name_slot *e;
+	unsigned k = name_start(name);
 	uint32_t h;
 
 	name_hash(name, SIZE_MAX, &h);
@@ -199,14 +201,17 @@ static void name_add(const char *name, int hook, int afn)
 		name_len_max = strlen(name);
 	e = name_slot(name, h);
 	if (!e->name)
-		*e = (struct name_slot){ name, h, -1, -1 };
+		*e = (struct name_slot){ name, h, -1, -1, -1 };
 	if (hook >= 0)
 		e->hook = (int16_t)hook;
+	if (ghook >= 0)
+		e->ghook = (int16_t)ghook;
 	if (afn >= 0)
 		e->afn = (int16_t)afn;
-	name_starts[name_start(name) >> 6] |= 1ull << (name_start(name) & 63);
+	name_starts[k >> 6] |= 1ull << (k & 63);
 }
 
+/* Once the --hook specs are parsed (none when attached). */
 static void names_prepare(void)
 {
 	unsigned i;
@@ -214,9 +219,11 @@ static void names_prepare(void)
 	if (names_ready)
 		return;
 	for (i = 0; i < NHOOKED; i++)
-		name_add(hooked[i], (int)i, -1);
+		name_add(hooked[i], (int)i, -1, -1);
+	for (i = 0; i < g_nhooks; i++)
+		name_add(g_hooks[i].name, -1, (int)i, -1);
 	for (i = 0; i < MSC_NALLOCFNS; i++)
-		name_add(msc_allocfn(i)->name, -1, (int)i);
+		name_add(msc_allocfn(i)->name, -1, -1, (int)i);
 	names_ready = true;
 }
 
@@ -231,17 +238,6 @@ static const struct name_slot *name_find(const char *name)
 		return NULL;
 	e = name_slot(name, h);
 	return e->name ? e : NULL;
-}
-
-/* The --hook slot of a name, or -1. */
-static int ghook_index(const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < g_nhooks; i++)
-		if (strcmp(name, g_hooks[i].name) == 0)
-			return (int)i;
-	return -1;
 }
 
 /* Makes the built-in hooks' trampolines known to patch_relas, and the
@@ -264,12 +260,6 @@ struct dyn {
 	uint64_t relasz, jmprelsz;
 	bool pltrel_rela;
 };
-
-static uint64_t dyn_ptr(uintptr_t base, uint64_t v)
-{
-	/* glibc relocates .dynamic in place; musl and others do not. */
-	return v < base ? v + base : v;
-}
 
 static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r, uint64_t size,
 			uint64_t relro_lo, uint64_t relro_hi)
@@ -294,7 +284,7 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 		slot = (uint64_t *)(base + r->r_offset);
 		if (k >= 0 && hook_addr[k]) {
 			want = hook_addr[k];
-		} else if (g_nhooks && (k = ghook_index(d->strtab + sym->st_name)) >= 0) {
+		} else if (e && (k = e->ghook) >= 0) {
 			want = ghook_addr[k];
 			cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 			if (!cur || cur == want)
@@ -379,22 +369,22 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
-			d.symtab = (const Elf64_Sym *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			d.symtab = (const Elf64_Sym *)shim_dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_STRTAB:
-			d.strtab = (const char *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			d.strtab = (const char *)shim_dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_STRSZ:
 			d.strsz = dyn->d_un.d_val;
 			break;
 		case DT_RELA:
-			d.rela = (const Elf64_Rela *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			d.rela = (const Elf64_Rela *)shim_dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_RELASZ:
 			d.relasz = dyn->d_un.d_val;
 			break;
 		case DT_JMPREL:
-			d.jmprel = (const Elf64_Rela *)dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
+			d.jmprel = (const Elf64_Rela *)shim_dyn_ptr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_PLTRELSZ:
 			d.jmprelsz = dyn->d_un.d_val;

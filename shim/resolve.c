@@ -92,8 +92,7 @@ static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
 	const unsigned char *c;
 
 	for (; dyn->d_tag != DT_NULL; dyn++) {
-		/* glibc relocates .dynamic in place (musl does not). */
-		uintptr_t v = dyn->d_un.d_ptr < base ? dyn->d_un.d_ptr + base : dyn->d_un.d_ptr;
+		uintptr_t v = shim_dyn_ptr(base, dyn->d_un.d_ptr);
 
 		if (dyn->d_tag == DT_GNU_HASH)
 			gh = (const uint32_t *)v;
@@ -204,8 +203,12 @@ static bool in_libstdcxx(void *p)
 }
 
 /* Preloaded: the next definition.  Attached: see resolve_attached. */
-#define RESOLVE(var, name) \
-	(*(void **)&(var) = g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name))
+static void *resolve_one(const char *name)
+{
+	return g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name);
+}
+
+#define RESOLVE(var, name) (*(void **)&(var) = resolve_one(name))
 
 /*
  * The C++ operators may be in no scope we can search by name: a C program
@@ -215,12 +218,17 @@ static bool in_libstdcxx(void *p)
  * library's own lookup would have found it (else its new would be
  * new_fallback's malloc: recorded as malloc, and abort() for bad_alloc).
  */
-#define RESOLVE_CXX(var, name)                                                 \
-	(*(void **)&(var) = RESOLVE(var, name) ? (void *)(var)                  \
-					       : (cxx_missed = true, resolve_scan(name)))
+static void *resolve_cxx_one(const char *name, bool *missed)
+{
+	void *p = resolve_one(name);
 
-/* A lookup of resolve_cxx's failed, and left its dlerror message. */
-static bool cxx_missed;
+	if (p)
+		return p;
+	*missed = true;		/* its dlerror message left (forget_dlerror) */
+	return resolve_scan(name);
+}
+
+#define RESOLVE_CXX(var, name) (*(void **)&(var) = resolve_cxx_one(name, &missed))
 
 /*
  * A name our lookups did not find left an error message that dlsym
@@ -287,6 +295,8 @@ void resolve_cxx_early(void)
 
 void resolve_cxx(void)
 {
+	bool missed = false;
+
 	t_guard++;
 	RESOLVE_CXX(real_new, "_Znwm");
 	RESOLVE_CXX(real_new_arr, "_Znam");
@@ -304,7 +314,7 @@ void resolve_cxx(void)
 	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
 			 real_get_new_handler && in_libstdcxx((void *)real_new),
 			 in_libstdcxx((void *)real_new_arr));
-	if (cxx_missed)
+	if (missed)
 		forget_dlerror();
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
 	t_guard--;

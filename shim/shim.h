@@ -245,6 +245,12 @@ void entry_routes(bool libc_heap);
  * news, libstdc++'s (with its get_new_handler), malloc's. */
 void entry_cxx_routes(bool libstdcxx_deletes, bool libstdcxx_new, bool libstdcxx_new_arr);
 void resolve_cxx(void);
+/* A pointer of a module's dynamic section at base: glibc relocates
+ * .dynamic in place; musl and others do not. */
+static inline uintptr_t shim_dyn_ptr(uintptr_t base, uint64_t v)
+{
+	return v < base ? v + base : v;
+}
 void resolve_cxx_early(void);
 /* entry.c: the full hooks' call of the real new (arr: new[]). */
 void *entry_new_call(size_t size, bool arr);

@@ -592,16 +592,6 @@ int main(int argc, char **argv)
 	if (auto_out)
 		output = msc_recorder_default_path(auto_path, sizeof(auto_path), pid ? NULL : prog,
 						   pid ? pid : getpid());
-	/* A pid that names no process is said before the output is opened
-	 * (and an existing file truncated for nothing). */
-	if (pid && kill(pid, 0) && errno == ESRCH) {
-		if (poll_only)
-			msc_warn("pid %d: no such process", pid);
-		else
-			msc_warn("no process %d", pid);
-		status = MSC_EXIT_TROUBLE;	/* as the refusals of attach and poll */
-		goto out;
-	}
 	created = output && !auto_out && access(output, F_OK) != 0;
 	if (output && (fd = msc_open_output_keep(output, &err)) < 0) {
 		msc_warn("%s", err.msg);
