@@ -88,7 +88,7 @@ int msc_agg_init(struct msc_agg *a)
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
 	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
 	    msc_u64map_init(&a->pieces, 16) || msc_u64map_init(&a->big, 16) ||
-	    msc_u64map_init(&a->pool_ids, 16)) {
+	    msc_u64map_init(&a->pool_ids, 16) || msc_u64map_init(&a->hidden, 16)) {
 		msc_agg_release(a);
 		return -ENOMEM;
 	}
@@ -109,6 +109,7 @@ void msc_agg_release(struct msc_agg *a)
 	msc_u64map_release(&a->pieces);
 	msc_u64map_release(&a->big);
 	msc_u64map_release(&a->pool_ids);
+	msc_u64map_release(&a->hidden);
 	free(a->pools);
 	free(a->pool_names);
 	free(a->quarantine);
@@ -777,6 +778,8 @@ alloc_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
+	if (msc_unlikely(a->hidden.count))
+		msc_u64map_del(&a->hidden, ptr, NULL);
 	b = live_probe_grow(a, ptr);
 	if (!b)
 		goto oom;
@@ -873,6 +876,8 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	if (ts > a->last_ts)
 		a->last_ts = ts;
 	b = live_find(a, ptr);
+	if (!b && msc_unlikely(a->hidden.count) && msc_u64map_del(&a->hidden, ptr, NULL))
+		return MSC_AGG_HIDDEN;
 	if (!b && msc_unlikely(hold)) {
 		hold_add(a, hold);
 		return MSC_AGG_HELD;
@@ -1086,6 +1091,17 @@ uint64_t msc_agg_pool_destroy(struct msc_agg *a, uint64_t ts, uint64_t pool)
 	a->pool_free = slot;
 	a->pool_destroy_frees += n;
 	return n;
+}
+
+int msc_agg_hidden(struct msc_agg *a, uint64_t ptr)
+{
+	if (!ptr)
+		return 0;
+	if (msc_u64map_put(&a->hidden, ptr, 1)) {
+		a->dropped++;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -1729,6 +1745,9 @@ static __attribute__((noinline)) int apply_other(struct msc_agg *a, const struct
 	case MSC_CEV_UNFREE:
 		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
 		return 0;
+	case MSC_CEV_HIDDEN:
+		msc_agg_hidden(a, ev->v[0]);
+		return 0;
 	case MSC_CEV_MMAP:
 		msc_agg_mmap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
 		return 0;
@@ -1758,7 +1777,7 @@ int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_fre
 	if (ev->type == MSC_CEV_FREE && !pool_event(ev)) {
 		r = free_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
 				hold_may(a) ? ev : NULL, ev->v[2] != 0);
-		return r == MSC_AGG_HELD ? r : r > 0;
+		return r == MSC_AGG_HELD || r == MSC_AGG_HIDDEN ? r : r > 0;
 	}
 	return apply_other(a, ev, fr);
 }

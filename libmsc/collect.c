@@ -675,6 +675,7 @@ static const uint8_t min_words[MSC_EV_MAX] = {
 	[MSC_EV_MODULES] = 1,	[MSC_EV_MODULE] = 4,	[MSC_EV_MODULES_END] = 1,
 	[MSC_EV_EXIT] = 3,	[MSC_EV_SCAN] = 3,	[MSC_EV_LOST] = 1,
 	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,	[MSC_EV_POOL] = 3,
+	[MSC_EV_HIDDEN] = 3,
 };
 
 /*
@@ -888,7 +889,8 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 						   MSC_POOL_NAME / 8) * sizeof(uint64_t));
 		break;
 	case MSC_EV_UNFREE:
-		e->type = MSC_CEV_UNFREE;
+	case MSC_EV_HIDDEN:
+		e->type = type == MSC_EV_UNFREE ? MSC_CEV_UNFREE : MSC_CEV_HIDDEN;
 		e->v[0] = rec[2];
 		break;
 	case MSC_EV_MMAP:

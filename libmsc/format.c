@@ -22,7 +22,7 @@ static const char *const rtype_names[MSC_R_NTYPES] = {
 	[MSC_R_MREMAP] = "mremap",    [MSC_R_BRK] = "brk",	   [MSC_R_THREAD] = "thread",
 	[MSC_R_PROCESS] = "process",  [MSC_R_MAPPING] = "mapping", [MSC_R_LIVE] = "live",
 	[MSC_R_MEMINFO] = "meminfo",  [MSC_R_DELTA] = "delta",	   [MSC_R_ERROR] = "error",
-	[MSC_R_POOL] = "pool",
+	[MSC_R_POOL] = "pool",	      [MSC_R_HIDDEN] = "hidden",
 };
 
 const char *msc_rtype_name(enum msc_rtype t)
@@ -594,6 +594,7 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 		[MSC_CEV_MUNMAP] = MSC_R_MUNMAP, [MSC_CEV_MREMAP] = MSC_R_MREMAP,
 		[MSC_CEV_BRK] = MSC_R_BRK,	 [MSC_CEV_THREAD] = MSC_R_THREAD,
 		[MSC_CEV_POOL_CREATE] = MSC_R_POOL, [MSC_CEV_POOL_DESTROY] = MSC_R_POOL,
+		[MSC_CEV_HIDDEN] = MSC_R_HIDDEN,
 	};
 
 	if (ev->type >= ARRAY_SIZE(types) || types[ev->type] == MSC_R_OTHER)
@@ -626,6 +627,7 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 			msc_w_bool(w, "temporary", true);
 		break;
 	case MSC_CEV_UNFREE:
+	case MSC_CEV_HIDDEN:
 		msc_w_hex(w, "ptr", ev->v[0]);
 		break;
 	case MSC_CEV_MMAP:

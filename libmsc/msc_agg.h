@@ -361,6 +361,7 @@ struct msc_agg {
 					 * aggregating again what a recorder checked */
 	bool unseen_frees_ok;		/* attached or forked: frees of blocks
 					 * from before us are normal */
+	struct msc_u64map hidden;	/* msc_agg_hidden's blocks, not freed yet */
 	uint64_t errors[MSC_ERR_KINDS];
 	struct msc_agg_error err;
 	uint64_t last_ts;
@@ -415,6 +416,8 @@ enum msc_cev {
 	MSC_CEV_POOL_CREATE,	/* v0 pool id, v1..v5 its name (MSC_POOL_NAME
 				 * bytes, NUL padded) */
 	MSC_CEV_POOL_DESTROY,	/* v0 pool id */
+	MSC_CEV_HIDDEN,		/* v0 ptr: a block that is not the program's
+				 * (msc_agg_hidden) */
 };
 
 struct msc_cevent {
@@ -470,6 +473,8 @@ struct msc_hold_entry {
 
 #define MSC_AGG_HOLD_MAX 64
 #define MSC_AGG_HELD 2
+/* A free of a block msc_agg_hidden() was told of: applied, as nothing. */
+#define MSC_AGG_HIDDEN 3
 int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
 int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev);
 bool msc_agg_pop_queued(struct msc_agg *a, struct msc_cevent *ev);
@@ -498,7 +503,8 @@ static inline bool msc_agg_pop(struct msc_agg *a, struct msc_cevent *ev)
 
 int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		  uint32_t stack, unsigned fn);
-/* Returns 1 and fills *out (if not NULL) for a known block, 0 for an unknown one. */
+/* Returns 1 and fills *out (if not NULL) for a known block, 0 for an unknown
+ * one, MSC_AGG_HIDDEN for a hidden one (msc_agg_hidden). */
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 		 uint32_t stack, struct msc_freed *out);
 /*
@@ -539,6 +545,17 @@ static inline const char *msc_agg_pool_name(const struct msc_agg *a, const struc
 	return s->pool && s->pool <= a->npool_names ? a->pool_names[s->pool - 1] : NULL;
 }
 
+/*
+ * A block the program did not allocate, though its allocator gave it out
+ * and something may free it with free() later: the loader's, made while
+ * the shim's own code ran (a thread's TLS block of a library the shim
+ * loaded, which glibc frees when it reclaims the thread's stack, on
+ * another thread).  That free is then not a free of the program's: not
+ * counted, and not an invalid or double free even if the address was the
+ * program's before.  An allocation of the address forgets it (the block
+ * went unseen).  0 or -ENOMEM.
+ */
+int msc_agg_hidden(struct msc_agg *a, uint64_t ptr);
 /* A realloc failed after its FREE was recorded: the block lives on. */
 int msc_agg_unfree(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr);
 int msc_agg_mmap(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t addr, uint64_t len,
@@ -556,8 +573,9 @@ int msc_agg_brk(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old_end, 
  * BRK) with the function above for its type.  Returns 1 for a FREE of a
  * known block (with *fr filled when not NULL), 0 for any other event it
  * applied, MSC_AGG_HELD for an allocation or free it holds for now (see
- * msc_agg_push: it comes back from msc_agg_pop), -1 for a type that is
- * not the aggregator's (THREAD, SAMPLE, ...).
+ * msc_agg_push: it comes back from msc_agg_pop), MSC_AGG_HIDDEN for the
+ * free of a block that was not the program's (msc_agg_hidden), -1 for a
+ * type that is not the aggregator's (THREAD, SAMPLE, ...).
  */
 int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr);
 

@@ -292,7 +292,7 @@ apply_event(struct msc_recorder *r, struct rproc *pr, int pid, const struct msc_
 	struct msc_freed fr;
 	int found = msc_agg_apply(a, ev, &fr);
 
-	if (found < 0 || found == MSC_AGG_HELD)
+	if (found < 0 || found == MSC_AGG_HELD || found == MSC_AGG_HIDDEN)
 		return;
 	if (a->err.kind)
 		write_error(r, pr, pid);

@@ -491,6 +491,9 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	case MSC_R_UNFREE:
 		ev.type = MSC_CEV_UNFREE;
 		break;
+	case MSC_R_HIDDEN:
+		ev.type = MSC_CEV_HIDDEN;
+		break;
 	case MSC_R_MMAP:
 		ev.type = MSC_CEV_MMAP;
 		break;
@@ -978,7 +981,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 			ret = load_mapping(r, &rec);
 			break;
 		case MSC_R_ALLOC: case MSC_R_FREE: case MSC_R_UNFREE: case MSC_R_MMAP:
-		case MSC_R_MUNMAP: case MSC_R_MREMAP: case MSC_R_BRK:
+		case MSC_R_MUNMAP: case MSC_R_MREMAP: case MSC_R_BRK: case MSC_R_HIDDEN:
 			ret = load_event(r, &rec, t, err);
 			break;
 		case MSC_R_POOL:

@@ -167,6 +167,8 @@ SHIM_EXPORT void *malloc(size_t size)
 	} else if ((uint32_t)gate && likely(real_malloc)) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;
+		else if (unlikely(from_loader(__builtin_return_address(0))))
+			return malloc_hidden(size);
 		return real_malloc(size);
 	}
 	return malloc_hook(size);

@@ -123,6 +123,40 @@ static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const s
 	return id;
 }
 
+/*
+ * Announces the blocks hidden_note() took (shim.h) on t's ring.  Sampling,
+ * each joins the set of recorded blocks too, so that its free is sent
+ * (and then dropped by the collector) rather than counted as the
+ * program's.
+ */
+static __attribute__((noinline, cold)) void hidden_flush(struct tstate *t)
+{
+	unsigned i, n = t_hot.hidden < HIDDEN_MAX ? t_hot.hidden : HIDDEN_MAX;
+
+	for (i = 0; i < n; i++) {
+		if (g_sample)
+			sampled_add((const void *)(uintptr_t)t_hidden[i]);
+		emit(t, MSC_EV_HIDDEN, 0, 0, &t_hidden[i], 1);
+	}
+	hidden_forget();
+}
+
+void *malloc_hidden(size_t size)
+{
+	void *p = real_malloc(size);
+
+	hidden_note(p);
+	return p;
+}
+
+void *calloc_hidden(size_t n, size_t size)
+{
+	void *p = real_calloc(n, size);
+
+	hidden_note(p);
+	return p;
+}
+
 /* Captures the stack above `frame` and returns its id (0: none).  Inlined
  * into the hooks' recorders: it runs for every allocation. */
 static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t, void *frame)
@@ -135,6 +169,8 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t,
 		unwind_forget(&t->uw);
 	}
 	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	if (unlikely(t_hot.hidden))
+		hidden_flush(t);
 	if (c.id)
 		return c.id;
 	return stack_intern(t, &c);
@@ -567,6 +603,8 @@ void *calloc_hook(size_t n, size_t size)
 			return NULL;
 	}
 	if (!ACTIVE()) {
+		if (t_flags && unlikely(from_loader(__builtin_return_address(0))))
+			return calloc_hidden(n, size);
 		passing_through();
 		return real_calloc(n, size);
 	}

@@ -455,6 +455,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	t_guard++;
 	resolve_cxx_early();
 	unwind_load_libunwind();
+	hidden_forget();	/* dlopen's own blocks (shim.h, hidden_note) */
 	register_atfork();
 	/* Here, not in shim_init: that may run inside the loader (an
 	 * allocation of a library's constructor), which holds the lock

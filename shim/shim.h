@@ -338,6 +338,8 @@ extern __thread struct tstate *t_state TLS_IE;
  * record.  0 in gen: closed, until the thread's next sampling decision
  * opens it (sample_pick).  gate: flags and gen in one word, which the fast
  * path compares with g_fast at once.
+ *
+ * hidden: the blocks in t_hidden (hidden_note).
  */
 struct thot {
 	union {
@@ -349,9 +351,55 @@ struct thot {
 	};
 	int64_t left;
 	struct msc_ring *ring;
+	unsigned hidden;
 } __attribute__((aligned(32)));
 
 extern __thread struct thot t_hot TLS_IE;
+
+/*
+ * Blocks the loader allocated on this thread while a hook of ours ran: a
+ * TLS block of a library we loaded (libunwind's, at its first backtrace in
+ * a thread), which glibc frees when it reclaims the thread's stack, on
+ * another thread and outside any hook of ours.  That free must not count
+ * as the program's, nor be taken for a double free when the address was
+ * the program's before: each block is announced (MSC_EV_HIDDEN) by the
+ * thread's next stack capture (hidden_flush), which a hook that made the
+ * loader allocate is about to make.  The constructor's dlopen of libunwind
+ * is forgotten (those blocks stay, or go inside the loader).
+ */
+#define HIDDEN_MAX 4
+extern __thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
+/* The loader's code: its calls are the ones hidden_note() is for. */
+extern uintptr_t shim_rtld_lo, shim_rtld_len;
+
+static inline bool from_loader(const void *ra)
+{
+	return (uintptr_t)ra - shim_rtld_lo < shim_rtld_len;
+}
+
+/* An allocation made by the loader inside a hook (guard held), p its
+ * block (NULL: none).  The newest HIDDEN_MAX wait. */
+static inline void hidden_note(const void *p)
+{
+	if (p)
+		t_hidden[t_hot.hidden++ % HIDDEN_MAX] = (uint64_t)(uintptr_t)p;
+}
+
+/* Forgets them.  Their words are emptied: the leak scan reads this
+ * thread's TLS as a root, where a stale address would keep a block of the
+ * program's at that address reachable. */
+static inline void hidden_forget(void)
+{
+	unsigned i;
+
+	for (i = 0; i < HIDDEN_MAX; i++)
+		t_hidden[i] = 0;
+	t_hot.hidden = 0;
+}
+
+/* Their allocations through malloc and calloc, from inside a hook. */
+void *malloc_hidden(size_t size);
+void *calloc_hidden(size_t n, size_t size);
 #define t_flags (t_hot.flags)
 #define IN_NEW (1u << 16)
 /*

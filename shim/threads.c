@@ -25,6 +25,7 @@
 
 __thread struct tstate *t_state TLS_IE;
 __thread struct thot t_hot TLS_IE;
+__thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
 __thread uint64_t t_stack_hi TLS_IE;
 
 struct tstate g_shared;

@@ -716,9 +716,14 @@ void unwind_report(void)
 		return;
 }
 
-static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* The executable segment holding code address `at`. */
+struct text_of {
+	uint64_t at, lo, hi;
+};
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uint64_t self = (uint64_t)(uintptr_t)arg;
+	struct text_of *x = arg;
 	int i;
 
 	(void)size;
@@ -726,23 +731,35 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uint64_t start = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= start &&
-		    self < start + ph->p_memsz) {
-			shim_text_lo = start;
-			shim_text_hi = start + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && x->at >= start &&
+		    x->at < start + ph->p_memsz) {
+			x->lo = start;
+			x->hi = start + ph->p_memsz;
 			return 1;
 		}
 	}
 	return 0;
 }
 
+uintptr_t shim_rtld_lo, shim_rtld_len;
+
 void unwind_global_init(void)
 {
 	const char *e = secure_getenv("MEMSCOPE_UNWIND_CHECK");
+	struct text_of self = { (uint64_t)(uintptr_t)unwind_global_init, 0, 0 };
+	/* __tls_get_addr: the loader's (ld.so's) own, with nothing ahead of
+	 * it to interpose. */
+	struct text_of rtld = { (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "__tls_get_addr"), 0, 0 };
 
 	find_object = (int (*)(void *, struct shim_dl_find_object *))dlsym(RTLD_DEFAULT,
 									   "_dl_find_object");
-	dl_iterate_phdr(self_cb, (void *)(uintptr_t)unwind_global_init);
+	dl_iterate_phdr(text_cb, &self);
+	shim_text_lo = self.lo;
+	shim_text_hi = self.hi;
+	if (rtld.at && dl_iterate_phdr(text_cb, &rtld)) {
+		shim_rtld_lo = rtld.lo;
+		__atomic_store_n(&shim_rtld_len, rtld.hi - rtld.lo, __ATOMIC_RELAXED);
+	}
 	check_mode = e && *e == '1';
 }
 

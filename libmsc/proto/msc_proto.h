@@ -113,6 +113,10 @@ enum msc_ev {
 	MSC_EV_POOL,		/* [hdr(aux=stack,flags=MSC_POOL_*), ts, pool, name...]:
 				 * memscope.h's pools; the name is MSC_POOL_NAME
 				 * bytes, NUL padded (CREATE only) */
+	MSC_EV_HIDDEN,		/* [hdr, ts, ptr]: a block the loader allocated
+				 * while a hook of this thread ran (a TLS block
+				 * of a library the shim uses): not the
+				 * program's, and neither is its free */
 	MSC_EV_MAX,
 };
 

@@ -731,6 +731,46 @@ static void test_errors(void **state)
 	msc_agg_release(&a);
 }
 
+/*
+ * A hidden block (the loader's, made inside a hook) at an address the
+ * program freed: its free is neither a double free nor counted; an
+ * allocation of the address by the program forgets it.
+ */
+static void test_hidden(void **state)
+{
+	struct msc_agg a;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 24, 7, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_FREE, 9, NULL), 1);
+	assert_int_equal(msc_agg_hidden(&a, 0x1000), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 2, 2, 0x1000, MSC_FN_FREE, 11, NULL), MSC_AGG_HIDDEN);
+	assert_int_equal(a.err.kind, MSC_ERR_NONE);
+	assert_int_equal(a.unknown_frees, 0);
+	/* once: a second free of it is the double free it looks like */
+	assert_int_equal(msc_agg_free(&a, T0 + 3, 2, 0x1000, MSC_FN_FREE, 11, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_DOUBLE_FREE);
+	a.err.kind = MSC_ERR_NONE;
+	/* hidden, then the program's again: its free is the program's */
+	assert_int_equal(msc_agg_hidden(&a, 0x2000), 0);
+	assert_int_equal(msc_agg_alloc(&a, T0 + 4, 1, 0x2000, 16, 7, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_free(&a, T0 + 5, 1, 0x2000, MSC_FN_FREE, 9, NULL), 1);
+	assert_int_equal(msc_agg_free(&a, T0 + 6, 1, 0x2000, MSC_FN_FREE, 9, NULL), 0);
+	assert_int_equal(a.err.kind, MSC_ERR_DOUBLE_FREE);
+	assert_int_equal(a.errors[MSC_ERR_DOUBLE_FREE], 2);
+	assert_int_equal(a.unknown_frees, 2);
+	/* through msc_agg_apply, as the recorder applies events */
+	assert_int_equal(msc_agg_apply(&a, &(struct msc_cevent){ .type = MSC_CEV_HIDDEN,
+								.v = { 0x3000 } }, NULL), 0);
+	assert_int_equal(msc_agg_apply(&a, &(struct msc_cevent){ .type = MSC_CEV_FREE,
+								.fn = MSC_FN_FREE, .ts = T0 + 7,
+								.v = { 0x3000 } }, NULL),
+			 MSC_AGG_HIDDEN);
+	assert_int_equal(a.unknown_frees, 2);
+	msc_agg_release(&a);
+}
+
 /* A reader aggregating again (no_errors): no checks, no ring of frees. */
 static void test_no_errors(void **state)
 {
@@ -912,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_builtin_fns),
 		cmocka_unit_test(test_no_errors),
+		cmocka_unit_test(test_hidden),
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_sample_weight),
