@@ -39,6 +39,7 @@ struct msc_rstack {
 
 struct msc_rsite {
 	int pid;
+	int image;			/* its process image (images), -1: none */
 	uint32_t stack;
 	uint64_t size, size_max;	/* size_max == size unless a size class */
 	const char *fn;
@@ -51,6 +52,7 @@ struct msc_rsite {
 
 struct msc_rleak {
 	int pid;
+	int image;			/* its process image (images), -1: none */
 	uint32_t stack;
 	uint64_t size, size_max;
 	const char *fn, *kind;
@@ -165,6 +167,9 @@ struct msc_report {
 	const char *tool, *mode, *argv, *start;
 	int pid;
 	unsigned streams;		/* processes (pids) the stream holds */
+	bool all_processes;		/* set before loading: the sites and leaks
+					 * of every process, each with its pid
+					 * (--pprof), not only pid's */
 	struct msc_u64map pids;		/* pids seen in headers */
 	const char *before, *after;	/* ms-diff: its inputs */
 	const char *diff_metric;	/* ms-diff: the totals' metric */
@@ -229,8 +234,9 @@ struct msc_report {
 };
 
 /*
- * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns and
- * want_heap_series before: they are kept, the rest is cleared.
+ * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns,
+ * want_heap_series and all_processes before: they are kept, the rest is
+ * cleared.
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);

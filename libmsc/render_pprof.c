@@ -14,8 +14,11 @@
  *     counts as leaked (definitely, indirectly, unscanned).  A leak record
  *     with no site (a filtered stream, ms-snap --leaks) is a sample of its
  *     own, its blocks in use and, by kind, leaked.  Labels: bytes (the block
- *     size, when the site has one size), alloc_fn, pool.  The figures are
- *     what the records say: a sampled recording's are estimates already.
+ *     size, when the site has one size), alloc_fn, pool; and, when the
+ *     report holds the sites of several processes (an ms-record --follow
+ *     stream, all_processes), pid and program (its image's argv[0]'s last
+ *     part).  The figures are what the records say: a sampled
+ *     recording's are estimates already.
  *   - a sample's stack begins at the frame its allocations are attributed
  *     to, as in the report's tables: the allocator's wrappers (strdup,
  *     operator new, --alloc-fn) are left out, so that pprof's flat column
@@ -71,6 +74,7 @@ static const char *const value_names[NVALUES][2] = {
 };
 
 struct psample {
+	int pid, image;
 	uint32_t stack;
 	uint64_t size, size_max;
 	const char *fn, *pool;
@@ -123,18 +127,19 @@ struct pprof {
 	size_t nspans, spans_cap;
 	char *key;				/* scratch for index keys */
 	size_t key_len, key_cap;
+	unsigned npids;				/* processes the samples are of */
 	bool oom;
 };
 
 /* ------------------------------------------------------------ samples */
 
-static uint64_t sample_key(uint32_t stack, uint64_t size)
+static uint64_t sample_key(int pid, uint32_t stack, uint64_t size)
 {
-	return msc_hash_u64(msc_hash_u64(size) ^ stack) | 1;
+	return msc_hash_u64(msc_hash_u64(size ^ ((uint64_t)(uint32_t)pid << 32)) ^ stack) | 1;
 }
 
-static struct psample *new_sample(struct pprof *p, uint32_t stack, uint64_t size, uint64_t size_max,
-				  const char *fn, const char *pool)
+static struct psample *new_sample(struct pprof *p, int pid, int image, uint32_t stack,
+				  uint64_t size, uint64_t size_max, const char *fn, const char *pool)
 {
 	struct psample *s;
 
@@ -144,6 +149,8 @@ static struct psample *new_sample(struct pprof *p, uint32_t stack, uint64_t size
 	}
 	s = &p->samples[p->nsamples++];
 	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->image = image;
 	s->stack = stack;
 	s->size = size;
 	s->size_max = size_max;
@@ -167,8 +174,9 @@ static int collect_samples(struct pprof *p)
 		return -ENOMEM;
 	for (i = 0; i < r->nsites && !p->oom; i++) {
 		const struct msc_rsite *x = &r->sites[i];
-		struct psample *s = new_sample(p, x->stack, x->size, x->size_max, x->fn, x->pool);
-		uint64_t key = sample_key(x->stack, x->size);
+		struct psample *s = new_sample(p, x->pid, x->image, x->stack, x->size, x->size_max,
+					       x->fn, x->pool);
+		uint64_t key = sample_key(x->pid, x->stack, x->size);
 
 		if (!s)
 			break;
@@ -182,11 +190,12 @@ static int collect_samples(struct pprof *p)
 	}
 	for (i = 0; i < r->nleaks && !p->oom; i++) {
 		const struct msc_rleak *l = &r->leaks[i];
-		uint64_t key = sample_key(l->stack, l->size), *at = msc_u64map_get(&index, key);
+		uint64_t key = sample_key(l->pid, l->stack, l->size), *at = msc_u64map_get(&index, key);
 		struct psample *s = at ? &p->samples[*at - 1] : NULL;
 
-		if (!s || s->stack != l->stack || s->size != l->size) {
-			s = new_sample(p, l->stack, l->size, l->size_max, l->fn, l->pool);
+		if (!s || s->pid != l->pid || s->stack != l->stack || s->size != l->size) {
+			s = new_sample(p, l->pid, l->image, l->stack, l->size, l->size_max, l->fn,
+				       l->pool);
 			if (!s)
 				break;
 			if (!at && msc_u64map_put(&index, key, p->nsamples))
@@ -202,6 +211,17 @@ static int collect_samples(struct pprof *p)
 			s->v[LEAKED_OBJECTS] += l->count;
 			s->v[LEAKED_SPACE] += l->bytes;
 		}
+	}
+	/* The processes they are of (an ms-record --follow stream's). */
+	msc_u64map_clear(&index);
+	for (i = 0; i < p->nsamples && !p->oom; i++) {
+		uint64_t pid = (uint64_t)(uint32_t)p->samples[i].pid + 1;
+
+		if (msc_u64map_get(&index, pid))
+			continue;
+		if (msc_u64map_put(&index, pid, 1))
+			p->oom = true;
+		p->npids++;
 	}
 	msc_u64map_release(&index);
 	return p->oom ? -ENOMEM : 0;
@@ -420,6 +440,20 @@ static void label(struct msc_pb *b, int64_t key, int64_t str, int64_t num, int64
 	msc_pb_end(b, m);
 }
 
+/* The program of process image `image` (its argv[0]'s last part), or NULL. */
+static const char *program_of(const struct msc_report *r, int image, char *buf, size_t n)
+{
+	const char *argv, *base, *end;
+
+	if (image < 0 || (size_t)image >= r->nimages || !(argv = r->images[image].argv))
+		return NULL;
+	end = argv + strcspn(argv, " ");
+	for (base = end; base > argv && base[-1] != '/'; base--)
+		;
+	snprintf(buf, n, "%.*s", (int)(end - base), base);
+	return buf;
+}
+
 /* Its comments, in the string table before it is written. */
 static void comments(struct pprof *p, int64_t *c, unsigned *n)
 {
@@ -441,6 +475,12 @@ static void comments(struct pprof *p, int64_t *c, unsigned *n)
 	if (!r->complete)
 		c[(*n)++] = msc_pb_string(&p->st, "no end record: the stream was cut short; "
 						  "the profile covers what it holds");
+	if (p->npids > 1) {
+		snprintf(buf, sizeof(buf),
+			 "%u processes (ms-record --follow): each sample is labeled with its "
+			 "process's pid and program", p->npids);
+		c[(*n)++] = msc_pb_string(&p->st, buf);
+	}
 	c[(*n)++] = msc_pb_string(&p->st, "stacks begin where ms-report attributes allocations: "
 					  "allocator wrappers are left out");
 }
@@ -449,7 +489,8 @@ static void encode(struct pprof *p, struct msc_pb *b)
 {
 	const struct msc_report *r = p->r;
 	unsigned nvalues = r->nleaks ? NVALUES : LEAKED_OBJECTS, i, ncomments;
-	int64_t types[NVALUES][2], k_bytes, k_alloc_fn, k_pool, space, bytes, comment[4];
+	int64_t types[NVALUES][2], k_bytes, k_alloc_fn, k_pool, k_pid, k_program, space, bytes;
+	int64_t comment[5];
 	size_t n, m;
 
 	for (i = 0; i < nvalues; i++) {
@@ -459,6 +500,8 @@ static void encode(struct pprof *p, struct msc_pb *b)
 	k_bytes = msc_pb_string(&p->st, "bytes");
 	k_alloc_fn = msc_pb_string(&p->st, "alloc_fn");
 	k_pool = msc_pb_string(&p->st, "pool");
+	k_pid = p->npids > 1 ? msc_pb_string(&p->st, "pid") : 0;
+	k_program = p->npids > 1 ? msc_pb_string(&p->st, "program") : 0;
 	space = msc_pb_string(&p->st, "space");
 	bytes = k_bytes;	/* the unit, the same string */
 	comments(p, comment, &ncomments);
@@ -481,6 +524,14 @@ static void encode(struct pprof *p, struct msc_pb *b)
 			label(b, k_alloc_fn, msc_pb_string(&p->st, s->fn), 0, 0);
 		if (s->pool)
 			label(b, k_pool, msc_pb_string(&p->st, s->pool), 0, 0);
+		if (p->npids > 1) {
+			char prog[256];
+			const char *name = program_of(r, s->image, prog, sizeof(prog));
+
+			label(b, k_pid, 0, s->pid, 0);
+			if (name)
+				label(b, k_program, msc_pb_string(&p->st, name), 0, 0);
+		}
 		msc_pb_end(b, m);
 	}
 	for (n = 0; n < p->nmaps; n++) {

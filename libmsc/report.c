@@ -232,6 +232,14 @@ static struct msc_rimage *image_of(struct msc_report *r, int pid)
 	return v ? &r->images[*v - 1] : NULL;
 }
 
+/* The same, as an index into images (-1: none). */
+static int image_index(struct msc_report *r, int pid)
+{
+	struct msc_rimage *im = image_of(r, pid);
+
+	return im ? (int)(im - r->images) : -1;
+}
+
 static void image_add_leak(struct msc_report *r, const struct msc_rec *rec, int pid,
 			   uint64_t count, uint64_t bytes)
 {
@@ -270,6 +278,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->stack = (uint32_t)stack;
 	s->pid = msc_rec_pid(rec, r->pid);
 	im = image_of(r, s->pid);
+	s->image = im ? (int)(im - r->images) : -1;
 	s->fn = str(r, rec, "fn");
 	s->pool = str(r, rec, "pool");
 	if (im && msc_is_mapping_fn(s->fn) && !strcmp(s->fn, "brk")) {
@@ -286,7 +295,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	}
 	/* One process per report (see load_event); an --events stream's
 	 * sites are built again from its events. */
-	if ((r->pid && s->pid != r->pid) || r->from_events)
+	if ((r->pid && s->pid != r->pid && !r->all_processes) || r->from_events)
 		return 0;
 	if (msc_rec_u64(rec, "size_max", &s->size_max))
 		s->size_max = s->size;
@@ -325,8 +334,11 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 		return ret;
 	l->stack = (uint32_t)stack;
 	l->pid = msc_rec_pid(rec, r->pid);
+	l->image = image_index(r, l->pid);
 	image_add_leak(r, rec, l->pid, l->count, l->bytes);
-	if (r->pid && l->pid != r->pid)
+	/* (an --events stream's other processes have no sites here: nor
+	 * leaks, then) */
+	if (r->pid && l->pid != r->pid && (!r->all_processes || r->from_events))
 		return 0;
 	if (msc_rec_u64(rec, "size_max", &l->size_max))
 		l->size_max = l->size;
@@ -866,6 +878,7 @@ static int sites_from_events(struct msc_report *r)
 		o = &r->sites[r->nsites++];
 		memset(o, 0, sizeof(*o));
 		o->pid = r->pid;
+		o->image = image_index(r, r->pid);
 		o->stack = s->stack;
 		o->size = s->size;
 		o->size_max = s->classed ? s->size_max : s->size;
@@ -901,6 +914,7 @@ static int sites_from_events(struct msc_report *r)
 		l = &r->leaks[r->nleaks++];
 		memset(l, 0, sizeof(*l));
 		l->pid = r->pid;
+		l->image = image_index(r, r->pid);
 		l->stack = s->stack;
 		l->size = s->size;
 		l->size_max = s->classed ? s->size_max : s->size;
@@ -920,7 +934,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 {
 	const char *const *alloc_fns = r->alloc_fns;
 	unsigned nalloc_fns = r->nalloc_fns;
-	bool want_heap_series = r->want_heap_series;
+	bool want_heap_series = r->want_heap_series, all_processes = r->all_processes;
 	struct msc_rec rec;
 	enum msc_rtype t;
 	bool first = true;
@@ -930,6 +944,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->alloc_fns = alloc_fns;
 	r->nalloc_fns = nalloc_fns;
 	r->want_heap_series = want_heap_series;
+	r->all_processes = all_processes;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||

@@ -103,7 +103,8 @@ static int report_gates(const struct msc_report *r, const struct msc_gates *g)
 	unsigned k;
 
 	for (i = 0; i < r->nleaks; i++)
-		for (k = 0; k < MSC_LEAK_KINDS; k++)
+		/* the report's process (--pprof holds every process's) */
+		for (k = 0; k < MSC_LEAK_KINDS && (!r->pid || r->leaks[i].pid == r->pid); k++)
 			if (!strcmp(r->leaks[i].kind, msc_leak_kind_name(k)))
 				leaks[k] += r->leaks[i].count;
 	return msc_gates_check(g, leaks, r->nerrors);
@@ -204,6 +205,9 @@ int main(int argc, char **argv)
 	r.nalloc_fns = nalloc_fns;
 	/* The page draws the heap over time by site from an --events stream. */
 	r.want_heap_series = o.format == MSC_REPORT_HTML;
+	/* A profile of every process of an ms-record --follow stream, each
+	 * sample labeled with its pid (the other formats: the first's). */
+	r.all_processes = o.format == MSC_REPORT_PPROF;
 	ret = msc_report_load(&r, &rd, &err);
 	/* An empty or foreign input has nothing to report. */
 	if (ret && !r.tool) {
@@ -243,9 +247,11 @@ int main(int argc, char **argv)
 		status = MSC_EXIT_TROUBLE;
 	if (out == stdout && c)
 		clearerr(stdout);
-	/* Formats with no place for the note the others print. */
-	if (r.streams > 1 && (o.format == MSC_REPORT_PPROF || o.format == MSC_REPORT_COLLAPSED ||
-			      o.format == MSC_REPORT_SVG))
+	/* Formats with no place for the note the others print (--pprof has
+	 * every process's sites, but an --events stream's are built again
+	 * from the first process's events). */
+	if (r.streams > 1 && (o.format == MSC_REPORT_COLLAPSED || o.format == MSC_REPORT_SVG ||
+			      (o.format == MSC_REPORT_PPROF && r.from_events)))
 		msc_warn("%s: the stream holds %u more %s (ms-record --follow): this profile is about "
 			 "pid %d; ms-filter --pid PID picks another", rd.name, r.streams - 1,
 			 r.streams > 2 ? "processes" : "process", r.pid);

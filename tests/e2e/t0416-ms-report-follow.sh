@@ -69,7 +69,8 @@ check_eq "--poll: no summaries" null "$(jq -c .summaries poll.json)"
 
 # The formats with no room for the text report's note on the other
 # processes say it on stderr: a profile of the first process alone.
-for f in pprof collapsed; do
+# (--pprof has them all, labeled: t0450.)
+for f in collapsed svg; do
 	check_status "ms-report --$f of the follow recording" 0 ms-report --$f -o fe.$f fe.ndjson
 	check_eq "--$f: the other processes said" \
 		"ms-report: fe.ndjson: the stream holds 1 more process (ms-record --follow): this profile is about pid $PARENT; ms-filter --pid PID picks another" \

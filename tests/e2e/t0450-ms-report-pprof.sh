@@ -178,4 +178,40 @@ check_one_line_error "missing file: one line" last.err
 check_status "unwritable -o: exit 2" 2 ms-report --pprof -o /nonexistent/dir/p.pb.gz leaky.ndjson
 check_one_line_error "unwritable -o: one line" last.err
 
+# --- an ms-record --follow recording: every process, each labeled ----------
+# examples/forkexec: the parent leaks 3 x 111 B; its child allocates 2 x
+# 222 B, then execs leaky (601,025 allocations, 54,283,515 B; 89,609 B
+# leaked), as t0416 has them.
+check_status "forkexec --follow" 0 ms-record -q --follow -o fe.ndjson "$EX/forkexec"
+PARENT=$(jq -r 'select(.type == "header") | .pid' fe.ndjson | head -n 1)
+CHILD=$(jq -r --argjson p "$PARENT" 'select(.type == "header" and .pid != $p) | .pid' fe.ndjson | head -n 1)
+check_status "--pprof of it" 0 ms-report --pprof -o fe.pb.gz fe.ndjson
+check_empty "--pprof of it: no word of other processes left out" last.err
+# tag INDEX KEY: "value total" of each value of label KEY, as go tool pprof
+# -tags adds them up, sorted
+tag() {
+	pp fe.pb.gz -unit="$(unit "$1")" -sample_index="$1" -tags |
+		awk -v k="$2:" '$1 == k { on = 1; next } on && NF == 0 { exit }
+			on { v = $NF; sub(/byte$/, "", v); t = $1; sub(/B$/, "", t); sub(/\.0$/, "", t); print v, t }' |
+		sort
+}
+check_eq "--follow: alloc_space by pid" "$(printf '%s\n' "$PARENT 333" "$CHILD 54283959" | sort)" \
+	"$(tag alloc_space pid)"
+check_eq "--follow: alloc_space by program (the child's image before its exec is forkexec)" \
+	"$(printf 'forkexec 777\nleaky 54283515')" "$(tag alloc_space program)"
+check_eq "--follow: alloc_objects by program" "$(printf 'forkexec 5\nleaky 601025')" \
+	"$(tag alloc_objects program)"
+check_eq "--follow: leaked_space by program" "$(printf 'forkexec 333\nleaky 89609')" \
+	"$(tag leaked_space program)"
+check_eq "--follow: alloc_space is every end record's bytes" \
+	"$(jq -s '[.[] | select(.type == "end") | .bytes] | add' fe.ndjson)" "$(total fe.pb.gz alloc_space)"
+check_status "--follow: the profile says so" 0 go tool pprof -symbolize=none -raw fe.pb.gz
+check_fgrep "--follow: the comment" "2 processes (ms-record --follow)" last.out
+# With --events, sites are built again from the first process's events: that
+# process's profile, and the word on stderr.
+check_status "forkexec --follow --events" 0 ms-record -q --follow --events -o fee.ndjson "$EX/forkexec"
+check_status "--pprof of it" 0 ms-report --pprof -o fee.pb.gz fee.ndjson
+check_grep "--events --follow: the other process said" "holds 1 more process" last.err
+check_eq "--events --follow: the parent's alloc_space" 333 "$(total fee.pb.gz alloc_space)"
+
 finish
