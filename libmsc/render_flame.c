@@ -19,21 +19,51 @@
 
 /* ---------------------------------------------------- collapsed stacks */
 
+/*
+ * A stack's cost; of one program's processes when the report holds several
+ * processes' sites (an ms-record --follow stream, all_processes): the
+ * program is then the outermost frame, so that the graph has a tower per
+ * program (every cc1 of a build in one).
+ */
 struct folded {
 	uint32_t stack;
+	int image;			/* one of the program's images, -1: none */
 	uint64_t cost;
 };
 
-/* The entry of stack in f (a new one at *n), or NULL when out of memory. */
-static struct folded *folded_of(struct msc_u64map *idx, struct folded *f, size_t *n, uint32_t stack)
+/* Several processes' sites or leaks: the program of each counts. */
+static bool by_program(const struct msc_report *r)
 {
-	uint64_t *s = msc_u64map_get(idx, (uint64_t)stack + 1);
+	size_t i;
 
+	for (i = 0; i < r->nsites; i++)
+		if (r->sites[i].pid != r->pid)
+			return true;
+	for (i = 0; i < r->nleaks; i++)
+		if (r->leaks[i].pid != r->pid)
+			return true;
+	return false;
+}
+
+/* The entry of stack (of image's program, image -1: any) in f (a new one
+ * at *n), or NULL when out of memory.  (A rare collision of two programs'
+ * names puts both in one.) */
+static struct folded *folded_of(const struct msc_report *r, struct msc_u64map *idx, struct folded *f,
+				size_t *n, uint32_t stack, int image)
+{
+	char prog[256];
+	const char *name = image >= 0 ? msc_report_program(r, image, prog, sizeof(prog)) : NULL;
+	uint64_t key = ((uint64_t)stack + 1) ^ (name ? msc_hash_bytes(name, strlen(name), 0) << 32 : 0);
+	uint64_t *s;
+
+	key += !key;
+	s = msc_u64map_get(idx, key);
 	if (s)
 		return &f[*s];
-	if (msc_u64map_put(idx, (uint64_t)stack + 1, *n))
+	if (msc_u64map_put(idx, key, *n))
 		return NULL;
 	f[*n].stack = stack;
+	f[*n].image = name ? image : -1;
 	return &f[(*n)++];
 }
 
@@ -42,6 +72,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 	struct msc_u64map idx;
 	struct folded *f;
 	size_t i, n = 0;
+	bool programs = by_program(r);
 
 	f = calloc(r->nsites + r->nleaks + 1, sizeof(*f));
 	*out = f;
@@ -57,7 +88,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 			if (!render_leaked_kind(l->kind) &&
 			    !(r->mode && !strcmp(r->mode, "attach") && !strcmp(l->kind, "unknown")))
 				continue;
-			e = folded_of(&idx, f, &n, l->stack);
+			e = folded_of(r, &idx, f, &n, l->stack, programs ? l->image : -1);
 			if (!e)
 				goto oom;
 			e->cost += l->bytes;
@@ -67,7 +98,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 			const struct msc_rsite *x = &r->sites[i];
 			struct folded *e;
 
-			e = folded_of(&idx, f, &n, x->stack);
+			e = folded_of(r, &idx, f, &n, x->stack, programs ? x->image : -1);
 			if (!e)
 				goto oom;
 			e->cost += cost == MSC_COST_ALLOCS ? x->allocs :
@@ -96,6 +127,24 @@ static void fold_name(char *buf, size_t n, const struct msc_rframe *f)
 			*p = ',';
 }
 
+/* A program's name as the outermost frame of its stacks: in brackets, as
+ * a frame without a function is, no ';'. */
+static void fold_program(char *name)
+{
+	size_t len = strlen(name);
+	char *p;
+
+	if (len + 3 > 512)
+		len = 512 - 3;
+	memmove(name + 1, name, len);
+	name[0] = '[';
+	name[len + 1] = ']';
+	name[len + 2] = '\0';
+	for (p = name; *p; p++)
+		if (*p == ';' || *p == '\n')
+			*p = ',';
+}
+
 int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
 	struct folded *f;
@@ -109,8 +158,13 @@ int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE
 
 		if (!f[i].cost)
 			continue;
+		if (f[i].image >= 0 && msc_report_program(r, f[i].image, name, sizeof(name))) {
+			fold_program(name);
+			fputs(name, out);
+			first = false;
+		}
 		if (msc_report_stack_truncated(r, s)) {
-			fputs("[truncated]", out);
+			fprintf(out, "%s[truncated]", first ? "" : ";");
 			first = false;
 		}
 		for (k = s ? (int)s->n - 1 : -1; k >= 0; k--) {
@@ -370,6 +424,13 @@ static int tree_build(struct tree *t, const struct msc_report *r, enum msc_repor
 		if (!f[i].cost)
 			continue;
 		t->root.cost += f[i].cost;
+		if (f[i].image >= 0 && msc_report_program(r, f[i].image, name, sizeof(name))) {
+			fold_program(name);
+			cur = child_of(t, cur, name);
+			if (!cur)
+				break;
+			cur->cost += f[i].cost;
+		}
 		if (msc_report_stack_truncated(r, s)) {
 			cur = child_of(t, cur, "[truncated]");
 			if (!cur)

@@ -440,20 +440,6 @@ static void label(struct msc_pb *b, int64_t key, int64_t str, int64_t num, int64
 	msc_pb_end(b, m);
 }
 
-/* The program of process image `image` (its argv[0]'s last part), or NULL. */
-static const char *program_of(const struct msc_report *r, int image, char *buf, size_t n)
-{
-	const char *argv, *base, *end;
-
-	if (image < 0 || (size_t)image >= r->nimages || !(argv = r->images[image].argv))
-		return NULL;
-	end = argv + strcspn(argv, " ");
-	for (base = end; base > argv && base[-1] != '/'; base--)
-		;
-	snprintf(buf, n, "%.*s", (int)(end - base), base);
-	return buf;
-}
-
 /* Its comments, in the string table before it is written. */
 static void comments(struct pprof *p, int64_t *c, unsigned *n)
 {
@@ -526,7 +512,7 @@ static void encode(struct pprof *p, struct msc_pb *b)
 			label(b, k_pool, msc_pb_string(&p->st, s->pool), 0, 0);
 		if (p->npids > 1) {
 			char prog[256];
-			const char *name = program_of(r, s->image, prog, sizeof(prog));
+			const char *name = msc_report_program(r, s->image, prog, sizeof(prog));
 
 			label(b, k_pid, 0, s->pid, 0);
 			if (name)

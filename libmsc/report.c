@@ -111,6 +111,19 @@ bool msc_report_runtime_fn(const char *fn)
 	return false;
 }
 
+const char *msc_report_program(const struct msc_report *r, int image, char *buf, size_t n)
+{
+	const char *argv, *base, *end;
+
+	if (image < 0 || (size_t)image >= r->nimages || !(argv = r->images[image].argv))
+		return NULL;
+	end = argv + strcspn(argv, " ");
+	for (base = end; base > argv && base[-1] != '/'; base--)
+		;
+	snprintf(buf, n, "%.*s", (int)(end - base), base);
+	return buf;
+}
+
 bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s)
 {
 	unsigned i, calls = 0;

@@ -205,9 +205,10 @@ int main(int argc, char **argv)
 	r.nalloc_fns = nalloc_fns;
 	/* The page draws the heap over time by site from an --events stream. */
 	r.want_heap_series = o.format == MSC_REPORT_HTML;
-	/* A profile of every process of an ms-record --follow stream, each
-	 * sample labeled with its pid (the other formats: the first's). */
-	r.all_processes = o.format == MSC_REPORT_PPROF;
+	/* A profile or flame graph of every process of an ms-record --follow
+	 * stream, by pid and program (the other formats: the first's). */
+	r.all_processes = o.format == MSC_REPORT_PPROF || o.format == MSC_REPORT_COLLAPSED ||
+			  o.format == MSC_REPORT_SVG;
 	ret = msc_report_load(&r, &rd, &err);
 	/* An empty or foreign input has nothing to report. */
 	if (ret && !r.tool) {
@@ -247,11 +248,10 @@ int main(int argc, char **argv)
 		status = MSC_EXIT_TROUBLE;
 	if (out == stdout && c)
 		clearerr(stdout);
-	/* Formats with no place for the note the others print (--pprof has
+	/* Formats with no place for the note the others print: they have
 	 * every process's sites, but an --events stream's are built again
-	 * from the first process's events). */
-	if (r.streams > 1 && (o.format == MSC_REPORT_COLLAPSED || o.format == MSC_REPORT_SVG ||
-			      (o.format == MSC_REPORT_PPROF && r.from_events)))
+	 * from the first process's events. */
+	if (r.streams > 1 && r.all_processes && r.from_events)
 		msc_warn("%s: the stream holds %u more %s (ms-record --follow): this profile is about "
 			 "pid %d; ms-filter --pid PID picks another", rd.name, r.streams - 1,
 			 r.streams > 2 ? "processes" : "process", r.pid);

@@ -67,14 +67,29 @@ check_eq "without --follow: one entry, the summary's" "1 true" \
 ms-report --json "$TOP/tests/fixtures/report/poll.ndjson" >poll.json
 check_eq "--poll: no summaries" null "$(jq -c .summaries poll.json)"
 
-# The formats with no room for the text report's note on the other
-# processes say it on stderr: a profile of the first process alone.
-# (--pprof has them all, labeled: t0450.)
-for f in collapsed svg; do
-	check_status "ms-report --$f of the follow recording" 0 ms-report --$f -o fe.$f fe.ndjson
-	check_eq "--$f: the other processes said" \
-		"ms-report: fe.ndjson: the stream holds 1 more process (ms-record --follow): this profile is about pid $PARENT; ms-filter --pid PID picks another" \
+# Flame graphs of every process, a tower per program, its name the
+# outermost frame (--pprof labels them: t0450): leaked bytes, the parent's
+# 333 and leaky's 89,609 (the child before its exec leaks nothing).
+check_status "ms-report --collapsed of the follow recording" 0 ms-report --collapsed -o fe.folded fe.ndjson
+check_empty "--collapsed: nothing on stderr" last.err
+check_eq "--collapsed: leaked bytes by program" "$(printf '[forkexec] 333\n[leaky] 89609')" \
+	"$(awk '{ split($1, f, ";"); s[f[1]] += $NF } END { for (k in s) print k, s[k] }' fe.folded | sort)"
+check_eq "--collapsed --cost bytes: allocated bytes by program" \
+	"$(printf '[forkexec] 777\n[leaky] 54283515')" \
+	"$(ms-report --collapsed --cost bytes fe.ndjson |
+		awk '{ split($1, f, ";"); s[f[1]] += $NF } END { for (k in s) print k, s[k] }' | sort)"
+check_status "ms-report --svg of the follow recording" 0 ms-report --svg -o fe.svg fe.ndjson
+check_empty "--svg: nothing on stderr" last.err
+check_fgrep "--svg: leaky's tower" "[leaky]" fe.svg
+# An --events stream's sites are built again from the first process's
+# events: those formats then say on stderr that they are about it alone.
+for f in pprof collapsed svg; do
+	check_status "ms-report --$f of the --events follow recording" 0 ms-report --$f -o ev.$f ev.ndjson
+	check_eq "--$f of --events: the other processes said" \
+		"ms-report: ev.ndjson: the stream holds 1 more process (ms-record --follow): this profile is about pid $(jq -r 'select(.type == "header") | .pid' ev.ndjson | head -n 1); ms-filter --pid PID picks another" \
 		"$(cat "$OUT/last.err")"
 done
+# A recording of one process: no program frame.
+check_eq "one process: no program frame" "" "$(ms-report --collapsed one.ndjson | grep '^\[forkexec\]')"
 
 finish
