@@ -580,13 +580,20 @@ static void warn_line(const char *a, const char *b, const char *c)
  * A malloc defined ahead of ours in the global scope (the program's own: a
  * statically linked jemalloc, say) takes every call, libc's included, and
  * ours none: say so, once, rather than record an empty heap in silence.
+ * Not a program that only takes malloc's address without -fPIE (node):
+ * its executable then has a PLT entry for malloc, which dlsym returns for
+ * the sake of pointer equality, undefined in its symbol table, whose jump
+ * goes where the program's GOT says (ours).
  */
 static void warn_foreign_malloc(void)
 {
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
 
-	if (!m || !dladdr(m, &info) || (uintptr_t)info.dli_fbase == self_base || secure_getenv("MEMSCOPE_QUIET"))
+	if (!m || !dladdr1(m, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+	    (uintptr_t)info.dli_fbase == self_base || (sym && sym->st_shndx == SHN_UNDEF) ||
+	    secure_getenv("MEMSCOPE_QUIET"))
 		return;
 	warn_line("ms-record: warning: malloc is defined in ",
 		  info.dli_fname && info.dli_fname[0] ? info.dli_fname : g_exe,

@@ -306,6 +306,29 @@ check_status "own malloc: runs" 0 ms-record -o /dev/null "$OUT/ownmalloc"
 check_eq "own malloc: the warning" \
 	"ms-record: warning: malloc is defined in $OUT/ownmalloc itself (a statically linked allocator?): its allocations are not recorded" \
 	"$(grep -F 'malloc is defined' "$OUT/last.err")"
+# A program built without -fPIE that takes malloc's address (node is): its
+# executable has a PLT entry for malloc, which dlsym gives for pointer
+# equality, but no malloc of its own: recorded, and nothing said.
+cat >"$OUT/mallocptr.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+void *(*volatile alloc_fn)(size_t);
+void (*volatile free_fn)(void *);
+int main(void)
+{
+	alloc_fn = malloc;	/* in code: an absolute address, the PLT entry's */
+	free_fn = free;
+	for (int i = 0; i < 5; i++)
+		free_fn(alloc_fn(100));
+	printf("%p\n", (void *)alloc_fn(50));
+	return 0;
+}
+EOF
+check_status "build a non-PIE program taking &malloc" 0 cc -O0 -no-pie -fno-pie -o "$OUT/mallocptr" "$OUT/mallocptr.c"
+check_status "&malloc: runs" 0 ms-record -o "$OUT/mallocptr.ndjson" "$OUT/mallocptr"
+check_eq "&malloc: nothing said" "" "$(grep -F 'malloc is defined' "$OUT/last.err")"
+check_eq "&malloc: its allocations recorded (5 + 1, and stdout's)" "7 5" \
+	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees)"' "$OUT/mallocptr.ndjson")"
 
 # --- a C program that dlopens a C++ library ---------------------------------
 # libstdc++ is then in the library's local scope only, out of reach of a
