@@ -1671,7 +1671,8 @@ int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev)
 		h = key && a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
 		if (h >= 0) {
 			if (a->held[h].tid != ev->tid &&
-			    (a->held[h].type == MSC_CEV_ALLOC) != (ev->type == MSC_CEV_ALLOC)) {
+			    (a->held[h].type == MSC_CEV_ALLOC) != (ev->type == MSC_CEV_ALLOC) &&
+			    (!a->unseen_frees_ok || ev->ts - a->held[h].ts <= MSC_AGG_HOLD_REACH_NS)) {
 				/* The partner: ev happened first. */
 				hold_enqueue(a, ev, true);
 				hold_release(a, (unsigned)h);

@@ -472,6 +472,16 @@ struct msc_hold_entry {
 };
 
 #define MSC_AGG_HOLD_MAX 64
+/*
+ * Where frees of blocks never seen are normal (unseen_frees_ok: attached,
+ * a fork child...), a free of an unknown address is as likely the free of
+ * an older block, whose address another thread got back a moment later:
+ * the two are then taken for one block's allocation and free (a double
+ * free when its thread frees it) only when their stamps are closer than
+ * out-of-order execution moves one (a microsecond or so; this leaves
+ * margin), not anywhere in the window.
+ */
+#define MSC_AGG_HOLD_REACH_NS 20000
 #define MSC_AGG_HELD 2
 /* A free of a block msc_agg_hidden() was told of: applied, as nothing. */
 #define MSC_AGG_HIDDEN 3

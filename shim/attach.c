@@ -14,8 +14,8 @@
  * aligned 8-byte store is atomic, so a thread calls either the old target
  * or ours.  dlopen is hooked the same way, to patch what it loads.
  *
- * memscope_detach() writes back every slot that still holds our hook and
- * stops recording; the library is never unloaded (threads may be inside a
+ * memscope_detach() stops recording and writes back every slot that still
+ * holds our hook; the library is never unloaded (threads may be inside a
  * hook, or hold a pointer read from a patched slot).  Neither function
  * takes a lock a hook could hold, nor allocates through malloc.
  *
@@ -646,6 +646,14 @@ long memscope_detach(void)
 {
 	size_t i, restored = 0;
 
+	/*
+	 * Recording stops first, for every hook at once.  The other threads
+	 * run on while the slots are written back one by one: with new's
+	 * restored and delete's not yet, a block new gave out unseen and its
+	 * delete seen was a double free of the block the address held before
+	 * (node, whose threads allocate all the time: dozens at each detach).
+	 */
+	shim_session_detach();
 	lock();
 	for (i = npatches; i-- > 0;) {
 		struct patch *p = &patches[i];
@@ -657,6 +665,5 @@ long memscope_detach(void)
 	}
 	npatches = 0;
 	unlock();
-	shim_session_detach();
 	return (long)restored;
 }

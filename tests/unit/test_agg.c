@@ -326,6 +326,33 @@ static void test_hold_order(void **state)
 	assert_int_equal(a.repaired, 2);
 	msc_agg_release(&a);
 
+	/* Where unseen frees are normal (attached): partners only within
+	 * MSC_AGG_HOLD_REACH_NS; a free further before the allocation of
+	 * its address is an older block's, and the allocation a new one. */
+	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_hold(&a, 200000), 0);
+	a.unseen_frees_ok = true;
+	fed_n = 0;
+	feed(&a, A, 10, 1, 0x1000, 1);
+	feed(&a, A, 20, 2, 0x2000, 2);
+	feed(&a, F, 1000, 2, 0x3000, 0);
+	feed(&a, A, 1000 + MSC_AGG_HOLD_REACH_NS, 1, 0x3000, 3);
+	feed(&a, F, 100000, 2, 0x4000, 0);
+	feed(&a, A, 100001 + MSC_AGG_HOLD_REACH_NS, 1, 0x4000, 4);
+	check_fed((struct fed[]){ { A, 10, 0x1000 }, { A, 20, 0x2000 },
+				  { A, 1000 + MSC_AGG_HOLD_REACH_NS, 0x3000 },
+				  { F, 1000 + MSC_AGG_HOLD_REACH_NS, 0x3000 },
+				  { F, 100000, 0x4000 }, { A, 100001 + MSC_AGG_HOLD_REACH_NS, 0x4000 } }, 6);
+	assert_int_equal(a.repaired, 1);
+	assert_int_equal(a.unknown_frees, 1);
+	assert_int_equal(a.live_blocks, 3);
+	/* its thread's free of it is no double free */
+	feed(&a, F, 300000, 1, 0x4000, 0);
+	assert_int_equal(a.errors[MSC_ERR_DOUBLE_FREE], 0);
+	assert_int_equal(a.live_blocks, 2);
+	check_fed((struct fed[]){ { F, 300000, 0x4000 } }, 1);
+	msc_agg_release(&a);
+
 	/* Without msc_agg_hold: every event applies as it comes. */
 	assert_int_equal(msc_agg_init(&a), 0);
 	feed(&a, A, 10, 1, 0x1000, 1);
