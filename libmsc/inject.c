@@ -421,6 +421,16 @@ static int explain_eperm(int pid, struct msc_err *err)
 	return rc;
 }
 
+/* pid has exited, or is exiting (its memory may be gone already). */
+static bool process_gone(struct msc_procfs *fs, int pid)
+{
+	struct msc_pstat ps;
+	int rc = msc_proc_stat(fs, pid, &ps, NULL);
+
+	return rc == -ESRCH || (rc == 0 && (ps.state == 'Z' || ps.state == 'X')) ||
+	       (rc == 0 && (ps.flags & MSC_PF_EXITING));
+}
+
 static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct msc_err *err)
 {
 	char path[600];
@@ -1086,6 +1096,11 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	if (rc) {
 		rc = msc_err_set(err, rc, "cannot read /proc/%d/maps: %s", pid,
 				 strerror(-rc));
+		goto out;
+	}
+	if (!t.libc[0] && process_gone(&fs, pid)) {
+		/* An exiting process's maps are empty: not a static binary. */
+		rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
 		goto out;
 	}
 	if (!t.libc[0]) {

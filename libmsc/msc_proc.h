@@ -69,6 +69,7 @@ int msc_proc_foreach_pid_at(struct msc_procfs *fs, DIR **dir, int (*cb)(int pid,
 			    void *arg);
 
 #define MSC_PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
+#define MSC_PF_EXITING 0x00000004u	/* the same: getting shut down */
 
 /* /proc/PID/stat */
 struct msc_pstat {

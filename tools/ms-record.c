@@ -526,6 +526,12 @@ int main(int argc, char **argv)
 			poll_only = true;
 			break;
 		case OPT_DURATION:
+			/* A bare number is refused: "10" read as milliseconds
+			 * (as -i takes them) ends a recording meant to last ten
+			 * seconds (timeout(1)'s unit) at once. */
+			if (optarg[0] && strchr("0123456789.", optarg[strlen(optarg) - 1]))
+				msc_usage_error("--duration '%s' needs a unit: \"%ss\", \"%sms\", \"%sm\"",
+						optarg, optarg, optarg, optarg);
 			if (msc_parse_duration(optarg, &duration) || !duration)
 				msc_usage_error("invalid duration '%s'", optarg);
 			break;

@@ -302,6 +302,10 @@ for f in over.ndjson over.ndjson.zst; do
 done
 check_status "-p and a program" 2 ms-record -p $WT /bin/true
 check_status "--duration without -p" 2 ms-record --duration 1s /bin/true
+# "10": ten milliseconds or ten seconds?  Refused, and the way said.
+check_status "--duration without a unit" 2 ms-record -p $WT --duration 10 -o "$OUT/nounit.ndjson"
+check_grep "--duration without a unit: says the forms" 'needs a unit: "10s"' "$OUT/last.err"
+check_eq "--duration without a unit: no recording made" no "$([ -e "$OUT/nounit.ndjson" ] && echo yes || echo no)"
 check_status "bad pid" 2 ms-record -p abc
 printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$OUT/st.c"
 if cc -static -o "$OUT/static" "$OUT/st.c" 2>/dev/null; then
