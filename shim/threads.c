@@ -13,6 +13,7 @@
  * t_stack_hi, the shared ring's state (g_shared, g_shared_ready: set up by
  * session.c at each session start) and the pthread key.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -33,8 +34,9 @@ bool g_shared_ready;
 pthread_key_t g_key;
 bool g_key_ok;
 
-/* Top of the main thread's stack, from /proc/self/maps, without malloc. */
-static uint64_t main_stack_top(uint64_t sp)
+/* The mapping holding sp, from /proc/self/maps, without malloc: its end,
+ * and its start in *start (0 when none). */
+static uint64_t maps_stack(uint64_t sp, uint64_t *start)
 {
 	char buf[4096];
 	size_t have = 0;
@@ -58,6 +60,7 @@ static uint64_t main_stack_top(uint64_t sp)
 			*nl = '\0';
 			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi) {
 				top = hi;
+				*start = lo;
 				goto out;
 			}
 			line = nl + 1;
@@ -70,17 +73,61 @@ out:
 	return top;
 }
 
+/*
+ * pthread_getattr_np holds its thread's lock while it allocates (the CPU
+ * set it reallocs, glibc 2.36), and the lock is not recursive.  A thread
+ * whose first allocation is that one (every Ruby thread's) came to
+ * thread_init() inside it, and stack_top() asked pthread_getattr_np again:
+ * the thread waited for itself, for ever.  The program's calls come here
+ * (launch mode: the preload; attached: its GOT slots, attach.c), and while
+ * one runs stack_top() reads the mapping instead.
+ */
+static __thread unsigned t_in_getattr TLS_IE;
+static int (*real_getattr)(pthread_t, pthread_attr_t *);
+
+static int (*getattr_fn(void))(pthread_t, pthread_attr_t *)
+{
+	int (*fn)(pthread_t, pthread_attr_t *) = __atomic_load_n(&real_getattr, __ATOMIC_ACQUIRE);
+
+	if (!fn) {
+		fn = (int (*)(pthread_t, pthread_attr_t *))dlsym(RTLD_NEXT, "pthread_getattr_np");
+		__atomic_store_n(&real_getattr, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+SHIM_EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
+{
+	int (*fn)(pthread_t, pthread_attr_t *) = getattr_fn();
+	int r;
+
+	if (!fn)
+		return ENOSYS;
+	t_in_getattr++;
+	r = fn(th, attr);
+	t_in_getattr--;
+	return r;
+}
+
 static uint64_t stack_top(uint64_t *lo)
 {
-	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0), start = 0, top;
+	int (*getattr)(pthread_t, pthread_attr_t *);
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
 
 	*lo = 0;
 	if (raw_gettid() == getpid())
-		return main_stack_top(sp);
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return maps_stack(sp, &start);
+	if (t_in_getattr || !(getattr = getattr_fn())) {
+		/* A thread stack glibc made is one mapping (its guard page
+		 * another): what pthread_getattr_np would say. */
+		top = maps_stack(sp, &start);
+		*lo = start;
+		return top;
+	}
+	if (getattr(pthread_self(), &attr) != 0)
 		return 0;
 	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
 		size = 0, addr = NULL;

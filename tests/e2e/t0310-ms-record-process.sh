@@ -128,4 +128,91 @@ check_eq "the next recorder removes it, and only it" "memscope memscope.keepme o
 	"$(ls "$OUT/run" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "and stamps the time" 0 \
 	"$(find "$OUT/run/memscope/pruned" -mmin +1 | wc -l)"
+
+# --- a thread whose first allocation is inside pthread_getattr_np ---------
+# glibc holds the thread's lock while it reallocs there; the shim, setting
+# the thread up at that allocation, asked pthread_getattr_np for the stack
+# again and the thread waited for itself for ever (every Ruby thread).
+cat >"$OUT/getattr.c" <<'EOF'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+static void *fn(void *arg)
+{
+	pthread_attr_t at;
+	size_t size;
+	void *lo;
+
+	(void)arg;
+	pthread_getattr_np(pthread_self(), &at);	/* the thread's first allocation */
+	pthread_attr_getstack(&at, &lo, &size);
+	pthread_attr_destroy(&at);
+	return (void *)size;
+}
+int main(void)
+{
+	pthread_t t;
+	void *r;
+
+	pthread_create(&t, NULL, fn, NULL);
+	pthread_join(t, &r);
+	printf("stack %zu\n", (size_t)r);
+	return 0;
+}
+EOF
+check_status "build getattr" 0 cc -O1 -pthread -o "$OUT/getattr" "$OUT/getattr.c"
+"$OUT/getattr" >"$OUT/getattr.native"
+for o in "" "--sample 512K" "--sample 1" "--unwind libunwind" "--unwind fp"; do
+	check_status "getattr ${o:-full}: ends" 0 timeout -s KILL 20 ms-record -q $o -o "$OUT/getattr.ndjson" "$OUT/getattr"
+	check_eq "getattr ${o:-full}: its output" "$(cat "$OUT/getattr.native")" "$(cat "$OUT/last.out")"
+done
+# memcheck's figures (--run-libc-freeres=no): 5 allocations, 3 frees.
+check_eq "getattr: every allocation, the thread's included" "5 3 0" \
+	"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.errors)"' "$OUT/getattr.ndjson")"
+# Attached: its GOT slot for pthread_getattr_np leads to the same guard.
+cat >"$OUT/getattr-loop.c" <<'EOF'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *volatile sink;
+static void *fn(void *arg)
+{
+	pthread_attr_t at;
+
+	(void)arg;
+	pthread_getattr_np(pthread_self(), &at);
+	pthread_attr_destroy(&at);
+	sink = malloc(32);	/* the program's own, through its GOT */
+	free(sink);
+	return NULL;
+}
+int main(void)
+{
+	for (int i = 0; i < 300; i++) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, fn, NULL);
+		pthread_join(t, NULL);
+		usleep(5000);
+	}
+	puts("done");
+	return 0;
+}
+EOF
+check_status "build getattr-loop" 0 cc -O1 -pthread -o "$OUT/getattr-loop" "$OUT/getattr-loop.c"
+"$OUT/getattr-loop" >"$OUT/loop.out" &
+GL=$!
+_bg_pids="$_bg_pids $GL"
+( sleep 30; kill -9 $GL 2>/dev/null ) >/dev/null 2>&1 &	# a hung program: status 137
+WD=$!
+sleep 0.3
+check_status "getattr-loop: attach 0.5 s" 0 ms-record -q -p $GL --duration 0.5s -o "$OUT/getattr-attach.ndjson"
+wait $GL
+check_eq "getattr-loop: attached, its threads still end (no kill)" "0 done" "$? $(cat "$OUT/loop.out")"
+pkill -P $WD sleep 2>/dev/null
+kill $WD 2>/dev/null
+check_range "getattr-loop: threads recorded while attached" 2 1000 \
+	"$(jq -r 'select(.type=="end") | .allocs' "$OUT/getattr-attach.ndjson")"
 finish
