@@ -421,14 +421,19 @@ static int explain_eperm(int pid, struct msc_err *err)
 	return rc;
 }
 
-/* pid has exited, or is exiting (its memory may be gone already). */
+/* A zombie, or dead (its memory may be gone already). */
+static bool ended(const struct msc_pstat *ps)
+{
+	return ps->state == 'Z' || ps->state == 'X';
+}
+
+/* pid has exited, or is exiting. */
 static bool process_gone(struct msc_procfs *fs, int pid)
 {
 	struct msc_pstat ps;
 	int rc = msc_proc_stat(fs, pid, &ps, NULL);
 
-	return rc == -ESRCH || (rc == 0 && (ps.state == 'Z' || ps.state == 'X')) ||
-	       (rc == 0 && (ps.flags & MSC_PF_EXITING));
+	return rc == -ESRCH || (rc == 0 && (ended(&ps) || (ps.flags & MSC_PF_EXITING)));
 }
 
 static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct msc_err *err)
@@ -448,7 +453,7 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 		return msc_err_set(err, rc, "cannot read /proc/%d/stat: %s", pid, strerror(-rc));
 	if (ps.flags & MSC_PF_KTHREAD)
 		return msc_err_set(err, -EINVAL, "pid %d is a kernel thread", pid);
-	if (ps.state == 'Z' || ps.state == 'X')
+	if (ended(&ps))
 		return msc_err_set(err, -ESRCH, "pid %d is exiting (%c)", pid, ps.state);
 	if (pid == getpid())
 		return msc_err_set(err, -EINVAL, "pid %d is this process", pid);

@@ -149,6 +149,7 @@ struct msc_rpages {
 struct msc_rimage {
 	int pid, ppid;
 	const char *argv, *start;
+	const char *program;		/* argv[0]'s last part, NULL: none */
 	bool complete, has_status;
 	const char *reason;
 	int status, signal;
@@ -251,9 +252,8 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
  * or a thread starts.  False when the depth is not known.
  */
 bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s);
-/* The program process image `image` ran: its argv[0]'s last part, in buf;
- * NULL when not known. */
-const char *msc_report_program(const struct msc_report *r, int image, char *buf, size_t n);
+/* The program process image `image` ran (its program), NULL when not known. */
+const char *msc_report_program(const struct msc_report *r, int image);
 
 enum msc_report_format {
 	MSC_REPORT_TEXT,

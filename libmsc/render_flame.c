@@ -51,8 +51,7 @@ static bool by_program(const struct msc_report *r)
 static struct folded *folded_of(const struct msc_report *r, struct msc_u64map *idx, struct folded *f,
 				size_t *n, uint32_t stack, int image)
 {
-	char prog[256];
-	const char *name = image >= 0 ? msc_report_program(r, image, prog, sizeof(prog)) : NULL;
+	const char *name = msc_report_program(r, image);
 	uint64_t key = ((uint64_t)stack + 1) ^ (name ? msc_hash_bytes(name, strlen(name), 0) << 32 : 0);
 	uint64_t *s;
 
@@ -129,18 +128,12 @@ static void fold_name(char *buf, size_t n, const struct msc_rframe *f)
 
 /* A program's name as the outermost frame of its stacks: in brackets, as
  * a frame without a function is, no ';'. */
-static void fold_program(char *name)
+static void fold_program(char *buf, size_t n, const char *program)
 {
-	size_t len = strlen(name);
 	char *p;
 
-	if (len + 3 > 512)
-		len = 512 - 3;
-	memmove(name + 1, name, len);
-	name[0] = '[';
-	name[len + 1] = ']';
-	name[len + 2] = '\0';
-	for (p = name; *p; p++)
+	snprintf(buf, n, "[%s]", program);
+	for (p = buf; *p; p++)
 		if (*p == ';' || *p == '\n')
 			*p = ',';
 }
@@ -158,8 +151,8 @@ int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE
 
 		if (!f[i].cost)
 			continue;
-		if (f[i].image >= 0 && msc_report_program(r, f[i].image, name, sizeof(name))) {
-			fold_program(name);
+		if (f[i].image >= 0) {
+			fold_program(name, sizeof(name), msc_report_program(r, f[i].image));
 			fputs(name, out);
 			first = false;
 		}
@@ -424,8 +417,8 @@ static int tree_build(struct tree *t, const struct msc_report *r, enum msc_repor
 		if (!f[i].cost)
 			continue;
 		t->root.cost += f[i].cost;
-		if (f[i].image >= 0 && msc_report_program(r, f[i].image, name, sizeof(name))) {
-			fold_program(name);
+		if (f[i].image >= 0) {
+			fold_program(name, sizeof(name), msc_report_program(r, f[i].image));
 			cur = child_of(t, cur, name);
 			if (!cur)
 				break;

@@ -511,8 +511,7 @@ static void encode(struct pprof *p, struct msc_pb *b)
 		if (s->pool)
 			label(b, k_pool, msc_pb_string(&p->st, s->pool), 0, 0);
 		if (p->npids > 1) {
-			char prog[256];
-			const char *name = msc_report_program(r, s->image, prog, sizeof(prog));
+			const char *name = msc_report_program(r, s->image);
 
 			label(b, k_pid, 0, s->pid, 0);
 			if (name)

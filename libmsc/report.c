@@ -111,17 +111,9 @@ bool msc_report_runtime_fn(const char *fn)
 	return false;
 }
 
-const char *msc_report_program(const struct msc_report *r, int image, char *buf, size_t n)
+const char *msc_report_program(const struct msc_report *r, int image)
 {
-	const char *argv, *base, *end;
-
-	if (image < 0 || (size_t)image >= r->nimages || !(argv = r->images[image].argv))
-		return NULL;
-	end = argv + strcspn(argv, " ");
-	for (base = end; base > argv && base[-1] != '/'; base--)
-		;
-	snprintf(buf, n, "%.*s", (int)(end - base), base);
-	return buf;
+	return image >= 0 && (size_t)image < r->nimages ? r->images[image].program : NULL;
 }
 
 bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s)
@@ -291,7 +283,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->stack = (uint32_t)stack;
 	s->pid = msc_rec_pid(rec, r->pid);
 	im = image_of(r, s->pid);
-	s->image = im ? (int)(im - r->images) : -1;
+	s->image = image_index(r, s->pid);
 	s->fn = str(r, rec, "fn");
 	s->pool = str(r, rec, "pool");
 	if (im && msc_is_mapping_fn(s->fn) && !strcmp(s->fn, "brk")) {
@@ -674,8 +666,9 @@ static int new_image(struct msc_report *r)
 	return 0;
 }
 
-/* The header's argv as one string (NULL without one), in the arena. */
-static const char *header_argv(struct msc_report *r, const struct msc_rec *rec)
+/* The header's argv as one string (NULL without one), in the arena;
+ * *program (if not NULL), its first element's last part. */
+static const char *header_argv(struct msc_report *r, const struct msc_rec *rec, const char **program)
 {
 	const struct msc_field *argv = msc_rec_field(rec, "argv");
 	struct msc_jiter it;
@@ -692,6 +685,8 @@ static const char *header_argv(struct msc_report *r, const struct msc_rec *rec)
 
 		if (!a)
 			continue;
+		if (program && !*program)
+			*program = msc_base_name(a);
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "", a);
 	}
 	return msc_arena_strdup(&r->arena, buf);
@@ -713,7 +708,7 @@ static int new_image_of(struct msc_report *r, const struct msc_rec *rec, int pid
 	im->pid = pid;
 	if (msc_rec_i64(rec, "ppid", &ppid) == 0)
 		im->ppid = (int)ppid;
-	im->argv = header_argv(r, rec);
+	im->argv = header_argv(r, rec, &im->program);
 	im->start = str(r, rec, "start");
 	return msc_u64map_put(&r->image_of, (uint64_t)pid + 1, r->nimages);
 }
@@ -768,7 +763,7 @@ static int load_header(struct msc_report *r, const struct msc_rec *rec)
 	}
 	msc_rec_u64(rec, "start_epoch", &r->start_epoch);
 argv:
-	argv = header_argv(r, rec);
+	argv = header_argv(r, rec, NULL);
 	if (argv)
 		r->argv = argv;
 	return 0;

@@ -74,6 +74,24 @@ bool intern_grow(struct tstate *t)
 	return true;
 }
 
+/*
+ * Announces the blocks hidden_note() took (shim.h) on t's ring.  Sampling,
+ * each joins the set of recorded blocks too, so that its free is sent
+ * (and then dropped by the collector) rather than counted as the
+ * program's.
+ */
+static __attribute__((noinline, cold)) void hidden_flush(struct tstate *t)
+{
+	unsigned i, n = t_hot.hidden < HIDDEN_MAX ? t_hot.hidden : HIDDEN_MAX;
+
+	for (i = 0; i < n; i++) {
+		if (g_sample)
+			sampled_add((const void *)(uintptr_t)t_hidden[i]);
+		emit(t, MSC_EV_HIDDEN, 0, 0, &t_hidden[i], 1);
+	}
+	hidden_forget();
+}
+
 /* The id of a captured stack the trace cache did not name: interned, and
  * sent when new.  Out of stack_id's way, which the cache's hits take. */
 static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct capture *cp)
@@ -83,6 +101,10 @@ static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const s
 	uint64_t *rec;
 	uint32_t id, j;
 
+	/* What the loader allocated in this hook: in libunwind's first
+	 * backtrace of the thread, a capture the trace cache never names. */
+	if (unlikely(t_hot.hidden))
+		hidden_flush(t);
 	if (c.n <= 0)
 		return 0;
 	j = (uint32_t)c.h1 & t->tab_mask;
@@ -123,24 +145,6 @@ static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const s
 	return id;
 }
 
-/*
- * Announces the blocks hidden_note() took (shim.h) on t's ring.  Sampling,
- * each joins the set of recorded blocks too, so that its free is sent
- * (and then dropped by the collector) rather than counted as the
- * program's.
- */
-static __attribute__((noinline, cold)) void hidden_flush(struct tstate *t)
-{
-	unsigned i, n = t_hot.hidden < HIDDEN_MAX ? t_hot.hidden : HIDDEN_MAX;
-
-	for (i = 0; i < n; i++) {
-		if (g_sample)
-			sampled_add((const void *)(uintptr_t)t_hidden[i]);
-		emit(t, MSC_EV_HIDDEN, 0, 0, &t_hidden[i], 1);
-	}
-	hidden_forget();
-}
-
 void *malloc_hidden(size_t size)
 {
 	void *p = real_malloc(size);
@@ -169,8 +173,6 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t,
 		unwind_forget(&t->uw);
 	}
 	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
-	if (unlikely(t_hot.hidden))
-		hidden_flush(t);
 	if (c.id)
 		return c.id;
 	return stack_intern(t, &c);

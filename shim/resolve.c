@@ -39,6 +39,7 @@ void (*real_exit)(int) __attribute__((noreturn));
 void (*real__exit)(int) __attribute__((noreturn));
 void (*real__Exit)(int) __attribute__((noreturn));
 int (*shim_real_dlclose)(void *);
+int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
 
 /* C++ operators, resolved when libstdc++ is there. */
 void *(*real_new)(size_t);
@@ -267,6 +268,7 @@ void resolve_reals(void)
 	RESOLVE(real__exit, "_exit");
 	RESOLVE(real__Exit, "_Exit");
 	RESOLVE(shim_real_dlclose, "dlclose");
+	RESOLVE(real_pthread_getattr_np, "pthread_getattr_np");
 	/* glibc's own?  (A malloc_debug or jemalloc preloaded, or linked,
 	 * defines its own.) */
 	if (!defined_at((void *)gnu_get_libc_version, &libc))

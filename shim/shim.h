@@ -214,6 +214,8 @@ extern void *(*real_sbrk)(intptr_t);
 extern void (*real_exit)(int) __attribute__((noreturn));
 extern void (*real__exit)(int) __attribute__((noreturn));
 extern void (*real__Exit)(int) __attribute__((noreturn));
+/* threads.c's pthread_getattr_np passes the program's calls on to it. */
+extern int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
 /* dlclose.S jumps through it, or calls shim_dlclose_slow while it is NULL. */
 extern int (*shim_real_dlclose)(void *);
 int shim_dlclose_slow(void *handle);
@@ -362,9 +364,10 @@ extern __thread struct thot t_hot TLS_IE;
  * a thread), which glibc frees when it reclaims the thread's stack, on
  * another thread and outside any hook of ours.  That free must not count
  * as the program's, nor be taken for a double free when the address was
- * the program's before: each block is announced (MSC_EV_HIDDEN) by the
- * thread's next stack capture (hidden_flush), which a hook that made the
- * loader allocate is about to make.  The constructor's dlopen of libunwind
+ * the program's before: each block is announced (MSC_EV_HIDDEN) when the
+ * hook that made the loader allocate interns the stack it captured
+ * (hidden_flush, from stack_intern: a libunwind capture is never the
+ * trace cache's), off the path of the captures the cache names.  The constructor's dlopen of libunwind
  * is forgotten (those blocks stay, or go inside the loader).
  */
 #define HIDDEN_MAX 4

@@ -13,7 +13,6 @@
  * t_stack_hi, the shared ring's state (g_shared, g_shared_ready: set up by
  * session.c at each session start) and the pthread key.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -83,28 +82,16 @@ out:
  * one runs stack_top() reads the mapping instead.
  */
 static __thread unsigned t_in_getattr TLS_IE;
-static int (*real_getattr)(pthread_t, pthread_attr_t *);
-
-static int (*getattr_fn(void))(pthread_t, pthread_attr_t *)
-{
-	int (*fn)(pthread_t, pthread_attr_t *) = __atomic_load_n(&real_getattr, __ATOMIC_ACQUIRE);
-
-	if (!fn) {
-		fn = (int (*)(pthread_t, pthread_attr_t *))dlsym(RTLD_NEXT, "pthread_getattr_np");
-		__atomic_store_n(&real_getattr, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 SHIM_EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
 {
-	int (*fn)(pthread_t, pthread_attr_t *) = getattr_fn();
 	int r;
 
-	if (!fn)
+	ensure_init();
+	if (!real_pthread_getattr_np)
 		return ENOSYS;
 	t_in_getattr++;
-	r = fn(th, attr);
+	r = real_pthread_getattr_np(th, attr);
 	t_in_getattr--;
 	return r;
 }
@@ -112,7 +99,6 @@ SHIM_EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
 static uint64_t stack_top(uint64_t *lo)
 {
 	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0), start = 0, top;
-	int (*getattr)(pthread_t, pthread_attr_t *);
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
@@ -120,14 +106,14 @@ static uint64_t stack_top(uint64_t *lo)
 	*lo = 0;
 	if (raw_gettid() == getpid())
 		return maps_stack(sp, &start);
-	if (t_in_getattr || !(getattr = getattr_fn())) {
+	if (t_in_getattr || !real_pthread_getattr_np) {
 		/* A thread stack glibc made is one mapping (its guard page
 		 * another): what pthread_getattr_np would say. */
 		top = maps_stack(sp, &start);
 		*lo = start;
 		return top;
 	}
-	if (getattr(pthread_self(), &attr) != 0)
+	if (real_pthread_getattr_np(pthread_self(), &attr) != 0)
 		return 0;
 	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
 		size = 0, addr = NULL;
