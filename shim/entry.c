@@ -3,7 +3,7 @@
  * libmemscope.so's malloc, free, calloc, realloc and C++'s plain operator
  * new, new[], delete and delete[]: the entry points of the calls a program
  * makes most.  Each takes the fast path of a call that --sample does not
- * record (sample.h: a count of bytes, a count in the ring's header, the
+ * record (sample.h: a count of bytes, counts in the thread's TLS, the
  * real call) and otherwise jumps to its full hook in hooks.c, which
  * records.
  *
@@ -46,12 +46,12 @@ static inline __attribute__((always_inline)) void *malloc_body(size_t size, bool
 	void *p;
 
 	if (guard)
-		t_guard++;
+		guard_in();
 	p = real_malloc(size);
 	if (likely(p))
 		sample_fast_count_alloc(size);
 	if (guard)
-		t_guard--;
+		guard_out();
 	return p;
 }
 
@@ -60,12 +60,12 @@ static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t 
 	void *p;
 
 	if (guard)
-		t_guard++;
+		guard_in();
 	p = real_calloc(n, size);
 	if (likely(p))
 		sample_fast_count_alloc((uint64_t)n * size);
 	if (guard)
-		t_guard--;
+		guard_out();
 	return p;
 }
 
@@ -74,14 +74,14 @@ static inline __attribute__((always_inline)) void *realloc_body(void *ptr, size_
 	void *p;
 
 	if (guard)
-		t_guard++;
+		guard_in();
 	p = real_realloc(ptr, size);
 	if (likely(p))
 		sample_fast_count_alloc(size);
 	if (ptr && (p || !size))
 		sample_fast_count_free();
 	if (guard)
-		t_guard--;
+		guard_out();
 	return p;
 }
 
@@ -94,9 +94,9 @@ static __attribute__((noinline)) void *realloc_plain(void *ptr, size_t size) { r
 
 static __attribute__((noinline)) void free_guarded(void *ptr)
 {
-	t_guard++;
+	guard_in();
 	real_free(ptr);
-	t_guard--;
+	guard_out();
 }
 
 /*
@@ -140,9 +140,9 @@ void entry_routes(bool libc_heap)
 static __attribute__((noinline)) void free_fast(void *ptr, void (*realfn)(void *))
 {
 	sample_fast_count_free();
-	t_guard++;
+	guard_in();
 	realfn(ptr);
-	t_guard--;
+	guard_out();
 }
 
 /*
@@ -154,17 +154,17 @@ static __attribute__((noinline)) void free_fast(void *ptr, void (*realfn)(void *
  */
 SHIM_EXPORT void *malloc(size_t size)
 {
-	uint64_t gate = t_hot.gate;
+	uint64_t gate;
 
-	if (likely(gate == g_fast)) {
-		if (likely(sample_fast_take(size))) {
-			if (likely(size < precount_below)) {
-				sample_fast_count_alloc(size);
-				return real_malloc(size);
-			}
-			return malloc_route(size);
+	if (likely(sample_fast_take(size))) {
+		if (likely(size < precount_below)) {
+			sample_fast_count_alloc(size);
+			return real_malloc(size);
 		}
-	} else if ((uint32_t)gate && likely(real_malloc)) {
+		return malloc_route(size);
+	}
+	gate = t_hot.gate;
+	if ((uint32_t)gate && likely(real_malloc)) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;
 		else if (unlikely(from_loader(__builtin_return_address(0))))
@@ -213,24 +213,24 @@ static const bool free_as_free = true;
 static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hook)(void *),
 			      const bool *as_free)
 {
-	uint64_t gate = t_hot.gate;
+	uint64_t gate;
 
-	if (likely(gate == g_fast)) {
-		/* NULL and the boot pool's blocks are never "none" (sample.h,
-		 * sampled_pin): they go to the hook, without a test of their own. */
-		if (likely(sampled_none(ptr))) {
-			if (*as_free) {
-				/* counted first, and free_route jumped to */
-				sample_fast_count_free();
-				free_route(ptr);
-				return;
-			}
-			if (likely(*real)) {
-				free_fast(ptr, *real);
-				return;
-			}
+	/* NULL and the boot pool's blocks are never "none" (sample.h,
+	 * sampled_pin): they go to the hook, without a test of their own. */
+	if (likely(sampled_none(t_hot.table, ptr))) {
+		if (*as_free) {
+			/* counted first, and free_route jumped to */
+			sample_fast_count_free();
+			free_route(ptr);
+			return;
 		}
-	} else if ((uint32_t)gate && likely(*real) && likely(!boot_or_low(ptr))) {
+		if (likely(*real)) {
+			free_fast(ptr, *real);
+			return;
+		}
+	}
+	gate = t_hot.gate;
+	if ((uint32_t)gate && likely(*real) && likely(!boot_or_low(ptr))) {
 		(*real)(ptr);
 		return;
 	}
@@ -244,7 +244,7 @@ SHIM_EXPORT void free(void *ptr)
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
 {
-	if (sample_fast_open() && likely(sample_fast_take((uint64_t)n * size)))
+	if (likely(sample_fast_take((uint64_t)n * size)))
 		return calloc_route(n, size);
 	return calloc_hook(n, size);
 }
@@ -253,8 +253,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
  * not to be: the new block is counted, and the old one if it went. */
 SHIM_EXPORT void *realloc(void *ptr, size_t size)
 {
-	if (sample_fast_open() && (!ptr || likely(sampled_none(ptr))) &&
-	    likely(sample_fast_take(size)))
+	if ((!ptr || likely(sampled_none(t_hot.table, ptr))) && likely(sample_fast_take(size)))
 		return realloc_route(ptr, size);
 	return realloc_hook(ptr, size);
 }
@@ -275,7 +274,7 @@ static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(siz
 {
 	void *p = IN_NEW_CALL(realfn(size));
 
-	if (likely(p) && likely(sample_hot()))
+	if (likely(p))
 		sample_fast_count_alloc(size);
 	return p;
 }
@@ -287,10 +286,10 @@ static inline __attribute__((always_inline)) void *new_malloc(size_t size, bool 
 	void *p;
 
 	if (guard)
-		t_guard++;
+		guard_in();
 	p = real_malloc(size + !size);
 	if (guard)
-		t_guard--;
+		guard_out();
 	return p;
 }
 
@@ -327,7 +326,7 @@ static inline __attribute__((always_inline)) void *new_body(size_t size, void *(
 
 	if (unlikely(!p)) {
 		p = new_after_failure(size, realfn, guard);
-		if (!p || !count || !sample_hot())
+		if (!p || !count)
 			return p;
 	}
 	if (count)
@@ -383,16 +382,15 @@ static __attribute__((noinline)) void *new_within(size_t size, void *(*realfn)(s
 static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook)(size_t),
 			      const bool *as_malloc)
 {
-	uint64_t gate = t_hot.gate;
+	uint64_t gate;
 
-	if (likely(gate == g_fast)) {
-		if (likely(realfn) && likely(sample_fast_take(size))) {
-			if (likely(*as_malloc))
-				return new_guard() ? new_guarded(size, realfn)
-						   : new_plain(size, realfn);
-			return new_fast(size, realfn);
-		}
-	} else if ((uint32_t)gate && likely(realfn)) {
+	if (likely(realfn) && likely(sample_fast_take(size))) {
+		if (likely(*as_malloc))
+			return new_guard() ? new_guarded(size, realfn) : new_plain(size, realfn);
+		return new_fast(size, realfn);
+	}
+	gate = t_hot.gate;
+	if ((uint32_t)gate && likely(realfn)) {
 		if ((uint32_t)gate == IN_NEW && *as_malloc)
 			return new_within(size, realfn);
 		return realfn(size);

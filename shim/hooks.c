@@ -245,7 +245,7 @@ static inline __attribute__((always_inline)) void record_alloc_at(void *frame, c
 	}
 	if (set && !t->shared) {
 		t->pick_ptr = (uint64_t)(uintptr_t)p;	/* 0 when not in the set after all */
-		t->pick_left = t_hot.left;
+		t->pick_left = t_hot.held;
 	}
 	shared_unlock(t);
 }
@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) void record_free_at(void *frame, un
 	} else {
 		/* A recorded block its thread frees before it allocated again:
 		 * its countdown has not moved since. */
-		if (sampled && t->pick_ptr == v[0] && sample_hot() && t_hot.left == t->pick_left) {
+		if (sampled && t->pick_ptr == v[0] && sample_hot() && t_hot.held == t->pick_left) {
 			id |= MSC_FREE_TEMPORARY;
 			t->pick_ptr = 0;
 		}
@@ -550,19 +550,19 @@ void *malloc_hook(size_t size)
 		passing_through();
 		return real_malloc(size);
 	}
-	t_guard++;
+	guard_in();
 	if (sample_skip(size)) {
 		p = real_malloc(size);
 		if (p)
 			sample_count_alloc(size);
-		t_guard--;
+		guard_out();
 		return p;
 	}
 	prepare_alloc(frame);
 	p = real_malloc(size);
 	if (p)
 		record_block(frame, p, size, MSC_FN_MALLOC);
-	t_guard--;
+	guard_out();
 	return p;
 }
 
@@ -581,11 +581,11 @@ void free_hook(void *ptr)
 		real_free(ptr);
 		return;
 	}
-	t_guard++;
+	guard_in();
 	/* Before the real free: afterwards another thread may get ptr back. */
 	free_event(frame, MSC_FN_FREE, ptr);
 	real_free(ptr);
-	t_guard--;
+	guard_out();
 }
 
 void *calloc_hook(size_t n, size_t size)
@@ -610,19 +610,19 @@ void *calloc_hook(size_t n, size_t size)
 		passing_through();
 		return real_calloc(n, size);
 	}
-	t_guard++;
+	guard_in();
 	if (sample_skip((uint64_t)n * size)) {
 		p = real_calloc(n, size);
 		if (p)
 			sample_count_alloc((uint64_t)n * size);
-		t_guard--;
+		guard_out();
 		return p;
 	}
 	prepare_alloc(frame);
 	p = real_calloc(n, size);
 	if (p)
 		record_block(frame, p, (uint64_t)n * size, MSC_FN_CALLOC);
-	t_guard--;
+	guard_out();
 	return p;
 }
 
@@ -639,7 +639,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	}
 	if (!ACTIVE())
 		return real_realloc(ptr, size);
-	t_guard++;
+	guard_in();
 	/* --sample: the old block's free is recorded if the block was, and
 	 * counted otherwise once the realloc did free it; the new block is
 	 * a new choice. */
@@ -659,7 +659,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		if (g_sample)
 			sampled_add(ptr);
 	}
-	t_guard--;
+	guard_out();
 	return p;
 }
 
@@ -714,14 +714,14 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		passing_through();
 		return real_posix_memalign(out, align, size);
 	}
-	t_guard++;
+	guard_in();
 	skip = sample_skip(size);
 	ret = real_posix_memalign(out, align, size);
 	if (ret == 0 && skip)
 		sample_count_alloc(size);
 	else if (ret == 0)
 		record_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
-	t_guard--;
+	guard_out();
 	return ret;
 }
 
@@ -737,14 +737,14 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 			passing_through();                                                    \
 			return realcall;                                                      \
 		}                                                                             \
-		t_guard++;                                                                    \
+		guard_in();                                                                    \
 		skip = sample_skip(sizeexpr);                                                 \
 		p = realcall;                                                                 \
 		if (p && skip)                                                                \
 			sample_count_alloc(sizeexpr);                                         \
 		else if (p)                                                                   \
 			record_block(__builtin_frame_address(0), p, sizeexpr, fn);            \
-		t_guard--;                                                                    \
+		guard_out();                                                                    \
 		return p;                                                                     \
 	}
 
@@ -788,19 +788,19 @@ static void *new_fallback(size_t size)
 			return new_fallback(size);                                      \
 		if (!ACTIVE())                                                          \
 			return realfn callargs;                                         \
-		t_guard++;                                                              \
+		guard_in();                                                              \
 		skip = sample_skip(size);                                               \
 		if (!skip)                                                              \
 			prepare_alloc(__builtin_frame_address(0));                      \
-		t_guard--;                                                              \
+		guard_out();                                                              \
 		p = call;                                                               \
 		if (p && ACTIVE()) {                                                    \
-			t_guard++;                                                      \
+			guard_in();                                                      \
 			if (skip)                                                       \
 				sample_count_alloc(size);                               \
 			else                                                            \
 				record_block(__builtin_frame_address(0), p, size, fn);  \
-			t_guard--;                                                      \
+			guard_out();                                                      \
 		}                                                                       \
 		return p;                                                               \
 	}
@@ -838,10 +838,10 @@ static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned 
 		realfn(ptr);
 		return;
 	}
-	t_guard++;
+	guard_in();
 	free_event(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr);
-	t_guard--;
+	guard_out();
 }
 
 static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t al, unsigned fn,
@@ -858,10 +858,10 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 		realfn(ptr, al);
 		return;
 	}
-	t_guard++;
+	guard_in();
 	free_event(__builtin_frame_address(0), fn, ptr);
 	realfn(ptr, al);
-	t_guard--;
+	guard_out();
 }
 
 /* The full hooks of entry.c's delete and delete[], unsized and sized. */
@@ -887,14 +887,14 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if (!ACTIVE() || !(flags & MAP_ANONYMOUS) || (flags & MAP_SHARED))
 		return real_mmap(addr, len, prot, flags, fd, off);
-	t_guard++;
+	guard_in();
 	p = real_mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED) {
 		uint64_t v[2] = { (uint64_t)(uintptr_t)p, len };
 
 		record_region(__builtin_frame_address(0), MSC_EV_MMAP, v, 2);
 	}
-	t_guard--;
+	guard_out();
 	return p;
 }
 
@@ -910,11 +910,11 @@ SHIM_EXPORT int munmap(void *addr, size_t len)
 		return (int)syscall(SYS_munmap, addr, len);
 	if (!ACTIVE())
 		return real_munmap(addr, len);
-	t_guard++;
+	guard_in();
 	/* Like free: before the range can be handed out again. */
 	record_simple(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
 	ret = real_munmap(addr, len);
-	t_guard--;
+	guard_out();
 	return ret;
 }
 
@@ -933,14 +933,14 @@ SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, .
 		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 	if (!ACTIVE())
 		return real_mremap(old, old_len, new_len, flags, new_addr);
-	t_guard++;
+	guard_in();
 	p = real_mremap(old, old_len, new_len, flags, new_addr);
 	if (p != MAP_FAILED) {
 		uint64_t v[4] = { (uint64_t)(uintptr_t)old, old_len, (uint64_t)(uintptr_t)p, new_len };
 
 		record_region(__builtin_frame_address(0), MSC_EV_MREMAP, v, 4);
 	}
-	t_guard--;
+	guard_out();
 	return p;
 }
 
@@ -954,7 +954,7 @@ SHIM_EXPORT int brk(void *end)
 		return (int)syscall(SYS_brk, end) == (long)end ? 0 : -1;
 	if (!ACTIVE())
 		return real_brk(end);
-	t_guard++;
+	guard_in();
 	old = real_sbrk(0);
 	ret = real_brk(end);
 	if (ret == 0) {
@@ -962,7 +962,7 @@ SHIM_EXPORT int brk(void *end)
 
 		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
 	}
-	t_guard--;
+	guard_out();
 	return ret;
 }
 
@@ -975,14 +975,14 @@ SHIM_EXPORT void *sbrk(intptr_t inc)
 		return (void *)-1;
 	if (!ACTIVE() || inc == 0)
 		return real_sbrk(inc);
-	t_guard++;
+	guard_in();
 	old = real_sbrk(inc);
 	if (old != (void *)-1) {
 		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + (uint64_t)inc };
 
 		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
 	}
-	t_guard--;
+	guard_out();
 	return old;
 }
 
@@ -1001,9 +1001,9 @@ SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 	ensure_init();
 	if (!ptr || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, NULL);
-	t_guard--;
+	guard_out();
 }
 
 SHIM_EXPORT void memscope_free(const void *ptr)
@@ -1011,9 +1011,9 @@ SHIM_EXPORT void memscope_free(const void *ptr)
 	ensure_init();
 	if (!ptr || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
-	t_guard--;
+	guard_out();
 }
 
 /*
@@ -1029,12 +1029,12 @@ SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
 	ensure_init();
 	if (!ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	if (old)
 		record_free(frame, MSC_FN_CUSTOM, old);
 	if (ptr)
 		record_alloc_in(frame, ptr, size, MSC_FN_CUSTOM, NULL);
-	t_guard--;
+	guard_out();
 }
 
 /* POOL create or destroy: the name goes in whole words, NUL padded and cut
@@ -1060,9 +1060,9 @@ SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name)
 	ensure_init();
 	if (!pool || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_pool(__builtin_frame_address(0), MSC_POOL_CREATE, pool, name);
-	t_guard--;
+	guard_out();
 }
 
 SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size)
@@ -1070,9 +1070,9 @@ SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t s
 	ensure_init();
 	if (!ptr || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool);
-	t_guard--;
+	guard_out();
 }
 
 SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
@@ -1080,9 +1080,9 @@ SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
 	ensure_init();
 	if (!ptr || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_free_in(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool);
-	t_guard--;
+	guard_out();
 }
 
 SHIM_EXPORT void memscope_pool_destroy(const void *pool)
@@ -1090,9 +1090,9 @@ SHIM_EXPORT void memscope_pool_destroy(const void *pool)
 	ensure_init();
 	if (!pool || !ACTIVE())
 		return;
-	t_guard++;
+	guard_in();
 	record_pool(__builtin_frame_address(0), MSC_POOL_DESTROY, pool, NULL);
-	t_guard--;
+	guard_out();
 }
 
 /* --------------------------------------------- ms-record --hook NAME=... */
@@ -1124,19 +1124,19 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 	case MSC_HOOK_ALLOC:
 		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (r && ACTIVE()) {
-			t_guard++;
+			guard_in();
 			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
 					MSC_FN_CUSTOM, NULL);
-			t_guard--;
+			guard_out();
 		}
 		return r;
 	case MSC_HOOK_FREE:
 		/* Before the real call, as for free: the block may be handed
 		 * out again before it returns. */
 		if (a[h->ptr_arg - 1]) {
-			t_guard++;
+			guard_in();
 			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1]);
-			t_guard--;
+			guard_out();
 		}
 		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
 	default:
@@ -1146,13 +1146,13 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (!ACTIVE())
 			return r;
-		t_guard++;
+		guard_in();
 		if (old && (r || !a[h->size_arg - 1]))
 			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
 		if (r)
 			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
 					MSC_FN_CUSTOM, NULL);
-		t_guard--;
+		guard_out();
 		return r;
 	}
 }
@@ -1284,20 +1284,20 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 	case MSC_AFN_FREE:
 		if (!p)
 			return CALL_REAL();
-		t_guard++;
+		guard_in();
 		afn_free(frame, fn, p);
 		r = CALL_REAL();
-		t_guard--;
+		guard_out();
 		return r;
 	case MSC_AFN_HEAP_DESTROY:
-		t_guard++;
+		guard_in();
 		if (!mi_visit_blocks)
 			mi_visit_blocks = (bool (*)(const void *, bool, mi_visit_fn, void *))
 				(uintptr_t)sibling(k, "mi_heap_visit_blocks");
 		if (p && mi_visit_blocks)
 			mi_visit_blocks((const void *)(uintptr_t)p, true, visit_free, &v);
 		r = CALL_REAL();
-		t_guard--;
+		guard_out();
 		return r;
 	case MSC_AFN_REALLOC:
 	case MSC_AFN_REALLOCF:
@@ -1305,16 +1305,16 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		/* The free first, as realloc's: the block may be handed out
 		 * again before the call returns. */
 		old = f->kind == MSC_AFN_REALLOCARR ? (p ? *(uint64_t *)(uintptr_t)p : 0) : p;
-		t_guard++;
+		guard_in();
 		/* old stays 0 when its free was not recorded (not sampled) */
 		if (old && !afn_free(frame, fn, old))
 			old = 0;
 		if (f->throws) {
-			t_guard--;
+			guard_out();
 			r = CALL_REAL();
 			if (!ACTIVE())
 				return r;
-			t_guard++;
+			guard_in();
 		} else {
 			r = CALL_REAL();
 		}
@@ -1330,7 +1330,7 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 			 * reallocf's, which frees it, nor a resize to 0). */
 			afn_unfree(fn, old);
 		}
-		t_guard--;
+		guard_out();
 		return r;
 	case MSC_AFN_STRDUP:
 		if (f->nul && a[f->nul - 1])
@@ -1343,9 +1343,9 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 		r = CALL_REAL();
 		if (!ACTIVE())
 			return r;
-		t_guard++;
+		guard_in();
 	} else {
-		t_guard++;
+		guard_in();
 		r = CALL_REAL();
 	}
 	switch (f->kind) {
@@ -1392,7 +1392,7 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 	default:
 		break;
 	}
-	t_guard--;
+	guard_out();
 	return r;
 }
 
@@ -1440,9 +1440,9 @@ static void record_exit(int status)
 {
 	if (!ACTIVE() || getpid() != g_pid)
 		return;
-	t_guard++;
+	guard_in();
 	record_simple(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
-	t_guard--;
+	guard_out();
 }
 
 SHIM_EXPORT void exit(int status)

@@ -299,7 +299,7 @@ void resolve_cxx(void)
 {
 	bool missed = false;
 
-	t_guard++;
+	guard_in();
 	RESOLVE_CXX(real_new, "_Znwm");
 	RESOLVE_CXX(real_new_arr, "_Znam");
 	RESOLVE_CXX(real_new_nt, "_ZnwmRKSt9nothrow_t");
@@ -319,7 +319,7 @@ void resolve_cxx(void)
 	if (missed)
 		forget_dlerror();
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
-	t_guard--;
+	guard_out();
 }
 
 /* dlclose is in dlclose.S: it must not add a frame of its own. */

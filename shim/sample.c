@@ -9,6 +9,7 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "sample.h"
 
@@ -71,10 +72,154 @@ void sampled_settle(unsigned b)
 	}
 }
 
+/* What a closed fast path reads (shim.h): region counts of 1, so that
+ * every free goes on to sampled_none()'s test of the table itself. */
+const uint16_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))) = {
+	[0 ...(1u << SAMPLED_REGIONS) - 1] = 1,
+};
+
+/*
+ * The threads whose fast paths count in their TLS (sample.h), by ring: the
+ * end's flush (sample_flush_all) adds what each counted since its last
+ * hook to its ring's header.  busy: the thread is adding them itself
+ * (sample_publish); the flush waits for that, and once it has begun
+ * (g_flushed) no thread adds again, so that nothing is counted twice.
+ * Static: a thread of an earlier session may still be on its way through
+ * it.  A thread whose ring is past its end does not open (HOT_SLOTS).
+ */
+#define HOT_SLOTS 4096u
+static struct hot_slot {
+	struct thot *hot;
+	struct msc_ring *ring;
+	volatile uint32_t busy;
+} g_hots[HOT_SLOTS];
+static volatile int g_flushed;
+
+static void fast_close(void);
+
+void sample_open(struct tstate *t)
+{
+	struct hot_slot *slot;
+
+	if (t->ring_index >= HOT_SLOTS || __atomic_load_n(&g_flushed, __ATOMIC_ACQUIRE))
+		return;
+	slot = &g_hots[t->ring_index];
+	t_hot.ring = t->ring;
+	t_hot.gen = FAST_GEN;
+	/* What a fast path left open by an earlier session counted. */
+	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+	t_hot.held = t->sample_left;
+	t_hot.held_table = (const uint16_t *)g_sampled->region;
+	/* Opens when the outermost hook gives the guard back (guard_out). */
+	t_hot.mode = FAST_HELD;
+	if (!(t_flags & GUARD_HOLDS))
+		t_guard |= GUARD_HOLDS;
+	slot->ring = t->ring;
+	__atomic_store_n(&slot->hot, &t_hot, __ATOMIC_RELEASE);
+}
+
+/* The thread's counts into its ring's header, unless the end's flush took
+ * them (or will: it waits while busy). */
+static void publish_to(struct hot_slot *slot, bool leaving)
+{
+	struct msc_ring *r = t_hot.ring;
+
+	__atomic_store_n(&slot->busy, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&g_flushed, __ATOMIC_SEQ_CST)) {
+		r->unsampled_allocs += t_hot.allocs;
+		r->unsampled_bytes += t_hot.bytes;
+		r->unsampled_frees += t_hot.frees;
+		if (leaving)
+			__atomic_store_n(&slot->hot, NULL, __ATOMIC_RELEASE);
+	}
+	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+	__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
+}
+
+void sample_publish(void)
+{
+	struct tstate *t = t_state;
+
+	if (t && t != TSTATE_DEAD && t->ring_index < HOT_SLOTS && t_hot.gen == FAST_GEN)
+		publish_to(&g_hots[t->ring_index], false);
+}
+
+void sample_leave(struct tstate *t)
+{
+	if (t->ring_index < HOT_SLOTS && t_hot.gen == FAST_GEN)
+		publish_to(&g_hots[t->ring_index], true);
+	fast_close();
+}
+
+static void fast_close(void)
+{
+	t_hot.gen = 0;
+	t_hot.mode = FAST_CLOSED_MODE;
+	t_hot.left = t_hot.held = 0;
+	t_hot.table = t_hot.held_table = g_closed_table;
+	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+}
+
+void sample_fork_reset(void)
+{
+	fast_close();
+}
+
+/*
+ * The end (or a detach): every thread's counts into its ring's header.
+ * This thread's directly; another's read from its TLS through
+ * process_vm_readv, which fails instead of faulting should the thread be
+ * gone with its stack meanwhile.  What the others count afterwards is
+ * lost: they run on while the process ends.  This thread's fast path
+ * stays closed: its hooks count in the ring's header from now on.
+ */
+void sample_flush_all(void)
+{
+	struct tstate *t = t_state;
+	unsigned i, n;
+
+	if (!g_sample || !g_ctl || __atomic_load_n(&g_flushed, __ATOMIC_ACQUIRE))
+		return;
+	if (t && t != TSTATE_DEAD && !t->shared)
+		sample_leave(t);
+	__atomic_store_n(&g_flushed, 1, __ATOMIC_SEQ_CST);
+	n = g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS;
+	for (i = 1; i < n; i++) {
+		struct hot_slot *slot = &g_hots[i];
+		struct thot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+		uint64_t counts[3];
+		struct iovec local = { counts, sizeof(counts) }, remote;
+
+		if (!hot)
+			continue;
+		while (__atomic_load_n(&slot->busy, __ATOMIC_SEQ_CST))
+			__builtin_ia32_pause();
+		hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+		if (!hot)
+			continue;
+		remote.iov_base = &hot->allocs;
+		remote.iov_len = sizeof(counts);
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(counts)) {
+			__atomic_add_fetch(&slot->ring->unsampled_allocs, counts[0], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&slot->ring->unsampled_bytes, counts[1], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&slot->ring->unsampled_frees, counts[2], __ATOMIC_RELAXED);
+		}
+		slot->hot = NULL;
+	}
+}
+
+/* A session starts: no thread has opened in it, nothing is flushed. */
+static void hots_reset(void)
+{
+	memset(g_hots, 0, sizeof(g_hots));
+	__atomic_store_n(&g_flushed, 0, __ATOMIC_SEQ_CST);
+}
+
 bool sample_setup(void)
 {
 	g_seeded_threads = 0;
 	g_sample = 0;
+	hots_reset();
 	boot_pool_unset();
 	if (!g_ctl->sample)
 		return true;

@@ -12,7 +12,8 @@
  * no memory, so a block of s bytes is recorded with probability
  * 1 - exp(-s/g_sample) whatever came before it: the probability whose inverse
  * the collector weighs each recorded block by.  An allocation that is not
- * recorded costs a subtraction and a count in its ring's header: no stack,
+ * recorded costs a subtraction and a count in the thread's TLS (added to
+ * its ring's header at its next hook: sample.c, sample_publish): no stack,
  * no record, no collector.
  *
  * The set.  2^16 buckets of 8 addresses (a cache line each), a bit per
@@ -240,18 +241,16 @@ static inline bool sample_hot(void)
 }
 
 /*
- * The fast path of a call that is not recorded, which the hooks of malloc,
- * calloc, realloc and free take first, in a frame that saves two registers
- * where the full hook's saves six: open when this thread's t_hot.gen is
- * g_fast (it samples with a ring of its own in the active session) and no
- * hook of its own is under way.  It reads t_hot's line, g_fast and, for a
- * free, the set's count byte; not the tstate (another page, and the line
- * that made the storm's unsampled hooks cost 3.5 ns an event).
+ * The fast path of a call that is not recorded, which malloc, calloc,
+ * realloc, free and C++'s plain operators take first (entry.c): open when
+ * this thread's t_hot.mode is FAST_OPEN (it samples with a ring of its own
+ * and no hook of its own is under way), which it tests by using its values
+ * and nothing else: an allocation takes its bytes from t_hot.left, 0 when
+ * closed, a free reads t_hot.table's count, never 0 when closed.  It reads
+ * t_hot's line and, for a free, the set's count; not g_fast, not the
+ * tstate (another page, and the line that made the storm's unsampled
+ * hooks cost 3.5 ns an event).
  */
-static inline bool sample_fast_open(void)
-{
-	return likely(t_hot.gate == g_fast);
-}
 
 /* The bytes an allocation of size takes from a thread's count: a size of
  * 0 counts as 1 (it too must have a chance). */
@@ -262,62 +261,93 @@ static inline uint64_t sample_bytes(uint64_t size)
 
 /*
  * On the fast path: sample_bytes(size) do not use up the thread's count
- * (above 0), which is taken down by them; false changes nothing (the full
- * hook picks).
+ * (above 0), which is taken down by them; false: the full hook decides.
  *
- * Three instructions: the compare's carry is size == 0, and the subtract
- * with borrow takes size + (size == 0) from the count in memory, its carry
- * and zero flags then saying whether that was all of it (s >= left,
- * unsigned, as a compare would).  The count is given back on that rare way
- * out.  (A load, compare, subtract and store, and the three instructions
- * of size + !size, were 8 of malloc's 18.)  A signal handler's allocation
- * between the subtract and the give-back finds the count wrapped (or 0),
- * takes its bytes from it, or picks and draws a new one; the give-back
- * then keeps what the handler did, and a count that would still be 0 or
- * below is made 1, so that this allocation is picked as it was to be and
- * a wrapped count never stays (it would stop the thread's picks).
+ * Four instructions: the compare's carry is size == 0, and the subtract
+ * with borrow takes size + (size == 0) from the count in memory, its
+ * carry and zero flags then saying whether that was all of it (s >= left,
+ * unsigned, as a compare would), its sign whether the count was below 0
+ * (taken from a closed fast path).  A closed fast path's count is 0: any
+ * size uses it up, and the count, wrapped, stays negative however many a
+ * signal handler's allocations take from it before it is made 0 again
+ * (an open count is at most 2^62).  The rare way out: an open fast path's
+ * count is given back for the full hook to pick; a closed one's made 0
+ * again.  A signal handler's allocation between the subtract and the
+ * give-back finds the count at 0 or below, takes its bytes from it, or
+ * picks and draws a new one; the give-back then keeps what the handler
+ * did, and a count that would still be 0 or below is made 1, so that this
+ * allocation is picked as it was to be and a wrapped count never stays (it
+ * would stop the thread's picks).
  */
 static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size)
 {
 	__asm__ goto("cmpq $1, %1\n\t"
 		     "sbbq %1, %0\n\t"
-		     "jbe %l[used_up]"
+		     "jbe %l[used_up]\n\t"
+		     "js %l[used_up]"
 		     : /* no outputs: the count is written through %0 */
 		     : "m"(t_hot.left), "r"(size)
 		     : "cc", "memory"
 		     : used_up);
 	return true;
 used_up:
-	{
+	if (likely(t_hot.mode == FAST_OPEN)) {
 		/* in uint64_t: the count is wrapped here, and so may size be */
 		int64_t left = (int64_t)((uint64_t)t_hot.left + sample_bytes(size));
 
 		t_hot.left = left > 0 ? left : 1;
+	} else {
+		t_hot.left = 0;
 	}
 	return false;
 }
 
-/* On the fast path: no recorded block can be p (its free is counted). */
-static inline bool sampled_none(const void *p)
+/*
+ * On the fast path: no recorded block can be p (its free is counted), by
+ * the region counts in `table` (the thread's t_hot.table: the set's, or
+ * g_closed_table's, which send every free to the full hook) and the
+ * bucket words that follow them.
+ */
+static inline bool sampled_none(const uint16_t *table, const void *p)
 {
 	unsigned b;
 
 	/* Read through a plain pointer: one compare with memory, where a
 	 * volatile read is a load and a test. */
-	if (likely(!((const uint16_t *)g_sampled->region)[sampled_region(p)]))
+	if (likely(!table[sampled_region(p)]))
 		return true;
+	/* A closed fast path's (its words would say no more).  By its
+	 * address: a second test of the count made GCC read it once for
+	 * both, a load and a test where the first is one compare. */
+	if (table == g_closed_table)
+		return false;
 	/* The word read through a plain pointer too, its offset folded into
 	 * the load. */
 	b = sampled_bucket(p);
-	return !sampled_marked(((const uint64_t *)g_sampled->used)[b >> 5], b);
+	return !sampled_marked(((const uint64_t *)(table + (1u << SAMPLED_REGIONS)))[b >> 5], b);
 }
 
 /*
- * What the fast path does not record, counted in its ring's header (which
- * the collector only reads), each count by one instruction: no signal
- * handler of this thread can come between a load and a store of it.
+ * What the fast path does not record, counted in the thread's TLS, each
+ * count by one instruction (no signal handler of this thread can come
+ * between a load and a store of it); sample_publish() adds them to the
+ * ring's header.
  */
-static inline void sample_fast_count_alloc(uint64_t size)
+static inline __attribute__((always_inline)) void sample_fast_count_alloc(uint64_t size)
+{
+	__asm__ volatile("addq $1, %0\n\taddq %2, %1"
+			 : "+m"(t_hot.allocs), "+m"(t_hot.bytes)
+			 : "r"(size));
+}
+
+static inline __attribute__((always_inline)) void sample_fast_count_free(void)
+{
+	__asm__ volatile("addq $1, %0" : "+m"(t_hot.frees));
+}
+
+/* What a full hook does not record, in the thread's ring's header (the
+ * thread's own: sample_hot()), which the collector reads. */
+static inline void sample_hook_count_alloc(uint64_t size)
 {
 	struct msc_ring *r = t_hot.ring;
 
@@ -326,27 +356,60 @@ static inline void sample_fast_count_alloc(uint64_t size)
 			 : "r"(size));
 }
 
-static inline void sample_fast_count_free(void)
+static inline void sample_hook_count_free(void)
 {
 	__asm__ volatile("addq $1, %0" : "+m"(t_hot.ring->unsampled_frees));
 }
 
+/* Adds the fast path's counts to the ring's header (the thread's own
+ * ring in this session, a hook under way): sample.c. */
+void sample_publish(void);
+
+/*
+ * Inside a hook (the guard held, the fast path's values in held, or the
+ * fast path not open): sample_bytes(size) do not use up the thread's
+ * count, which is taken down by them; false changes nothing.
+ */
+static inline bool sample_held_take(uint64_t size)
+{
+	uint64_t b = sample_bytes(size);
+
+	if (likely(t_hot.mode >= FAST_HELD) && (uint64_t)t_hot.held > b) {
+		t_hot.held -= (int64_t)b;
+		return true;
+	}
+	return false;
+}
+
+/* The thread's first choice in this session: its fast path opens, with the
+ * count t was given, when the outermost hook gives the guard back (and
+ * not after the end's flush: sample_flush_all). */
+void sample_open(struct tstate *t);
+/* Thread t exits (or the end's flush runs on it): its counts go to its
+ * ring's header and its fast path closes for good. */
+void sample_leave(struct tstate *t);
+/* The end, or a detach: every thread's counts to its ring's header. */
+void sample_flush_all(void);
+/* A fork child: its one thread's fast path closes (the parent's ring is
+ * not its), without a word to any ring. */
+void sample_fork_reset(void);
+
 /* Is the allocation of size bytes to be recorded?  (A size of 0 counts
- * as 1 byte: it too must have a chance.) */
+ * as 1 byte: it too must have a chance.)  Inside a hook. */
 static inline bool sample_pick(struct tstate *t, uint64_t size)
 {
-	if (unlikely(t->shared))
-		return sample_pick_shared(t, size);
 	if (unlikely(t_hot.gen != FAST_GEN)) {
-		/* The thread's first choice in this session: the fast path
-		 * opens, with the count t was given. */
-		t_hot.left = t->sample_left;
-		t_hot.ring = t->ring;
-		t_hot.gen = FAST_GEN;
+		if (!t->shared)
+			sample_open(t);
+		/* The shared ring's state, or a thread that cannot open (after
+		 * the end's flush): the count in t. */
+		if (t_hot.gen != FAST_GEN)
+			return sample_pick_shared(t, size);
 	}
-	if (likely(sample_fast_take(size)))
+	if (likely(sample_held_take(size)))
 		return false;
-	t_hot.left = sample_draw(t);
+	sample_publish();
+	t_hot.held = sample_draw(t);
 	t->pick_ptr = 0;	/* until this one is recorded */
 	return true;
 }
@@ -359,7 +422,7 @@ static inline void sample_count_alloc(uint64_t size)
 	struct tstate *t;
 
 	if (likely(sample_hot())) {
-		sample_fast_count_alloc(size);
+		sample_hook_count_alloc(size);
 		return;
 	}
 	t = get_tstate();
@@ -381,7 +444,7 @@ static inline void sample_count_free(void)
 	struct tstate *t;
 
 	if (likely(sample_hot())) {
-		sample_fast_count_free();
+		sample_hook_count_free();
 		return;
 	}
 	t = get_tstate();
@@ -405,7 +468,7 @@ static inline bool sample_skip(uint64_t size)
 
 	if (!g_sample)
 		return false;
-	if (likely(sample_hot()) && likely(sample_fast_take(size)))
+	if (likely(sample_hot()) && likely(sample_held_take(size)))
 		return true;
 	t = get_tstate();
 	return t && !sample_pick(t, size);

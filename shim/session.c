@@ -307,19 +307,19 @@ static void strip_preload(void)
 
 static void fork_prepare(void)
 {
-	t_guard++;
+	guard_in();
 }
 
 static void fork_parent(void)
 {
-	t_guard--;
+	guard_out();
 }
 
 static void fork_child(void)
 {
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
-	t_hot.gen = 0;
+	sample_fork_reset();
 	g_threads_seen = 0;
 	g_shared_ready = false;
 	if (g_region) {
@@ -341,7 +341,8 @@ static void fork_child(void)
 			strip_preload();
 		set_state(ST_OFF);
 	}
-	t_guard--;
+	/* fork_prepare's guard (its hold went with the reset above) */
+	t_guard = (t_guard & ~(uint64_t)GUARD_HOLDS) - 1;
 }
 
 /* What a session needs to know before it connects: the real functions,
@@ -391,7 +392,7 @@ int shim_session_attach(const char *sock)
 		return -EBUSY;
 	if (!sock || strlen(sock) >= sizeof(g_sock_path))
 		return -EINVAL;
-	t_guard++;
+	guard_in();
 	set_state(ST_INIT);
 	g_attached = true;
 	session_prepare(sock);
@@ -403,12 +404,12 @@ int shim_session_attach(const char *sock)
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {
 		set_state(ST_OFF);
-		t_guard--;
+		guard_out();
 		return -ECONNREFUSED;
 	}
 	register_atfork();
 	session_activate();
-	t_guard--;
+	guard_out();
 	return 0;
 }
 
@@ -417,6 +418,7 @@ int shim_session_attach(const char *sock)
 void shim_session_detach(void)
 {
 	stop_recording();
+	sample_flush_all();
 	g_shared_ready = false;
 	g_old_region = g_region;
 	g_old_region_size = g_region_size;
@@ -429,7 +431,7 @@ void shim_init(void)
 	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_INIT, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
-	t_guard++;
+	guard_in();
 	/* secure_getenv: in a setuid or setgid program (or one with file
 	 * capabilities), loaded by /etc/ld.so.preload, the environment is
 	 * the caller's, not to be trusted: no socket, no recording. */
@@ -440,11 +442,11 @@ void shim_init(void)
 		if (g_sock_path[0])
 			strip_preload();
 		set_state(ST_OFF);
-		t_guard--;
+		guard_out();
 		return;
 	}
 	session_activate();
-	t_guard--;
+	guard_out();
 }
 
 __attribute__((constructor)) static void shim_ctor(void)
@@ -452,7 +454,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	ensure_init();
 	if (g_state != ST_ACTIVE)
 		return;
-	t_guard++;
+	guard_in();
 	resolve_cxx_early();
 	unwind_load_libunwind();
 	hidden_forget();	/* dlopen's own blocks (shim.h, hidden_note) */
@@ -461,7 +463,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	 * allocation of a library's constructor), which holds the lock
 	 * dl_iterate_phdr takes. */
 	shim_hooks_install();
-	t_guard--;
+	guard_out();
 }
 
 /*
@@ -476,10 +478,15 @@ void request_scan(void)
 	bool sent = false;
 	int saved = errno;
 
-	if (g_state != ST_ACTIVE || !g_scan || getpid() != g_pid ||
-	    __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	if (g_state != ST_ACTIVE || getpid() != g_pid)
 		return;
-	t_guard++;
+	guard_in();
+	/* The fast paths' counts, before the collector's last look. */
+	sample_flush_all();
+	guard_out();
+	if (!g_scan || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	guard_in();
 	t = get_tstate();
 	if (t && collector_alive()) {
 		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
@@ -505,7 +512,7 @@ void request_scan(void)
 		}
 	}
 	errno = saved;
-	t_guard--;
+	guard_out();
 }
 
 __attribute__((destructor)) static void shim_dtor(void)

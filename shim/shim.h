@@ -292,6 +292,7 @@ struct tstate {
 	uint64_t head;			/* our copy of ring->head */
 	uint64_t tail_cache;
 	bool shared;			/* ring 0: serialised by its lock */
+	unsigned ring_index;
 	int tid;
 	uint64_t stack_lo;
 	unsigned gen;			/* the session it belongs to */
@@ -324,8 +325,8 @@ extern __thread struct tstate *t_state TLS_IE;
  * What an allocation hook reads first, in one cache line of the thread's
  * own TLS (which its allocator's per-thread cache keeps at hand): the
  * fast path of a call not recorded (sample.h) reads nothing else of ours
- * but two globals.  A tstate is a mapping of its own: reading it on every
- * call cost the storm more than the rest of that path.
+ * but a global or two.  A tstate is a mapping of its own: reading it on
+ * every call cost the storm more than the rest of that path.
  *
  * flags: bits 0..15 the recursion guard (inside a hook: pass everything
  * through).  IN_NEW: our operator new is calling the real one; the next
@@ -333,16 +334,29 @@ extern __thread struct tstate *t_state TLS_IE;
  * counted again.  (The guard cannot be held across the real operator new:
  * bad_alloc would unwind through us and leave it set.)
  *
- * gen, left, ring: --sample, a thread with a ring of its own in the
- * session g_gen + 1 (g_fast's upper half while that session samples: the
- * fast path is open to it); the bytes left before its next recorded
- * allocation (above 0); the ring whose header counts what it does not
- * record.  0 in gen: closed, until the thread's next sampling decision
- * opens it (sample_pick).  gate: flags and gen in one word, which the fast
- * path compares with g_fast at once.
+ * gen: --sample, the session (g_gen + 1) in which this thread has a ring
+ * of its own and samples: g_fast's upper half while that session samples.
+ * 0: none yet, until the thread's next sampling decision (sample_pick).
+ * gate: flags and gen in one word, compared with g_fast at once.
  *
- * hidden: the blocks in t_hidden (hidden_note).
+ * The fast path's own state (sample.h): while `mode` is FAST_OPEN, left is
+ * the bytes before this thread's next recorded allocation and table the
+ * set's region counts (g_sampled's), which a free reads; allocs, bytes
+ * and frees count what it did not record, in this thread's TLS until a
+ * hook of its adds them to its ring's header (sample_publish).  Closed
+ * (no session sampling, no ring of its own yet, or a hook of its under
+ * way), left is 0 and table g_closed's, whose counts are never 0: the
+ * fast path then takes nothing, and each call goes on to the checks of
+ * the guard and of the session.  While a hook holds the guard, the open
+ * values wait in held and held_table (FAST_HELD: guard_in, guard_out), so
+ * that what the hook's callees allocate and free (libunwind, the loader,
+ * glibc's pthread_getattr_np, a real operator new) is neither counted nor
+ * recorded, as it is not in a full recording.
+ *
+ * ring: the thread's ring in session gen.  hidden: the blocks in t_hidden
+ * (hidden_note).
  */
+enum { FAST_CLOSED_MODE, FAST_OPEN, FAST_HELD, FAST_HELD_NEW };
 struct thot {
 	union {
 		struct {
@@ -352,9 +366,14 @@ struct thot {
 		uint64_t gate;
 	};
 	int64_t left;
+	const uint16_t *table;
+	uint64_t allocs, bytes, frees;
+	int64_t held;
+	const uint16_t *held_table;
 	struct msc_ring *ring;
 	unsigned hidden;
-} __attribute__((aligned(32)));
+	unsigned char mode;
+} __attribute__((aligned(64)));
 
 extern __thread struct thot t_hot TLS_IE;
 
@@ -420,6 +439,97 @@ void *calloc_hidden(size_t n, size_t size);
 #define t_guard (t_hot.gate)
 #define T_FLAGS_SET(f) (t_hot.gate |= (uint64_t)(f))
 #define T_FLAGS_CLEAR(f) (t_hot.gate &= ~(uint64_t)(f))
+/* The region counts of a closed fast path (sample.h): none is 0, and a
+ * free that finds them goes to the full hook. */
+extern const uint16_t g_closed_table[];
+#define GUARD_MASK 0xffffu
+/* Flags: the guard's outermost hook holds the fast path (guard_in). */
+#define GUARD_HOLDS (1u << 17)
+
+/* The fast path's values wait in held, and it is closed: what this thread
+ * allocates and frees meanwhile goes on to the guard's and the session's
+ * checks.  mode: why (FAST_HELD, FAST_HELD_NEW). */
+static inline void fast_hold(unsigned char mode)
+{
+	t_hot.held = t_hot.left;
+	t_hot.held_table = t_hot.table;
+	t_hot.left = 0;
+	t_hot.table = g_closed_table;
+	t_hot.mode = mode;
+}
+
+/* ...and it opens again with them. */
+static inline void fast_release(void)
+{
+	t_hot.left = t_hot.held;
+	t_hot.table = t_hot.held_table;
+	t_hot.mode = FAST_OPEN;
+}
+
+/*
+ * Whether the hook taking the guard holds the fast path: it is open, or
+ * held by an operator new that threw (its IN_NEW gone, FAST_HELD_NEW
+ * stays: IN_NEW_CALL).
+ */
+static inline bool guard_holds(void)
+{
+	if (t_hot.mode == FAST_OPEN) {
+		fast_hold(FAST_HELD);
+		return true;
+	}
+	if (t_hot.mode == FAST_HELD_NEW && !(t_flags & IN_NEW)) {
+		t_hot.mode = FAST_HELD;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The guard taken and given back by a hook.  While it is held, the fast
+ * path is closed, by the outermost hook that found it open (GUARD_HOLDS),
+ * which opens it again when it gives the guard back.  The fast path is
+ * closed before the guard is taken and opened after it is given back: a
+ * signal handler's call in between finds it closed and no guard, and goes
+ * to the full hooks (which find it held and leave it so); a handler's
+ * call never finds the guard held and the fast path open, where its
+ * allocation could pass through uncounted and its free be counted.
+ */
+static inline void guard_in(void)
+{
+	if (unlikely(t_hot.mode != FAST_CLOSED_MODE) && guard_holds())
+		t_guard += 1 + GUARD_HOLDS;
+	else
+		t_guard++;
+}
+
+static inline void guard_out(void)
+{
+	if (unlikely(t_flags & GUARD_HOLDS) && (t_flags & GUARD_MASK) == 1) {
+		t_guard -= 1 + GUARD_HOLDS;
+		if (t_hot.mode == FAST_HELD)
+			fast_release();
+	} else {
+		t_guard--;
+	}
+}
+
+/* A real operator new's own malloc must not take the fast path: held
+ * across it (true then), IN_NEW set first (a hook that finds the fast
+ * path held and IN_NEW gone knows the operator threw). */
+static inline bool new_holds(void)
+{
+	if (likely(t_hot.mode != FAST_OPEN))
+		return false;
+	fast_hold(FAST_HELD_NEW);
+	return true;
+}
+
+static inline void new_releases(void)
+{
+	if (t_hot.mode == FAST_HELD_NEW)
+		fast_release();
+}
+
 /*
  * A real C++ operator new called with IN_NEW set (call: the call, its
  * value the block): its own malloc consumes the flag (entry.c's malloc),
@@ -429,8 +539,12 @@ void *calloc_hidden(size_t n, size_t size);
 #define IN_NEW_CALL(call)                                                       \
 	({                                                                      \
 		void *in_new_p_;                                                \
+		bool in_new_held_;                                              \
 		T_FLAGS_SET(IN_NEW);                                            \
+		in_new_held_ = new_holds();                                     \
 		in_new_p_ = (call);                                             \
+		if (in_new_held_)                                               \
+			new_releases();                                         \
 		T_FLAGS_CLEAR(IN_NEW);                                          \
 		in_new_p_;                                                      \
 	})

@@ -24,7 +24,8 @@
 #include "shim.h"
 
 __thread struct tstate *t_state TLS_IE;
-__thread struct thot t_hot TLS_IE;
+/* Closed (shim.h): a thread's first free goes to the full hook. */
+__thread struct thot t_hot TLS_IE = { .table = g_closed_table, .held_table = g_closed_table };
 __thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
 __thread uint64_t t_stack_hi TLS_IE;
 
@@ -133,6 +134,7 @@ bool tstate_setup(struct tstate *t, unsigned ring_index)
 	t->head = r->head;
 	t->tail_cache = r->tail;
 	t->shared = ring_index == 0;
+	t->ring_index = ring_index;
 	sample_thread_init(t);
 	unwind_thread_init(&t->uw);
 	return intern_grow(t);
@@ -259,22 +261,24 @@ void thread_exit(void *arg)
 	if (arg == TSTATE_SHARED_MARK) {
 		t = shared_state();
 		if (t) {
-			t_guard++;
+			guard_in();
 			shared_lock(t);
 			emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)raw_gettid(), NULL, 0);
 			shared_unlock(t);
-			t_guard--;
+			guard_out();
 		}
 		return;
 	}
 	if (!t || t == TSTATE_DEAD || t->shared)
 		return;
-	t_guard++;
+	guard_in();
 	/* Of an earlier session (attach mode): its ring is gone or unread. */
 	if (t->gen == g_gen)
 		emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
+	/* Its counts before the ring is closed; the fast path closes (the
+	 * ring may be another thread's next). */
+	sample_leave(t);
 	t_state = TSTATE_DEAD;
-	t_hot.gen = 0;		/* the ring may be another thread's next */
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
 	if (t->gen == g_gen)
@@ -282,5 +286,5 @@ void thread_exit(void *arg)
 	if (t->tab)
 		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
 	unmap(t, sizeof(*t));
-	t_guard--;
+	guard_out();
 }

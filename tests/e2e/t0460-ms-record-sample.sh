@@ -379,6 +379,104 @@ for r in "" "--sample 64K"; do
 	check_range "nullboot, pool blocks, ${r:-every block}: dlsym's blocks freed" 2 256 "${held:-0}"
 done
 
+# The fast path counts in each thread's TLS, and a thread adds its counts
+# to its ring's header at its hooks and at its exit; those of the threads
+# still there at the end are read by the end's flush.  workers: 4 threads
+# that allocate (a leak each), free what main allocated, and then wait
+# for ever while main ends (by return, exit or _exit); one thread that only
+# frees.  Every way, the totals of the sampled recording are the full
+# one's.
+cat >"$OUT/workers.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define N 4
+static void *given[N][3000];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int done;
+static void *worker(void *arg)
+{
+	long k = (long)arg;
+	for (int i = 0; i < 20000; i++) {
+		volatile char *p = malloc(16 + (size_t)(i % 300) * 8);
+		p[0] = 1;
+		free((void *)p);
+	}
+	if (k < N) {
+		for (int i = 0; i < 3000; i++)
+			free(given[k][i]);
+		if (!malloc(1000 + k))		/* a leak */
+			return NULL;
+	} else {
+		void *q = calloc(10, 10);
+		free(realloc(q, 500));
+	}
+	pthread_mutex_lock(&mu);
+	done++;
+	pthread_cond_broadcast(&cv);
+	for (;;)
+		pthread_cond_wait(&cv, &mu);
+	return NULL;
+}
+static void *freer(void *arg)
+{
+	void **v = arg;
+	for (int i = 0; i < 5000; i++)
+		free(v[i]);
+	pthread_mutex_lock(&mu);
+	done++;
+	pthread_cond_broadcast(&cv);
+	for (;;)
+		pthread_cond_wait(&cv, &mu);
+	return NULL;
+}
+int main(int argc, char **argv)
+{
+	pthread_t th;
+	static void *mine[5000];
+	for (int k = 0; k < N; k++)
+		for (int i = 0; i < 3000; i++)
+			given[k][i] = malloc(40);
+	for (int i = 0; i < 5000; i++)
+		mine[i] = strdup("a string of some length");
+	for (long k = 0; k <= N; k++)
+		pthread_create(&th, NULL, worker, (void *)k);
+	pthread_create(&th, NULL, freer, mine);
+	pthread_mutex_lock(&mu);
+	while (done < N + 2)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	puts("done");
+	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "exit"))
+		exit(3);
+	if (argc > 1 && !strcmp(argv[1], "_exit"))
+		_exit(4);
+	return 0;
+}
+EOF
+check_status "build workers" 0 cc -O1 -g -pthread -o "$OUT/workers" "$OUT/workers.c"
+for how in return exit _exit; do
+	st=0
+	[ $how = exit ] && st=3
+	[ $how = _exit ] && st=4
+	check_status "workers ($how), every block" $st ms-record -q -o "$OUT/wf.ndjson" "$OUT/workers" $how
+	wf=$(jqr "$OUT/wf.ndjson" end '"\(.allocs) \(.bytes) \(.frees)"')
+	check_range "workers ($how): 5 x 20,000 blocks and main's 17,000 (and libc's)" \
+		117000 117020 "${wf%% *}"
+	check_range "workers ($how): all freed but 4 (and libc's)" 4 20 \
+		"$(echo "$wf" | awk '{ print $1 - $3 }')"
+	for r in 1K 64K 1T; do
+		MEMSCOPE_SEED=5 check_status "workers ($how), --sample $r" $st \
+			ms-record -q --sample $r -o "$OUT/ws.ndjson" "$OUT/workers" $how
+		check_eq "workers ($how), --sample $r: the same totals" "$wf" \
+			"$(jqr "$OUT/ws.ndjson" end '"\(.allocs) \(.bytes) \(.frees)"')"
+	done
+done
+
 # Bad rates.
 check_status "--sample 0" 2 ms-record --sample 0 "$P"
 check_status "--sample junk" 2 ms-record --sample 12Q "$P"
