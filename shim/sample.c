@@ -118,8 +118,8 @@ void sample_open(struct tstate *t)
 	__atomic_store_n(&slot->hot, &t_hot, __ATOMIC_RELEASE);
 }
 
-/* The thread's counts into its ring's header, unless the end's flush took
- * them (or will: it waits while busy). */
+/* The thread's counts into its ring's header, unless the end's flush has
+ * begun: it took them, or will (it waits while busy). */
 static void publish_to(struct hot_slot *slot, bool leaving)
 {
 	struct msc_ring *r = t_hot.ring;
@@ -129,10 +129,10 @@ static void publish_to(struct hot_slot *slot, bool leaving)
 		r->unsampled_allocs += t_hot.allocs;
 		r->unsampled_bytes += t_hot.bytes;
 		r->unsampled_frees += t_hot.frees;
+		t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
 		if (leaving)
 			__atomic_store_n(&slot->hot, NULL, __ATOMIC_RELEASE);
 	}
-	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
 	__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 }
 
@@ -208,10 +208,11 @@ void sample_flush_all(void)
 	}
 }
 
-/* A session starts: no thread has opened in it, nothing is flushed. */
+/* A session starts: no thread has opened in it, nothing is flushed (its
+ * rings' slots only: the pages of the others stay untouched). */
 static void hots_reset(void)
 {
-	memset(g_hots, 0, sizeof(g_hots));
+	memset(g_hots, 0, (g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS) * sizeof(*g_hots));
 	__atomic_store_n(&g_flushed, 0, __ATOMIC_SEQ_CST);
 }
 
