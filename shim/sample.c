@@ -72,6 +72,30 @@ void sampled_settle(unsigned b)
 	}
 }
 
+void guard_in_holding(void)
+{
+	if (t_hot.mode == FAST_OPEN) {
+		fast_hold(FAST_HELD);
+		t_guard += 1 + GUARD_HOLDS;
+	} else if (t_hot.mode == FAST_HELD_NEW && !(t_flags & IN_NEW)) {
+		t_hot.mode = FAST_HELD;
+		t_guard += 1 + GUARD_HOLDS;
+	} else {
+		t_guard++;
+	}
+}
+
+void guard_out_holding(void)
+{
+	if ((t_flags & GUARD_MASK) != 1) {
+		t_guard--;
+		return;
+	}
+	t_guard -= 1 + GUARD_HOLDS;
+	if (t_hot.mode == FAST_HELD)
+		fast_release();
+}
+
 /* What a closed fast path reads (shim.h): region counts of 1, so that
  * every free goes on to sampled_none()'s test of the table itself. */
 const uint16_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))) = {

@@ -266,18 +266,15 @@ static inline uint64_t sample_bytes(uint64_t size)
  * Four instructions: the compare's carry is size == 0, and the subtract
  * with borrow takes size + (size == 0) from the count in memory, its
  * carry and zero flags then saying whether that was all of it (s >= left,
- * unsigned, as a compare would), its sign whether the count was below 0
- * (taken from a closed fast path).  A closed fast path's count is 0: any
- * size uses it up, and the count, wrapped, stays negative however many a
- * signal handler's allocations take from it before it is made 0 again
- * (an open count is at most 2^62).  The rare way out: an open fast path's
- * count is given back for the full hook to pick; a closed one's made 0
- * again.  A signal handler's allocation between the subtract and the
- * give-back finds the count at 0 or below, takes its bytes from it, or
- * picks and draws a new one; the give-back then keeps what the handler
- * did, and a count that would still be 0 or below is made 1, so that this
- * allocation is picked as it was to be and a wrapped count never stays (it
- * would stop the thread's picks).
+ * unsigned, as a compare would), its sign whether the count was below 0.
+ * A closed fast path's count is 0: any size uses it up, and however many
+ * a signal handler's allocations take from it meanwhile it stays below 0
+ * (an open count is at most 2^62), never open by accident.  On the rare
+ * way out the subtract is undone, by two instructions and no test: the
+ * full hook (or the guard's and the session's checks) decides.  An open
+ * count the hook finds at 0 or below (a signal handler's allocation took
+ * what was left of it between the subtract and the undo) picks that
+ * allocation and draws anew.
  */
 static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size)
 {
@@ -291,14 +288,12 @@ static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size
 		     : used_up);
 	return true;
 used_up:
-	if (likely(t_hot.mode == FAST_OPEN)) {
-		/* in uint64_t: the count is wrapped here, and so may size be */
-		int64_t left = (int64_t)((uint64_t)t_hot.left + sample_bytes(size));
-
-		t_hot.left = left > 0 ? left : 1;
-	} else {
-		t_hot.left = 0;
-	}
+	/* The subtract undone: the add with carry of the same compare. */
+	__asm__ volatile("cmpq $1, %1\n\t"
+			 "adcq %1, %0"
+			 : "+m"(t_hot.left)
+			 : "r"(size)
+			 : "cc");
 	return false;
 }
 
@@ -374,7 +369,7 @@ static inline bool sample_held_take(uint64_t size)
 {
 	uint64_t b = sample_bytes(size);
 
-	if (likely(t_hot.mode >= FAST_HELD) && (uint64_t)t_hot.held > b) {
+	if (likely(t_hot.mode >= FAST_HELD) && t_hot.held > 0 && (uint64_t)t_hot.held > b) {
 		t_hot.held -= (int64_t)b;
 		return true;
 	}

@@ -446,42 +446,34 @@ extern const uint16_t g_closed_table[];
 /* Flags: the guard's outermost hook holds the fast path (guard_in). */
 #define GUARD_HOLDS (1u << 17)
 
-/* The fast path's values wait in held, and it is closed: what this thread
+/*
+ * The fast path's values wait in held, and it is closed: what this thread
  * allocates and frees meanwhile goes on to the guard's and the session's
- * checks.  mode: why (FAST_HELD, FAST_HELD_NEW). */
+ * checks.  mode: why (FAST_HELD, FAST_HELD_NEW), set first: a signal
+ * handler's hook in the middle must find the fast path held, not hold it
+ * again (it would keep the half-closed values, a count of 0 or a closed
+ * table, and open them at its end, where an allocation and its free could
+ * then go different ways, one counted and the other not).  Until the
+ * stores are done the handler's calls take the fast path or the full
+ * hooks, each as it finds them: counted either way.
+ */
 static inline void fast_hold(unsigned char mode)
 {
+	t_hot.mode = mode;
+	__asm__ volatile("" ::: "memory");
 	t_hot.held = t_hot.left;
 	t_hot.held_table = t_hot.table;
 	t_hot.left = 0;
 	t_hot.table = g_closed_table;
-	t_hot.mode = mode;
 }
 
-/* ...and it opens again with them. */
+/* ...and it opens again with them (mode last, for the same reason). */
 static inline void fast_release(void)
 {
 	t_hot.left = t_hot.held;
 	t_hot.table = t_hot.held_table;
+	__asm__ volatile("" ::: "memory");
 	t_hot.mode = FAST_OPEN;
-}
-
-/*
- * Whether the hook taking the guard holds the fast path: it is open, or
- * held by an operator new that threw (its IN_NEW gone, FAST_HELD_NEW
- * stays: IN_NEW_CALL).
- */
-static inline bool guard_holds(void)
-{
-	if (t_hot.mode == FAST_OPEN) {
-		fast_hold(FAST_HELD);
-		return true;
-	}
-	if (t_hot.mode == FAST_HELD_NEW && !(t_flags & IN_NEW)) {
-		t_hot.mode = FAST_HELD;
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -492,25 +484,29 @@ static inline bool guard_holds(void)
  * signal handler's call in between finds it closed and no guard, and goes
  * to the full hooks (which find it held and leave it so); a handler's
  * call never finds the guard held and the fast path open, where its
- * allocation could pass through uncounted and its free be counted.
+ * allocation could pass through uncounted and its free be counted.  A
+ * fast path held by an operator new that threw (IN_NEW gone,
+ * FAST_HELD_NEW stays: IN_NEW_CALL) is taken over.  Out of line (sample.c),
+ * so that a full recording's hooks, whose fast path is always closed, pay
+ * a compare and a branch each way.
  */
+void guard_in_holding(void);
+void guard_out_holding(void);
+
 static inline void guard_in(void)
 {
-	if (unlikely(t_hot.mode != FAST_CLOSED_MODE) && guard_holds())
-		t_guard += 1 + GUARD_HOLDS;
+	if (unlikely(t_hot.mode != FAST_CLOSED_MODE))
+		guard_in_holding();
 	else
 		t_guard++;
 }
 
 static inline void guard_out(void)
 {
-	if (unlikely(t_flags & GUARD_HOLDS) && (t_flags & GUARD_MASK) == 1) {
-		t_guard -= 1 + GUARD_HOLDS;
-		if (t_hot.mode == FAST_HELD)
-			fast_release();
-	} else {
+	if (unlikely(t_flags & GUARD_HOLDS))
+		guard_out_holding();
+	else
 		t_guard--;
-	}
 }
 
 /* A real operator new's own malloc must not take the fast path: held
