@@ -397,6 +397,16 @@ static void *given[N][3000];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int done;
+/* Says it is done, and stays (the process ends around it). */
+static void *wait_for_ever(void)
+{
+	pthread_mutex_lock(&mu);
+	done++;
+	pthread_cond_broadcast(&cv);
+	for (;;)
+		pthread_cond_wait(&cv, &mu);
+	return NULL;
+}
 static void *worker(void *arg)
 {
 	long k = (long)arg;
@@ -414,24 +424,14 @@ static void *worker(void *arg)
 		void *q = calloc(10, 10);
 		free(realloc(q, 500));
 	}
-	pthread_mutex_lock(&mu);
-	done++;
-	pthread_cond_broadcast(&cv);
-	for (;;)
-		pthread_cond_wait(&cv, &mu);
-	return NULL;
+	return wait_for_ever();
 }
 static void *freer(void *arg)
 {
 	void **v = arg;
 	for (int i = 0; i < 5000; i++)
 		free(v[i]);
-	pthread_mutex_lock(&mu);
-	done++;
-	pthread_cond_broadcast(&cv);
-	for (;;)
-		pthread_cond_wait(&cv, &mu);
-	return NULL;
+	return wait_for_ever();
 }
 int main(int argc, char **argv)
 {
