@@ -96,7 +96,7 @@ void guard_out_holding(void)
 		fast_release();
 }
 
-/* What a closed fast path reads (shim.h): region counts of 1, so that
+/* What a closed fast path reads (sample.h): region counts of 1, so that
  * every free goes on to sampled_none()'s test of the table itself. */
 const uint16_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))) = {
 	[0 ...(1u << SAMPLED_REGIONS) - 1] = 1,
@@ -114,12 +114,15 @@ const uint16_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))
 #define HOT_SLOTS 4096u
 static struct hot_slot {
 	struct thot *hot;
-	struct msc_ring *ring;
 	volatile uint32_t busy;
 } g_hots[HOT_SLOTS];
 static volatile int g_flushed;
 
-static void fast_close(void);
+/* The slots of this session's rings. */
+static unsigned hot_slots(void)
+{
+	return g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS;
+}
 
 void sample_open(struct tstate *t)
 {
@@ -133,12 +136,10 @@ void sample_open(struct tstate *t)
 	/* What a fast path left open by an earlier session counted. */
 	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
 	t_hot.held = t->sample_left;
-	t_hot.held_table = (const uint16_t *)g_sampled->region;
 	/* Opens when the outermost hook gives the guard back (guard_out). */
 	t_hot.mode = FAST_HELD;
 	if (!(t_flags & GUARD_HOLDS))
 		t_guard |= GUARD_HOLDS;
-	slot->ring = t->ring;
 	__atomic_store_n(&slot->hot, &t_hot, __ATOMIC_RELEASE);
 }
 
@@ -160,33 +161,25 @@ static void publish_to(struct hot_slot *slot, bool leaving)
 	__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 }
 
-void sample_publish(void)
+void sample_publish(struct tstate *t)
 {
-	struct tstate *t = t_state;
-
-	if (t && t != TSTATE_DEAD && t->ring_index < HOT_SLOTS && t_hot.gen == FAST_GEN)
-		publish_to(&g_hots[t->ring_index], false);
+	publish_to(&g_hots[t->ring_index], false);
 }
 
-void sample_leave(struct tstate *t)
-{
-	if (t->ring_index < HOT_SLOTS && t_hot.gen == FAST_GEN)
-		publish_to(&g_hots[t->ring_index], true);
-	fast_close();
-}
-
-static void fast_close(void)
+void sample_close(void)
 {
 	t_hot.gen = 0;
 	t_hot.mode = FAST_CLOSED_MODE;
 	t_hot.left = t_hot.held = 0;
-	t_hot.table = t_hot.held_table = g_closed_table;
+	t_hot.table = g_closed_table;
 	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
 }
 
-void sample_fork_reset(void)
+void sample_leave(struct tstate *t)
 {
-	fast_close();
+	if (t_hot.gen == FAST_GEN)
+		publish_to(&g_hots[t->ring_index], true);
+	sample_close();
 }
 
 /*
@@ -204,10 +197,10 @@ void sample_flush_all(void)
 
 	if (!g_sample || !g_ctl || __atomic_load_n(&g_flushed, __ATOMIC_ACQUIRE))
 		return;
-	if (t && t != TSTATE_DEAD && !t->shared)
+	if (t && t != TSTATE_DEAD)
 		sample_leave(t);
 	__atomic_store_n(&g_flushed, 1, __ATOMIC_SEQ_CST);
-	n = g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS;
+	n = hot_slots();
 	for (i = 1; i < n; i++) {
 		struct hot_slot *slot = &g_hots[i];
 		struct thot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
@@ -224,9 +217,11 @@ void sample_flush_all(void)
 		remote.iov_base = &hot->allocs;
 		remote.iov_len = sizeof(counts);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(counts)) {
-			__atomic_add_fetch(&slot->ring->unsampled_allocs, counts[0], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&slot->ring->unsampled_bytes, counts[1], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&slot->ring->unsampled_frees, counts[2], __ATOMIC_RELAXED);
+			struct msc_ring *r = msc_ring_at(g_region, g_ctl, i);
+
+			__atomic_add_fetch(&r->unsampled_allocs, counts[0], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->unsampled_bytes, counts[1], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->unsampled_frees, counts[2], __ATOMIC_RELAXED);
 		}
 		slot->hot = NULL;
 	}
@@ -236,7 +231,7 @@ void sample_flush_all(void)
  * rings' slots only: the pages of the others stay untouched). */
 static void hots_reset(void)
 {
-	memset(g_hots, 0, (g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS) * sizeof(*g_hots));
+	memset(g_hots, 0, hot_slots() * sizeof(*g_hots));
 	__atomic_store_n(&g_flushed, 0, __ATOMIC_SEQ_CST);
 }
 

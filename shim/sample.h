@@ -93,6 +93,11 @@ struct sampled_set {
 
 extern struct sampled_set *g_sampled;
 
+/* The region counts of a closed fast path: none is 0, and a free that
+ * finds them goes to the full hook (sampled_none). */
+extern const uint16_t g_closed_table[];
+
+
 /* The session starts (sampling or not): maps the set once, empties it. */
 bool sample_setup(void);
 /* Seeds t's draws and draws its first count. */
@@ -356,9 +361,9 @@ static inline void sample_hook_count_free(void)
 	__asm__ volatile("addq $1, %0" : "+m"(t_hot.ring->unsampled_frees));
 }
 
-/* Adds the fast path's counts to the ring's header (the thread's own
- * ring in this session, a hook under way): sample.c. */
-void sample_publish(void);
+/* Adds the fast path's counts to the ring's header (t's own ring, open
+ * in this session; a hook under way): sample.c. */
+void sample_publish(struct tstate *t);
 
 /*
  * Inside a hook (the guard held, the fast path's values in held, or the
@@ -385,9 +390,9 @@ void sample_open(struct tstate *t);
 void sample_leave(struct tstate *t);
 /* The end, or a detach: every thread's counts to its ring's header. */
 void sample_flush_all(void);
-/* A fork child: its one thread's fast path closes (the parent's ring is
- * not its), without a word to any ring. */
-void sample_fork_reset(void);
+/* The thread's fast path closes, its counts dropped (sample_leave, and a
+ * fork child's one thread: the parent's ring is not its). */
+void sample_close(void);
 
 /* Is the allocation of size bytes to be recorded?  (A size of 0 counts
  * as 1 byte: it too must have a chance.)  Inside a hook. */
@@ -403,7 +408,7 @@ static inline bool sample_pick(struct tstate *t, uint64_t size)
 	}
 	if (likely(sample_held_take(size)))
 		return false;
-	sample_publish();
+	sample_publish(t);
 	t_hot.held = sample_draw(t);
 	t->pick_ptr = 0;	/* until this one is recorded */
 	return true;
@@ -469,6 +474,71 @@ static inline bool sample_skip(uint64_t size)
 	return t && !sample_pick(t, size);
 }
 
+/*
+ * The fast path's values wait in held, and it is closed: what this thread
+ * allocates and frees meanwhile goes on to the guard's and the session's
+ * checks.  mode: why (FAST_HELD, FAST_HELD_NEW), set first: a signal
+ * handler's hook in the middle must find the fast path held, not hold it
+ * again (it would keep the half-closed values, a count of 0 or a closed
+ * table, and open them at its end, where an allocation and its free could
+ * then go different ways, one counted and the other not).  Until the
+ * stores are done the handler's calls take the fast path or the full
+ * hooks, each as it finds them: counted either way.
+ */
+static inline void fast_hold(unsigned char mode)
+{
+	t_hot.mode = mode;
+	__asm__ volatile("" ::: "memory");
+	t_hot.held = t_hot.left;
+	t_hot.left = 0;
+	t_hot.table = g_closed_table;
+}
+
+/* ...and it opens again with its count and the set's region counts (mode
+ * last, for the same reason). */
+static inline void fast_release(void)
+{
+	t_hot.left = t_hot.held;
+	t_hot.table = (const uint16_t *)g_sampled->region;
+	__asm__ volatile("" ::: "memory");
+	t_hot.mode = FAST_OPEN;
+}
+
+/* A real operator new's own malloc must not take the fast path: held
+ * across it (true then), IN_NEW set first (a hook that finds the fast
+ * path held and IN_NEW gone knows the operator threw). */
+static inline bool new_holds(void)
+{
+	if (likely(t_hot.mode != FAST_OPEN))
+		return false;
+	fast_hold(FAST_HELD_NEW);
+	return true;
+}
+
+static inline void new_releases(void)
+{
+	if (t_hot.mode == FAST_HELD_NEW)
+		fast_release();
+}
+
+/*
+ * A real C++ operator new called with IN_NEW set (call: the call, its
+ * value the block): its own malloc consumes the flag (entry.c's malloc),
+ * the allocation being the operator's.  If the operator throws, the flag
+ * went with that malloc (or is cleared by the next hook).
+ */
+#define IN_NEW_CALL(call)                                                       \
+	({                                                                      \
+		void *in_new_p_;                                                \
+		bool in_new_held_;                                              \
+		T_FLAGS_SET(IN_NEW);                                            \
+		in_new_held_ = new_holds();                                     \
+		in_new_p_ = (call);                                             \
+		if (in_new_held_)                                               \
+			new_releases();                                         \
+		T_FLAGS_CLEAR(IN_NEW);                                          \
+		in_new_p_;                                                      \
+	})
 #pragma GCC visibility pop
 
 #endif

@@ -319,7 +319,7 @@ static void fork_child(void)
 {
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
-	sample_fork_reset();
+	sample_close();
 	g_threads_seen = 0;
 	g_shared_ready = false;
 	if (g_region) {
@@ -341,8 +341,7 @@ static void fork_child(void)
 			strip_preload();
 		set_state(ST_OFF);
 	}
-	/* fork_prepare's guard (its hold went with the reset above) */
-	t_guard = (t_guard & ~(uint64_t)GUARD_HOLDS) - 1;
+	guard_out();	/* fork_prepare's (its hold went with the close above) */
 }
 
 /* What a session needs to know before it connects: the real functions,
@@ -483,10 +482,11 @@ void request_scan(void)
 	guard_in();
 	/* The fast paths' counts, before the collector's last look. */
 	sample_flush_all();
-	guard_out();
-	if (!g_scan || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	if (!g_scan || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) {
+		errno = saved;
+		guard_out();
 		return;
-	guard_in();
+	}
 	t = get_tstate();
 	if (t && collector_alive()) {
 		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);

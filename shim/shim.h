@@ -348,7 +348,7 @@ extern __thread struct tstate *t_state TLS_IE;
  * way), left is 0 and table g_closed's, whose counts are never 0: the
  * fast path then takes nothing, and each call goes on to the checks of
  * the guard and of the session.  While a hook holds the guard, the open
- * values wait in held and held_table (FAST_HELD: guard_in, guard_out), so
+ * count waits in held (FAST_HELD: guard_in, guard_out), so
  * that what the hook's callees allocate and free (libunwind, the loader,
  * glibc's pthread_getattr_np, a real operator new) is neither counted nor
  * recorded, as it is not in a full recording.
@@ -369,7 +369,6 @@ struct thot {
 	const uint16_t *table;
 	uint64_t allocs, bytes, frees;
 	int64_t held;
-	const uint16_t *held_table;
 	struct msc_ring *ring;
 	unsigned hidden;
 	unsigned char mode;
@@ -439,42 +438,9 @@ void *calloc_hidden(size_t n, size_t size);
 #define t_guard (t_hot.gate)
 #define T_FLAGS_SET(f) (t_hot.gate |= (uint64_t)(f))
 #define T_FLAGS_CLEAR(f) (t_hot.gate &= ~(uint64_t)(f))
-/* The region counts of a closed fast path (sample.h): none is 0, and a
- * free that finds them goes to the full hook. */
-extern const uint16_t g_closed_table[];
 #define GUARD_MASK 0xffffu
 /* Flags: the guard's outermost hook holds the fast path (guard_in). */
 #define GUARD_HOLDS (1u << 17)
-
-/*
- * The fast path's values wait in held, and it is closed: what this thread
- * allocates and frees meanwhile goes on to the guard's and the session's
- * checks.  mode: why (FAST_HELD, FAST_HELD_NEW), set first: a signal
- * handler's hook in the middle must find the fast path held, not hold it
- * again (it would keep the half-closed values, a count of 0 or a closed
- * table, and open them at its end, where an allocation and its free could
- * then go different ways, one counted and the other not).  Until the
- * stores are done the handler's calls take the fast path or the full
- * hooks, each as it finds them: counted either way.
- */
-static inline void fast_hold(unsigned char mode)
-{
-	t_hot.mode = mode;
-	__asm__ volatile("" ::: "memory");
-	t_hot.held = t_hot.left;
-	t_hot.held_table = t_hot.table;
-	t_hot.left = 0;
-	t_hot.table = g_closed_table;
-}
-
-/* ...and it opens again with them (mode last, for the same reason). */
-static inline void fast_release(void)
-{
-	t_hot.left = t_hot.held;
-	t_hot.table = t_hot.held_table;
-	__asm__ volatile("" ::: "memory");
-	t_hot.mode = FAST_OPEN;
-}
 
 /*
  * The guard taken and given back by a hook.  While it is held, the fast
@@ -509,41 +475,6 @@ static inline void guard_out(void)
 		t_guard--;
 }
 
-/* A real operator new's own malloc must not take the fast path: held
- * across it (true then), IN_NEW set first (a hook that finds the fast
- * path held and IN_NEW gone knows the operator threw). */
-static inline bool new_holds(void)
-{
-	if (likely(t_hot.mode != FAST_OPEN))
-		return false;
-	fast_hold(FAST_HELD_NEW);
-	return true;
-}
-
-static inline void new_releases(void)
-{
-	if (t_hot.mode == FAST_HELD_NEW)
-		fast_release();
-}
-
-/*
- * A real C++ operator new called with IN_NEW set (call: the call, its
- * value the block): its own malloc consumes the flag (entry.c's malloc),
- * the allocation being the operator's.  If the operator throws, the flag
- * went with that malloc (or is cleared by the next hook).
- */
-#define IN_NEW_CALL(call)                                                       \
-	({                                                                      \
-		void *in_new_p_;                                                \
-		bool in_new_held_;                                              \
-		T_FLAGS_SET(IN_NEW);                                            \
-		in_new_held_ = new_holds();                                     \
-		in_new_p_ = (call);                                             \
-		if (in_new_held_)                                               \
-			new_releases();                                         \
-		T_FLAGS_CLEAR(IN_NEW);                                          \
-		in_new_p_;                                                      \
-	})
 /* t_state of a thread that records through the shared ring: it exited, or
  * found no ring (or no memory) of its own and does not try again. */
 #define TSTATE_DEAD ((struct tstate *)1)

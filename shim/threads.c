@@ -25,7 +25,7 @@
 
 __thread struct tstate *t_state TLS_IE;
 /* Closed (shim.h): a thread's first free goes to the full hook. */
-__thread struct thot t_hot TLS_IE = { .table = g_closed_table, .held_table = g_closed_table };
+__thread struct thot t_hot TLS_IE = { .table = g_closed_table };
 __thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
 __thread uint64_t t_stack_hi TLS_IE;
 
