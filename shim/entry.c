@@ -41,20 +41,6 @@
  * variants).  A signal handler's allocation meanwhile is then the
  * program's own business, as it is without us.
  */
-static inline __attribute__((always_inline)) void *malloc_body(size_t size, bool guard)
-{
-	void *p;
-
-	if (guard)
-		guard_in();
-	p = real_malloc(size);
-	if (likely(p))
-		sample_fast_count_alloc(size);
-	if (guard)
-		guard_out();
-	return p;
-}
-
 static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t size, bool guard)
 {
 	void *p;
@@ -85,8 +71,6 @@ static inline __attribute__((always_inline)) void *realloc_body(void *ptr, size_
 	return p;
 }
 
-static __attribute__((noinline)) void *malloc_fast(size_t size) { return malloc_body(size, true); }
-static __attribute__((noinline)) void *malloc_plain(size_t size) { return malloc_body(size, false); }
 static __attribute__((noinline)) void *calloc_fast(size_t n, size_t size) { return calloc_body(n, size, true); }
 static __attribute__((noinline)) void *calloc_plain(size_t n, size_t size) { return calloc_body(n, size, false); }
 static __attribute__((noinline)) void *realloc_fast(void *ptr, size_t size) { return realloc_body(ptr, size, true); }
@@ -100,35 +84,48 @@ static __attribute__((noinline)) void free_guarded(void *ptr)
 }
 
 /*
- * glibc's malloc of fewer than PRECOUNT_MAX bytes, on the fast path: the
- * allocation is counted before it is made and malloc jumps to glibc's,
+ * Where malloc's fast path jumps, the allocation counted: glibc's malloc,
  * with no frame of ours (malloc_plain's call, return and frame were a
  * third of what the fast path cost: 0.7 of 2.7 ns a malloc and free).
- * glibc fails so small a malloc only when the process is out of memory
- * (no free chunk, brk and mmap both refused): it is then counted all the
- * same, the one way a sampled recording's totals can be off.  A larger one
- * (which an absurd size or an address-space limit fails) is counted once
- * it returned a block, as full recording counts every allocation.
+ * Its count never reaches PRECOUNT_MAX (sample.h, fast_release): glibc
+ * fails so small a malloc only when the process is out of memory (no
+ * free chunk, brk and mmap both refused), and it is then counted all the
+ * same, the one way a sampled recording's totals can be off.  A larger
+ * one (which an absurd size or an address-space limit fails) takes the
+ * full hook, which counts it once it returned a block, as full recording
+ * counts every allocation.  Another allocator's malloc runs guarded, and
+ * its failure is taken back from the count.
  */
-#define PRECOUNT_MAX (64u << 10)
-static size_t precount_below;	/* PRECOUNT_MAX with glibc's heap, else 0 */
+static __attribute__((noinline)) void *malloc_guarded(size_t size)
+{
+	void *p;
 
-static void *(*malloc_route)(size_t) = malloc_fast;
+	guard_in();
+	p = real_malloc(size);
+	guard_out();
+	if (unlikely(!p))
+		sample_fast_uncount_alloc(size);
+	return p;
+}
+
+static bool libc_heap_routes;	/* glibc's heap: the _plain routes */
+static void *(*malloc_target)(size_t) = malloc_guarded;
 static void *(*calloc_route)(size_t, size_t) = calloc_fast;
 static void *(*realloc_route)(void *, size_t) = realloc_fast;
 static void (*free_route)(void *) = free_guarded;
 
-/* The allocator is not glibc's (precount_below is 0 then): new's malloc
- * holds the guard (new_malloc). */
+/* The allocator is not glibc's: new's malloc holds the guard
+ * (new_malloc). */
 static inline bool new_guard(void)
 {
-	return !precount_below;
+	return !libc_heap_routes;
 }
 
 void entry_routes(bool libc_heap)
 {
-	__atomic_store_n(&precount_below, libc_heap ? PRECOUNT_MAX : 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&malloc_route, libc_heap ? malloc_plain : malloc_fast, __ATOMIC_RELAXED);
+	__atomic_store_n(&libc_heap_routes, libc_heap, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_fast_cap, libc_heap ? PRECOUNT_MAX : INT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&malloc_target, libc_heap ? real_malloc : malloc_guarded, __ATOMIC_RELAXED);
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
@@ -157,11 +154,8 @@ SHIM_EXPORT void *malloc(size_t size)
 	uint64_t gate;
 
 	if (likely(sample_fast_take(size))) {
-		if (likely(size < precount_below)) {
-			sample_fast_count_alloc(size);
-			return real_malloc(size);
-		}
-		return malloc_route(size);
+		sample_fast_count_alloc(size);
+		return malloc_target(size);
 	}
 	gate = t_hot.gate;
 	if ((uint32_t)gate && likely(real_malloc)) {

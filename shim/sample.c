@@ -15,6 +15,7 @@
 
 uint64_t g_sample;
 struct sampled_set *g_sampled;
+int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
 _Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
 /* Threads seeded in this session: with MEMSCOPE_SEED, a thread's draws
@@ -170,7 +171,7 @@ void sample_close(void)
 {
 	t_hot.gen = 0;
 	t_hot.mode = FAST_CLOSED_MODE;
-	t_hot.left = t_hot.held = 0;
+	t_hot.left = t_hot.held = t_hot.reserve = 0;
 	t_hot.table = g_closed_table;
 	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
 }

@@ -339,9 +339,10 @@ extern __thread struct tstate *t_state TLS_IE;
  * 0: none yet, until the thread's next sampling decision (sample_pick).
  * gate: flags and gen in one word, compared with g_fast at once.
  *
- * The fast path's own state (sample.h): while `mode` is FAST_OPEN, left is
- * the bytes before this thread's next recorded allocation and table the
- * set's region counts (g_sampled's), which a free reads; allocs, bytes
+ * The fast path's own state (sample.h): while `mode` is FAST_OPEN, left and
+ * reserve are the bytes before this thread's next recorded allocation
+ * (left at most g_fast_cap of them: fast_release) and table the set's
+ * region counts (g_sampled's), which a free reads; allocs, bytes
  * and frees count what it did not record, in this thread's TLS until a
  * hook of its adds them to its ring's header (sample_publish).  Closed
  * (no session sampling, no ring of its own yet, or a hook of its under
@@ -368,7 +369,7 @@ struct thot {
 	int64_t left;
 	const uint16_t *table;
 	uint64_t allocs, bytes, frees;
-	int64_t held;
+	int64_t held, reserve;
 	struct msc_ring *ring;
 	unsigned hidden;
 	unsigned char mode;

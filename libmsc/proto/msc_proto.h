@@ -58,7 +58,7 @@
  * detach.  So the counts a live view reads lag by up to one draw's bytes
  * per thread, and a process killed by a signal leaves up to that much out
  * of its totals (glibc's
- * malloc of less than 64 KiB is counted before it runs: one that fails,
+ * malloc of less than 1 MiB is counted before it runs: one that fails,
  * out of memory, is counted too; shim/entry.c).  A size-0
  * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
  * --hook) and mappings are always recorded.  The free of a recorded block
