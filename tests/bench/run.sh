@@ -240,6 +240,11 @@ for i in range(1000000):
     d[str(i)] = [i, str(i * 2)]
 print(len(d), sum(len(v[1]) for v in d.values()))
 PY
+	cat >"$OUT/py_dict200k.py" <<'PY'
+d = {}
+for i in range(200000):
+    d[str(i)] = [i, str(i * 2)]
+PY
 }
 
 # run_one LABEL TOOL WORKLOAD: one run; prints "seconds peak_bytes status".
@@ -584,15 +589,20 @@ bench_instr() {
 		"The program's instructions natively and under ms-record, every event recorded" \
 		"and with --sample 512K: beyond its native run and the shim's own (those of" \
 		"libmemscope.so's source files), per event (allocation or free, from the end" \
-		"record; MEMSCOPE_SEED=1).  Unlike time on a shared machine, the same from run" \
-		"to run." "" \
-		"| workload | events | native | recorded: beyond native, shim | no stacks: shim | sampled: beyond native, shim |" \
-		"|---|---:|---:|---:|---:|---:|"
-	for _w in storm cxx sqlite; do
+		"record; MEMSCOPE_SEED=1), and the sampled run's instructions over the native" \
+		"run's: issue 17's goal of 1.03x for the storm, sqlite3 and python3, where the" \
+		"machine's wall time cannot tell 3 % from its noise.  Unlike time on a shared" \
+		"machine, the same from run to run.  The storm at the sampled section's length" \
+		"(5M iterations: its trace cache warms up in the first few hundred thousand)," \
+		"python3 on a 200,000-entry dictionary." "" \
+		"| workload | events | native | recorded: beyond native, shim | no stacks: shim | sampled: beyond native, shim | sampled / native |" \
+		"|---|---:|---:|---:|---:|---:|---:|"
+	for _w in storm cxx sqlite python; do
 		case $_w in
-		storm) set -- "$BIN/alloc_storm" 1 200000 ;;
+		storm) set -- "$BIN/alloc_storm" 1 5000000 ;;
 		cxx) set -- "$BIN/cxx_storm" 200000 ;;
 		sqlite) set -- /usr/bin/sqlite3 :memory: ".read $OUT/sqlite_inserts.sql" ;;
+		python) set -- "$PY" "$OUT/py_dict200k.py"; export PYTHONMALLOC=malloc PYTHONHASHSEED=0 ;;
 		esac
 		note "instr: $_w"
 		_nat=$(instr_run "$_w.native" $(cg_cmd "$_w.native") "$@")
@@ -603,8 +613,8 @@ bench_instr() {
 			-o "$OUT/cg.$_w.sampled.ndjson" $(cg_cmd "$_w.sampled") "$@")
 		_ev=$(jq -r 'select(.type=="end") | .allocs + .frees' "$OUT/cg.$_w.full.ndjson" | tail -n 1)
 		emit "$(echo "$_w ${_ev:-0} $_nat $_full $_none $_smp" | awk '$2 > 0 {
-			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f | %.0f, %.0f |\n", $1, $2, $3 / 1e6,
-				($5 - $3) / $2, $6 / $2, $8 / $2, ($9 - $3) / $2, $10 / $2 }')"
+			printf "| %s | %.0f | %.1fM | %.0f, %.0f | %.0f | %.0f, %.0f | %.4fx |\n", $1, $2, $3 / 1e6,
+				($5 - $3) / $2, $6 / $2, $8 / $2, ($9 - $3) / $2, $10 / $2, $9 / $3 }')"
 	done
 	# The collector: ms-record itself under cachegrind (the program runs
 	# natively: valgrind does not follow exec), on the storm at two
@@ -677,11 +687,7 @@ bench_attach() {
 # allocation and free the program made (ms-record's count; heaptrack sees
 # the same program).
 bench_sizes() {
-	cat >"$OUT/py_dict200k.py" <<'PY'
-d = {}
-for i in range(200000):
-    d[str(i)] = [i, str(i * 2)]
-PY
+	make_inputs
 	_dbg=no
 	[ -n "$(find /usr/lib/debug/.build-id -name "$(readelf -n "$(readlink -f "$PY")" 2>/dev/null |
 		sed -n 's/.*Build ID: \(..\)\(.*\)/\2.debug/p')" 2>/dev/null | head -1)" ] && _dbg=yes
