@@ -353,6 +353,8 @@ static inline __attribute__((always_inline)) void record_free_at(void *frame, un
 		emit_block(t, MSC_EV_FREE, fn, id, v, 1);
 	}
 	shared_unlock(t);
+	if (sampled && !t->shared)
+		sample_publish_frees(t);
 }
 
 /* A pool's free (memscope.h). */
