@@ -416,6 +416,10 @@ bool msc_cproc_unsampled(const struct msc_cproc *pub, uint64_t *allocs, uint64_t
 		*bytes += __atomic_load_n(&r->unsampled_bytes, __ATOMIC_RELAXED);
 		*frees += __atomic_load_n(&r->unsampled_frees, __ATOMIC_RELAXED);
 	}
+	/* The end's flush of the threads still running (struct msc_ctl). */
+	*allocs += __atomic_load_n(&p->ctl->flushed_allocs, __ATOMIC_RELAXED);
+	*bytes += __atomic_load_n(&p->ctl->flushed_bytes, __ATOMIC_RELAXED);
+	*frees += __atomic_load_n(&p->ctl->flushed_frees, __ATOMIC_RELAXED);
 	return true;
 }
 

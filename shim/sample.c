@@ -184,12 +184,15 @@ void sample_leave(struct tstate *t)
 }
 
 /*
- * The end (or a detach): every thread's counts into its ring's header.
- * This thread's directly; another's read from its TLS through
- * process_vm_readv, which fails instead of faulting should the thread be
- * gone with its stack meanwhile.  What the others count afterwards is
- * lost: they run on while the process ends.  This thread's fast path
- * stays closed: its hooks count in the ring's header from now on.
+ * The end (or a detach): every thread's counts handed in.  This thread's
+ * into its ring's header; another's, read from its TLS through
+ * process_vm_readv (which fails instead of faulting should the thread be
+ * gone with its stack meanwhile), into the control page's flushed_*: its
+ * own hooks may be adding to its ring's header meanwhile, by plain adds
+ * that an atomic add of ours in between would be lost to.  What the
+ * others count afterwards is lost: they run on while the process ends.
+ * This thread's fast path stays closed: its hooks count in the ring's
+ * header from now on.
  */
 void sample_flush_all(void)
 {
@@ -218,11 +221,9 @@ void sample_flush_all(void)
 		remote.iov_base = &hot->allocs;
 		remote.iov_len = sizeof(counts);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(counts)) {
-			struct msc_ring *r = msc_ring_at(g_region, g_ctl, i);
-
-			__atomic_add_fetch(&r->unsampled_allocs, counts[0], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&r->unsampled_bytes, counts[1], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&r->unsampled_frees, counts[2], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&g_ctl->flushed_allocs, counts[0], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&g_ctl->flushed_bytes, counts[1], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&g_ctl->flushed_frees, counts[2], __ATOMIC_RELAXED);
 		}
 		slot->hot = NULL;
 	}

@@ -55,7 +55,8 @@
  * counts in its TLS first and adds to its header at each of its recorded
  * allocations, at a recorded free once it has counted 4096 frees, and at
  * its exit; the process adds what its live threads still hold at its end
- * (exit, _exit, the return from main) and at a detach.  So the counts a
+ * (exit, _exit, the return from main) and at a detach (to the control
+ * page's flushed_*: struct msc_ctl).  So the counts a
  * live view reads lag by up to one draw's bytes per thread (and a thread
  * that frees more than it allocates, by 4096 frees or the frees up to its
  * next recorded one), and a process killed by a signal leaves up to that
@@ -83,7 +84,7 @@
 #include "msc_allocfns.h"
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
-#define MSC_PROTO_VERSION 3
+#define MSC_PROTO_VERSION 4
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
@@ -275,6 +276,14 @@ struct msc_ctl {
 	uint64_t sample;
 	uint64_t sample_seed;
 	uint32_t sample_seeded;
+	/* --sample: what the end's (or a detach's) flush found in the TLS of
+	 * threads other than its own, added to atomically by the shim, part
+	 * of the unsampled totals as the rings' counts are.  Not added to
+	 * those threads' ring headers, which their own hooks may be adding to
+	 * meanwhile, with plain adds that would lose the flush's. */
+	volatile uint64_t flushed_allocs;
+	volatile uint64_t flushed_bytes;
+	volatile uint64_t flushed_frees;
 };
 
 #define MSC_CTL_LOSSY 1u		/* drop records instead of waiting */
