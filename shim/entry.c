@@ -34,12 +34,13 @@
  * glibc's malloc, calloc, realloc and free call nothing of ours: every
  * call libc makes inside itself is to its own hidden names, never through
  * a PLT.  With them as the real ones (entry_routes), the fast path holds
- * no guard around the real call (the _plain variants), and free's counts
- * and jumps to the real free, with no frame at all.  Another allocator's
- * calls (jemalloc's mmap and munmap, through its PLT, to our hooks) must
- * pass through as they do in a full hook: it runs guarded (the _fast
- * variants).  A signal handler's allocation meanwhile is then the
- * program's own business, as it is without us.
+ * no guard around the real call (calloc's and realloc's _plain variants),
+ * and malloc's and free's count and jump to the real ones, with no frame
+ * at all.  Another allocator's calls (jemalloc's mmap and munmap, through
+ * its PLT, to our hooks) must pass through as they do in a full hook: it
+ * runs guarded (the _fast variants, malloc_guarded, free_guarded).  A
+ * signal handler's allocation meanwhile is then the program's own
+ * business, as it is without us.
  */
 static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t size, bool guard)
 {

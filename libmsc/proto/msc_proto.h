@@ -56,13 +56,12 @@
  * allocations, at a recorded free once it has counted 4096 frees, and at
  * its exit; the process adds what its live threads still hold at its end
  * (exit, _exit, the return from main) and at a detach (to the control
- * page's flushed_*: struct msc_ctl).  So the counts a
- * live view reads lag by up to one draw's bytes per thread (and a thread
- * that frees more than it allocates, by 4096 frees or the frees up to its
- * next recorded one), and a process killed by a signal leaves up to that
- * much out of its totals (glibc's
- * malloc of less than 1 MiB is counted before it runs: one that fails,
- * out of memory, is counted too; shim/entry.c).  A size-0
+ * page's flushed_*: struct msc_ctl).  So the counts a live view reads lag
+ * by up to one draw's bytes per thread (a thread that frees more than it
+ * allocates: by 4096 frees, or the frees up to its next recorded one), and
+ * a process killed by a signal leaves up to that much out of its totals
+ * (glibc's malloc of less than 1 MiB is counted before it runs: one that
+ * fails, out of memory, is counted too; shim/entry.c).  A size-0
  * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
  * --hook) and mappings are always recorded.  The free of a recorded block
  * by the thread that allocated it, before that thread allocated anything
