@@ -441,8 +441,7 @@ static size_t boot_used;
  * its own (sample.h, sampled_pin).  A block takes 16 bytes of the pool at
  * least.  boot_in_set: the set is there to pin them (boot_pool_to_set); a
  * block made meanwhile pins itself, and one made while the set is filled
- * is pinned by one side or the other, or by both (SAMPLED_PINS_MAX counts
- * with that).
+ * is pinned by one side or the other, or by both.
  */
 static uint32_t boot_blocks[BOOT_POOL_SIZE / 16];
 static unsigned boot_nblocks;

@@ -18,6 +18,9 @@ struct sampled_set *g_sampled;
 int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
 _Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
+/* sampled_none() reads the bucket words right after the region counts. */
+_Static_assert(offsetof(struct sampled_set, used) == sizeof(((struct sampled_set *)0)->region),
+	       "the bucket words follow the region counts");
 /* Threads seeded in this session: with MEMSCOPE_SEED, a thread's draws
  * depend on the seed and on the order threads first recorded. */
 static unsigned g_seeded_threads;
@@ -99,7 +102,7 @@ void guard_out_holding(void)
 
 /* What a closed fast path reads (sample.h): region counts of 1, so that
  * every free goes on to sampled_none()'s test of the table itself. */
-const uint16_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))) = {
+const uint8_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64))) = {
 	[0 ...(1u << SAMPLED_REGIONS) - 1] = 1,
 };
 

@@ -17,13 +17,13 @@
  * no record, no collector.
  *
  * The set.  2^16 buckets of 8 addresses (a cache line each), a bit per
- * bucket saying it holds one, and 128 counts of the recorded blocks by a
+ * bucket saying it holds one, and 256 counts of the recorded blocks by a
  * second, cheaper hash of their address (their region).  An address lives
  * in one bucket, never in the next (no probing), so a delete leaves no
  * tombstone behind: insert claims an empty slot of the bucket by CAS,
  * delete clears its own slot.  The free of a block that was not recorded,
- * the common case, reads its region's count (256 bytes in all, always at
- * hand: a 32-bit multiply of the address's low half, where the bucket's
+ * the common case, reads its region's count (a byte each, 256 bytes in
+ * all, always at hand: a 32-bit multiply of the address's low half, where the bucket's
  * hash is a 64-bit one of the whole), 0 while few recorded blocks are live
  * (about live bytes / BYTES of them, and the large blocks); else its
  * bucket's bit, in a 16 KiB array: the bucket's line, which no cache holds,
@@ -35,7 +35,10 @@
  * server's 1 GiB heap, 2,000 live: 3 %; a count per 8 buckets in their
  * stead was not 0 for 2.7 % and 22 % of them).  The region counts are
  * exact, each block's counted before it is returned and until its own free,
- * so a 0 is never wrong.  The bits are kept by CAS on their 64-bit word, 32
+ * so a 0 is never wrong; one that reaches 255 stays there until the set is
+ * emptied for the next session (its region's frees then always look
+ * further, as they do once more than a few hundred blocks are live in all
+ * of them).  The bits are kept by CAS on their 64-bit word, 32
  * bits and a 32-bit version that every insert moves on: insert sets its
  * bucket's bit after it took its slot; delete, after clearing its slot,
  * clears the bit only if it then finds the bucket's slots all empty and the
@@ -57,18 +60,21 @@
 
 #define SAMPLED_BITS 16
 #define SAMPLED_WAYS 8
-#define SAMPLED_REGIONS 7		/* log2 of the region counts */
+#define SAMPLED_REGIONS 8		/* log2 of the region counts */
+#define SAMPLED_REGION_STUCK 255	/* a region's count stays at it */
 
 struct sampled_set {
-	/* Recorded blocks of each region (sampled_region): 256 bytes, which
-	 * a free reads first and which stay in the L1 cache of a program
-	 * that thrashes it (an 8 KiB array read first missed it on two
-	 * thirds of the storm's frees, in cachegrind's simulation; 32-bit
-	 * counts, 512 bytes, missed it 1.7 times as often as these).  0 in
-	 * most of them while fewer than a hundred or so recorded blocks are
-	 * live.  A region is not a range of buckets: a block that would take
-	 * its count past 65535 is not recorded (as when its bucket is full). */
-	volatile uint16_t region[1u << SAMPLED_REGIONS];
+	/* Recorded blocks of each region (sampled_region), a byte each:
+	 * 256 bytes, which a free reads first and which stay in the L1
+	 * cache of a program that thrashes it (an 8 KiB array read first
+	 * missed it on two thirds of the storm's frees, in cachegrind's
+	 * simulation; 32-bit counts, 512 bytes, missed it 1.7 times as often
+	 * as 16-bit ones).  0 in most of them while fewer than a couple of
+	 * hundred recorded blocks are live: 256 regions of a byte, where 128
+	 * of 16 bits were, halved the storm's frees that look further (3 %
+	 * of them at 512K, each a likely miss of the 16 KiB bits).  A count
+	 * that reaches SAMPLED_REGION_STUCK stays (sampled_count_up). */
+	volatile uint8_t region[1u << SAMPLED_REGIONS];
 	/* Bit b % 64 of word b / 32: bucket b holds a block; the word's
 	 * other half: a version (sampled_bit, sample.h's head). */
 	volatile uint64_t used[1u << (SAMPLED_BITS - 5)];
@@ -84,12 +90,8 @@ struct sampled_set {
  * (never the real free's).  A pin adds one to its region's count for good
  * and keeps its bucket's bit set, so that sampled_none() is false for it
  * as for a recorded block, and the free goes to the full hook, which knows
- * what to do with it.  At most the pool's blocks twice over and NULL
- * (hooks.c); a region's count of recorded blocks stops that far below
- * 65535, so that no pin takes it past.
+ * what to do with it.
  */
-#define SAMPLED_PINS_MAX (2 * (BOOT_POOL_SIZE / 16) + 1)
-#define SAMPLED_REGION_MAX (UINT16_MAX - SAMPLED_PINS_MAX)
 
 extern struct sampled_set *g_sampled;
 
@@ -105,7 +107,7 @@ extern int64_t g_fast_cap;
 
 /* The region counts of a closed fast path: none is 0, and a free that
  * finds them goes to the full hook (sampled_none). */
-extern const uint16_t g_closed_table[];
+extern const uint8_t g_closed_table[];
 
 
 /* The session starts (sampling or not): maps the set once, empties it. */
@@ -183,21 +185,38 @@ static inline void sampled_mark(unsigned b)
 		;
 }
 
-/* Remembers a recorded block; false when its bucket is full (or its
- * region's count is at its limit).  The region's count goes up first, and
- * down again if no slot is free: a count is never below the blocks in its
- * region, only above for a moment. */
+/* A region's count up by one, and down: by CAS, so that one at
+ * SAMPLED_REGION_STUCK stays there (it may count more than that). */
+static inline void sampled_count_up(volatile uint8_t *count)
+{
+	uint8_t c = *count;
+
+	while (c != SAMPLED_REGION_STUCK &&
+	       !__atomic_compare_exchange_n(count, &c, (uint8_t)(c + 1), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static inline void sampled_count_down(volatile uint8_t *count)
+{
+	uint8_t c = *count;
+
+	while (c != SAMPLED_REGION_STUCK &&
+	       !__atomic_compare_exchange_n(count, &c, (uint8_t)(c - 1), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* Remembers a recorded block; false when its bucket is full.  The
+ * region's count goes up first, and down again if no slot is free: a
+ * count is never below the blocks in its region, only above for a
+ * moment. */
 static inline bool sampled_add(const void *p)
 {
 	unsigned b = sampled_bucket(p), i;
-	volatile uint16_t *count = &g_sampled->region[sampled_region(p)];
-	uint16_t c = *count;
+	volatile uint8_t *count = &g_sampled->region[sampled_region(p)];
 
-	do {
-		if (unlikely(c >= SAMPLED_REGION_MAX))
-			return false;
-	} while (!__atomic_compare_exchange_n(count, &c, (uint16_t)(c + 1), false,
-					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	sampled_count_up(count);
 	for (i = 0; i < SAMPLED_WAYS; i++) {
 		uint64_t expect = 0;
 
@@ -209,7 +228,7 @@ static inline bool sampled_add(const void *p)
 			return true;
 		}
 	}
-	__atomic_sub_fetch(count, 1, __ATOMIC_RELAXED);
+	sampled_count_down(count);
 	return false;
 }
 
@@ -225,7 +244,7 @@ static inline void sampled_pin(const void *p)
 {
 	unsigned b = sampled_bucket(p);
 
-	__atomic_add_fetch(&g_sampled->region[sampled_region(p)], 1, __ATOMIC_SEQ_CST);
+	sampled_count_up(&g_sampled->region[sampled_region(p)]);
 	__atomic_or_fetch(&g_sampled->pinned[b >> 6], 1ull << (b & 63), __ATOMIC_SEQ_CST);
 	sampled_mark(b);
 }
@@ -240,8 +259,7 @@ static inline bool sampled_del(const void *p)
 	for (i = 0; i < SAMPLED_WAYS; i++)
 		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
 			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_SEQ_CST);
-			__atomic_sub_fetch(&g_sampled->region[sampled_region(p)], 1,
-					   __ATOMIC_RELAXED);
+			sampled_count_down(&g_sampled->region[sampled_region(p)]);
 			sampled_settle(b);
 			return true;
 		}
@@ -318,7 +336,7 @@ used_up:
  * g_closed_table's, which send every free to the full hook) and the
  * bucket words that follow them.
  */
-static inline bool sampled_none(const uint16_t *table, const void *p)
+static inline bool sampled_none(const uint8_t *table, const void *p)
 {
 	unsigned b;
 
@@ -558,7 +576,7 @@ static inline void fast_release(void)
 
 	t_hot.left = left;
 	t_hot.reserve = held - left;
-	t_hot.table = (const uint16_t *)g_sampled->region;
+	t_hot.table = (const uint8_t *)g_sampled->region;
 	__asm__ volatile("" ::: "memory");
 	t_hot.mode = FAST_OPEN;
 }

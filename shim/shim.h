@@ -294,32 +294,38 @@ struct tstate {
 	bool shared;			/* ring 0: serialised by its lock */
 	unsigned ring_index;
 	int tid;
+	/* The session it belongs to: in the first line, with the ring's
+	 * state, which every recorded event reads after it (get_tstate). */
+	unsigned gen;
 	uint64_t stack_lo;
-	unsigned gen;			/* the session it belongs to */
 	unsigned long mod_adds, mod_subs;	/* module map last sent */
 	struct intern_slot *tab;
 	uint32_t tab_mask, tab_count;
+	/* --sample (sample.h): the state of this thread's draws, and the
+	 * last block this thread recorded (0 when its last recorded
+	 * allocation was not one of the set's, and always on the shared
+	 * ring's state) and t_hot.held just after: freed by it while the
+	 * count is still that, it was temporary.  In the second line, which
+	 * a recorded allocation and a recorded free read, not the line after
+	 * the callers' table that they had to themselves. */
+	uint64_t sample_rng;
+	uint64_t pick_ptr;
+	int64_t pick_left;
 	/* One-frame stacks of free calls, by return address: direct-mapped. */
 	struct {
 		uint64_t ip;
 		uint32_t id;
 	} callers[CALLER_SLOTS];
-	/* --sample (sample.h): bytes left before the next recorded
-	 * allocation (the shared ring's; a thread with a ring of its own
-	 * counts in t_hot from this first draw on), and the state of
-	 * this thread's draws. */
+	/* --sample: bytes left before the next recorded allocation (the
+	 * shared ring's; a thread with a ring of its own counts in t_hot
+	 * from this first draw on). */
 	int64_t sample_left;
-	uint64_t sample_rng;
-	/* The last block this thread recorded (0 when its last recorded
-	 * allocation was not one of the set's, and always on the shared
-	 * ring's state) and t_hot.left just after: freed by it while left
-	 * is still that, it was temporary. */
-	uint64_t pick_ptr;
-	int64_t pick_left;
 	uint64_t ips[TRACE_MAX];
 	struct unwind_state uw;		/* last: its trace cache comes last */
 };
 
+_Static_assert(offsetof(struct tstate, gen) < 64 && offsetof(struct tstate, pick_left) < 128,
+	       "a recorded event's fields of the tstate in its first two lines");
 extern __thread struct tstate *t_state TLS_IE;
 /*
  * What an allocation hook reads first, in one cache line of the thread's
@@ -367,7 +373,7 @@ struct thot {
 		uint64_t gate;
 	};
 	int64_t left;
-	const uint16_t *table;
+	const uint8_t *table;
 	uint64_t allocs, bytes, frees;
 	int64_t held, reserve;
 	struct msc_ring *ring;
