@@ -118,12 +118,25 @@ void sample_thread_init(struct tstate *t);
 int64_t sample_draw(struct tstate *t);
 bool sample_pick_shared(struct tstate *t, uint64_t size);
 
-/* The top bits of a 64-bit multiply of the whole address (its low 4 bits,
- * always 0, only shift the product: its top bits still mix all the
- * others). */
+/*
+ * The top bits of a 64-bit multiply of the whole address, folded with its
+ * upper bits first.  A multiply alone maps the addresses of blocks of one
+ * size, made one after the other (an arithmetic sequence: glibc's chunks
+ * of 64-byte blocks are 80 bytes apart), onto the buckets as a lattice,
+ * which for some strides fills a fraction of them: 200,000 consecutive
+ * blocks, all recorded, overflowed their 8 ways for 7 % of them at a
+ * stride of 80 and 27 % at 176 (the blocks not recorded after all: a
+ * site's estimate low by as much), 91 % at the worst of the strides
+ * 16..4128, where random multipliers do as badly at others.  The fold
+ * breaks the sequence: 0.5 % at the worst stride (0.2 % for random
+ * addresses), 0.03 % at 100,000 blocks.  Three instructions more for the
+ * frees that find their region's count not 0.
+ */
 static inline unsigned sampled_bucket(const void *p)
 {
-	return (unsigned)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - SAMPLED_BITS));
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	return (unsigned)(((a ^ (a >> 17)) * 0x9e3779b97f4a7c15ull) >> (64 - SAMPLED_BITS));
 }
 
 /* The region whose count a free reads first: the top bits of a 32-bit
