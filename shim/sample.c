@@ -170,6 +170,22 @@ void sample_publish(struct tstate *t)
 	publish_to(&g_hots[t->ring_index], false);
 }
 
+/* sample_count_free's way for a thread whose fast path is not open in
+ * this session (sample.h). */
+void sample_count_free_opening(void)
+{
+	struct tstate *t = get_tstate();
+
+	if (!t)
+		return;
+	if (unlikely(t->shared)) {
+		__atomic_add_fetch(&t->ring->unsampled_frees, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	t->ring->unsampled_frees++;
+	sample_open(t);
+}
+
 void sample_close(void)
 {
 	t_hot.gen = 0;

@@ -497,23 +497,18 @@ static inline void sample_count_alloc(uint64_t size)
  * Its counts reach its ring's header at its recorded frees
  * (sample_publish_frees).
  */
+void sample_count_free_opening(void);
+
 static inline void sample_count_free(void)
 {
-	struct tstate *t;
-
 	if (likely(sample_hot())) {
 		sample_hook_count_free();
 		return;
 	}
-	t = get_tstate();
-	if (!t)
-		return;
-	if (unlikely(t->shared)) {
-		__atomic_add_fetch(&t->ring->unsampled_frees, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	t->ring->unsampled_frees++;
-	sample_open(t);
+	/* Out of line: the frees' hooks inline this, and a full recording's
+	 * free hook was 7 instructions longer with all of it here (GCC then
+	 * kept free_event out of line). */
+	sample_count_free_opening();
 }
 
 /*
