@@ -173,12 +173,22 @@ struct msc_live {
 	uint32_t size;			/* MSC_LIVE_BIG: see a->big */
 };
 
-/* Where a block's entry is looked for first: blocks are 16-byte aligned,
- * and a multiplicative (Fibonacci) hash of the address's upper bits spreads
- * them well for one multiplication. */
+/*
+ * Where a block's entry is looked for first: a multiplicative (Fibonacci)
+ * hash of the address, blocks being 16-byte aligned, folded first.  The
+ * multiply alone maps blocks of one size made one after the other (an
+ * arithmetic sequence: glibc's 56-byte and 120-byte blocks are 64 and 128
+ * bytes apart) onto a lattice of homes that for some strides crowds
+ * them: 1M such blocks probed 5.8 and 12 slots past their home on
+ * average (ms-record's instructions on them 694 and 835 an event, against
+ * 544 at a stride of 112); folded, 0.1-0.7 at every stride of 32..8208.
+ */
 static inline size_t msc_live_hash(uint64_t ptr, size_t mask)
 {
-	return (size_t)(((ptr >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	uint64_t q = ptr >> 4;
+
+	q ^= q >> 13;
+	return (size_t)((q * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
 #define MSC_LIVE_BIG UINT32_MAX
