@@ -406,8 +406,8 @@ static __attribute__((noinline)) bool free_event_sampled(void *frame, unsigned f
 	return false;
 }
 
-/* A free of the malloc family's: recorded (free_recorded), else counted.
- * True when recorded. */
+/* A free of the malloc family's: recorded as free_recorded() would
+ * record it, else counted.  True when recorded. */
 static inline bool free_event(void *frame, unsigned fn, const void *ptr)
 {
 	if (likely(!g_sample)) {
