@@ -283,7 +283,7 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->stack = (uint32_t)stack;
 	s->pid = msc_rec_pid(rec, r->pid);
 	im = image_of(r, s->pid);
-	s->image = image_index(r, s->pid);
+	s->image = im ? (int)(im - r->images) : -1;
 	s->fn = str(r, rec, "fn");
 	s->pool = str(r, rec, "pool");
 	if (im && msc_is_mapping_fn(s->fn) && !strcmp(s->fn, "brk")) {

@@ -380,34 +380,37 @@ static void record_sampled_free(void *frame, unsigned fn, const void *ptr)
  * always, or when sampling, if ptr was recorded (then forgotten).  True
  * when recorded; else the caller counts the free once it is done.
  */
-static inline bool free_recorded(void *frame, unsigned fn, const void *ptr)
+static inline bool free_recorded_sampled(void *frame, unsigned fn, const void *ptr)
 {
-	if (likely(!g_sample)) {
-		record_free(frame, fn, ptr);
-		return true;
-	}
 	if (!sampled_del(ptr))
 		return false;
 	record_sampled_free(frame, fn, ptr);
 	return true;
 }
 
-/* The same, sampling (free_event's): out of line, so that a full
- * recording's free hooks, which inline free_event, keep the registers of
- * their own way (free_hook saved one more, and had 4 instructions more,
- * with this inlined). */
-static __attribute__((noinline)) bool free_event_sampled(void *frame, unsigned fn, const void *ptr)
+static inline bool free_recorded(void *frame, unsigned fn, const void *ptr)
 {
-	if (sampled_del(ptr)) {
-		record_sampled_free(frame, fn, ptr);
+	if (likely(!g_sample)) {
+		record_free(frame, fn, ptr);
 		return true;
 	}
+	return free_recorded_sampled(frame, fn, ptr);
+}
+
+/* free_event's sampling way: out of line, so that a full recording's
+ * free hooks, which inline free_event, keep the registers of their own
+ * way (free_hook saved two more, 4 instructions a free, with it
+ * inlined). */
+static __attribute__((noinline)) bool free_event_sampled(void *frame, unsigned fn, const void *ptr)
+{
+	if (free_recorded_sampled(frame, fn, ptr))
+		return true;
 	sample_count_free();
 	return false;
 }
 
-/* A free of the malloc family's: recorded as free_recorded() would
- * record it, else counted.  True when recorded. */
+/* A free of the malloc family's: recorded (free_recorded), else counted.
+ * True when recorded. */
 static inline bool free_event(void *frame, unsigned fn, const void *ptr)
 {
 	if (likely(!g_sample)) {

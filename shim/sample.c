@@ -18,6 +18,10 @@ struct sampled_set *g_sampled;
 int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
 _Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
+/* sample_flush_all() reads a thread's three counts in one piece. */
+_Static_assert(offsetof(struct thot, frees) == offsetof(struct thot, allocs) + 16 &&
+	       offsetof(struct thot, bytes) == offsetof(struct thot, allocs) + 8,
+	       "allocs, bytes and frees one after the other");
 /* sampled_none() reads the bucket words right after the region counts. */
 _Static_assert(offsetof(struct sampled_set, used) == sizeof(((struct sampled_set *)0)->region),
 	       "the bucket words follow the region counts");
@@ -108,8 +112,8 @@ const uint8_t g_closed_table[1u << SAMPLED_REGIONS] __attribute__((aligned(64)))
 
 /*
  * The threads whose fast paths count in their TLS (sample.h), by ring: the
- * end's flush (sample_flush_all) adds what each counted since its last
- * hook to its ring's header.  busy: the thread is adding them itself
+ * end's flush (sample_flush_all) hands in what each counted since its
+ * last publish.  busy: the thread is adding them itself
  * (sample_publish); the flush waits for that, and once it has begun
  * (g_flushed) no thread adds again, so that nothing is counted twice.
  * Static: a thread of an earlier session may still be on its way through
@@ -170,22 +174,6 @@ void sample_publish(struct tstate *t)
 	publish_to(&g_hots[t->ring_index], false);
 }
 
-/* sample_count_free's way for a thread whose fast path is not open in
- * this session (sample.h). */
-void sample_count_free_opening(void)
-{
-	struct tstate *t = get_tstate();
-
-	if (!t)
-		return;
-	if (unlikely(t->shared)) {
-		__atomic_add_fetch(&t->ring->unsampled_frees, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	t->ring->unsampled_frees++;
-	sample_open(t);
-}
-
 void sample_close(void)
 {
 	t_hot.gen = 0;
@@ -197,7 +185,7 @@ void sample_close(void)
 
 void sample_leave(struct tstate *t)
 {
-	if (t_hot.gen == FAST_GEN)
+	if (sample_hot())
 		publish_to(&g_hots[t->ring_index], true);
 	sample_close();
 }
@@ -227,7 +215,7 @@ void sample_flush_all(void)
 	for (i = 1; i < n; i++) {
 		struct hot_slot *slot = &g_hots[i];
 		struct thot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
-		uint64_t counts[3];
+		uint64_t counts[3];	/* allocs, bytes, frees: in that order in thot */
 		struct iovec local = { counts, sizeof(counts) }, remote;
 
 		if (!hot)

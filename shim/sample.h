@@ -279,11 +279,12 @@ static inline bool sampled_del(const void *p)
 	return false;
 }
 
-/* The thread's fast path is open but for the guard its hook holds: the
- * full hooks too count in t_hot's ring without reading the tstate. */
+/* The thread's fast path is open in this session but for the guard its
+ * hook holds: the full hooks too count in t_hot's ring without reading
+ * the tstate. */
 static inline bool sample_hot(void)
 {
-	return t_hot.gen == (unsigned)(g_fast >> 32);
+	return t_hot.gen == FAST_GEN;
 }
 
 /*
@@ -293,8 +294,8 @@ static inline bool sample_hot(void)
  * and no hook of its own is under way), which it tests by using its values
  * and nothing else: an allocation takes its bytes from t_hot.left, 0 when
  * closed, a free reads t_hot.table's count, never 0 when closed.  It reads
- * t_hot's line and, for a free, the set's count; not g_fast, not the
- * tstate (another page, and the line that made the storm's unsampled
+ * t_hot's line and, for a free, the set's count; no global of the
+ * session's, not the tstate (another page, and the line that made the storm's unsampled
  * hooks cost 3.5 ns an event).
  */
 
@@ -438,7 +439,8 @@ void sample_open(struct tstate *t);
 /* Thread t exits (or the end's flush runs on it): its counts go to its
  * ring's header and its fast path closes for good. */
 void sample_leave(struct tstate *t);
-/* The end, or a detach: every thread's counts to its ring's header. */
+/* The end, or a detach: every thread's counts handed in (this one's to
+ * its ring's header, the others' to the control page's flushed_*). */
 void sample_flush_all(void);
 /* The thread's fast path closes, its counts dropped (sample_leave, and a
  * fork child's one thread: the parent's ring is not its). */
@@ -497,18 +499,23 @@ static inline void sample_count_alloc(uint64_t size)
  * Its counts reach its ring's header at its recorded frees
  * (sample_publish_frees).
  */
-void sample_count_free_opening(void);
-
 static inline void sample_count_free(void)
 {
+	struct tstate *t;
+
 	if (likely(sample_hot())) {
 		sample_hook_count_free();
 		return;
 	}
-	/* Out of line: the frees' hooks inline this, and a full recording's
-	 * free hook was 7 instructions longer with all of it here (GCC then
-	 * kept free_event out of line). */
-	sample_count_free_opening();
+	t = get_tstate();
+	if (!t)
+		return;
+	if (unlikely(t->shared)) {
+		__atomic_add_fetch(&t->ring->unsampled_frees, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	t->ring->unsampled_frees++;
+	sample_open(t);
 }
 
 /*

@@ -47,21 +47,15 @@ bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 bool g_attached;
 unsigned g_gen;
-uint64_t g_fast = FAST_CLOSED;
 static void *g_old_region;
 static size_t g_old_region_size;
 char g_exe[512];
 
 /* ---------------------------------------------------------------- rings */
 
-/* g_state, and g_fast with it: open only while active and sampling. */
 static void set_state(int st)
 {
-	if (st != ST_ACTIVE)
-		__atomic_store_n(&g_fast, FAST_CLOSED, __ATOMIC_RELEASE);
 	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);
-	if (st == ST_ACTIVE && g_sample)
-		__atomic_store_n(&g_fast, (uint64_t)FAST_GEN << 32, __ATOMIC_RELEASE);
 }
 
 static void stop_recording(void)

@@ -14,7 +14,7 @@
  *			through, else a jump to hooks.c's
  *	hooks.c		the other exported hooks and the full ones of
  *			entry.c's, recording, stack interning, the boot pool
- *	session.c	the session (g_state, g_fast, the region, the
+ *	session.c	the session (g_state, the region, the
  *			options), the rings' slow path (wait_space), fork,
  *			init and exit, attach mode's entry points
  *	threads.c	t_state, t_hot (the guard, the fast path's state),
@@ -92,13 +92,10 @@ extern bool g_ts_repair;
  * earlier one (attach, detach, attach) is dropped on its next event. */
 extern bool g_attached;
 extern unsigned g_gen;
-/* FAST_GEN << 32 while the session is active and samples, else
- * FAST_CLOSED (no thread's t_hot.gate): the fast path of sample.h is open to
- * a thread whose t_hot.gate (its gen, and flags of 0) equals it.  (g_gen +
- * 1: a thread's t_hot.gen starts at 0, and so does g_gen.) */
-extern uint64_t g_fast;
+/* t_hot.gen of a thread that samples with a ring of its own in this
+ * session (g_gen + 1: a thread's t_hot.gen starts at 0, and so does
+ * g_gen). */
 #define FAST_GEN (g_gen + 1)
-#define FAST_CLOSED (~0ull)
 /* The program's path, read once per image at init. */
 extern char g_exe[512];
 
@@ -340,10 +337,10 @@ extern __thread struct tstate *t_state TLS_IE;
  * counted again.  (The guard cannot be held across the real operator new:
  * bad_alloc would unwind through us and leave it set.)
  *
- * gen: --sample, the session (g_gen + 1) in which this thread has a ring
- * of its own and samples: g_fast's upper half while that session samples.
- * 0: none yet, until the thread's next sampling decision (sample_pick).
- * gate: flags and gen in one word, compared with g_fast at once.
+ * gen: --sample, the session (FAST_GEN) in which this thread has a ring of
+ * its own and samples.  0: none yet, until the thread's next sampling
+ * decision (sample_pick) or counted free (sample_count_free).  gate:
+ * flags and gen in one word (see t_guard).
  *
  * The fast path's own state (sample.h): while `mode` is FAST_OPEN, left and
  * reserve are the bytes before this thread's next recorded allocation
