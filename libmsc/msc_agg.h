@@ -393,7 +393,7 @@ struct msc_agg {
 
 /*
  * How many blocks a recorded block of size bytes stands for, sampled at
- * rate bytes (a size of 0 counts as 1, as the shim's draw has it): 1/p
+ * rate bytes (a size of 0, which the shim never records, counts as 1): 1/p
  * for p = 1 - exp(-size/rate), rounded down or up, up with the probability
  * of its fraction, by the bits of h.
  */

@@ -50,7 +50,9 @@ static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t 
 		guard_in();
 	p = real_calloc(n, size);
 	if (likely(p))
-		sample_fast_count_alloc((uint64_t)n * size);
+		sample_fast_count_alloc();
+	else
+		sample_fast_uncount_bytes((uint64_t)n * size);
 	if (guard)
 		guard_out();
 	return p;
@@ -64,7 +66,9 @@ static inline __attribute__((always_inline)) void *realloc_body(void *ptr, size_
 		guard_in();
 	p = real_realloc(ptr, size);
 	if (likely(p))
-		sample_fast_count_alloc(size);
+		sample_fast_count_alloc();
+	else
+		sample_fast_uncount_bytes(size);
 	if (ptr && (p || !size))
 		sample_fast_count_free();
 	if (guard)
@@ -155,7 +159,7 @@ SHIM_EXPORT void *malloc(size_t size)
 	uint64_t gate;
 
 	if (likely(sample_fast_take(size))) {
-		sample_fast_count_alloc(size);
+		sample_fast_count_alloc();
 		return malloc_target(size);
 	}
 	gate = t_hot.gate;
@@ -264,13 +268,16 @@ SHIM_EXPORT void _ZdlPvm(void *p, size_t n);
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n);
 
 /* A new not taken as malloc (new_as_malloc), on the fast path: counted
- * once it returned. */
+ * once it returned (the bytes its take counted given back first: it may
+ * throw). */
 static __attribute__((noinline)) void *new_fast(size_t size, void *(*realfn)(size_t))
 {
-	void *p = IN_NEW_CALL(realfn(size));
+	void *p;
 
+	sample_fast_uncount_bytes(size);
+	p = IN_NEW_CALL(realfn(size));
 	if (likely(p))
-		sample_fast_count_alloc(size);
+		sample_fast_count_alloc_bytes(size);
 	return p;
 }
 
@@ -312,20 +319,24 @@ static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
 	return IN_NEW_CALL(realfn(size));
 }
 
-/* libstdc++'s new as its malloc; count: the block counted once it is
- * there (after the handler ran, only if the fast path is still open). */
+/* libstdc++'s new as its malloc; count: on the fast path, whose take
+ * counted its bytes: the block counted once it is there (after a failure
+ * its bytes given back first: the operator may throw). */
 static inline __attribute__((always_inline)) void *new_body(size_t size, void *(*realfn)(size_t),
 							   bool guard, bool count)
 {
 	void *p = new_malloc(size, guard);
 
 	if (unlikely(!p)) {
+		if (count)
+			sample_fast_uncount_bytes(size);
 		p = new_after_failure(size, realfn, guard);
-		if (!p || !count)
-			return p;
+		if (p && count)
+			sample_fast_count_alloc_bytes(size);
+		return p;
 	}
 	if (count)
-		sample_fast_count_alloc(size);
+		sample_fast_count_alloc();
 	return p;
 }
 

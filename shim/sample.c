@@ -18,10 +18,11 @@ struct sampled_set *g_sampled;
 int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
 _Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
-/* sample_flush_all() reads a thread's three counts in one piece. */
-_Static_assert(offsetof(struct thot, frees) == offsetof(struct thot, allocs) + 16 &&
-	       offsetof(struct thot, bytes) == offsetof(struct thot, allocs) + 8,
-	       "allocs, bytes and frees one after the other");
+/* sample_flush_all() reads a thread's counts and its count in one
+ * piece: the first line of its thot. */
+_Static_assert(offsetof(struct thot, left) < 64 && offsetof(struct thot, allocs) < 64 &&
+	       offsetof(struct thot, bytes) < 64 && offsetof(struct thot, frees) < 64,
+	       "left, allocs, bytes and frees in the first line");
 /* sampled_none() reads the bucket words right after the region counts. */
 _Static_assert(offsetof(struct sampled_set, used) == sizeof(((struct sampled_set *)0)->region),
 	       "the bucket words follow the region counts");
@@ -141,8 +142,14 @@ void sample_open(struct tstate *t)
 	slot = &g_hots[t->ring_index];
 	t_hot.ring = t->ring;
 	t_hot.gen = FAST_GEN;
-	/* What a fast path left open by an earlier session counted. */
-	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+	/* What a fast path left open by an earlier session counted (its
+	 * count stays until the first hook: bytes - left is 0). */
+	t_hot.seq++;
+	__asm__ volatile("" ::: "memory");
+	t_hot.allocs = t_hot.frees = 0;
+	t_hot.bytes = (uint64_t)t_hot.left;
+	__asm__ volatile("" ::: "memory");
+	t_hot.seq++;
 	t_hot.held = t->sample_left;
 	/* Opens when the outermost hook gives the guard back (guard_out). */
 	t_hot.mode = FAST_HELD;
@@ -159,10 +166,17 @@ static void publish_to(struct hot_slot *slot, bool leaving)
 
 	__atomic_store_n(&slot->busy, 1, __ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&g_flushed, __ATOMIC_SEQ_CST)) {
+		/* Inside a hook: the fast path held, left 0 but for a signal
+		 * handler's take on its way out (sample_fast_take). */
+		uint64_t bytes = t_hot.bytes - (uint64_t)t_hot.left;
+
 		r->unsampled_allocs += t_hot.allocs;
-		r->unsampled_bytes += t_hot.bytes;
+		r->unsampled_bytes += bytes;
 		r->unsampled_frees += t_hot.frees;
-		t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+		t_hot.allocs = t_hot.frees = 0;
+		/* By one subtract: a signal handler's take meanwhile stays
+		 * counted (bytes - left). */
+		__asm__ volatile("subq %1, %0" : "+m"(t_hot.bytes) : "r"(bytes));
 		if (leaving)
 			__atomic_store_n(&slot->hot, NULL, __ATOMIC_RELEASE);
 	}
@@ -178,9 +192,13 @@ void sample_close(void)
 {
 	t_hot.gen = 0;
 	t_hot.mode = FAST_CLOSED_MODE;
+	t_hot.seq++;
+	__asm__ volatile("" ::: "memory");
 	t_hot.left = t_hot.held = t_hot.reserve = 0;
 	t_hot.table = g_closed_table;
 	t_hot.allocs = t_hot.bytes = t_hot.frees = 0;
+	__asm__ volatile("" ::: "memory");
+	t_hot.seq++;
 }
 
 void sample_leave(struct tstate *t)
@@ -190,16 +208,50 @@ void sample_leave(struct tstate *t)
 	sample_close();
 }
 
+/* Another thread's thot: its seq, through process_vm_readv (which fails
+ * instead of faulting should the thread be gone with its stack). */
+static bool read_remote(void *to, const void *from, size_t len)
+{
+	struct iovec local = { to, len }, remote = { (void *)from, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/*
+ * Another thread's counts, read while its seq stays the same and even:
+ * not while its hook moves left and bytes apart (fast_left_move), which
+ * takes a few instructions.  Its fast path's takes from left meanwhile
+ * are each a count of their own.
+ */
+static bool read_counts(const struct thot *hot, uint64_t counts[3])
+{
+	struct thot copy;
+	uint64_t seq, again;
+	unsigned tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		if (!read_remote(&seq, &hot->seq, sizeof(seq)) ||
+		    !read_remote(&copy, hot, offsetof(struct thot, held)) ||
+		    !read_remote(&again, &hot->seq, sizeof(again)))
+			return false;
+		if (seq == again && !(seq & 1))
+			break;
+		sched_yield();
+	}
+	counts[0] = copy.allocs;
+	counts[1] = copy.bytes - (uint64_t)copy.left;
+	counts[2] = copy.frees;
+	return true;
+}
+
 /*
  * The end (or a detach): every thread's counts handed in.  This thread's
- * into its ring's header; another's, read from its TLS through
- * process_vm_readv (which fails instead of faulting should the thread be
- * gone with its stack meanwhile), into the control page's flushed_*: its
- * own hooks may be adding to its ring's header meanwhile, by plain adds
- * that an atomic add of ours in between would be lost to.  What the
- * others count afterwards is lost: they run on while the process ends.
- * This thread's fast path stays closed: its hooks count in the ring's
- * header from now on.
+ * into its ring's header; another's, read from its TLS (read_counts)
+ * into the control page's flushed_*: its own hooks may be adding to its
+ * ring's header meanwhile, by plain adds that an atomic add of ours in
+ * between would be lost to.  What the others count afterwards is lost:
+ * they run on while the process ends.  This thread's fast path stays
+ * closed: its hooks count in the ring's header from now on.
  */
 void sample_flush_all(void)
 {
@@ -215,8 +267,7 @@ void sample_flush_all(void)
 	for (i = 1; i < n; i++) {
 		struct hot_slot *slot = &g_hots[i];
 		struct thot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
-		uint64_t counts[3];	/* allocs, bytes, frees: in that order in thot */
-		struct iovec local = { counts, sizeof(counts) }, remote;
+		uint64_t counts[3];	/* allocs, bytes, frees */
 
 		if (!hot)
 			continue;
@@ -225,9 +276,7 @@ void sample_flush_all(void)
 		hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 		if (!hot)
 			continue;
-		remote.iov_base = &hot->allocs;
-		remote.iov_len = sizeof(counts);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(counts)) {
+		if (read_counts(hot, counts)) {
 			__atomic_add_fetch(&g_ctl->flushed_allocs, counts[0], __ATOMIC_RELAXED);
 			__atomic_add_fetch(&g_ctl->flushed_bytes, counts[1], __ATOMIC_RELAXED);
 			__atomic_add_fetch(&g_ctl->flushed_frees, counts[2], __ATOMIC_RELAXED);
@@ -350,7 +399,7 @@ bool sample_pick_shared(struct tstate *t, uint64_t size)
 	if (size > (uint64_t)INT64_MAX / 2)
 		size = (uint64_t)INT64_MAX / 2;
 	shared_lock(t);
-	left = t->sample_left - (int64_t)sample_bytes(size);
+	left = t->sample_left - (int64_t)size;
 	pick = left <= 0;
 	t->sample_left = pick ? sample_draw(t) : left;
 	shared_unlock(t);

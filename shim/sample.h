@@ -299,34 +299,33 @@ static inline bool sample_hot(void)
  * hooks cost 3.5 ns an event).
  */
 
-/* The bytes an allocation of size takes from a thread's count: a size of
- * 0 counts as 1 (it too must have a chance). */
-static inline uint64_t sample_bytes(uint64_t size)
-{
-	return size + !size;
-}
-
 /*
- * On the fast path: sample_bytes(size) do not use up the thread's count
- * (above 0), which is taken down by them; false: the full hook decides.
+ * On the fast path: size bytes do not use up the thread's count (above
+ * 0), which is taken down by them, and counted by that (bytes - left,
+ * shim.h's struct thot); false: the full hook decides.
  *
- * Four instructions: the compare's carry is size == 0, and the subtract
- * with borrow takes size + (size == 0) from the count in memory, its
- * carry and zero flags then saying whether that was all of it (s >= left,
- * unsigned, as a compare would), its sign whether the count was below 0.
- * A closed fast path's count is 0: any size uses it up, and however many
- * a signal handler's allocations take from it meanwhile it stays below 0
- * (an open count is at most 2^62), never open by accident.  On the rare
- * way out the subtract is undone, by two instructions and no test: the
- * full hook (or the guard's and the session's checks) decides.  An open
- * count the hook finds at 0 or below (a signal handler's allocation took
- * what was left of it between the subtract and the undo) picks that
- * allocation and draws anew.
+ * Three instructions: the subtract of size from the count in memory, its
+ * carry and zero flags then saying whether that was all of it (size >=
+ * left, unsigned, as a compare would), its sign whether the count was
+ * below 0.  A closed fast path's count is 0: any size uses it up (0 too,
+ * by the zero flag), and however many a signal handler's allocations take
+ * from it meanwhile it stays below 0 (an open count is at most 2^62),
+ * never open by accident.  On the rare way out the subtract is undone, by
+ * an add and no test: the full hook (or the guard's and the session's
+ * checks) decides.  An open count the hook finds at 0 or below (a signal
+ * handler's allocation took what was left of it between the subtract and
+ * the undo) picks that allocation and draws anew.
+ *
+ * A size of 0 takes nothing: malloc(0) is recorded with probability
+ * 1 - exp(-0/BYTES) = 0, never (the full hook's draw agrees:
+ * sample_held_take).  Counting it as a byte, as this did, took a compare
+ * from every allocation for blocks that no estimate can weigh usefully (a
+ * weight of BYTES each), and made the count's bytes differ from the
+ * bytes allocated, which are now the same number.
  */
 static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size)
 {
-	__asm__ goto("cmpq $1, %1\n\t"
-		     "sbbq %1, %0\n\t"
+	__asm__ goto("subq %1, %0\n\t"
 		     "jbe %l[used_up]\n\t"
 		     "js %l[used_up]"
 		     : /* no outputs: the count is written through %0 */
@@ -335,12 +334,7 @@ static inline __attribute__((always_inline)) bool sample_fast_take(uint64_t size
 		     : used_up);
 	return true;
 used_up:
-	/* The subtract undone: the add with carry of the same compare. */
-	__asm__ volatile("cmpq $1, %1\n\t"
-			 "adcq %1, %0"
-			 : "+m"(t_hot.left)
-			 : "r"(size)
-			 : "cc");
+	__asm__ volatile("addq %1, %0" : "+m"(t_hot.left) : "r"(size) : "cc");
 	return false;
 }
 
@@ -373,17 +367,32 @@ static inline bool sampled_none(const uint8_t *table, const void *p)
  * What the fast path does not record, counted in the thread's TLS, each
  * count by one instruction (no signal handler of this thread can come
  * between a load and a store of it); sample_publish() adds them to the
- * ring's header.
+ * ring's header.  An allocation's bytes were counted by its take
+ * (sample_fast_take).
  */
-static inline __attribute__((always_inline)) void sample_fast_count_alloc(uint64_t size)
+static inline __attribute__((always_inline)) void sample_fast_count_alloc(void)
+{
+	__asm__ volatile("addq $1, %0" : "+m"(t_hot.allocs));
+}
+
+/* An allocation whose take counted its bytes failed, or will be counted
+ * on another way (its thread's TLS, as signed differences: a publish
+ * meanwhile took the count away). */
+static inline __attribute__((always_inline)) void sample_fast_uncount_bytes(uint64_t size)
+{
+	__asm__ volatile("subq %1, %0" : "+m"(t_hot.bytes) : "r"(size));
+}
+
+/* ...and bytes given back again, the allocation counted (the rare way of
+ * C++'s new after a failure). */
+static inline __attribute__((always_inline)) void sample_fast_count_alloc_bytes(uint64_t size)
 {
 	__asm__ volatile("addq $1, %0\n\taddq %2, %1"
 			 : "+m"(t_hot.allocs), "+m"(t_hot.bytes)
 			 : "r"(size));
 }
 
-/* An allocation counted that failed after all (its thread's TLS, as
- * signed differences: a publish meanwhile took the count away). */
+/* An allocation counted that failed after all. */
 static inline __attribute__((always_inline)) void sample_fast_uncount_alloc(uint64_t size)
 {
 	__asm__ volatile("subq $1, %0\n\tsubq %2, %1"
@@ -418,15 +427,14 @@ void sample_publish(struct tstate *t);
 
 /*
  * Inside a hook (the guard held, the fast path's values in held, or the
- * fast path not open): sample_bytes(size) do not use up the thread's
- * count, which is taken down by them; false changes nothing.
+ * fast path not open): size bytes do not use up the thread's count, which
+ * is taken down by them; false changes nothing.  (A size of 0 never does:
+ * sample_fast_take.)
  */
 static inline bool sample_held_take(uint64_t size)
 {
-	uint64_t b = sample_bytes(size);
-
-	if (likely(t_hot.mode >= FAST_HELD) && t_hot.held > 0 && (uint64_t)t_hot.held > b) {
-		t_hot.held -= (int64_t)b;
+	if (likely(t_hot.mode >= FAST_HELD) && t_hot.held > 0 && (uint64_t)t_hot.held > size) {
+		t_hot.held -= (int64_t)size;
 		return true;
 	}
 	return false;
@@ -446,8 +454,8 @@ void sample_flush_all(void);
  * fork child's one thread: the parent's ring is not its). */
 void sample_close(void);
 
-/* Is the allocation of size bytes to be recorded?  (A size of 0 counts
- * as 1 byte: it too must have a chance.)  Inside a hook. */
+/* Is the allocation of size bytes to be recorded?  (Never one of 0
+ * bytes: sample_fast_take.)  Inside a hook. */
 static inline bool sample_pick(struct tstate *t, uint64_t size)
 {
 	if (unlikely(t_hot.gen != FAST_GEN)) {
@@ -553,6 +561,26 @@ static inline bool sample_skip(uint64_t size)
 }
 
 /*
+ * Moves the fast path's count by delta bytes, and its bytes by as much, so
+ * that bytes - left, what it counted, stays (shim.h's struct thot).  Each
+ * by one add: a signal handler's allocation in between, which takes from
+ * left, is neither lost nor counted twice (its hook may publish
+ * meanwhile: then a count off by delta goes to the ring's header, and the
+ * next publish makes up for it).  seq is odd meanwhile, for the end's
+ * flush, which reads them from another thread.
+ */
+static inline __attribute__((always_inline)) void fast_left_move(int64_t delta)
+{
+	__asm__ volatile("addq $1, %0\n\t"
+			 "addq %3, %1\n\t"
+			 "addq %3, %2\n\t"
+			 "addq $1, %0"
+			 : "+m"(t_hot.seq), "+m"(t_hot.left), "+m"(t_hot.bytes)
+			 : "r"(delta)
+			 : "cc", "memory");
+}
+
+/*
  * The fast path's values wait in held, and it is closed: what this thread
  * allocates and frees meanwhile goes on to the guard's and the session's
  * checks.  mode: why (FAST_HELD, FAST_HELD_NEW), set first: a signal
@@ -565,10 +593,13 @@ static inline bool sample_skip(uint64_t size)
  */
 static inline void fast_hold(unsigned char mode)
 {
+	int64_t left;
+
 	t_hot.mode = mode;
 	__asm__ volatile("" ::: "memory");
-	t_hot.held = t_hot.left + t_hot.reserve;
-	t_hot.left = 0;
+	left = t_hot.left;
+	fast_left_move(-left);
+	t_hot.held = left + t_hot.reserve;
 	t_hot.reserve = 0;
 	t_hot.table = g_closed_table;
 }
@@ -589,7 +620,7 @@ static inline void fast_release(void)
 {
 	int64_t held = t_hot.held, left = held < g_fast_cap ? held : g_fast_cap;
 
-	t_hot.left = left;
+	fast_left_move(left - t_hot.left);
 	t_hot.reserve = held - left;
 	t_hot.table = (const uint8_t *)g_sampled->region;
 	__asm__ volatile("" ::: "memory");

@@ -345,9 +345,16 @@ extern __thread struct tstate *t_state TLS_IE;
  * The fast path's own state (sample.h): while `mode` is FAST_OPEN, left and
  * reserve are the bytes before this thread's next recorded allocation
  * (left at most g_fast_cap of them: fast_release) and table the set's
- * region counts (g_sampled's), which a free reads; allocs, bytes
- * and frees count what it did not record, in this thread's TLS until a
- * hook of its adds them to its ring's header (sample_publish).  Closed
+ * region counts (g_sampled's), which a free reads; allocs, frees and
+ * bytes - left count what it did not record, in this thread's TLS until
+ * a hook of its adds them to its ring's header (sample_publish).  The
+ * bytes are the count's own: an allocation's fast path takes its size
+ * from left, and that is all it does with it; whatever else moves left
+ * (fast_hold, fast_release) moves bytes by as much (fast_left_move), and
+ * an allocation that failed after it took its bytes gives them back from
+ * bytes (sample_fast_uncount_bytes).  seq: odd while those two move
+ * apart, for the end's flush, which reads them from another thread
+ * (sample_flush_all).  Closed
  * (no session sampling, no ring of its own yet, or a hook of its under
  * way), left is 0 and table g_closed's, whose counts are never 0: the
  * fast path then takes nothing, and each call goes on to the checks of
@@ -374,6 +381,7 @@ struct thot {
 	uint64_t allocs, bytes, frees;
 	int64_t held, reserve;
 	struct msc_ring *ring;
+	uint64_t seq;
 	unsigned hidden;
 	unsigned char mode;
 } __attribute__((aligned(64)));

@@ -62,7 +62,7 @@
  * a process killed by a signal leaves up to that much out of its totals
  * (glibc's malloc of less than 1 MiB is counted before it runs: one that
  * fails, out of memory, is counted too; shim/entry.c).  A size-0
- * allocation counts as 1 byte for the draw.  Custom blocks (memscope.h,
+ * allocation is never recorded (p = 0).  Custom blocks (memscope.h,
  * --hook) and mappings are always recorded.  The free of a recorded block
  * by the thread that allocated it, before that thread allocated anything
  * else (its countdown has not moved since), has MSC_FREE_TEMPORARY set in

@@ -567,6 +567,46 @@ check_status "--sample 0" 2 ms-record --sample 0 "$P"
 check_status "--sample junk" 2 ms-record --sample 12Q "$P"
 MEMSCOPE_SEED=x check_status "bad MEMSCOPE_SEED" 125 ms-record --sample 1M "$P"
 
+# A block of 0 bytes is recorded with probability 1 - exp(-0/BYTES) = 0:
+# never, even at --sample 1, where a block of 1 byte is, with
+# probability 0.63 (sample.h, sample_fast_take).  The totals still count
+# every one, on the fast path (the shim counts the bytes a thread
+# allocates by its count's own subtracts) and in the full hook alike.
+cat >"$OUT/zero.c" <<'EOF'
+#include <stdlib.h>
+enum { N = 100000 };
+static void *z[N], *o[N];
+__attribute__((noinline)) static void *zero_one(void) { return malloc(0); }
+__attribute__((noinline)) static void *one_one(void) { return malloc(1); }
+int main(void)
+{
+	for (int i = 0; i < N; i++) {
+		z[i] = zero_one();
+		o[i] = one_one();
+	}
+	for (int i = 0; i < N; i++)
+		free(z[i]);
+	for (int i = 0; i < N; i++)
+		free(o[i]);
+	return 0;
+}
+EOF
+check_status "build zero" 0 cc -O1 -g -o "$OUT/zero" "$OUT/zero.c"
+check_status "zero, full" 0 ms-record -q -o "$OUT/zf.ndjson" "$OUT/zero"
+zf=$(jqr "$OUT/zf.ndjson" end '"\(.allocs) \(.bytes) \(.frees)"')
+check_eq "zero, full: the blocks of 0 bytes" 100000 "$(site "$OUT/zf.ndjson" 0 zero_one allocs)"
+for r in 1 4K; do
+	MEMSCOPE_SEED=9 check_status "zero, --sample $r" 0 ms-record -q --sample $r -o "$OUT/zs.ndjson" "$OUT/zero"
+	check_eq "zero, --sample $r: the same totals" "$zf" "$(jqr "$OUT/zs.ndjson" end '"\(.allocs) \(.bytes) \(.frees)"')"
+	check_eq "zero, --sample $r: no block of 0 bytes recorded" "" "$(site "$OUT/zs.ndjson" 0 zero_one samples)"
+done
+MEMSCOPE_SEED=9 ms-record -q --sample 1 -o "$OUT/zs1.ndjson" "$OUT/zero" >/dev/null 2>&1
+# 100,000 blocks of 1 byte at probability 1 - 1/e: 63,212, sigma 152.
+check_range "zero, --sample 1: the blocks of 1 byte recorded" 62600 63800 \
+	"$(site "$OUT/zs1.ndjson" 1 one_one samples)"
+check_range "zero, --sample 1: the blocks of 1 byte estimated" 99000 101000 \
+	"$(site "$OUT/zs1.ndjson" 1 one_one allocs)"
+
 # --- attached to a running service ------------------------------------------
 "$EX/ticker" 10 1000 50 >"$OUT/ticker.log" &
 TK=$!
