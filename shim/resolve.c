@@ -38,6 +38,12 @@ void *(*real_sbrk)(intptr_t);
 void (*real_exit)(int) __attribute__((noreturn));
 void (*real__exit)(int) __attribute__((noreturn));
 void (*real__Exit)(int) __attribute__((noreturn));
+int (*real_execve)(const char *, char *const[], char *const[]);
+int (*real_execv)(const char *, char *const[]);
+int (*real_execvp)(const char *, char *const[]);
+int (*real_execvpe)(const char *, char *const[], char *const[]);
+int (*real_fexecve)(int, char *const[], char *const[]);
+int (*real_execveat)(int, const char *, char *const[], char *const[], int);
 int (*shim_real_dlclose)(void *);
 int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
 
@@ -267,6 +273,12 @@ void resolve_reals(void)
 	RESOLVE(real_exit, "exit");
 	RESOLVE(real__exit, "_exit");
 	RESOLVE(real__Exit, "_Exit");
+	RESOLVE(real_execve, "execve");
+	RESOLVE(real_execv, "execv");
+	RESOLVE(real_execvp, "execvp");
+	RESOLVE(real_execvpe, "execvpe");
+	RESOLVE(real_fexecve, "fexecve");
+	RESOLVE(real_execveat, "execveat");
 	RESOLVE(shim_real_dlclose, "dlclose");
 	RESOLVE(real_pthread_getattr_np, "pthread_getattr_np");
 	/* glibc's own?  (A malloc_debug or jemalloc preloaded, or linked,

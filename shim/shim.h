@@ -211,6 +211,12 @@ extern void *(*real_sbrk)(intptr_t);
 extern void (*real_exit)(int) __attribute__((noreturn));
 extern void (*real__exit)(int) __attribute__((noreturn));
 extern void (*real__Exit)(int) __attribute__((noreturn));
+extern int (*real_execve)(const char *, char *const[], char *const[]);
+extern int (*real_execv)(const char *, char *const[]);
+extern int (*real_execvp)(const char *, char *const[]);
+extern int (*real_execvpe)(const char *, char *const[], char *const[]);
+extern int (*real_fexecve)(int, char *const[], char *const[]);
+extern int (*real_execveat)(int, const char *, char *const[], char *const[], int);
 /* threads.c's pthread_getattr_np passes the program's calls on to it. */
 extern int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
 /* dlclose.S jumps through it, or calls shim_dlclose_slow while it is NULL. */

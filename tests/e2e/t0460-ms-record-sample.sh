@@ -607,6 +607,59 @@ check_range "zero, --sample 1: the blocks of 1 byte recorded" 62600 63800 \
 check_range "zero, --sample 1: the blocks of 1 byte estimated" 99000 101000 \
 	"$(site "$OUT/zs1.ndjson" 1 one_one allocs)"
 
+# An exec ends the image without its exit: the library hands in what the
+# thread's fast path counted before it (shim/hooks.c, before_exec), for
+# each exec function (glibc's call its execve by a hidden name), and a
+# failed exec goes on.  Without it the image before the exec ended with
+# 96,448 of its 100,000 allocations at 512K, 12 at 1T.
+cat >"$OUT/execer.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv)
+{
+	char *args[] = { "true", NULL };
+	for (int i = 0; i < 100000; i++) {
+		void *volatile p = malloc(16 + i % 200);
+		if (i % 10)
+			free(p);
+	}
+	if (!strcmp(argv[1], "execv"))
+		execv("/bin/true", args);
+	else if (!strcmp(argv[1], "execvp"))
+		execvp("true", args);
+	else if (!strcmp(argv[1], "execve"))
+		execve("/bin/true", args, environ);
+	else if (!strcmp(argv[1], "execl"))
+		execl("/bin/true", "true", (char *)NULL);
+	else if (!strcmp(argv[1], "execle"))
+		execle("/bin/true", "true", (char *)NULL, environ);
+	else if (!strcmp(argv[1], "execlp"))
+		execlp("true", "true", (char *)NULL);
+	else if (!strcmp(argv[1], "fails"))
+		execl("/nonexistent/true", "true", (char *)NULL);
+	return 3;
+}
+EOF
+check_status "build execer" 0 cc -O1 -o "$OUT/execer" "$OUT/execer.c"
+check_status "execer, full" 0 ms-record -q -o "$OUT/xf.ndjson" "$OUT/execer" execv
+check_eq "execer, full: the image before the exec" "exec 100000 11550000 90000" \
+	"$(jqr "$OUT/xf.ndjson" end '"\(.reason) \(.allocs) \(.bytes) \(.frees)"' | head -1)"
+for how in execv execvp execve execl execle execlp fails; do
+	st=0
+	[ $how = fails ] && st=3
+	for r in 512K 1T; do
+		MEMSCOPE_SEED=4 check_status "execer $how, --sample $r" $st \
+			ms-record -q --sample $r -o "$OUT/xs.ndjson" "$OUT/execer" $how
+		want="exec 100000 11550000 90000"
+		[ $how = fails ] && want="exit 100000 11550000 90000"
+		check_eq "execer $how, --sample $r: the image's totals" "$want" \
+			"$(jqr "$OUT/xs.ndjson" end '"\(.reason) \(.allocs) \(.bytes) \(.frees)"' | head -1)"
+	done
+done
+
 # --- attached to a running service ------------------------------------------
 "$EX/ticker" 10 1000 50 >"$OUT/ticker.log" &
 TK=$!
