@@ -434,11 +434,47 @@ static void record_region(void *frame, unsigned type, const uint64_t *v, unsigne
 
 #define ACTIVE() (likely(!t_flags) && likely(g_state == ST_ACTIVE))
 
-/* Not recording this call; consumes a pending IN_NEW. */
-static inline void passing_through(void)
+/* Not recording this call; consumes a pending IN_NEW (true then: the
+ * call is a real operator new's). */
+static inline bool passing_through(void)
 {
-	if (unlikely(t_flags & IN_NEW))
+	if (unlikely(t_flags & IN_NEW)) {
 		T_FLAGS_CLEAR(IN_NEW);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A real operator new's allocation that failed (ra: where it returns to,
+ * inside the operator), which consumed IN_NEW: the operator calls the
+ * new_handler and tries again, from the same call, with IN_NEW gone.
+ * That try is the operator's too, not an allocation of its own (it was
+ * recorded as one, then the operator's block at the same address: a block
+ * twice).  The handler's own allocations come from elsewhere.  Set by the
+ * aligned allocations' hooks, which libstdc++'s aligned news call, and
+ * forgotten when the operator's hook gets its block back (new_retry_end);
+ * a plain new's malloc is entry.c's (new_after_failure).
+ */
+static __thread uintptr_t t_new_retry TLS_IE;
+
+static inline void new_retry_arm(bool in_new, bool failed, const void *ra)
+{
+	if (unlikely(in_new && failed))
+		t_new_retry = (uintptr_t)ra;
+}
+
+/* The operator's try again: taken (and kept for the next try, until the
+ * operator returns). */
+static inline bool new_retry_is(const void *ra)
+{
+	return unlikely(t_new_retry) && t_new_retry == (uintptr_t)ra;
+}
+
+static inline void new_retry_end(void)
+{
+	if (unlikely(t_new_retry))
+		t_new_retry = 0;
 }
 
 /* ------------------------------------------------------------ boot pool */
@@ -729,9 +765,12 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = p;
 		return 0;
 	}
-	if (!ACTIVE()) {
-		passing_through();
-		return real_posix_memalign(out, align, size);
+	if (!ACTIVE() || new_retry_is(__builtin_return_address(0))) {
+		bool in_new = passing_through();
+
+		ret = real_posix_memalign(out, align, size);
+		new_retry_arm(in_new, ret != 0, __builtin_return_address(0));
+		return ret;
 	}
 	guard_in();
 	skip = sample_skip(size);
@@ -752,9 +791,11 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		ensure_init();                                                                \
 		if (unlikely(!real_##name))                                                   \
 			return NULL;                                                          \
-		if (!ACTIVE()) {                                                              \
-			passing_through();                                                    \
-			return realcall;                                                      \
+		if (!ACTIVE() || new_retry_is(__builtin_return_address(0))) {                 \
+			bool in_new = passing_through();                                      \
+			p = realcall;                                                         \
+			new_retry_arm(in_new, !p, __builtin_return_address(0));               \
+			return p;                                                             \
 		}                                                                             \
 		guard_in();                                                                    \
 		skip = sample_skip(sizeexpr);                                                 \
@@ -813,6 +854,7 @@ static void *new_fallback(size_t size)
 			prepare_alloc(__builtin_frame_address(0));                      \
 		guard_out();                                                              \
 		p = call;                                                               \
+		new_retry_end();                                                        \
 		if (p && ACTIVE()) {                                                    \
 			guard_in();                                                      \
 			if (skip)                                                       \
