@@ -54,9 +54,10 @@
  * the exact number of allocations, their bytes and the frees.  A thread
  * counts in its TLS first and adds to its header at each of its recorded
  * allocations, at a recorded free once it has counted 4096 frees, and at
- * its exit; the process adds what its live threads still hold at its end
- * (exit, _exit, the return from main) and at a detach (to the control
- * page's flushed_*: struct msc_ctl).  So the counts a live view reads lag
+ * its exit and before an exec (the calling thread's: the others' are
+ * lost with them); the process adds what its live threads still hold at
+ * its end (exit, _exit, the return from main) and at a detach (to the
+ * control page's flushed_*: struct msc_ctl).  So the counts a live view reads lag
  * by up to one draw's bytes per thread (a thread that frees more than it
  * allocates: by 4096 frees, or the frees up to its next recorded one), and
  * a process killed by a signal leaves up to that much out of its totals
