@@ -19,10 +19,12 @@ int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
 _Static_assert(offsetof(struct sampled_set, slot) % 64 == 0, "a bucket spans two lines");
 /* sample_flush_all() reads a thread's counts and its count in one
- * piece: the first line of its thot. */
-_Static_assert(offsetof(struct thot, left) < 64 && offsetof(struct thot, allocs) < 64 &&
-	       offsetof(struct thot, bytes) < 64 && offsetof(struct thot, frees) < 64,
-	       "left, allocs, bytes and frees in the first line");
+ * piece, its thot up to held (read_counts). */
+_Static_assert(offsetof(struct thot, left) < offsetof(struct thot, held) &&
+	       offsetof(struct thot, allocs) < offsetof(struct thot, held) &&
+	       offsetof(struct thot, bytes) < offsetof(struct thot, held) &&
+	       offsetof(struct thot, frees) < offsetof(struct thot, held),
+	       "left, allocs, bytes and frees before held");
 /* sampled_none() reads the bucket words right after the region counts. */
 _Static_assert(offsetof(struct sampled_set, used) == sizeof(((struct sampled_set *)0)->region),
 	       "the bucket words follow the region counts");
@@ -166,8 +168,9 @@ static void publish_to(struct hot_slot *slot, bool leaving)
 
 	__atomic_store_n(&slot->busy, 1, __ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&g_flushed, __ATOMIC_SEQ_CST)) {
-		/* Inside a hook: the fast path held, left 0 but for a signal
-		 * handler's take on its way out (sample_fast_take). */
+		/* What the fast path counted (shim.h's struct thot; inside a
+		 * hook left is 0, but for a signal handler's take on its way
+		 * out: sample_fast_take). */
 		uint64_t bytes = t_hot.bytes - (uint64_t)t_hot.left;
 
 		r->unsampled_allocs += t_hot.allocs;
