@@ -128,6 +128,11 @@ struct pprof {
 	char *key;				/* scratch for index keys */
 	size_t key_len, key_cap;
 	unsigned npids;				/* processes the samples are of */
+	/* Samples labeled with their pid and program: of several processes,
+	 * or of one that is not the recording's first (its header's: a
+	 * --follow recording whose first process has no site, as the flame
+	 * graphs' towers have it: render_flame.c, by_program). */
+	bool labeled;
 	bool oom;
 };
 
@@ -217,6 +222,8 @@ static int collect_samples(struct pprof *p)
 	for (i = 0; i < p->nsamples && !p->oom; i++) {
 		uint64_t pid = (uint64_t)(uint32_t)p->samples[i].pid + 1;
 
+		if ((uint32_t)p->samples[i].pid != (uint32_t)r->pid)
+			p->labeled = true;
 		if (msc_u64map_get(&index, pid))
 			continue;
 		if (msc_u64map_put(&index, pid, 1))
@@ -466,6 +473,10 @@ static void comments(struct pprof *p, int64_t *c, unsigned *n)
 			 "%u processes (ms-record --follow): each sample is labeled with its "
 			 "process's pid and program", p->npids);
 		c[(*n)++] = msc_pb_string(&p->st, buf);
+	} else if (p->labeled) {
+		c[(*n)++] = msc_pb_string(&p->st, "the samples are of a process the first one started "
+						  "(ms-record --follow): each is labeled with its pid "
+						  "and program");
 	}
 	c[(*n)++] = msc_pb_string(&p->st, "stacks begin where ms-report attributes allocations: "
 					  "allocator wrappers are left out");
@@ -486,8 +497,8 @@ static void encode(struct pprof *p, struct msc_pb *b)
 	k_bytes = msc_pb_string(&p->st, "bytes");
 	k_alloc_fn = msc_pb_string(&p->st, "alloc_fn");
 	k_pool = msc_pb_string(&p->st, "pool");
-	k_pid = p->npids > 1 ? msc_pb_string(&p->st, "pid") : 0;
-	k_program = p->npids > 1 ? msc_pb_string(&p->st, "program") : 0;
+	k_pid = p->labeled ? msc_pb_string(&p->st, "pid") : 0;
+	k_program = p->labeled ? msc_pb_string(&p->st, "program") : 0;
 	space = msc_pb_string(&p->st, "space");
 	bytes = k_bytes;	/* the unit, the same string */
 	comments(p, comment, &ncomments);
@@ -510,7 +521,7 @@ static void encode(struct pprof *p, struct msc_pb *b)
 			label(b, k_alloc_fn, msc_pb_string(&p->st, s->fn), 0, 0);
 		if (s->pool)
 			label(b, k_pool, msc_pb_string(&p->st, s->pool), 0, 0);
-		if (p->npids > 1) {
+		if (p->labeled) {
 			const char *name = msc_report_program(r, s->image);
 
 			label(b, k_pid, 0, s->pid, 0);

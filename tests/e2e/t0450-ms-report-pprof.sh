@@ -207,6 +207,36 @@ check_eq "--follow: alloc_space is every end record's bytes" \
 	"$(jq -s '[.[] | select(.type == "end") | .bytes] | add' fe.ndjson)" "$(total fe.pb.gz alloc_space)"
 check_status "--follow: the profile says so" 0 go tool pprof -symbolize=none -raw fe.pb.gz
 check_fgrep "--follow: the comment" "2 processes (ms-record --follow)" last.out
+# The first process allocates nothing, its child everything: the samples
+# are still labeled with the child's program (as the flame graph's towers
+# name it), or the profile would read as the first program's.
+cat >spawner.c <<'EOF'
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	pid_t c = fork();
+	int st;
+	(void)argc;
+	if (c == 0) {
+		execv(argv[1], argv + 1);
+		_exit(127);
+	}
+	return waitpid(c, &st, 0) == c && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+EOF
+check_status "build spawner" 0 cc -O1 -o spawner spawner.c
+check_status "spawner --follow" 0 ms-record -q --follow -o sp.ndjson ./spawner "$EX/leaky"
+SP=$(jq -r 'select(.type == "header") | .pid' sp.ndjson | head -n 1)
+check_eq "spawner: the first process has no site" 0 \
+	"$(jq --argjson p "$SP" 'select(.type == "site" and .pid == $p)' sp.ndjson | grep -c '"site"')"
+check_status "--pprof of it" 0 ms-report --pprof -o sp.pb.gz sp.ndjson
+check_eq "spawner: alloc_space by program: leaky's" "leaky 54283515" \
+	"$(pp sp.pb.gz -unit=bytes -sample_index=alloc_space -tags |
+		awk '$1 == "program:" { on = 1; next } on && NF == 0 { exit }
+			on { v = $NF; t = $1; sub(/B$/, "", t); sub(/\.0$/, "", t); print v, t }')"
+check_status "spawner: the profile says so" 0 go tool pprof -symbolize=none -raw sp.pb.gz
+check_fgrep "spawner: the comment" "of a process the first one started" last.out
 # With --events, sites are built again from the first process's events: that
 # process's profile, and the word on stderr.
 check_status "forkexec --follow --events" 0 ms-record -q --follow --events -o fee.ndjson "$EX/forkexec"
