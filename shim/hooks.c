@@ -1615,77 +1615,44 @@ SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 /* execl, execle, execlp: their arguments into an array on the stack (as
  * glibc's own do), then execv's, execve's, execvp's way. */
-static size_t exec_list_len(const char *arg, va_list ap)
-{
-	size_t n = 1;
+enum exec_list_how { EXEC_L, EXEC_LE, EXEC_LP };
 
+static int exec_list(enum exec_list_how how, const char *path, const char *arg, va_list ap)
+{
+	va_list count;
+	size_t n = 1, i = 0;
+
+	va_copy(count, ap);
 	if (arg)
-		while (va_arg(ap, const char *))
+		while (va_arg(count, const char *))
 			n++;
-	return n;
-}
-
-static void exec_list_fill(char **argv, const char *arg, va_list ap)
-{
-	size_t i = 0;
-
-	argv[i] = (char *)arg;
-	while (argv[i])
-		argv[++i] = va_arg(ap, char *);
-}
-
-SHIM_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = exec_list_len(arg, ap);
-	va_end(ap);
+	va_end(count);
 	{
 		char *argv[n + 1];
 
-		va_start(ap, arg);
-		exec_list_fill(argv, arg, ap);
-		va_end(ap);
+		argv[i] = (char *)arg;
+		while (argv[i])
+			argv[++i] = va_arg(ap, char *);
+		if (how == EXEC_LE)
+			EXEC_PASS(real_execve, path, argv, va_arg(ap, char *const *));
+		if (how == EXEC_LP)
+			EXEC_PASS(real_execvp, path, argv);
 		EXEC_PASS(real_execv, path, argv);
 	}
 }
 
-SHIM_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = exec_list_len(arg, ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		exec_list_fill(argv, arg, ap);
-		va_end(ap);
-		EXEC_PASS(real_execvp, file, argv);
+/* The exported variadic ones, each exec_list's way. */
+#define EXEC_LIST_FN(name, how)                                                 \
+	SHIM_EXPORT int name(const char *path, const char *arg, ...)            \
+	{                                                                       \
+		va_list ap;                                                     \
+		int ret;                                                        \
+		va_start(ap, arg);                                              \
+		ret = exec_list(how, path, arg, ap);                            \
+		va_end(ap);                                                     \
+		return ret;                                                     \
 	}
-}
 
-SHIM_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = exec_list_len(arg, ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-		char *const *envp;
-
-		va_start(ap, arg);
-		exec_list_fill(argv, arg, ap);
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		EXEC_PASS(real_execve, path, argv, envp);
-	}
-}
+EXEC_LIST_FN(execl, EXEC_L)
+EXEC_LIST_FN(execlp, EXEC_LP)
+EXEC_LIST_FN(execle, EXEC_LE)
