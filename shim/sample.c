@@ -145,13 +145,10 @@ void sample_open(struct tstate *t)
 	t_hot.ring = t->ring;
 	t_hot.gen = FAST_GEN;
 	/* What a fast path left open by an earlier session counted (its
-	 * count stays until the first hook: bytes - left is 0). */
-	t_hot.seq++;
-	__asm__ volatile("" ::: "memory");
+	 * count stays until the first hook: bytes - left is 0).  No flush
+	 * reads them yet: the slot is set last. */
 	t_hot.allocs = t_hot.frees = 0;
 	t_hot.bytes = (uint64_t)t_hot.left;
-	__asm__ volatile("" ::: "memory");
-	t_hot.seq++;
 	t_hot.held = t->sample_left;
 	/* Opens when the outermost hook gives the guard back (guard_out). */
 	t_hot.mode = FAST_HELD;
@@ -211,8 +208,8 @@ void sample_leave(struct tstate *t)
 	sample_close();
 }
 
-/* Another thread's thot: its seq, through process_vm_readv (which fails
- * instead of faulting should the thread be gone with its stack). */
+/* len bytes of another thread's TLS, through process_vm_readv (which
+ * fails instead of faulting should the thread be gone with its stack). */
 static bool read_remote(void *to, const void *from, size_t len)
 {
 	struct iovec local = { to, len }, remote = { (void *)from, len };

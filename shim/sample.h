@@ -73,7 +73,7 @@ struct sampled_set {
 	 * hundred recorded blocks are live: 256 regions of a byte, where 128
 	 * of 16 bits were, halved the storm's frees that look further (3 %
 	 * of them at 512K, each a likely miss of the 16 KiB bits).  A count
-	 * that reaches SAMPLED_REGION_STUCK stays (sampled_count_up). */
+	 * that reaches SAMPLED_REGION_STUCK stays (sampled_count). */
 	volatile uint8_t region[1u << SAMPLED_REGIONS];
 	/* Bit b % 64 of word b / 32: bucket b holds a block; the word's
 	 * other half: a version (sampled_bit, sample.h's head). */
@@ -198,24 +198,14 @@ static inline void sampled_mark(unsigned b)
 		;
 }
 
-/* A region's count up by one, and down: by CAS, so that one at
+/* A region's count moved by delta (1 or -1): by CAS, so that one at
  * SAMPLED_REGION_STUCK stays there (it may count more than that). */
-static inline void sampled_count_up(volatile uint8_t *count)
+static inline void sampled_count(volatile uint8_t *count, int delta)
 {
 	uint8_t c = *count;
 
 	while (c != SAMPLED_REGION_STUCK &&
-	       !__atomic_compare_exchange_n(count, &c, (uint8_t)(c + 1), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_RELAXED))
-		;
-}
-
-static inline void sampled_count_down(volatile uint8_t *count)
-{
-	uint8_t c = *count;
-
-	while (c != SAMPLED_REGION_STUCK &&
-	       !__atomic_compare_exchange_n(count, &c, (uint8_t)(c - 1), false, __ATOMIC_SEQ_CST,
+	       !__atomic_compare_exchange_n(count, &c, (uint8_t)(c + delta), false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		;
 }
@@ -229,7 +219,7 @@ static inline bool sampled_add(const void *p)
 	unsigned b = sampled_bucket(p), i;
 	volatile uint8_t *count = &g_sampled->region[sampled_region(p)];
 
-	sampled_count_up(count);
+	sampled_count(count, 1);
 	for (i = 0; i < SAMPLED_WAYS; i++) {
 		uint64_t expect = 0;
 
@@ -241,7 +231,7 @@ static inline bool sampled_add(const void *p)
 			return true;
 		}
 	}
-	sampled_count_down(count);
+	sampled_count(count, -1);
 	return false;
 }
 
@@ -257,7 +247,7 @@ static inline void sampled_pin(const void *p)
 {
 	unsigned b = sampled_bucket(p);
 
-	sampled_count_up(&g_sampled->region[sampled_region(p)]);
+	sampled_count(&g_sampled->region[sampled_region(p)], 1);
 	__atomic_or_fetch(&g_sampled->pinned[b >> 6], 1ull << (b & 63), __ATOMIC_SEQ_CST);
 	sampled_mark(b);
 }
@@ -272,7 +262,7 @@ static inline bool sampled_del(const void *p)
 	for (i = 0; i < SAMPLED_WAYS; i++)
 		if (g_sampled->slot[b][i] == (uint64_t)(uintptr_t)p) {
 			__atomic_store_n(&g_sampled->slot[b][i], 0, __ATOMIC_SEQ_CST);
-			sampled_count_down(&g_sampled->region[sampled_region(p)]);
+			sampled_count(&g_sampled->region[sampled_region(p)], -1);
 			sampled_settle(b);
 			return true;
 		}

@@ -142,14 +142,6 @@ static void check_live_table(const struct msc_agg *a)
 }
 
 /*
- * Growth in place, with runs into the tail past the last home: addresses
- * whose homes are the last eight slots of the first table (1100 of them,
- * more than the tail holds, so that a run reaching the end makes the table
- * grow too), mixed with others, allocated and freed at random against a
- * reference; the table is checked against its rules and every block's
- * size and time after each step of a few thousand.
- */
-/*
  * Blocks of one size made one after the other, as glibc hands them out:
  * their entries sit near their homes at every stride (msc_live_hash).  A
  * plain multiplicative hash put 200,000 blocks 64 bytes apart 5.8 slots
@@ -187,6 +179,14 @@ static void test_live_hash_strides(void **state)
 	}
 }
 
+/*
+ * Growth in place, with runs into the tail past the last home: addresses
+ * whose homes are the last eight slots of the first table (1100 of them,
+ * more than the tail holds, so that a run reaching the end makes the table
+ * grow too), mixed with others, allocated and freed at random against a
+ * reference; the table is checked against its rules and every block's
+ * size and time after each step of a few thousand.
+ */
 static void test_live_table_growth(void **state)
 {
 	enum { NHOT = 1100, NCOLD = 60000, N = NHOT + NCOLD, STEPS = 400000 };
