@@ -16,6 +16,7 @@
 #include "msc_agg.h"
 #include "msc_cli.h"
 #include "msc_err.h"
+#include "msc_fsafe.h"
 
 const char *msc_prog = "memscope";
 
@@ -47,85 +48,18 @@ int msc_cli_close_stdout(void)
 	return 0;
 }
 
-/* The directory path is in, as stat(2) sees it; 0 or -1. */
-static int stat_dir_of(const char *path, struct stat *st)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (!slash)
-		return stat(".", st);
-	if (n == 0)
-		return stat("/", st);
-	if (n >= sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	return stat(dir, st);
-}
-
-/* A sticky directory anyone may write to: others' names are not ours. */
-static bool shared_dir(const struct stat *d)
-{
-	return S_ISDIR(d->st_mode) && (d->st_mode & S_ISVTX) && (d->st_mode & S_IWOTH);
-}
-
-static int open_output(const char *path, bool truncate)
-{
-	struct stat d, st;
-	uid_t me = geteuid();
-	int fd, saved;
-
-	/* A symbolic link is followed unless planted in a shared directory
-	 * by someone who is neither us nor the directory's owner (it is
-	 * refused before any open, which the kernel may refuse less
-	 * clearly).  Opened with O_NOFOLLOW: a link that appears after this
-	 * check is not followed either. */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (stat_dir_of(path, &d))
-			return -1;
-		if (shared_dir(&d) && st.st_uid != me && st.st_uid != d.st_uid) {
-			errno = EPERM;
-			return -1;
-		}
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-	} else {
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-	}
-	if (fd < 0)
-		return -1;
-	/* Someone else's file in a shared directory: not ours to write over
-	 * (checked before the truncation, on the file opened). */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != me &&
-	    stat_dir_of(path, &d) == 0 && shared_dir(&d) && st.st_uid != d.st_uid) {
-		close(fd);
-		errno = EPERM;
-		return -1;
-	}
-	if (truncate && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return fd;
-}
-
 int msc_open_output(const char *path)
 {
-	return open_output(path, true);
+	return msc_fsafe_open_output(path, true);
 }
 
 static int open_output_err(const char *path, bool truncate, struct msc_err *err)
 {
-	int fd = open_output(path, truncate);
+	int fd = msc_fsafe_open_output(path, truncate);
 
 	if (fd < 0)
 		msc_err_set(err, -errno, "cannot open '%s': %s%s", path, strerror(errno),
-			    errno == EPERM ? " (a link or file of another user in a shared directory)" : "");
+			    errno == EPERM ? " (a link or file of another user in a directory others can write)" : "");
 	return fd;
 }
 

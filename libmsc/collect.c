@@ -21,6 +21,7 @@
 
 #include "collect_internal.h"
 #include "msc_collect.h"
+#include "msc_fsafe.h"
 #include "msc_hash.h"
 #include "msc_live.h"
 #include "msc_proc.h"
@@ -333,7 +334,7 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 {
 	struct msc_collector *c = calloc(1, sizeof(*c));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *base = getenv("XDG_RUNTIME_DIR");
+	char base[PATH_MAX];
 
 	if (!c) {
 		msc_err_set(err, -ENOMEM, "out of memory");
@@ -344,6 +345,8 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 		c->o.ring_size = DEFAULT_RING_SIZE;
 	if (!c->o.nrings)
 		c->o.nrings = DEFAULT_NRINGS;
+	if (c->o.nrings > MSC_PROTO_MAX_RINGS)
+		c->o.nrings = MSC_PROTO_MAX_RINGS;
 	if (!c->o.depth)
 		c->o.depth = 64;
 	c->ops = ops;
@@ -354,16 +357,31 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 	c->child_pid = -1;
 	c->child_pidfd = -1;
 	c->page_size = sysconf(_SC_PAGESIZE);
-	if (!base || access(base, W_OK) != 0)
-		base = "/tmp";
+	c->dir_fd = -1;
+	if (msc_fsafe_base(base, sizeof(base), err) < 0) {
+		free(c);
+		return NULL;
+	}
 	if (prune_due())
 		prune_stale(base);
-	snprintf(c->dir, sizeof(c->dir), "%s/memscope.XXXXXX", base);
-	if (!mkdtemp(c->dir)) {	/* mode 0700 */
+	if ((size_t)snprintf(c->dir, sizeof(c->dir), "%s/memscope.XXXXXX", base) >= sizeof(c->dir))
+		errno = ENAMETOOLONG;
+	else if (mkdtemp(c->dir))	/* mode 0700 */
+		errno = 0;
+	if (errno) {
+		c->dir[0] = '\0';
 		msc_err_set(err, -errno, "cannot create a directory in '%s': %s", base,
 			    strerror(errno));
 		free(c);
 		return NULL;
+	}
+	/* Ours, made just now in a directory where no one else can rename
+	 * it: held by a descriptor for what is done to it later
+	 * (msc_collector_allow_uid). */
+	c->dir_fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->dir_fd < 0) {
+		msc_err_set(err, -errno, "'%s': %s", c->dir, strerror(errno));
+		goto fail;
 	}
 	snprintf(c->sock_path, sizeof(c->sock_path), "%s/ctl.sock", c->dir);
 	if (strlen(c->sock_path) >= sizeof(sa.sun_path)) {
@@ -1412,6 +1430,8 @@ void msc_collector_free(struct msc_collector *c)
 		unlink(c->sock_path);
 	if (c->dir[0])
 		rmdir(c->dir);
+	if (c->dir_fd >= 0)
+		close(c->dir_fd);
 	free(c->pfd);
 	free(c->owner);
 	free(c);

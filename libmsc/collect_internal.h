@@ -106,6 +106,7 @@ struct msc_collector {
 	struct msc_stacks *stacks;
 	char dir[256];
 	char sock_path[300];
+	int dir_fd;			/* dir, opened once made */
 	int listen_fd;
 	int watch_fd;			/* msc_collector_watch(), -1 */
 	struct msc_collector_private *procs;

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -158,8 +159,11 @@ void collect_accept_one(struct msc_collector *c)
 		return;
 	}
 	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
-	fd = memfd_create("memscope", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0)
+	/* Sealed at its size: the shim maps it whole and must never find
+	 * it shorter (SIGBUS) than the welcome said. */
+	fd = memfd_create("memscope", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		goto fail;
 	p->region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p->region == MAP_FAILED) {
@@ -258,9 +262,14 @@ int msc_collector_allow_uid(struct msc_collector *c, unsigned uid)
 {
 	if (uid == geteuid())
 		return 0;
-	/* The directory stays 0700: it becomes the other user's, which root
-	 * can still enter. */
-	if (chown(c->dir, uid, (gid_t)-1) < 0 || chown(c->sock_path, uid, (gid_t)-1) < 0)
+	/*
+	 * The socket becomes the other user's, 0600, so that their process
+	 * may connect (who connects is checked again on accept); the
+	 * directory stays ours, open for them to pass through (0711), not to
+	 * rename or plant in.  Both through the directory's descriptor.
+	 */
+	if (fchownat(c->dir_fd, "ctl.sock", uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(c->dir_fd, "ctl.sock", 0600, 0) < 0 || fchmod(c->dir_fd, 0711) < 0)
 		return -errno;
 	c->peer_uid = uid;
 	c->peer_uid_set = true;

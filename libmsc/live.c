@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,26 +16,27 @@
 #include <unistd.h>
 
 #include "msc_format.h"
+#include "msc_fsafe.h"
 #include "msc_live.h"
 #include "msc_util.h"
 
 int msc_live_dir(char *buf, size_t n, int mk, struct msc_err *err)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
+	char base[PATH_MAX];
+	int rc = msc_fsafe_base(base, sizeof(base), err);
 
-	if (rt && *rt && access(rt, W_OK) == 0)
-		snprintf(buf, n, "%s/memscope", rt);
+	if (rc)
+		return rc;
+	if (strcmp(base, "/tmp") != 0)
+		snprintf(buf, n, "%s/memscope", base);
 	else
 		snprintf(buf, n, "/tmp/memscope-%u", (unsigned)geteuid());
 	if (mk && mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return msc_err_set(err, -errno, "cannot create '%s': %s", buf, strerror(errno));
-	if (lstat(buf, &st) < 0)
-		return msc_err_set(err, -errno, "'%s': %s", buf, strerror(errno));
-	/* Someone else's, or open to others: not a place for our socket. */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return msc_err_set(err, -EPERM, "'%s' is not a private directory of this user", buf);
-	return 0;
+	/* Someone else's, a link, or open to others: not a place for our
+	 * socket.  Its base is safe (msc_fsafe_base), so the name keeps
+	 * naming what was checked. */
+	return msc_fsafe_private_dir(buf, err);
 }
 
 int msc_live_path(int pid, char *buf, size_t n, int mk, struct msc_err *err)
@@ -193,6 +195,12 @@ static long live_request(int pid, const char *request, char **buf, size_t *cap, 
 			msc_err_set(err, -errno, "'%s': %s", sa.sun_path, strerror(errno));
 		close(fd);
 		return ret;
+	}
+	/* Another user's recorder cannot be behind this user's directory,
+	 * but what answers is checked all the same. */
+	if (msc_fsafe_peer(fd) < 0) {
+		close(fd);
+		return msc_err_set(err, -EPERM, "'%s' is served by another user: not read", sa.sun_path);
 	}
 	if (send_request(fd, request) < 0) {
 		close(fd);

@@ -16,6 +16,7 @@
 #include "msc_agg.h"
 #include "msc_format.h"
 #include "msc_freeze.h"
+#include "msc_fsafe.h"
 #include "msc_inject.h"
 #include "msc_live.h"
 #include "msc_proc.h"
@@ -680,6 +681,11 @@ static void live_serve(struct msc_recorder *r)
 	int fd;
 
 	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		/* Only this user and root: the heap is the program's memory. */
+		if (msc_fsafe_peer(fd) < 0) {
+			close(fd);
+			continue;
+		}
 		/* A reader that stalls cannot stall the recording for long. */
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		if (!r->main_pr || msc_writer_init(&lw, fd, 64 * 1024)) {

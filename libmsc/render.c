@@ -3,8 +3,10 @@
  * msc_render.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "msc_render.h"
 #include "msc_util.h"
@@ -335,6 +337,68 @@ int msc_report_sections(const char *list, unsigned *out)
 	return *out ? 0 : -EINVAL;
 }
 
+/*
+ * Text for a terminal: what the recording names (functions, files, other
+ * users' process names and command lines) may hold control characters
+ * that a terminal would obey.  Every byte of a text or Markdown report
+ * passes through here: C0 controls but newline and tab, DEL, and C1
+ * controls (UTF-8's U+0080..U+009F) come out as \xHH or \u00HH.
+ */
+struct term_safe {
+	FILE *out;
+	bool lead;			/* the last byte written was 0xc2 */
+};
+
+static ssize_t term_safe_write(void *cookie, const char *buf, size_t n)
+{
+	struct term_safe *t = cookie;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (t->lead) {
+			t->lead = false;
+			if (c >= 0x80 && c <= 0x9f) {
+				fprintf(t->out, "\\u%04x", c);
+				continue;
+			}
+			putc(0xc2, t->out);
+		}
+		if (c == 0xc2)
+			t->lead = true;
+		else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			fprintf(t->out, "\\x%02x", c);
+		else
+			putc(c, t->out);
+	}
+	return ferror(t->out) ? -1 : (ssize_t)n;
+}
+
+static int term_safe_close(void *cookie)
+{
+	struct term_safe *t = cookie;
+
+	if (t->lead)
+		putc(0xc2, t->out);
+	return ferror(t->out) ? -1 : 0;
+}
+
+static int render_text_safe(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
+{
+	struct term_safe t = { out, false };
+	cookie_io_functions_t io = { .write = term_safe_write, .close = term_safe_close };
+	FILE *f = fopencookie(&t, "w", io);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = render_text(r, o, f);
+	if (fclose(f) && !ret)
+		ret = -(errno ? errno : EIO);
+	return ret;
+}
+
 int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
 	int ret = 0;
@@ -342,7 +406,7 @@ int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FIL
 	switch (o->format) {
 	case MSC_REPORT_TEXT:
 	case MSC_REPORT_MD:
-		ret = render_text(r, o, out);
+		ret = render_text_safe(r, o, out);
 		break;
 	case MSC_REPORT_JSON:
 		ret = render_json(r, o, out);

@@ -132,7 +132,7 @@ static volatile int g_flushed;
 /* The slots of this session's rings. */
 static unsigned hot_slots(void)
 {
-	return g_ctl->nrings < HOT_SLOTS ? g_ctl->nrings : HOT_SLOTS;
+	return g_nrings < HOT_SLOTS ? g_nrings : HOT_SLOTS;
 }
 
 void sample_open(struct tstate *t)

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
@@ -45,6 +46,8 @@ bool g_tsc;
 unsigned g_threads_seen;
 bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static pid_t g_collector_pid;
+uint32_t g_ring_size, g_nrings;
 bool g_attached;
 unsigned g_gen;
 static void *g_old_region;
@@ -63,12 +66,13 @@ static void stop_recording(void)
 	set_state(ST_OFF);
 }
 
-/* Is the collector still there?  (Slow path only.) */
+/* Is the collector still there?  (Slow path only.)  Its pid is the one
+ * the kernel named for the socket (session_start), not the page's. */
 static bool collector_alive(void)
 {
 	if (g_ctl->stop || g_ctl->dead)
 		return false;
-	if (g_ctl->collector_pid && kill((pid_t)g_ctl->collector_pid, 0) < 0 && errno == ESRCH)
+	if (g_collector_pid > 0 && kill(g_collector_pid, 0) < 0 && errno == ESRCH)
 		return false;
 	return true;
 }
@@ -77,8 +81,8 @@ static bool collector_alive(void)
  * as a wake-up: msc_proto.h). */
 static void wake_collector(void)
 {
-	if (g_ctl->collector_pid)
-		kill((pid_t)g_ctl->collector_pid, SIGURG);
+	if (g_collector_pid > 0)
+		kill(g_collector_pid, SIGURG);
 }
 
 /*
@@ -160,6 +164,53 @@ static bool recv_welcome(int s, struct msc_welcome *w, int *fd)
 	return w->magic == MSC_PROTO_MAGIC && *fd >= 0;
 }
 
+/*
+ * The collector is this user or root (the one who runs ms-record, or
+ * root attached to us): another user listening at MEMSCOPE_SOCK gets
+ * nothing.  Its pid, as the kernel says it, is the one we signal and
+ * watch.
+ */
+static bool collector_trusted(int s)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != geteuid() && cred.uid != 0))
+		return false;
+	g_collector_pid = cred.pid;
+	return true;
+}
+
+/* The region's descriptor: a sealed memfd at least as long as the
+ * welcome says, which no one can make shorter while it is mapped. */
+static bool region_fd_ok(int fd, uint64_t size)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(fd, &st) == 0 &&
+	       S_ISREG(st.st_mode) && size >= MSC_PROTO_CTL_SIZE && (uint64_t)st.st_size >= size;
+}
+
+/*
+ * The control page's layout, checked against the mapping before anything
+ * is written through it, and kept in our own memory (g_ring_size,
+ * g_nrings): the page is shared, and what it says later is not believed.
+ */
+static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
+{
+	uint32_t ring_size = ctl->ring_size, nrings = ctl->nrings;
+
+	if (ctl->magic != MSC_PROTO_MAGIC || ctl->version != MSC_PROTO_VERSION ||
+	    ring_size < 4096 || (ring_size & (ring_size - 1)) || ring_size > (1u << 30) ||
+	    nrings < 1 || nrings > MSC_PROTO_MAX_RINGS || msc_region_size(ring_size, nrings) > size)
+		return false;
+	g_ring_size = ring_size;
+	g_nrings = nrings;
+	return true;
+}
+
 /* Connects to the collector and maps this process's region. */
 static bool session_start(bool forked)
 {
@@ -176,7 +227,7 @@ static bool session_start(bool forked)
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return false;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !collector_trusted(s))
 		goto fail;
 	/* Far from the descriptors programs pick and reuse (dup2(x, 3)). */
 	hi = fcntl(s, F_DUPFD_CLOEXEC, 900);
@@ -194,21 +245,21 @@ static bool session_start(bool forked)
 	memcpy(hello.exe, g_exe, (size_t)n);
 	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
 		goto fail;
-	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0)
+	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0 ||
+	    !region_fd_ok(fd, welcome.region_size))
 		goto fail;
 	region = mmap(NULL, welcome.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	fd = -1;
 	if (region == MAP_FAILED)
 		goto fail;
-	g_region = region;
-	g_region_size = welcome.region_size;
-	g_ctl = region;
-	if (g_ctl->magic != MSC_PROTO_MAGIC || g_ctl->version != MSC_PROTO_VERSION ||
-	    (g_ctl->ring_size & (g_ctl->ring_size - 1)) || g_ctl->nrings < 1) {
+	if (!layout_ok(region, welcome.region_size)) {
 		munmap(region, welcome.region_size);
 		goto fail;
 	}
+	g_region = region;
+	g_region_size = welcome.region_size;
+	g_ctl = region;
 	g_depth = g_ctl->depth ? g_ctl->depth : 64;
 	if (g_depth > TRACE_MAX)
 		g_depth = TRACE_MAX;

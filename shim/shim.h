@@ -72,6 +72,15 @@ enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
 extern volatile int g_state;
 extern struct msc_ctl *g_ctl;
 extern void *g_region;
+/* The region's layout as checked when it was mapped (session.c): never
+ * read again from the shared page. */
+extern uint32_t g_ring_size, g_nrings;
+
+static inline struct msc_ring *ring_at(unsigned i)
+{
+	return (struct msc_ring *)((char *)g_region + MSC_PROTO_CTL_SIZE +
+				   (uint64_t)i * (MSC_PROTO_RING_HDR + g_ring_size));
+}
 extern pid_t g_pid;
 extern unsigned g_unwind, g_depth;
 extern bool g_free_stacks;

@@ -125,11 +125,11 @@ static uint64_t stack_top(uint64_t *lo)
 
 bool tstate_setup(struct tstate *t, unsigned ring_index)
 {
-	struct msc_ring *r = msc_ring_at(g_region, g_ctl, ring_index);
+	struct msc_ring *r = ring_at(ring_index);
 
 	t->ring = r;
 	t->data = msc_ring_data(r);
-	t->size = g_ctl->ring_size;
+	t->size = g_ring_size;
 	t->mask = t->size - 1;
 	t->head = r->head;
 	t->tail_cache = r->tail;
@@ -194,7 +194,7 @@ struct tstate *thread_init(void)
 {
 	struct tstate *t = t_state;
 	struct msc_ring *r = NULL;
-	unsigned i, n = g_ctl->nrings;
+	unsigned i, n = g_nrings;
 	int saved = errno;
 
 	t_hot.gen = 0;
@@ -212,7 +212,7 @@ struct tstate *thread_init(void)
 	for (i = 1; i < n; i++) {
 		uint32_t expect = MSC_RING_FREE;
 
-		r = msc_ring_at(g_region, g_ctl, i);
+		r = ring_at(i);
 		if (r->state == MSC_RING_FREE &&
 		    __atomic_compare_exchange_n(&r->state, &expect, MSC_RING_OWNED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))

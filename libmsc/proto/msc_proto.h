@@ -88,6 +88,8 @@
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
+/* The most rings a region may have (the shim refuses a page that says more). */
+#define MSC_PROTO_MAX_RINGS 4096u
 #define MSC_PROTO_MAX_DEPTH 256
 
 enum msc_ev {

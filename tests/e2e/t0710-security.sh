@@ -34,7 +34,7 @@ for tool in "2 ms-report -o $S/planted $REC" "2 ms-filter -o $S/planted $REC" \
 	# shellcheck disable=SC2086
 	check_status "$name -o: another user's link in a shared directory" "$want" $tool
 	check_one_line_error "$name: one line" "$OUT/last.err"
-	check_grep "$name: says why" "another user in a shared directory" "$OUT/last.err"
+	check_grep "$name: says why" "another user in a directory others can write" "$OUT/last.err"
 	check_eq "$name: the link's target untouched" "precious" "$(cat "$OUT/target")"
 done
 ln -s "$OUT/mine" "$S/own-link"
@@ -127,6 +127,110 @@ as_nobody "$NB/ms-snap" -p $victim --leaks >"$OUT/snap.out" 2>"$OUT/snap.err"
 check_eq "ms-snap --leaks of another user's process: refused" 2 $?
 kill $victim
 cleanup_nb
+
+# --- a link of theirs anywhere on the way to -o ----------------------------------
+mkdir -p "$OUT/pub" "$OUT/theirdir" && chmod 1777 "$OUT/pub" && chown nobody "$OUT/theirdir"
+echo "precious" >"$OUT/target3"
+ln -s "$OUT/target3" "$OUT/theirdir/out.ndjson" && chown -h nobody "$OUT/theirdir/out.ndjson"
+ln -s "$OUT/theirdir" "$OUT/pub/d" && chown -h nobody "$OUT/pub/d"
+check_status "-o through their directory link in a sticky directory" 2 \
+	ms-report -o "$OUT/pub/d/out.ndjson" "$REC"
+check_grep "their directory link: says why" "another user in a directory others can write" "$OUT/last.err"
+check_status "-o at their link in their own directory" 2 ms-report -o "$OUT/theirdir/out.ndjson" "$REC"
+check_status "ms-record -o through their directory link" 125 \
+	ms-record -q -o "$OUT/pub/d/out.ndjson" "$EX/leaky"
+check_eq "their links: the root file untouched" "precious" "$(cat "$OUT/target3")"
+ln "$OUT/target3" "$S/hard" 2>/dev/null && {
+	check_status "a second name of a file, in a shared directory" 2 ms-report -o "$S/hard" "$REC"
+	check_eq "the hard link's file untouched" "precious" "$(cat "$OUT/target3")"
+}
+
+# --- their runtime directory (sudo -E, su without -) ------------------------------
+mkdir -p "$OUT/theirrt" && chown nobody "$OUT/theirrt" && chmod 700 "$OUT/theirrt"
+XDG_RUNTIME_DIR="$OUT/theirrt" ms-record -q -o "$OUT/rt.ndjson" "$EX/leaky" >/dev/null 2>"$OUT/rt.err"
+check_eq "their runtime directory: the program is recorded" "exit 0" \
+	"$(jq -r 'select(.type=="end") | "\(.reason) \(.status)"' "$OUT/rt.ndjson")"
+check_eq "their runtime directory: nothing of ours made in it" "" "$(ls -A "$OUT/theirrt")"
+
+# --- attached to their process: our directory, their socket ---------------------
+sleep 30 &
+victim=$!
+env -u XDG_RUNTIME_DIR sh -c 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30' &
+nvictim=$!
+wait_for_line "/proc/$nvictim/status" "Uid:.65534"
+env -u XDG_RUNTIME_DIR ms-record -p $nvictim -o "$OUT/natt.ndjson" --duration 3s 2>"$OUT/natt.err" &
+natt=$!
+i=0
+sock=
+while [ $i -lt 200 ] && [ -z "$sock" ]; do
+	sock=$(find /tmp -maxdepth 2 -path '/tmp/memscope.*/ctl.sock' -user nobody 2>/dev/null | head -n 1)
+	i=$((i + 1))
+	[ -n "$sock" ] || sleep 0.05
+done
+if [ -n "$sock" ]; then
+	check_eq "attach to their process: the directory stays root's, 0711" "root 711" \
+		"$(stat -c '%U %a' "$(dirname "$sock")")"
+	check_eq "attach to their process: the socket theirs, 0600" "nobody 600" "$(stat -c '%U %a' "$sock")"
+else
+	not_ok "attach to their process: no socket of theirs appeared ($(cat "$OUT/natt.err"))"
+fi
+wait $natt
+check_eq "attach to their process: recorded" "1" "$(jq -r 'select(.type=="end") | 1' "$OUT/natt.ndjson" | head -n 1)"
+kill $nvictim $victim 2>/dev/null
+
+# --- collectors that lie -----------------------------------------------------------
+FK=$(mktemp -d /tmp/msc-t0710f.XXXXXX)
+chmod 755 "$FK"
+# Where nobody can read it, and a python3 of the system's (not root's own).
+cp "$(dirname "$0")/fake-collector.py" "$FK/"
+FAKE="$FK/fake-collector.py"
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+native=$("$EX/leaky" 2>&1; echo "status $?")
+for mode in ring nrings unsealed short; do
+	rm -f "$FK/s"
+	python3 "$FAKE" $mode "$FK/s" >"$OUT/fake.$mode" &
+	fp=$!
+	wait_for_line "$OUT/fake.$mode" ready
+	got=$(LD_PRELOAD="$TOP/shim/libmemscope.so" MEMSCOPE_SOCK="$FK/s" timeout 60 "$EX/leaky" 2>&1; echo "status $?")
+	wait $fp
+	check_grep "a page that lies ($mode): it was offered" "sent $mode" "$OUT/fake.$mode"
+	check_eq "a page that lies ($mode): the program as without us" "$native" "$got"
+done
+mkdir "$FK/n" && chown nobody "$FK/n"
+as_nobody $PY "$FAKE" listen "$FK/n/s" >"$OUT/fake.nobody" &
+fp=$!
+wait_for_line "$OUT/fake.nobody" ready
+got=$(LD_PRELOAD="$TOP/shim/libmemscope.so" MEMSCOPE_SOCK="$FK/n/s" timeout 60 "$EX/leaky" 2>&1; echo "status $?")
+wait $fp
+check_eq "another user's collector: the program as without us" "$native" "$got"
+check_grep "another user's collector: gets no hello" "hello 0 bytes" "$OUT/fake.nobody"
+
+# --- a live socket that another user serves ----------------------------------------
+sleep 30 &
+victim=$!
+LD=$(env -u XDG_RUNTIME_DIR sh -c 'echo /tmp/memscope-$(id -u)')
+mkdir -p -m 0700 "$LD"
+rm -f "$LD/$victim.sock"
+python3 "$FAKE" drop "$LD/$victim.sock" >"$OUT/fake.live" &
+fp=$!
+wait_for_line "$OUT/fake.live" ready
+check_status "a live socket served by another user: refused" 2 \
+	env -u XDG_RUNTIME_DIR ms-snap -p $victim --leaks -o "$OUT/forged.ndjson"
+check_grep "refused: says why" "served by another user" "$OUT/last.err"
+check_nogrep "refused: nothing of theirs printed" "forged" "$OUT/forged.ndjson"
+kill $fp $victim 2>/dev/null
+rm -f "$LD/$victim.sock"
+rm -rf "$FK"
+
+# --- names that would steer a terminal ---------------------------------------------
+sed 's/"fn":"leak_small_inner"/"fn":"leak\\u001b[2J\\u0007\\u009b31m_inner"/' "$REC" >"$OUT/esc.ndjson"
+for f in --text --md; do
+	ms-report $f "$OUT/esc.ndjson" >"$OUT/esc.out"
+	check_eq "ms-report $f: no control character out" "0" \
+		"$(tr -d '\n\t' <"$OUT/esc.out" | LC_ALL=C tr -cd '\000-\037\177' | wc -c)"
+	check_fgrep "ms-report $f: the name shown escaped" 'leak\x1b[2J\x07\u009b31m_inner' "$OUT/esc.out"
+done
 
 # --- no shell sees user data -------------------------------------------------------
 if command -v strace >/dev/null; then
