@@ -86,24 +86,103 @@ static void wake_collector(void)
 }
 
 /*
+ * How long the program waits for a collector that makes no progress (a
+ * stopped ms-record, one under a debugger, one whose output is read
+ * slowly): then what it would wait for is dropped and counted in `lost`.
+ */
+#define STALL_NS 1000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The collector's CPU time in clock ticks (utime + stime, fields 14 and 15
+ * of /proc/PID/stat, proc(5)), or -1 when it cannot be read: a collector
+ * that scans a heap works, one that is stopped or blocked does not.
+ */
+static long long collector_cpu(void)
+{
+	char path[32] = "/proc/", buf[512], *p, *q;
+	long long ticks = 0;
+	unsigned field;
+	ssize_t n;
+	int fd, i;
+	pid_t pid = g_collector_pid;
+
+	if (pid <= 0)
+		return -1;
+	for (i = 30, buf[31] = '\0'; pid && i >= 0; pid /= 10)
+		buf[i--] = (char)('0' + pid % 10);
+	memcpy(path + 6, buf + i + 1, (size_t)(30 - i));
+	memcpy(path + 6 + (30 - i), "/stat", 6);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* After ") ", field 3 (the state) begins. */
+	for (field = 2, q = p + 1; *q && field < 15; q++) {
+		if (*q != ' ')
+			continue;
+		field++;
+		if (field == 14 || field == 15) {
+			long long v = 0;
+
+			for (p = q + 1; *p >= '0' && *p <= '9'; p++)
+				v = v * 10 + (*p - '0');
+			ticks += v;
+		}
+	}
+	return field == 15 ? ticks : -1;
+}
+
+/* Drops a record the ring has no room for: counted, said at the end. */
+static bool drop(int saved)
+{
+	__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
+	errno = saved;
+	return false;
+}
+
+/*
  * Waits until `need` bytes past t->head are free.  False: give up.  A short
  * spin first (the collector may be about to move the tail), then sleeps on
  * the ring's futex word until the collector frees space (msc_proto.h), and
- * looks now and then whether the collector is still alive.
+ * looks now and then whether the collector is still alive.  Lossless
+ * means waiting while the collector makes progress: a tail that has not
+ * moved for STALL_NS drops the record, and so do the ring's next ones
+ * until the tail moves again (stalled_at).
  */
 bool wait_space(struct tstate *t, uint64_t need)
 {
 	struct msc_ring *r = t->ring;
 	unsigned spins = 0, naps = 0;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE), since = 0;
 	int saved = errno;
 
+	if (r->stalled_at) {
+		if (r->stalled_at == tail + 1)
+			return drop(saved);
+		r->stalled_at = 0;
+	}
 	while (!have_space(t, need)) {
 		uint32_t seq;
 
 		/* An abandoned ring gets no room again (msc_proto.h). */
 		if (g_lossy || g_state != ST_ACTIVE || r->abandoned) {
 			if (g_lossy)
-				__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
+				return drop(saved);
 			errno = saved;
 			return false;
 		}
@@ -130,6 +209,18 @@ bool wait_space(struct tstate *t, uint64_t need)
 				stop_recording();
 				errno = saved;
 				return false;
+			}
+			if ((naps & 3) == 0) {
+				uint64_t now = mono_ns(), at = t->tail_cache;
+
+				if (at != tail || !since) {
+					tail = at;
+					since = now;
+				} else if (now - since >= STALL_NS) {
+					__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+					r->stalled_at = tail + 1;
+					return drop(saved);
+				}
 			}
 		}
 		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
@@ -535,6 +626,8 @@ void request_scan(void)
 	t = get_tstate();
 	if (t && collector_alive()) {
 		const uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+		long long cpu = collector_cpu();
+		uint64_t since = mono_ns();
 		unsigned naps = 0;
 
 		shared_lock(t);
@@ -546,7 +639,8 @@ void request_scan(void)
 			wake_collector();
 		}
 		/* Until the collector says it is done, or is gone, or gave up
-		 * the ring the request is in. */
+		 * the ring the request is in, or has done no work (no CPU
+		 * time) for STALL_NS: stopped, or blocked on its output. */
 		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE) &&
 		       !t->ring->abandoned) {
 			struct timespec ts = { 0, 10000000 };
@@ -554,6 +648,17 @@ void request_scan(void)
 			syscall(SYS_futex, &g_ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
 			if ((++naps & 15) == 0 && !collector_alive())
 				break;
+			if ((naps & 15) == 0 && cpu >= 0) {
+				long long now_cpu = collector_cpu();
+				uint64_t now = mono_ns();
+
+				if (now_cpu != cpu) {
+					cpu = now_cpu;
+					since = now;
+				} else if (now - since >= STALL_NS) {
+					break;
+				}
+			}
 		}
 	}
 	errno = saved;

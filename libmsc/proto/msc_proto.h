@@ -214,7 +214,10 @@ struct msc_ring {
 	volatile uint64_t unsampled_allocs;
 	volatile uint64_t unsampled_bytes;
 	volatile uint64_t unsampled_frees;
-	uint8_t pad0[64 - 56];
+	/* The producer's: 1 + the tail at which it gave up waiting for a
+	 * collector that made no progress (STALL_NS, session.c); while the
+	 * tail stays there, its records are dropped at once.  0: none. */
+	volatile uint64_t stalled_at;
 	/* Collector's cache line. */
 	volatile uint64_t tail;		/* bytes consumed, ever */
 	volatile uint32_t wake;		/* futex word: bumped when space was freed

@@ -102,6 +102,34 @@ check_eq "stopped collector: nothing lost, every free paired" "0 0 0 0" \
 check_eq "stopped collector: keep_one's block, still pointed to" "1 256 reachable 256" \
 	"$(leaks_in "$R" keep_one)"
 
+# --- the collector stays stopped: the program goes on after a second -------
+# Lossless means waiting while the collector makes progress: a tail that
+# does not move for a second drops what the ring has no room for (counted
+# in lost, said in the report), and the exit's scan gives up as soon.
+ms-record -o "$OUT/held.ndjson" "$EX/leaky" >"$OUT/held.log" 2>&1 &
+rec=$!
+i=0
+while [ -z "$(pgrep -P $rec)" ] && [ $i -lt 400 ]; do i=$((i + 1)); sleep 0.01; done
+kill -STOP $rec
+child=$(pgrep -P $rec)
+i=0
+while [ -n "$child" ] && [ -d /proc/$child ] && [ "$(awk '{ print $3 }' /proc/$child/stat 2>/dev/null)" != Z ] &&
+      [ $i -lt 600 ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+check_eq "held collector: the program ended while it was stopped" "Z" \
+	"$(awk '{ print $3 }' /proc/$child/stat 2>/dev/null)"
+kill -CONT $rec
+wait $rec
+check_eq "held collector: the program's own status" 0 $?
+check_grep "held collector: the program ran to its end" "leaky: done" "$OUT/held.log"
+check_eq "held collector: what could not wait is counted" 1 \
+	"$(jq -r 'select(.type=="end") | if .lost > 0 then 1 else 0 end' "$OUT/held.ndjson")"
+check_grep "held collector: and said" "events lost" "$OUT/held.log"
+ms-report "$OUT/held.ndjson" >"$OUT/held.txt"
+check_grep "held collector: the report says it" "events lost *[1-9]" "$OUT/held.txt"
+
 # --- the collector dies: the program runs on -------------------------------
 mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
