@@ -34,7 +34,12 @@
 #include "sample.h"
 #include "shim.h"
 
-volatile int g_state;
+struct shim_wiped g_wiped;
+/* Not wiped: shim_init ran in this process, or in the one it was copied
+ * from (a clone child finds this set and its state zeroed). */
+static bool g_started;
+/* What fork_prepare saw: fork_child's own copy of the state is wiped. */
+static int g_state_at_fork;
 struct msc_ctl *g_ctl;
 void *g_region;
 static size_t g_region_size;
@@ -444,6 +449,7 @@ static void strip_preload(void)
 static void fork_prepare(void)
 {
 	guard_in();
+	g_state_at_fork = g_state;
 }
 
 static void fork_parent(void)
@@ -464,7 +470,7 @@ static void fork_child(void)
 		g_ctl = NULL;
 	}
 	g_pid = getpid();
-	if (g_state == ST_ACTIVE && g_follow && session_start(true)) {
+	if (g_state_at_fork == ST_ACTIVE && g_follow && session_start(true)) {
 		set_state(ST_ACTIVE);
 	} else {
 		/*
@@ -473,7 +479,7 @@ static void fork_child(void)
 		 * process itself keeps it, so that an exec in its place is
 		 * still recorded.
 		 */
-		if (g_state == ST_ACTIVE)
+		if (g_state_at_fork == ST_ACTIVE)
 			strip_preload();
 		set_state(ST_OFF);
 	}
@@ -490,6 +496,10 @@ static void session_prepare(const char *sock)
 	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
 		resolve_cxx();
 	g_pid = getpid();
+	/* Once a page of .bss of its own (aligned: no file data shares it),
+	 * private and anonymous.  Without it (a kernel before 4.14), a raw
+	 * clone child is not told from its parent. */
+	madvise(&g_wiped, sizeof(g_wiped), MADV_WIPEONFORK);
 	if (sock && strlen(sock) < sizeof(g_sock_path))
 		memcpy(g_sock_path, sock, strlen(sock) + 1);
 	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
@@ -529,6 +539,7 @@ int shim_session_attach(const char *sock)
 		return -EINVAL;
 	guard_in();
 	set_state(ST_INIT);
+	g_started = true;
 	g_attached = true;
 	session_prepare(sock);
 	/* An earlier session's region: no thread is in a hook of it now. */
@@ -566,6 +577,13 @@ void shim_init(void)
 	if (!__atomic_compare_exchange_n(&g_state, &expect, ST_INIT, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
+	if (g_started) {
+		/* A raw clone's child (shim_wiped): the parent's session is
+		 * not its own, and nothing tells it to start one. */
+		set_state(ST_OFF);
+		return;
+	}
+	g_started = true;
 	guard_in();
 	/* secure_getenv: in a setuid or setgid program (or one with file
 	 * capabilities), loaded by /etc/ld.so.preload, the environment is

@@ -69,7 +69,18 @@ struct tstate;
 
 enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
 
-extern volatile int g_state;
+/*
+ * The session's state lives alone in a page that a child made without
+ * fork handlers (a raw clone(2), which copies the parent's memory, rings'
+ * mapping and all) finds zeroed (MADV_WIPEONFORK, session.c): ST_UNINIT,
+ * so that its hooks pass through and never write into the parent's rings.
+ * shim_init tells such a child from a process that has not started.
+ */
+struct shim_wiped {
+	volatile int state;
+} __attribute__((aligned(4096)));
+extern struct shim_wiped g_wiped;
+#define g_state (g_wiped.state)
 extern struct msc_ctl *g_ctl;
 extern void *g_region;
 /* The region's layout as checked when it was mapped (session.c): never

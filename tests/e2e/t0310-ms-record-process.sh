@@ -130,6 +130,60 @@ check_grep "held collector: and said" "events lost" "$OUT/held.log"
 ms-report "$OUT/held.ndjson" >"$OUT/held.txt"
 check_grep "held collector: the report says it" "events lost *[1-9]" "$OUT/held.txt"
 
+# --- a child made by a raw clone(2): no fork handlers ran ---------------------
+# It has a copy of the parent's memory, the shim's state and the rings'
+# mapping with it: its hooks must pass through, never writing into the
+# parent's rings (false frees, double frees, leaks, a hang).
+cat >"$OUT/rawclone.c" <<'EOF'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char stack[1 << 20];
+void *volatile sink[100];
+void *volatile one;
+
+static int child(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 200000; i++) {
+		one = malloc(32 + i % 64);
+		free(one);
+	}
+	for (int i = 0; i < 50; i++)
+		sink[i] = malloc(99);	/* the child's, not the parent's */
+	return 0;
+}
+
+int main(void)
+{
+	int status;
+	for (int i = 0; i < 100; i++)
+		sink[i] = malloc(777);	/* leaked: 100 x 777 */
+	pid_t pid = clone(child, stack + sizeof(stack), SIGCHLD, NULL);
+	if (pid < 0)
+		return 1;
+	waitpid(pid, &status, 0);
+	for (int i = 0; i < 100000; i++)
+		one = malloc(48), free(one);
+	printf("rawclone: child %d\n", WEXITSTATUS(status));
+	return 0;
+}
+EOF
+check_status "build rawclone" 0 cc -O1 -o "$OUT/rawclone" "$OUT/rawclone.c"
+for how in "" --follow; do
+	check_status "rawclone $how: recorded, its own status" 0 \
+		timeout 120 ms-record -q $how -o "$OUT/rawclone$how.ndjson" "$OUT/rawclone"
+	check_eq "rawclone $how: the parent's figures only" "100101 100000 0 0 0" \
+		"$(jq -r 'select(.type=="end") | "\(.allocs) \(.frees) \(.errors) \(.leaked_blocks) \(.unknown_frees)"' "$OUT/rawclone$how.ndjson")"
+	check_eq "rawclone $how: the 777s the parent keeps, still pointed to" "100 77700 reachable 777" \
+		"$(leaks_in "$OUT/rawclone$how.ndjson" main)"
+done
+
 # --- the collector dies: the program runs on -------------------------------
 mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
