@@ -163,7 +163,7 @@ SHIM_EXPORT void *malloc(size_t size)
 		return malloc_target(size);
 	}
 	gate = t_hot.gate;
-	if ((uint32_t)gate && likely(real_malloc)) {
+	if ((uint32_t)gate && likely(real_malloc) && !guard_maybe_lost()) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;
 		else if (unlikely(from_loader(__builtin_return_address(0))))
@@ -229,7 +229,7 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 		}
 	}
 	gate = t_hot.gate;
-	if ((uint32_t)gate && likely(*real) && likely(!boot_or_low(ptr))) {
+	if ((uint32_t)gate && likely(*real) && likely(!boot_or_low(ptr)) && !guard_maybe_lost()) {
 		(*real)(ptr);
 		return;
 	}
@@ -396,7 +396,7 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 		return new_fast(size, realfn);
 	}
 	gate = t_hot.gate;
-	if ((uint32_t)gate && likely(realfn)) {
+	if ((uint32_t)gate && likely(realfn) && !guard_maybe_lost()) {
 		if ((uint32_t)gate == IN_NEW && *as_malloc)
 			return new_within(size, realfn);
 		return realfn(size);

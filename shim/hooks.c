@@ -432,7 +432,21 @@ static void record_region(void *frame, unsigned type, const uint64_t *v, unsigne
 	shared_unlock(t);
 }
 
-#define ACTIVE() (likely(!t_flags) && likely(g_state == ST_ACTIVE))
+/*
+ * The guard is held, but by a hook that is gone (t_guard_sp): the stack
+ * pointer of the asking hook's caller (its frame + 16) is above where the
+ * holder took the guard, which a hook called from inside the holder
+ * (libunwind's malloc, a signal handler's on the same stack) never is.
+ */
+static inline __attribute__((always_inline)) bool guard_lost(uintptr_t caller_sp)
+{
+	return unlikely(t_flags & GUARD_MASK) && unlikely(caller_sp > t_guard_sp) &&
+	       guard_recover(caller_sp) && !t_flags;
+}
+
+#define ACTIVE()                                                                         \
+	((likely(!t_flags) || guard_lost((uintptr_t)__builtin_frame_address(0) + 16)) && \
+	 likely(g_state == ST_ACTIVE))
 
 /* Not recording this call; consumes a pending IN_NEW (true then: the
  * call is a real operator new's). */

@@ -7,6 +7,7 @@
  *
  * Owns g_sample (set by session.c from the control page) and g_sampled.
  */
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -94,6 +95,25 @@ void guard_in_holding(void)
 	} else {
 		t_guard++;
 	}
+}
+
+__thread uintptr_t t_guard_sp TLS_IE = UINTPTR_MAX;
+
+bool guard_recover(uintptr_t caller_sp)
+{
+	struct tstate *t = t_state;
+	stack_t ss;
+
+	if (!t_stack_hi || caller_sp >= t_stack_hi ||
+	    (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)))
+		return false;
+	/* As the holder would have given it back, the fast path it held
+	 * opened again; its ring's event was never committed. */
+	t_guard = (t_guard & ~(uint64_t)GUARD_MASK) | 1;
+	guard_out();
+	if (t && t != TSTATE_DEAD && t->ring)
+		t->ring->busy = 0;
+	return true;
 }
 
 void guard_out_holding(void)

@@ -497,16 +497,60 @@ void *calloc_hidden(size_t n, size_t size);
 void guard_in_holding(void);
 void guard_out_holding(void);
 
-static inline void guard_in(void)
+/*
+ * Where the outermost holder of the guard was (its stack pointer when it
+ * took it), UINTPTR_MAX while the guard is free or being taken or given
+ * back: a signal handler that interrupted a hook and left it with
+ * siglongjmp leaves the guard held for good, and a later hook whose
+ * frame is above that point (guard_lost, hooks.c) knows the holder is
+ * gone.  Set after the guard is taken and reset before it is given back,
+ * so that a handler in between sees UINTPTR_MAX: held, by a live hook.
+ */
+extern __thread uintptr_t t_guard_sp TLS_IE;
+/* Gives back a guard whose holder is gone (caller_sp: the stack pointer
+ * of the asking hook's caller, on this thread's own stack, above
+ * t_guard_sp); false when that cannot be told (an alternate signal
+ * stack). */
+bool guard_recover(uintptr_t caller_sp);
+
+/*
+ * For entry.c's functions, which have no frame and make no calls of their
+ * own on the way to a real function: may the guard's holder be gone?  Then
+ * they go to the full hook, whose guard_lost (hooks.c) decides.  Their
+ * stack pointer is never above their caller's, which the hook's test
+ * uses: what this lets pass, the hook would too.
+ */
+static inline __attribute__((always_inline)) bool guard_maybe_lost(void)
 {
+	uintptr_t sp;
+
+	if (likely(!(t_flags & GUARD_MASK)))
+		return false;
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+	return unlikely(sp > t_guard_sp);
+}
+
+static inline __attribute__((always_inline)) void guard_in(void)
+{
+	uintptr_t sp;
+
 	if (unlikely(t_hot.mode != FAST_CLOSED_MODE))
 		guard_in_holding();
 	else
 		t_guard++;
+	if ((t_flags & GUARD_MASK) == 1) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__asm__("mov %%rsp, %0" : "=r"(sp));
+		t_guard_sp = sp;
+	}
 }
 
-static inline void guard_out(void)
+static inline __attribute__((always_inline)) void guard_out(void)
 {
+	if ((t_flags & GUARD_MASK) == 1) {
+		t_guard_sp = UINTPTR_MAX;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 	if (unlikely(t_flags & GUARD_HOLDS))
 		guard_out_holding();
 	else

@@ -184,6 +184,98 @@ for how in "" --follow; do
 		"$(leaks_in "$OUT/rawclone$how.ndjson" main)"
 done
 
+# --- a signal handler leaves the library with siglongjmp -------------------
+# The guard the interrupted hook held stays held; a later hook whose
+# caller is above where it was taken gives it back, and recording goes
+# on (before: nothing more was recorded, the 777s leaked unseen).
+cat >"$OUT/ljmp.c" <<'EOF'
+#define _GNU_SOURCE
+#include <link.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <ucontext.h>
+
+/* A handler that leaves with siglongjmp when it interrupted
+ * libmemscope.so (only then: out of glibc's malloc it would be the
+ * program's own undefined behaviour). */
+static sigjmp_buf env;
+static volatile int jumps;
+static uintptr_t lo, hi;
+void *volatile one;
+
+static int find(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	if (!strstr(info->dlpi_name, "libmemscope"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!lo || a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	return 1;
+}
+
+static void on_alarm(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+
+	(void)sig, (void)si;
+	if (pc >= lo && pc < hi) {
+		jumps++;
+		siglongjmp(env, 1);
+	}
+}
+
+static __attribute__((noinline)) void *deep(size_t n) { return malloc(n); }
+
+int main(void)
+{
+	struct itimerval it = { { 0, 500 }, { 0, 500 } };
+	struct sigaction sa;
+	volatile long i = 0;
+
+	dl_iterate_phdr(find, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_alarm;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	sigsetjmp(env, 1);
+	while (jumps < 20 && i++ < 20000000) {
+		one = deep(64 + i % 32);
+		free(one);
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int k = 0; k < 100; k++)
+		one = malloc(777);
+	printf("ljmp: %s\n", jumps ? "jumped" : "never jumped");
+	return 0;
+}
+EOF
+check_status "build ljmp" 0 cc -O1 -o "$OUT/ljmp" "$OUT/ljmp.c"
+check_eq "ljmp natively: never interrupts the library" "ljmp: never jumped" "$("$OUT/ljmp")"
+check_status "ljmp recorded: its own status" 0 timeout 120 ms-record -q -o "$OUT/ljmp.ndjson" "$OUT/ljmp"
+if grep -q "ljmp: jumped" "$OUT/last.out"; then
+	check_eq "ljmp: recorded after the jumps, exactly" "1 777 reachable 777
+99 76923 definitely 777" "$(leaks_in "$OUT/ljmp.ndjson" main)"
+	check_eq "ljmp: no error" "0" "$(jq -r 'select(.type=="end") | .errors' "$OUT/ljmp.ndjson")"
+else
+	echo "  (the timer never interrupted the library: the siglongjmp check is skipped)" >&2
+fi
+
 # --- the collector dies: the program runs on -------------------------------
 mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
