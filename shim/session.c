@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -688,4 +689,88 @@ __attribute__((destructor)) static void shim_dtor(void)
 	if (g_state == ST_ACTIVE && getpid() == g_pid)
 		unwind_report();
 	request_scan();
+}
+
+/* ------------------------------------------------ the address-space limit */
+
+/*
+ * A program that limits its own address space (setrlimit(RLIMIT_AS)) set
+ * the limit for what it maps, not for what we map in it: the region, and
+ * the threads' unwinder caches and stack tables (about 384 KiB a thread
+ * for as many threads as there are rings).  While a region is mapped, a
+ * finite limit it sets is raised by that much, and a limit read back
+ * (once one was raised) is lowered by as much, so that it reads what it
+ * set.  Through the system call itself: glibc's setrlimit, getrlimit and
+ * prlimit are each that one call.
+ */
+static bool g_limit_raised;
+
+static uint64_t our_space(void)
+{
+	void *region = g_region ? g_region : g_old_region;
+	size_t size = g_region ? g_region_size : g_old_region_size;
+
+	return region ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
+}
+
+static int limit_call(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
+{
+	struct rlimit raised;
+	uint64_t extra = 0;
+	long rc;
+
+	if (resource == RLIMIT_AS && (pid == 0 || pid == getpid()))
+		extra = our_space();
+	if (want && extra) {
+		raised = *want;
+		if (raised.rlim_cur != RLIM_INFINITY)
+			raised.rlim_cur = raised.rlim_cur + extra < raised.rlim_cur ?
+				RLIM_INFINITY : raised.rlim_cur + extra;
+		if (raised.rlim_max != RLIM_INFINITY)
+			raised.rlim_max = raised.rlim_max + extra < raised.rlim_max ?
+				RLIM_INFINITY : raised.rlim_max + extra;
+		want = &raised;
+	}
+	rc = syscall(SYS_prlimit64, pid, resource, want, old);
+	if (rc == 0 && old && extra && g_limit_raised) {
+		if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur >= extra)
+			old->rlim_cur -= extra;
+		if (old->rlim_max != RLIM_INFINITY && old->rlim_max >= extra)
+			old->rlim_max -= extra;
+	}
+	if (rc == 0 && want == &raised)
+		g_limit_raised = true;
+	return (int)rc;
+}
+
+SHIM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
+{
+	return limit_call(0, (int)resource, rl, NULL);
+}
+
+SHIM_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
+{
+	return limit_call(0, (int)resource, (const struct rlimit *)rl, NULL);
+}
+
+SHIM_EXPORT int getrlimit(__rlimit_resource_t resource, struct rlimit *rl)
+{
+	return limit_call(0, (int)resource, NULL, rl);
+}
+
+SHIM_EXPORT int getrlimit64(__rlimit_resource_t resource, struct rlimit64 *rl)
+{
+	return limit_call(0, (int)resource, NULL, (struct rlimit *)rl);
+}
+
+SHIM_EXPORT int prlimit(pid_t pid, enum __rlimit_resource resource, const struct rlimit *want,
+			struct rlimit *old)
+{
+	return limit_call(pid, (int)resource, want, old);
+}
+
+SHIM_EXPORT int prlimit64(pid_t pid, enum __rlimit_resource resource, const struct rlimit64 *want,
+			  struct rlimit64 *old)
+{
+	return limit_call(pid, (int)resource, (const struct rlimit *)want, (struct rlimit *)old);
 }

@@ -276,6 +276,46 @@ else
 	echo "  (the timer never interrupted the library: the siglongjmp check is skipped)" >&2
 fi
 
+# --- a program that limits its own address space -------------------------
+# Its limit is for what it maps, not for our region: before, every malloc
+# of its and its thread creation failed under ms-record.
+cat >"$OUT/aslim.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+void *volatile keep[100];
+
+static void *run(void *a) { return a; }
+
+int main(void)
+{
+	struct rlimit rl = { 256u << 20, 512u << 20 }, back;
+	pthread_t t;
+	int ok = 0, th;
+
+	if (setrlimit(RLIMIT_AS, &rl) || getrlimit(RLIMIT_AS, &back))
+		return 1;
+	for (int i = 0; i < 100; i++)
+		if ((keep[i] = malloc(1 << 20)))
+			memset(keep[i], 1, 1 << 20), ok++;
+	th = pthread_create(&t, NULL, run, NULL) == 0;
+	if (th)
+		pthread_join(t, NULL);
+	printf("aslim: limit %lu %lu MiB, %d MiB, thread %d\n", (unsigned long)back.rlim_cur >> 20,
+	       (unsigned long)back.rlim_max >> 20, ok, th);
+	return 0;
+}
+EOF
+check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$OUT/aslim.c"
+check_eq "aslim natively" "aslim: limit 256 512 MiB, 100 MiB, thread 1" "$("$OUT/aslim")"
+check_status "aslim recorded" 0 ms-record -q -o "$OUT/aslim.ndjson" "$OUT/aslim"
+check_eq "aslim recorded: as natively (its limit read back as set)" \
+	"aslim: limit 256 512 MiB, 100 MiB, thread 1" "$(cat "$OUT/last.out")"
+check_eq "aslim recorded: its 100 MiB" "100 104857600 reachable 1048576" "$(leaks_in "$OUT/aslim.ndjson" main)"
+
 # --- the collector dies: the program runs on -------------------------------
 mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
