@@ -97,7 +97,7 @@ void guard_in_holding(void)
 	}
 }
 
-__thread uintptr_t t_guard_sp TLS_IE = UINTPTR_MAX;
+__thread uintptr_t t_guard_sp TLS_IE;
 
 bool guard_recover(uintptr_t caller_sp)
 {

@@ -499,12 +499,13 @@ void guard_out_holding(void);
 
 /*
  * Where the outermost holder of the guard was (its stack pointer when it
- * took it), UINTPTR_MAX while the guard is free or being taken or given
- * back: a signal handler that interrupted a hook and left it with
+ * took it): a signal handler that interrupted a hook and left it with
  * siglongjmp leaves the guard held for good, and a later hook whose
- * frame is above that point (guard_lost, hooks.c) knows the holder is
- * gone.  Set after the guard is taken and reset before it is given back,
- * so that a handler in between sees UINTPTR_MAX: held, by a live hook.
+ * caller is above that point (guard_lost, hooks.c) knows the holder is
+ * gone.  Written before the guard is taken, so that it is right whenever
+ * the guard is held, and again after: a handler that ran in between took
+ * and gave back the guard itself, and left its own (lower) one.  Never
+ * reset: while the guard is free it is not read.
  */
 extern __thread uintptr_t t_guard_sp TLS_IE;
 /* Gives back a guard whose holder is gone (caller_sp: the stack pointer
@@ -532,25 +533,26 @@ static inline __attribute__((always_inline)) bool guard_maybe_lost(void)
 
 static inline __attribute__((always_inline)) void guard_in(void)
 {
+	bool outermost = !(t_flags & GUARD_MASK);
 	uintptr_t sp;
 
+	if (outermost) {
+		__asm__("mov %%rsp, %0" : "=r"(sp));
+		t_guard_sp = sp;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 	if (unlikely(t_hot.mode != FAST_CLOSED_MODE))
 		guard_in_holding();
 	else
 		t_guard++;
-	if ((t_flags & GUARD_MASK) == 1) {
+	if (outermost) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__asm__("mov %%rsp, %0" : "=r"(sp));
 		t_guard_sp = sp;
 	}
 }
 
 static inline __attribute__((always_inline)) void guard_out(void)
 {
-	if ((t_flags & GUARD_MASK) == 1) {
-		t_guard_sp = UINTPTR_MAX;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	}
 	if (unlikely(t_flags & GUARD_HOLDS))
 		guard_out_holding();
 	else
