@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -113,19 +114,15 @@ static uint64_t mono_ns(void)
  */
 static long long collector_cpu(void)
 {
-	char path[32] = "/proc/", buf[512], *p, *q;
+	char path[32], buf[512], *p, *q;
 	long long ticks = 0;
 	unsigned field;
 	ssize_t n;
-	int fd, i;
-	pid_t pid = g_collector_pid;
+	int fd;
 
-	if (pid <= 0)
+	if (g_collector_pid <= 0)
 		return -1;
-	for (i = 30, buf[31] = '\0'; pid && i >= 0; pid /= 10)
-		buf[i--] = (char)('0' + pid % 10);
-	memcpy(path + 6, buf + i + 1, (size_t)(30 - i));
-	memcpy(path + 6 + (30 - i), "/stat", 6);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)g_collector_pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

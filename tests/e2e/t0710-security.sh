@@ -187,24 +187,27 @@ FAKE="$FK/fake-collector.py"
 PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 native=$("$EX/leaky" 2>&1; echo "status $?")
+# fake_run LOG SOCK [as_nobody]: a fake collector as MODE at SOCK while
+# leaky runs with the library, its output and status in $got.
+fake_run() {
+	_mode=$1 _sock=$2
+	shift 2
+	"$@" $PY "$FAKE" $_mode "$_sock" >"$OUT/fake.$_mode" &
+	_fp=$!
+	wait_for_line "$OUT/fake.$_mode" ready
+	got=$(LD_PRELOAD="$TOP/shim/libmemscope.so" MEMSCOPE_SOCK="$_sock" timeout 60 "$EX/leaky" 2>&1; echo "status $?")
+	wait $_fp
+}
 for mode in ring nrings unsealed short; do
 	rm -f "$FK/s"
-	python3 "$FAKE" $mode "$FK/s" >"$OUT/fake.$mode" &
-	fp=$!
-	wait_for_line "$OUT/fake.$mode" ready
-	got=$(LD_PRELOAD="$TOP/shim/libmemscope.so" MEMSCOPE_SOCK="$FK/s" timeout 60 "$EX/leaky" 2>&1; echo "status $?")
-	wait $fp
+	fake_run $mode "$FK/s"
 	check_grep "a page that lies ($mode): it was offered" "sent $mode" "$OUT/fake.$mode"
 	check_eq "a page that lies ($mode): the program as without us" "$native" "$got"
 done
 mkdir "$FK/n" && chown nobody "$FK/n"
-as_nobody $PY "$FAKE" listen "$FK/n/s" >"$OUT/fake.nobody" &
-fp=$!
-wait_for_line "$OUT/fake.nobody" ready
-got=$(LD_PRELOAD="$TOP/shim/libmemscope.so" MEMSCOPE_SOCK="$FK/n/s" timeout 60 "$EX/leaky" 2>&1; echo "status $?")
-wait $fp
+fake_run listen "$FK/n/s" as_nobody
 check_eq "another user's collector: the program as without us" "$native" "$got"
-check_grep "another user's collector: gets no hello" "hello 0 bytes" "$OUT/fake.nobody"
+check_grep "another user's collector: gets no hello" "hello 0 bytes" "$OUT/fake.listen"
 
 # --- a live socket that another user serves ----------------------------------------
 sleep 30 &
