@@ -691,16 +691,18 @@ __attribute__((destructor)) static void shim_dtor(void)
 /* ------------------------------------------------ the address-space limit */
 
 /*
- * A program that limits its own address space (setrlimit(RLIMIT_AS)) set
- * the limit for what it maps, not for what we map in it: the region, and
- * the threads' unwinder caches and stack tables (about 384 KiB a thread
- * for as many threads as there are rings).  While a region is mapped, a
- * finite limit it sets is raised by that much, and a limit read back
- * (once one was raised) is lowered by as much, so that it reads what it
- * set.  Through the system call itself: glibc's setrlimit, getrlimit and
- * prlimit are each that one call.
+ * A program that limits its own address space (setrlimit(RLIMIT_AS)) to
+ * less than it maps already, as one that sets a fixed 256 MiB does under
+ * us, set that limit for what it maps, not for what we map in it: the
+ * region, and the threads' unwinder caches and stack tables (about
+ * 384 KiB a thread for as many threads as there are rings).  While a
+ * region is mapped, such a limit is raised by that much, and read back
+ * lowered by as much, so that the program reads what it set.  A limit
+ * above what is mapped now (one reckoned from /proc/self/statm, which
+ * counts the region too) is left as it is.  Through the system call
+ * itself: glibc's setrlimit, getrlimit and prlimit are each that one call.
  */
-static bool g_limit_raised;
+static uint64_t g_limit_raised;
 
 static uint64_t our_space(void)
 {
@@ -710,33 +712,51 @@ static uint64_t our_space(void)
 	return region ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
 }
 
+/* The address space mapped now, from /proc/self/statm (proc(5)). */
+static uint64_t mapped_now(void)
+{
+	char buf[64];
+	uint64_t pages = 0;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		pages = pages * 10 + (uint64_t)(buf[i] - '0');
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static rlim_t raise_by(rlim_t v, uint64_t extra)
+{
+	return v == RLIM_INFINITY || v + extra < v ? RLIM_INFINITY : v + extra;
+}
+
 static int limit_call(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
 {
 	struct rlimit raised;
 	uint64_t extra = 0;
 	long rc;
+	bool mine = resource == RLIMIT_AS && (pid == 0 || pid == getpid());
 
-	if (resource == RLIMIT_AS && (pid == 0 || pid == getpid()))
+	if (mine && want && want->rlim_cur != RLIM_INFINITY && want->rlim_cur < mapped_now())
 		extra = our_space();
-	if (want && extra) {
-		raised = *want;
-		if (raised.rlim_cur != RLIM_INFINITY)
-			raised.rlim_cur = raised.rlim_cur + extra < raised.rlim_cur ?
-				RLIM_INFINITY : raised.rlim_cur + extra;
-		if (raised.rlim_max != RLIM_INFINITY)
-			raised.rlim_max = raised.rlim_max + extra < raised.rlim_max ?
-				RLIM_INFINITY : raised.rlim_max + extra;
+	if (extra) {
+		raised.rlim_cur = raise_by(want->rlim_cur, extra);
+		raised.rlim_max = raise_by(want->rlim_max, extra);
 		want = &raised;
 	}
 	rc = syscall(SYS_prlimit64, pid, resource, want, old);
-	if (rc == 0 && old && extra && g_limit_raised) {
-		if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur >= extra)
-			old->rlim_cur -= extra;
-		if (old->rlim_max != RLIM_INFINITY && old->rlim_max >= extra)
-			old->rlim_max -= extra;
+	if (rc == 0 && mine && old && g_limit_raised) {
+		if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur >= g_limit_raised)
+			old->rlim_cur -= g_limit_raised;
+		if (old->rlim_max != RLIM_INFINITY && old->rlim_max >= g_limit_raised)
+			old->rlim_max -= g_limit_raised;
 	}
-	if (rc == 0 && want == &raised)
-		g_limit_raised = true;
+	if (rc == 0 && mine && want)
+		g_limit_raised = extra;
 	return (int)rc;
 }
 
