@@ -1063,6 +1063,40 @@ out:
 	return rc;
 }
 
+/*
+ * Seizes a thread of the process (the best one, choose_thread) and stops
+ * it at a safe point: 0, -ESRCH when that thread exited meanwhile (the
+ * caller tries another), -ETIMEDOUT, -EAGAIN (no safe point by
+ * deadline), -EPERM.
+ */
+static int stop_at_safe_point(struct target *t, struct msc_procfs *fs, struct msc_inject_stats *st,
+			      uint64_t deadline)
+{
+	t->tid = choose_thread(fs, t->pid);
+	st->tid = t->tid;
+	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0)
+		return errno == ESRCH ? -ESRCH : -EPERM;
+	t->seized = true;
+	for (;;) {
+		struct user_regs_struct r;
+		int rc = interrupt(t);
+
+		if (rc < 0)
+			return rc;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+			return -ESRCH;
+		if (safe_point(t, &r))
+			return 0;
+		st->retries++;
+		if (let_go(t, PTRACE_CONT) < 0)
+			return -ESRCH;
+		if (now_ns() > deadline)
+			return -EAGAIN;
+		/* 1..25 ms: out of whatever allocation storm it was in. */
+		nap_us(1000 + (long)((now_ns() / 1000) % 24000));
+	}
+}
+
 int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
 		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err)
 {
@@ -1072,7 +1106,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	struct msc_procfs fs;
 	char path[64];
 	uint64_t deadline;
-	int rc;
+	int rc, tries;
 
 	if (!st)
 		st = &dummy;
@@ -1129,41 +1163,32 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 			msc_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
 		goto out;
 	}
-	t.tid = choose_thread(&fs, pid);
-	st->tid = t.tid;
-	if (ptrace(PTRACE_SEIZE, t.tid, 0, 0) < 0) {
-		rc = errno == ESRCH ? msc_err_set(err, -ESRCH, "pid %d exited", pid) :
-			explain_eperm(pid, err);
-		goto out;
-	}
-	t.seized = true;
 	deadline = now_ns() + (uint64_t)t.timeout_ms * 1000000ull;
-	for (;;) {
-		struct user_regs_struct r;
-
-		rc = interrupt(&t);
-		if (rc == -ESRCH || rc == -ETIMEDOUT) {
-			rc = rc == -ESRCH ? msc_err_set(err, rc, "pid %d exited during the attach", pid) :
-				msc_err_set(err, rc, "pid %d: thread %d did not stop (uninterruptible sleep?)",
-					    pid, t.tid);
-			goto out;
-		}
-		if (ptrace(PTRACE_GETREGS, t.tid, 0, &r) < 0) {
+	for (tries = 0;; tries++) {
+		rc = stop_at_safe_point(&t, &fs, st, deadline);
+		if (rc != -ESRCH)
+			break;
+		/* That thread exited (a thread-per-request server's): another
+		 * one, unless the process itself is going. */
+		waitpid(t.tid, NULL, __WALL | WNOHANG);
+		t.seized = t.stopped = false;
+		t.npending = 0;
+		if (process_gone(&fs, pid) || tries == 16) {
 			rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
 			goto out;
 		}
-		if (safe_point(&t, &r))
-			break;
-		st->retries++;
-		if (let_go(&t, PTRACE_CONT) < 0 || now_ns() > deadline) {
-			rc = msc_err_set(err, -EAGAIN,
-					 "pid %d: thread %d found no safe point in %d ms (always inside the allocator or loader); try again",
-					 pid, t.tid, t.timeout_ms);
-			goto out;
-		}
-		/* 1..25 ms: out of whatever allocation storm it was in. */
-		nap_us(1000 + (long)((now_ns() / 1000) % 24000));
 	}
+	if (rc == -ETIMEDOUT)
+		rc = msc_err_set(err, rc, "pid %d: thread %d did not stop (uninterruptible sleep?)", pid,
+				 t.tid);
+	else if (rc == -EAGAIN)
+		rc = msc_err_set(err, rc,
+				 "pid %d: thread %d found no safe point in %d ms (always inside the allocator or loader); try again",
+				 pid, t.tid, t.timeout_ms);
+	else if (rc == -EPERM)
+		rc = explain_eperm(pid, err);
+	if (rc)
+		goto out;
 	rc = call_in(&t, flags, entry, arg, ret, st);
 out:
 	/* Only a stopped tracee can be detached. */
