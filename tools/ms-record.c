@@ -678,14 +678,16 @@ out_writer:
 				 strerror(-ret));
 		status = EXIT_OWN;
 	}
-	/* What was written replaces the file's old content; nothing written
-	 * (a refused attach), the file is left as it was, and one that was
-	 * not there is not left behind empty (every reader refuses that). */
+	/* What was written replaces the file's old content; nothing written,
+	 * the file is left as it was.  A file that was not there is not left
+	 * behind when nothing was recorded: empty, or holding only what a
+	 * refused attach wrote before the refusal (its header). */
 	if (fd != 1 && msc_output_cut(fd) < 0 && !status) {
 		msc_warn("cannot truncate %s: %s", output, strerror(errno));
 		status = EXIT_OWN;
 	}
-	if (created && !recorded && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !st.st_size)
+	if (created && !recorded && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (!st.st_size || (pid && !poll_only)))
 		unlink(output);
 	if (fd != 1)
 		close(fd);
