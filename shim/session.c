@@ -447,6 +447,10 @@ static void strip_preload(void)
 static void fork_prepare(void)
 {
 	guard_in();
+	/* Held past this frame, until fork_parent or fork_child: no hook in
+	 * between (another library's fork handler) may take its holder for
+	 * gone (guard_lost). */
+	t_guard_sp = UINTPTR_MAX;
 	g_state_at_fork = g_state;
 }
 

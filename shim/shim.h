@@ -505,7 +505,8 @@ void guard_out_holding(void);
  * gone.  Written before the guard is taken, so that it is right whenever
  * the guard is held, and again after: a handler that ran in between took
  * and gave back the guard itself, and left its own (lower) one.  Never
- * reset: while the guard is free it is not read.
+ * reset: while the guard is free it is not read.  A holder that keeps the
+ * guard past its own frame (fork_prepare) sets it to UINTPTR_MAX.
  */
 extern __thread uintptr_t t_guard_sp TLS_IE;
 /* Gives back a guard whose holder is gone (caller_sp: the stack pointer
