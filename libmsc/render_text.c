@@ -470,8 +470,8 @@ static void summary(struct ctx *c)
 		row(c, "live at the end", NULL, exact(a, sizeof(a), t.unknown), d, false);
 	}
 	if (r->complete) {
-		snprintf(b, sizeof(b), "%" PRIu64, r->lost);
-		row(c, "events lost", NULL, b, NULL, false);
+		row(c, "events lost", NULL, cnt(b, sizeof(b), r->lost),
+		    r->lost ? "(dropped: the figures above miss them)" : NULL, false);
 	}
 	if (r->streams > 1)
 		fprintf(c->out, c->md ? "\nThe stream holds %u more %s (ms-record --follow): this report is "
