@@ -107,6 +107,32 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A small /proc file whole into buf (NUL-terminated): its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, n - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	return len;
+}
+
+/* The decimal number at p (0 if none). */
+static uint64_t parse_u64(const char *p)
+{
+	uint64_t v = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
 /*
  * The collector's CPU time in clock ticks (utime + stime, fields 14 and 15
  * of /proc/PID/stat, proc(5)), or -1 when it cannot be read: a collector
@@ -117,35 +143,19 @@ static long long collector_cpu(void)
 	char path[32], buf[512], *p, *q;
 	long long ticks = 0;
 	unsigned field;
-	ssize_t n;
-	int fd;
 
 	if (g_collector_pid <= 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)g_collector_pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
+	if (read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return -1;
 	/* After ") ", field 3 (the state) begins. */
 	for (field = 2, q = p + 1; *q && field < 15; q++) {
 		if (*q != ' ')
 			continue;
 		field++;
-		if (field == 14 || field == 15) {
-			long long v = 0;
-
-			for (p = q + 1; *p >= '0' && *p <= '9'; p++)
-				v = v * 10 + (*p - '0');
-			ticks += v;
-		}
+		if (field == 14 || field == 15)
+			ticks += (long long)parse_u64(q + 1);
 	}
 	return field == 15 ? ticks : -1;
 }
@@ -720,17 +730,10 @@ static uint64_t our_space(void)
 static uint64_t mapped_now(void)
 {
 	char buf[64];
-	uint64_t pages = 0;
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
-		pages = pages * 10 + (uint64_t)(buf[i] - '0');
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return parse_u64(buf) * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 static rlim_t raise_by(rlim_t v, uint64_t extra)
