@@ -158,7 +158,13 @@ victim=$!
 env -u XDG_RUNTIME_DIR sh -c 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30' &
 nvictim=$!
 wait_for_line "/proc/$nvictim/status" "Uid:.65534"
-env -u XDG_RUNTIME_DIR ms-record -p $nvictim -o "$OUT/natt.ndjson" --duration 3s 2>"$OUT/natt.err" &
+# Their process loads the library from where it can read it, whatever
+# the checkout's modes.
+NS=$(mktemp -d /tmp/msc-t0710s.XXXXXX)
+chmod 755 "$NS"
+cp "$TOP/shim/libmemscope.so" "$NS/"
+env -u XDG_RUNTIME_DIR MEMSCOPE_SHIM="$NS/libmemscope.so" \
+	ms-record -p $nvictim -o "$OUT/natt.ndjson" --duration 3s 2>"$OUT/natt.err" &
 natt=$!
 i=0
 sock=
@@ -177,6 +183,7 @@ fi
 wait $natt
 check_eq "attach to their process: recorded" "1" "$(jq -r 'select(.type=="end") | 1' "$OUT/natt.ndjson" | head -n 1)"
 kill $nvictim $victim 2>/dev/null
+rm -rf "$NS"
 
 # --- collectors that lie -----------------------------------------------------------
 FK=$(mktemp -d /tmp/msc-t0710f.XXXXXX)
