@@ -102,6 +102,8 @@ struct target {
 	unsigned npending;
 	bool seized;
 	bool stopped;			/* stopped by us now */
+	bool running_call;		/* it runs our call, not to be put back */
+	uint64_t sched_seen;		/* its schedstat, for progress */
 	uint64_t stop_t0, stopped_ns;
 	int timeout_ms;
 	struct msc_err *err;
@@ -617,10 +619,44 @@ static void hold_signal(struct target *t, int sig)
  * when it exited, -ETIMEDOUT.  Signal-delivery stops other than those the
  * caller wants (want_trap) are held for later and the thread resumed.
  */
+/*
+ * Has the thread run, or waited for a CPU, since the last look?  A thread
+ * on a machine its process's 200 threads keep busy gets a CPU a hundredth
+ * of the time: slow, not stuck.  /proc/PID/task/TID/schedstat: time on a
+ * CPU and time runnable on a run queue, in ns.
+ */
+static bool progressed(struct target *t)
+{
+	char path[64], buf[96];
+	unsigned long long run = 0, wait = 0;
+	uint64_t seen;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", t->pid, t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return false;
+	seen = (uint64_t)run + (uint64_t)wait;
+	if (seen == t->sched_seen)
+		return false;
+	t->sched_seen = seen;
+	return true;
+}
+
 static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	long nap = 20;
+
+	progressed(t);
 
 	for (;;) {
 		int status, sig, event;
@@ -631,8 +667,12 @@ static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
 		if (r < 0)
 			return -ESRCH;
 		if (r == 0) {
-			if (now_ns() > deadline)
+			/* timeout_ms without running: stuck (asleep, or in
+			 * an uninterruptible wait) */
+			if (now_ns() > deadline && !progressed(t))
 				return -ETIMEDOUT;
+			if (now_ns() > deadline)
+				deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
 			nap_us(nap);
 			if (nap < 1000)
 				nap *= 2;
@@ -802,15 +842,25 @@ static int run_to_trap(struct target *t, struct user_regs_struct *r, uint64_t *r
 		return -ESRCH;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 		return -ESRCH;
+	t->running_call = true;
 	rc = wait_stop(t, t->timeout_ms, true);
 	if (rc == -ETIMEDOUT) {
-		/* Stop it where it hangs, to put its state back. */
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
-			wait_stop(t, 1000, false);
+		/* Asleep in the call that long: stop it where it hangs and
+		 * put its state back.  Never while it runs on: it would
+		 * return to the trap's bytes put back (libc's entry). */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0 &&
+		    wait_stop(t, t->timeout_ms, false) >= 0) {
+			t->running_call = false;
+			return msc_err_set(t->err, -ETIMEDOUT,
+					   "pid %d: the call into the process slept %d ms without returning (a probable deadlock); its thread %d was put back as it was",
+					   t->pid, t->timeout_ms, t->tid);
+		}
 		return msc_err_set(t->err, -ETIMEDOUT,
-				   "pid %d: the call into the process did not return within %d ms (a probable deadlock); its thread %d was put back as it was",
+				   "pid %d: the call into the process slept %d ms without returning and its thread %d cannot be stopped: it is left to finish the call, and will fault when it does",
 				   t->pid, t->timeout_ms, t->tid);
 	}
+	if (rc >= 0)
+		t->running_call = false;
 	if (rc < 0)
 		return msc_err_set(t->err, rc, "pid %d exited during the attach", t->pid);
 	if (rc != SIGTRAP)
@@ -941,6 +991,8 @@ static void restore(struct target *t, bool restart_eintr)
 	struct user_regs_struct r = t->regs;
 	struct iovec iov = { t->xstate, t->xstate_len };
 
+	if (t->running_call)
+		return;		/* the trap stays for the call it runs */
 	if (t->trap_written)
 		mem_write(t, t->trap, t->trap_save, sizeof(t->trap_save));
 	t->trap_written = false;
@@ -1192,7 +1244,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	rc = call_in(&t, flags, entry, arg, ret, st);
 out:
 	/* Only a stopped tracee can be detached. */
-	if (t.seized && (t.stopped || interrupt(&t) >= 0))
+	if (t.seized && !t.running_call && (t.stopped || interrupt(&t) >= 0))
 		let_go(&t, PTRACE_DETACH);
 	st->stopped_ns = t.stopped_ns;
 	if (t.mem >= 0)

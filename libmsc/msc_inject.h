@@ -77,8 +77,10 @@ int msc_inject_check(int pid, const char *lib, struct msc_err *err);
  * In process pid: h = dlopen(lib, RTLD_NOW [| RTLD_NOLOAD]); f = dlsym(h,
  * entry); *ret = f(arg) (a function long entry(const char *)); arg may be
  * NULL.  timeout_ms bounds the wait for a safe point and, separately, the
- * call (0: 5000).  Returns 0, or a negative errno with err filled; the
- * target is left running either way.  st (may be NULL) gets what it cost.
+ * time the call may sleep without running (0: 5000): a thread that runs,
+ * or waits for a CPU, is never cut short, however long it takes on a busy
+ * machine.  Returns 0, or a negative errno with err filled; the target is
+ * left running either way.  st (may be NULL) gets what it cost.
  */
 int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
 		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err);
