@@ -262,8 +262,24 @@ struct dyn {
 	bool pltrel_rela;
 };
 
+/* Does the hook of hooked[k] release memory?  (free, delete, munmap) */
+static bool hooked_releases(int k)
+{
+	const char *n = hooked[k];
+
+	return !strcmp(n, "free") || !strncmp(n, "_Zd", 3) || !strcmp(n, "munmap");
+}
+
+/*
+ * Writes the slots of one pass: the releasing functions' (frees) or all
+ * the others'.  While slots are written one by one, the threads run on: a
+ * free recorded through a slot already ours, then a malloc of the same
+ * address through one not yet ours, then its free recorded, would be a
+ * double free that never was.  The allocators' slots go first, so that
+ * meanwhile a block is at worst seen allocated and not freed.
+ */
 static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r, uint64_t size,
-			uint64_t relro_lo, uint64_t relro_hi)
+			uint64_t relro_lo, uint64_t relro_hi, bool frees)
 {
 	const Elf64_Rela *end = (const Elf64_Rela *)((const char *)r + size);
 
@@ -284,8 +300,12 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 		k = e ? e->hook : -1;
 		slot = (uint64_t *)(base + r->r_offset);
 		if (k >= 0 && hook_addr[k]) {
+			if (hooked_releases(k) != frees)
+				continue;
 			want = hook_addr[k];
 		} else if (e && (k = e->ghook) >= 0) {
+			if (frees)
+				continue;
 			want = ghook_addr[k];
 			cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 			if (!cur || cur == want)
@@ -307,7 +327,7 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 		} else if (afn_ready && e && (k = e->afn) >= 0) {
 			/* Never in the allocator that defines it: its own
 			 * calls are its inside. */
-			if (sym->st_shndx != SHN_UNDEF)
+			if (sym->st_shndx != SHN_UNDEF || (msc_allocfn(k)->kind == MSC_AFN_FREE) != frees)
 				continue;
 			want = afn_addr[k];
 			cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
@@ -348,7 +368,9 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	struct dyn d = { 0 };
 	int i;
 
-	(void)size, (void)arg;
+	bool frees = arg != NULL;
+
+	(void)size;
 	if (info->dlpi_addr == self_base || strncmp(base_name, "ld-linux", 8) == 0 ||
 	    strncmp(base_name, "ld-musl", 7) == 0 || strncmp(base_name, "linux-vdso", 10) == 0 ||
 	    strncmp(base_name, "linux-gate", 10) == 0)
@@ -400,16 +422,20 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!d.symtab || !d.strtab)
 		return 0;
 	if (d.rela)
-		patch_relas(info->dlpi_addr, &d, d.rela, d.relasz, relro_lo, relro_hi);
+		patch_relas(info->dlpi_addr, &d, d.rela, d.relasz, relro_lo, relro_hi, frees);
 	if (d.jmprel && d.pltrel_rela)
-		patch_relas(info->dlpi_addr, &d, d.jmprel, d.jmprelsz, relro_lo, relro_hi);
+		patch_relas(info->dlpi_addr, &d, d.jmprel, d.jmprelsz, relro_lo, relro_hi, frees);
 	return 0;
 }
 
+/* Every module's slots: the allocators' first, then the frees'. */
 static void patch_all(void)
 {
+	static char frees;
+
 	lock();
 	dl_iterate_phdr(patch_module, NULL);
+	dl_iterate_phdr(patch_module, &frees);
 	unlock();
 }
 
@@ -559,6 +585,7 @@ long memscope_attach(const char *sock)
 	if (rc)
 		return rc;
 	patch_all();
+	shim_session_attach_begin();
 	return 0;
 }
 

@@ -566,9 +566,17 @@ int shim_session_attach(const char *sock)
 		return -ECONNREFUSED;
 	}
 	register_atfork();
-	session_activate();
 	guard_out();
 	return 0;
+}
+
+/* Recording begins, for every hook at once: after the slots are ours
+ * (attach.c, patch_all), while the hooks meanwhile passed every call on. */
+void shim_session_attach_begin(void)
+{
+	guard_in();
+	session_activate();
+	guard_out();
 }
 
 /* Detach: no more events; the region stays mapped until the next session

@@ -124,6 +124,7 @@ bool wait_space(struct tstate *t, uint64_t need);
 void request_scan(void);
 /* Attach mode's entry points (attach.c calls them). */
 int shim_session_attach(const char *sock);
+void shim_session_attach_begin(void);
 void shim_session_detach(void);
 
 /*
