@@ -88,7 +88,8 @@ int msc_agg_init(struct msc_agg *a)
 	a->site_index = calloc(a->site_mask + 1, sizeof(*a->site_index));
 	if (!a->live || !a->site_index || msc_u64map_init(&a->last_alloc, 64) ||
 	    msc_u64map_init(&a->pieces, 16) || msc_u64map_init(&a->big, 16) ||
-	    msc_u64map_init(&a->pool_ids, 16) || msc_u64map_init(&a->hidden, 16)) {
+	    msc_u64map_init(&a->pool_ids, 16) || msc_u64map_init(&a->hidden, 16) ||
+	    msc_u64map_init(&a->thread_first, 16)) {
 		msc_agg_release(a);
 		return -ENOMEM;
 	}
@@ -110,11 +111,13 @@ void msc_agg_release(struct msc_agg *a)
 	msc_u64map_release(&a->big);
 	msc_u64map_release(&a->pool_ids);
 	msc_u64map_release(&a->hidden);
+	msc_u64map_release(&a->thread_first);
 	free(a->pools);
 	free(a->pool_names);
 	free(a->quarantine);
 	free(a->held);
 	free(a->queue);
+	free(a->recent);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -719,6 +722,21 @@ static inline void release_block(struct msc_agg *a, struct msc_site *s, uint64_t
 
 /* The last allocation of each thread, for "temporary": a few threads do
  * most of the work, so a small direct-mapped table comes first. */
+static inline unsigned recent_slot(uint64_t ptr)
+{
+	return (unsigned)((ptr >> 4) * 0x9e3779b97f4a7c15ull >> 54) & (MSC_AGG_RECENT - 1);
+}
+
+static bool hold_ambiguous(struct msc_agg *a, const struct msc_cevent *ev);
+
+/* Did another thread than tid allocate ptr just before ts? */
+static inline bool recent_other(const struct msc_agg *a, uint64_t ptr, uint32_t tid, uint64_t ts)
+{
+	const struct msc_recent *r = &a->recent[recent_slot(ptr)];
+
+	return r->ptr == ptr && r->tid != tid && (int64_t)(ts - r->ts) <= MSC_AGG_HOLD_REACH_NS;
+}
+
 static inline uint64_t *last_alloc_of(struct msc_agg *a, uint32_t tid)
 {
 	struct msc_last *l = &a->last[tid & (MSC_AGG_LAST - 1)];
@@ -786,6 +804,13 @@ alloc_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_
 	if (b->ptr && msc_unlikely(hold)) {
 		hold_add(a, hold);
 		return MSC_AGG_HELD;
+	}
+	if (msc_unlikely(a->recent)) {
+		struct msc_recent *r = &a->recent[recent_slot(ptr)];
+
+		r->ptr = ptr;
+		r->ts = ts;
+		r->tid = tid;
 	}
 	if (b->ptr) {
 		/* The address is live: its free never reached us.  Count the
@@ -871,10 +896,14 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	struct msc_live *b;
 	struct msc_site *s;
 	uint64_t *last, size, born;
-	bool temporary = false;
+	bool temporary = false, ambiguous;
 
 	if (ts > a->last_ts)
 		a->last_ts = ts;
+	if (msc_unlikely(a->hold_how == MSC_HOLD_UNSEEN)) {
+		a->unknown_frees++;
+		return 0;
+	}
 	b = live_find(a, ptr);
 	if (!b && msc_unlikely(a->hidden.count) && msc_u64map_del(&a->hidden, ptr, NULL))
 		return MSC_AGG_HIDDEN;
@@ -888,6 +917,10 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 			msc_agg_unseen_free(a, ts, tid, ptr, fn, stack);
 		return 0;
 	}
+	if (msc_unlikely(a->recent) && hold && hold_ambiguous(a, hold))
+		return MSC_AGG_HELD;
+	ambiguous = msc_unlikely(a->recent) &&
+		    (a->hold_how == MSC_HOLD_AMBIGUOUS || recent_other(a, ptr, tid, ts));
 	s = msc_agg_site(a, b->site);
 	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors)
 		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
@@ -922,7 +955,7 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	 * 2-thread storm. */
 	if (msc_fn_checked(fn) && !a->no_errors && !a->sample)
 		msc_agg_quarantine(a, &(struct msc_quarantined){ ptr, size, ts, s->stack, stack, tid,
-								  s->fn, (uint8_t)fn });
+								  s->fn, (uint8_t)fn, ambiguous });
 	live_unset(a, b);
 	live_delete(a, b);
 	return 1;
@@ -1592,6 +1625,8 @@ int msc_agg_hold(struct msc_agg *a, uint64_t window_ns)
 			return -ENOMEM;
 		}
 	}
+	if (a->unseen_frees_ok && !a->recent)
+		a->recent = calloc(MSC_AGG_RECENT, sizeof(*a->recent));
 	a->hold_window = window_ns;
 	return 0;
 }
@@ -1608,16 +1643,32 @@ static void hold_enqueue(struct msc_agg *a, const struct msc_cevent *ev, bool no
 
 	q->ev = *ev;
 	q->nohold = nohold;
+	q->how = MSC_HOLD_AS_IS;
 	a->qlen++;
 }
 
-/* Held event i goes to the queue (to be applied as it is). */
-static void hold_release(struct msc_agg *a, unsigned i)
+/* A held free that waits for a second free of its address (msc_recent):
+ * marked in v[2], whose bit 0 is the shim's "temporary". */
+#define HELD_AMBIGUOUS 2u
+
+/* Held event i goes to the queue (to be applied as it is, or as a free of
+ * a block from before us). */
+static void hold_release_as(struct msc_agg *a, unsigned i, bool unseen)
 {
+	struct msc_hold_entry *q = &a->queue[(a->qhead + a->qlen) % HOLD_QCAP];
+	bool ambiguous = a->held[i].v[2] & HELD_AMBIGUOUS;
+
+	a->held[i].v[2] &= ~(uint64_t)HELD_AMBIGUOUS;
 	hold_enqueue(a, &a->held[i], true);
+	q->how = unseen ? MSC_HOLD_UNSEEN : ambiguous ? MSC_HOLD_AMBIGUOUS : MSC_HOLD_AS_IS;
 	a->held_keys[hold_slot(event_key(&a->held[i]))]--;
 	memmove(&a->held[i], &a->held[i + 1], (a->nheld - i - 1) * sizeof(*a->held));
 	a->nheld--;
+}
+
+static void hold_release(struct msc_agg *a, unsigned i)
+{
+	hold_release_as(a, i, false);
 }
 
 /* The held event of key, or -1. */
@@ -1643,6 +1694,17 @@ static void hold_add(struct msc_agg *a, const struct msc_cevent *ev)
 	a->held_keys[hold_slot(event_key(ev))]++;
 }
 
+/* Holds ev, a free of a live block, when another thread allocated that
+ * address just before (msc_recent); true if it did. */
+static bool hold_ambiguous(struct msc_agg *a, const struct msc_cevent *ev)
+{
+	if (!recent_other(a, ev->v[0], ev->tid, ev->ts))
+		return false;
+	hold_add(a, ev);
+	a->held[a->nheld - 1].v[2] |= HELD_AMBIGUOUS;
+	return true;
+}
+
 /*
  * The order to apply events in.  The state of an event's address is
  * looked at when it is applied (msc_agg_apply holds it then, if wrong):
@@ -1660,6 +1722,7 @@ int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev)
 			a->hold_multi = true;
 	}
 	a->hold_nohold = false;
+	a->hold_how = MSC_HOLD_AS_IS;
 	if (msc_unlikely(a->nheld)) {
 		uint64_t key;
 		int h;
@@ -1669,6 +1732,17 @@ int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev)
 			hold_release(a, 0);
 		key = event_key(ev);
 		h = key && a->nheld && a->held_keys[hold_slot(key)] ? hold_find(a, key) : -1;
+		if (h >= 0 && (a->held[h].v[2] & HELD_AMBIGUOUS)) {
+			/* A second free of the address, by another thread:
+			 * the held one was of the block before it. */
+			bool older = ev->type == MSC_CEV_FREE && ev->tid != a->held[h].tid;
+
+			hold_release_as(a, (unsigned)h, older);
+			hold_enqueue(a, ev, false);
+			if (older)
+				a->repaired++;
+			return 0;
+		}
 		if (h >= 0) {
 			if (a->held[h].tid != ev->tid &&
 			    (a->held[h].type == MSC_CEV_ALLOC) != (ev->type == MSC_CEV_ALLOC) &&
@@ -1701,6 +1775,7 @@ bool msc_agg_pop_queued(struct msc_agg *a, struct msc_cevent *ev)
 		return false;
 	*ev = a->queue[a->qhead].ev;
 	a->hold_nohold = a->queue[a->qhead].nohold;
+	a->hold_how = a->queue[a->qhead].how;
 	a->qhead = (a->qhead + 1) % HOLD_QCAP;
 	a->qlen--;
 	if (ev->ts < a->hold_out_ts)

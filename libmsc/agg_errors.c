@@ -124,6 +124,19 @@ static const struct msc_live *containing(const struct msc_agg *a, uint64_t ptr)
 	return best;
 }
 
+void msc_agg_thread_begins(struct msc_agg *a, uint32_t tid, uint64_t ts)
+{
+	if (a->unseen_frees_ok && !msc_u64map_get(&a->thread_first, (uint64_t)tid + 1))
+		msc_u64map_put(&a->thread_first, (uint64_t)tid + 1, ts);
+}
+
+static bool before_first(const struct msc_agg *a, uint32_t tid, uint64_t ts)
+{
+	const uint64_t *first = msc_u64map_get(&a->thread_first, (uint64_t)tid + 1);
+
+	return first && ts < *first;
+}
+
 void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 			 uint32_t stack)
 {
@@ -131,6 +144,10 @@ void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t 
 	const struct msc_quarantined *q = quarantined(a, ptr);
 	const struct msc_live *b;
 
+	/* Maybe that free was of the block before this one (msc_recent), or
+	 * this thread got the block before its first event. */
+	if (q && ((q->ambiguous && q->tid != tid) || (a->unseen_frees_ok && before_first(a, tid, q->ts))))
+		q = NULL;
 	if (q) {
 		if (!error_begin(a, realloc ? MSC_ERR_REALLOC_FREED : MSC_ERR_DOUBLE_FREE, ts, tid,
 				 ptr, fn, stack))

@@ -261,6 +261,7 @@ struct msc_quarantined {
 	uint32_t alloc_stack, free_stack;
 	uint32_t tid;			/* of the free */
 	uint8_t alloc_fn, free_fn;
+	bool ambiguous;			/* maybe of the block before (msc_recent) */
 };
 
 /* The error the last event made, for the recorder to write out. */
@@ -359,6 +360,8 @@ struct msc_agg {
 	uint32_t hold_tid;		/* tid + 1 of the first thread seen */
 	bool hold_multi;		/* events of a second thread came */
 	bool hold_nohold;		/* the event popped last was let go */
+	uint8_t hold_how;		/* ... how (enum msc_hold_how) */
+	struct msc_recent *recent;	/* MSC_AGG_RECENT, when unseen_frees_ok */
 	struct msc_cevent *held;
 	struct msc_hold_entry *queue;	/* in order, from qhead */
 	unsigned nheld, qhead, qlen;
@@ -372,6 +375,8 @@ struct msc_agg {
 	bool unseen_frees_ok;		/* attached or forked: frees of blocks
 					 * from before us are normal */
 	struct msc_u64map hidden;	/* msc_agg_hidden's blocks, not freed yet */
+	struct msc_u64map thread_first;	/* tid + 1 -> its first event's ts, when
+					 * unseen_frees_ok (msc_agg_thread_begins) */
 	uint64_t errors[MSC_ERR_KINDS];
 	struct msc_agg_error err;
 	uint64_t last_ts;
@@ -479,6 +484,32 @@ void msc_agg_release(struct msc_agg *a);
 struct msc_hold_entry {
 	struct msc_cevent ev;
 	bool nohold;
+	uint8_t how;		/* enum msc_hold_how */
+};
+
+/* How a held free is applied (msc_recent). */
+enum msc_hold_how { MSC_HOLD_AS_IS, MSC_HOLD_UNSEEN, MSC_HOLD_AMBIGUOUS };
+
+/*
+ * The blocks allocated last, by address hash, where frees of blocks never
+ * seen are normal (unseen_frees_ok): thread A frees a block from before
+ * the attach, thread B gets its address back at once, and B's allocation
+ * is stamped a little before A's free (RDTSC runs ahead).  The two come in
+ * that order, both look right (an unknown address allocated, a live one
+ * freed), and B's own free later looked like a double free (dozens a
+ * second at 200 threads).  So a free of a block another thread allocated
+ * less than MSC_AGG_HOLD_REACH_NS before waits (held) for a second free of
+ * that address: one by another thread within the window means the first
+ * was the older block's (MSC_HOLD_UNSEEN).  Past the window it is applied,
+ * marked ambiguous in the quarantine: a later free of the address by
+ * another thread is then not a double free but the block's own (its
+ * lifetime ends early, at the first free; a real double free by two
+ * threads of a block just handed over is missed).
+ */
+#define MSC_AGG_RECENT 1024
+struct msc_recent {
+	uint64_t ptr, ts;
+	uint32_t tid;
 };
 
 #define MSC_AGG_HOLD_MAX 64
@@ -510,6 +541,7 @@ static inline int msc_agg_push(struct msc_agg *a, const struct msc_cevent *ev)
 	if (__builtin_expect((a->hold_multi || a->hold_tid == ev->tid + 1) && !a->nheld && !a->qlen &&
 			     ev->ts >= a->hold_out_ts, 1)) {
 		a->hold_nohold = false;
+		a->hold_how = MSC_HOLD_AS_IS;
 		a->hold_out_ts = ev->ts;
 		return 1;
 	}
@@ -650,6 +682,14 @@ static inline bool msc_fn_checked(unsigned fn)
 }
 
 /* Error checks of msc_agg_free() (agg_errors.c). */
+/*
+ * Thread tid's first event came at ts (its THREAD record).  Attached, a
+ * thread may be inside an allocation that began before recording did:
+ * the block it gets is not seen.  Its free then finds the address in the
+ * quarantine, freed by another thread before ts: not a double free (the
+ * block was this thread's, from before its first event).
+ */
+void msc_agg_thread_begins(struct msc_agg *a, uint32_t tid, uint64_t ts);
 void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 			 uint32_t stack);
 void msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,

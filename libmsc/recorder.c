@@ -328,8 +328,10 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 	case MSC_CEV_THREAD:
 		own_range(pr, ev->v[0], ev->v[2]);
 		/* tid 0: the shared ring's state, not a thread. */
-		if (ev->tid)
+		if (ev->tid) {
 			thread_seen(pr, ev);
+			msc_agg_thread_begins(a, ev->tid, ev->ts);
+		}
 		break;
 	case MSC_CEV_SAMPLE:
 		pr->last_rss = ev->v[0];
