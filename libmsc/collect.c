@@ -30,6 +30,9 @@
 
 #define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u
+/* msc_collector_size_rings: the most all threads may write ahead. */
+#define WRITE_AHEAD (8ull << 20)
+#define MIN_SIZED_RING (16u * 1024)
 #define RELEASE_EVERY (64u * 1024)	/* bytes read before the tail moves */
 /* An event's timestamp is taken before it is committed, so it is never
  * later than our clock when we read it; another CPU's clock may be a little
@@ -405,6 +408,16 @@ fail:
 const char *msc_collector_socket(const struct msc_collector *c)
 {
 	return c->sock_path;
+}
+
+void msc_collector_size_rings(struct msc_collector *c, int threads)
+{
+	uint32_t size = DEFAULT_RING_SIZE;
+
+	while (threads > 0 && size > MIN_SIZED_RING && (uint64_t)size * (uint64_t)threads > WRITE_AHEAD)
+		size /= 2;
+	if (size < c->o.ring_size)
+		c->o.ring_size = size;
 }
 
 int msc_cproc_pid(const struct msc_cproc *p)
@@ -1043,6 +1056,27 @@ static void release_space(struct ring_cur *cur)
 	cur->released = cur->pos;
 }
 
+/* Moves cand[i] down the heap (oldest next event at the root). */
+static void cand_sift(const struct msc_collector_private *p, uint32_t *cand, uint32_t n, uint32_t i)
+{
+	uint32_t v = cand[i];
+	uint64_t ts = p->cur[v].ts;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && p->cur[cand[c + 1]].ts < p->cur[cand[c]].ts)
+			c++;
+		if (p->cur[cand[c]].ts >= ts)
+			break;
+		cand[i] = cand[c];
+		i = c;
+	}
+	cand[i] = v;
+}
+
 /*
  * Delivers every event older than the watermark, in time order.  The
  * watermark comes first and the rings' heads are read after it: an event
@@ -1083,23 +1117,24 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 		if (cur->have)
 			cand[ncand++] = i;
 	}
+	/* A min-heap of the rings by their next event's time: with 200
+	 * threads' events interleaved, a scan of every ring per event was
+	 * most of the collector's time. */
+	for (i = ncand / 2; i-- > 0;)
+		cand_sift(p, cand, ncand, i);
 	for (;;) {
-		uint32_t k, best_k = 0;
 		int best = -1;
 		uint64_t best_ts = w, next_ts = w;
 		struct ring_cur *cur;
 
-		for (k = 0; k < ncand; k++) {
-			uint64_t ts = p->cur[cand[k]].ts;
-
-			if (ts < best_ts) {
-				next_ts = best_ts;
-				best_ts = ts;
-				best = (int)cand[k];
-				best_k = k;
-			} else if (ts < next_ts) {
-				next_ts = ts;
-			}
+		if (ncand && p->cur[cand[0]].ts < w) {
+			best = (int)cand[0];
+			best_ts = p->cur[cand[0]].ts;
+			/* The second oldest is a child of the root. */
+			if (ncand > 1 && p->cur[cand[1]].ts < next_ts)
+				next_ts = p->cur[cand[1]].ts;
+			if (ncand > 2 && p->cur[cand[2]].ts < next_ts)
+				next_ts = p->cur[cand[2]].ts;
 		}
 		if (p->samples_head < p->nsamples) {
 			uint64_t sts = p->samples[p->samples_head].ts;
@@ -1127,7 +1162,8 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 				ring_peek(c, p, (unsigned)best);
 		} while (cur->have && cur->ts < next_ts);
 		if (!cur->have)
-			cand[best_k] = cand[--ncand];
+			cand[0] = cand[--ncand];
+		cand_sift(p, cand, ncand, 0);
 	}
 	flush_batch(c, p);
 	for (i = 0; i < used; i++) {

@@ -101,6 +101,17 @@ void msc_collector_free(struct msc_collector *c);
 const char *msc_collector_socket(const struct msc_collector *c);
 
 /*
+ * The rings of the sessions from now on, for a process of `threads`
+ * threads already running (attach): smaller with more threads, so that
+ * what they can write ahead of the collector stays about 8 MiB.  The
+ * collector shares the CPUs with them: 200 busy threads leave it a
+ * hundredth, and 200 rings of 2 MiB took a minute and more to read after
+ * a detach.  Smaller rings make the threads wait sooner, which gives the
+ * collector the CPU while they record.
+ */
+void msc_collector_size_rings(struct msc_collector *c, int threads);
+
+/*
  * Lets processes of another user connect too (attaching, as root, to
  * their process): the socket's directory becomes theirs.  0 or -errno.
  */

@@ -1002,8 +1002,11 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	rc = msc_inject_check(pid, shim, err);
 	if (rc)
 		return rc;
-	if (msc_procfs_init(&fs, NULL) == 0 && msc_proc_status(&fs, pid, &ps, NULL) == 0 &&
-	    ps.uid != geteuid() && geteuid() == 0) {
+	if (msc_procfs_init(&fs, NULL) == 0 && msc_proc_status(&fs, pid, &ps, NULL) == 0)
+		msc_collector_size_rings(r->col, ps.threads);
+	else
+		ps.uid = geteuid();
+	if (ps.uid != geteuid() && geteuid() == 0) {
 		rc = msc_collector_allow_uid(r->col, ps.uid);
 		if (rc) {
 			msc_procfs_release(&fs);
