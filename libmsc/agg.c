@@ -115,6 +115,7 @@ void msc_agg_release(struct msc_agg *a)
 	free(a->pools);
 	free(a->pool_names);
 	free(a->quarantine);
+	free(a->q_count);
 	free(a->held);
 	free(a->queue);
 	free(a->recent);

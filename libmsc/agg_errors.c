@@ -45,7 +45,15 @@ unsigned msc_error_kind_of(const char *name)
 bool msc_agg_quarantine_alloc(struct msc_agg *a)
 {
 	a->quarantine = calloc(MSC_QUARANTINE, sizeof(*a->quarantine));
-	return a->quarantine != NULL;
+	a->q_count = calloc(MSC_QFILTER, sizeof(*a->q_count));
+	if (!a->quarantine || !a->q_count) {
+		free(a->quarantine);
+		free(a->q_count);
+		a->quarantine = NULL;
+		a->q_count = NULL;
+		return false;
+	}
+	return true;
 }
 
 /* Starts the error record of the event; false when only counted. */
@@ -94,7 +102,7 @@ static const struct msc_quarantined *quarantined(const struct msc_agg *a, uint64
 {
 	uint32_t i, n = MSC_QUARANTINE;
 
-	if (!a->quarantine)
+	if (!a->quarantine || !a->q_count[msc_qfilter_slot(ptr)])
 		return NULL;
 	for (i = 1; i <= n; i++) {
 		const struct msc_quarantined *q = &a->quarantine[(a->q_next - i) & (n - 1)];

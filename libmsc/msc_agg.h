@@ -369,6 +369,7 @@ struct msc_agg {
 	uint64_t dropped;		/* events lost to out-of-memory */
 	/* memory errors (agg_errors.c) */
 	struct msc_quarantined *quarantine;	/* ring of MSC_QUARANTINE, lazily */
+	uint32_t *q_count;		/* its entries by address hash (MSC_QFILTER) */
 	uint32_t q_next;
 	bool no_errors;			/* no error checks, no ring of frees: a reader
 					 * aggregating again what a recorder checked */
@@ -697,11 +698,27 @@ void msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct
 bool msc_agg_quarantine_alloc(struct msc_agg *a);
 
 /* Remembers a free of a known block (see MSC_QUARANTINE). */
+/* A filter in front of the ring: an address whose count is 0 is not in
+ * it, and most frees looked up (attached: those of blocks from before)
+ * are not, where a walk of the ring read 5 MiB each (half the
+ * collector's time on 200 threads attached). */
+#define MSC_QFILTER 65536u
+static inline unsigned msc_qfilter_slot(uint64_t ptr)
+{
+	return (unsigned)((ptr >> 4) * 0x9e3779b97f4a7c15ull >> 48);
+}
+
 static inline void msc_agg_quarantine(struct msc_agg *a, const struct msc_quarantined *q)
 {
+	struct msc_quarantined *old;
+
 	if (!a->quarantine && !msc_agg_quarantine_alloc(a))
 		return;
-	a->quarantine[a->q_next] = *q;
+	old = &a->quarantine[a->q_next];
+	if (old->ptr)
+		a->q_count[msc_qfilter_slot(old->ptr)]--;
+	a->q_count[msc_qfilter_slot(q->ptr)]++;
+	*old = *q;
 	a->q_next = (a->q_next + 1) & (MSC_QUARANTINE - 1);
 }
 
