@@ -670,6 +670,26 @@ void shim_hooks_install(void)
 				  ": no loaded module calls it (yet: modules loaded later are patched)");
 }
 
+/*
+ * In the child of a fork while attached, not followed: the hooks went with
+ * the copy of the GOTs, and would cost the child (an nginx worker started
+ * by a HUP) for nothing, after the parent's detach too.  Only this thread
+ * is left: a lock held at the fork by another is held by no one.
+ */
+void shim_unhook_child(void)
+{
+	size_t i;
+
+	__atomic_store_n(&patch_lock, 0, __ATOMIC_RELAXED);
+	for (i = npatches; i-- > 0;) {
+		struct patch *p = &patches[i];
+
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook)
+			store_slot(p->slot, p->orig, p->relro);
+	}
+	npatches = 0;
+}
+
 long memscope_detach(void)
 {
 	size_t i, restored = 0;

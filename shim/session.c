@@ -494,6 +494,8 @@ static void fork_child(void)
 		if (g_state_at_fork == ST_ACTIVE)
 			strip_preload();
 		set_state(ST_OFF);
+		if (g_attached)
+			shim_unhook_child();
 	}
 	guard_out();	/* fork_prepare's (its hold went with the close above) */
 }

@@ -125,6 +125,7 @@ void request_scan(void);
 /* Attach mode's entry points (attach.c calls them). */
 int shim_session_attach(const char *sock);
 void shim_session_attach_begin(void);
+void shim_unhook_child(void);
 void shim_session_detach(void);
 
 /*
