@@ -49,8 +49,17 @@ void collect_free_session(struct msc_collector_private *p)
 	free(p->stack_map);
 	msc_u64map_release(&p->stack_far);
 	free(p->samples);
-	if (p->region)
+	if (p->region) {
+		/* Read to the end: the rings' pages go back to the system, in
+		 * the process too (shared memory, counted against its cgroup:
+		 * 2 MiB an allocating thread stayed resident after a detach).
+		 * A thread still inside a hook of this session writes on a
+		 * fresh page. */
+		if (p->region_size > MSC_PROTO_CTL_SIZE)
+			madvise((char *)p->region + MSC_PROTO_CTL_SIZE,
+				p->region_size - MSC_PROTO_CTL_SIZE, MADV_REMOVE);
 		munmap(p->region, p->region_size);
+	}
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	if (p->statm_fd >= 0)

@@ -581,6 +581,9 @@ long memscope_attach(const char *sock)
 	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
 	afn_prepare();
+	/* ms-record was killed (SIGKILL): its session ends here. */
+	if (shim_session_orphaned())
+		memscope_detach();
 	rc = shim_session_attach(sock);
 	if (rc)
 		return rc;
@@ -688,6 +691,24 @@ void shim_unhook_child(void)
 			store_slot(p->slot, p->orig, p->relro);
 	}
 	npatches = 0;
+}
+
+/* The collector died (session.c, wait_space): the slots go back, unless
+ * patching is under way (then the next attach does it). */
+void shim_unhook_orphaned(void)
+{
+	size_t i;
+
+	if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	for (i = npatches; i-- > 0;) {
+		struct patch *p = &patches[i];
+
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook)
+			store_slot(p->slot, p->orig, p->relro);
+	}
+	npatches = 0;
+	unlock();
 }
 
 long memscope_detach(void)

@@ -180,6 +180,7 @@ static bool drop(int saved)
 bool wait_space(struct tstate *t, uint64_t need)
 {
 	struct msc_ring *r = t->ring;
+	unsigned gen = t->gen;
 	unsigned spins = 0, naps = 0;
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE), since = 0;
 	int saved = errno;
@@ -193,7 +194,10 @@ bool wait_space(struct tstate *t, uint64_t need)
 		uint32_t seq;
 
 		/* An abandoned ring gets no room again (msc_proto.h). */
-		if (g_lossy || g_state != ST_ACTIVE || r->abandoned) {
+		/* Also a ring of an earlier session (attach mode): one
+		 * detached and another begun while this thread waited. */
+		if (g_lossy || g_state != ST_ACTIVE || r->abandoned ||
+		    __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
 			if (g_lossy)
 				return drop(saved);
 			errno = saved;
@@ -217,9 +221,13 @@ bool wait_space(struct tstate *t, uint64_t need)
 			struct timespec ts = { 0, 10000000 };
 
 			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, &ts, NULL, 0);
-			if ((++naps & 3) == 0 && !collector_alive()) {
+			if ((++naps & 3) == 0 && __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == gen &&
+			    !collector_alive()) {
 				g_ctl->dead = 1;
 				stop_recording();
+				/* Attached: nothing will detach us now. */
+				if (g_attached)
+					shim_unhook_orphaned();
 				errno = saved;
 				return false;
 			}
@@ -543,6 +551,13 @@ static void register_atfork(void)
  * hooks after it).  Runs on a thread the attacher stopped at a safe point,
  * on a borrowed stack: nothing here may record this thread's stack.
  */
+/* A session whose collector is gone (ms-record killed with SIGKILL)
+ * while no thread had to wait for it: the next attach ends it. */
+bool shim_session_orphaned(void)
+{
+	return g_state == ST_ACTIVE && g_ctl && !collector_alive();
+}
+
 int shim_session_attach(const char *sock)
 {
 	if (g_state == ST_ACTIVE)
@@ -556,11 +571,6 @@ int shim_session_attach(const char *sock)
 	g_started = true;
 	g_attached = true;
 	session_prepare(sock);
-	/* An earlier session's region: no thread is in a hook of it now. */
-	if (g_old_region) {
-		unmap(g_old_region, g_old_region_size);
-		g_old_region = NULL;
-	}
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {
 		set_state(ST_OFF);
@@ -588,6 +598,14 @@ void shim_session_detach(void)
 	stop_recording();
 	sample_flush_all();
 	g_shared_ready = false;
+	/*
+	 * The region stays mapped (a thread may be inside a hook, writing
+	 * its last record) until the next detach: the one before goes then,
+	 * a whole session later.  Its pages are given back by the collector
+	 * once it has read them (MADV_REMOVE): what stays is address space.
+	 */
+	if (g_old_region && g_old_region != g_region)
+		unmap(g_old_region, g_old_region_size);
 	g_old_region = g_region;
 	g_old_region_size = g_region_size;
 }
@@ -730,10 +748,10 @@ static uint64_t g_limit_raised;
 
 static uint64_t our_space(void)
 {
-	void *region = g_region ? g_region : g_old_region;
-	size_t size = g_region ? g_region_size : g_old_region_size;
+	uint64_t size = (g_region ? g_region_size : 0) +
+			(g_old_region && g_old_region != g_region ? g_old_region_size : 0);
 
-	return region ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
+	return size ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
 }
 
 /* The address space mapped now, from /proc/self/statm (proc(5)). */

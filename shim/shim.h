@@ -126,6 +126,8 @@ void request_scan(void);
 int shim_session_attach(const char *sock);
 void shim_session_attach_begin(void);
 void shim_unhook_child(void);
+void shim_unhook_orphaned(void);
+bool shim_session_orphaned(void);
 void shim_session_detach(void);
 
 /*

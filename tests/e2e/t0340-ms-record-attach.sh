@@ -429,6 +429,32 @@ check_grep "fork while attached: the parent is hooked" "^parent memscope" "$OUT/
 check_grep "fork while attached: its child is not" "^child libc" "$OUT/forker.log"
 kill $FK
 
+# --- ms-record killed with SIGKILL, and what a detach leaves ---------------
+# The next attach must work at once (it was "recorded already" for a
+# minute and more), and record; after a detach the region's pages are given
+# back (2 MiB of shared memory stayed resident per allocating thread).
+"$OUT/many" 4 >"$OUT/few.log" &
+FW=$!
+_bg_pids="$_bg_pids $FW"
+wait_for_line "$OUT/few.log" "^ready"
+ms-record -q -p $FW -o "$OUT/killed.ndjson" 2>/dev/null &
+KR=$!
+i=0
+while [ $i -lt 200 ] && ! ms-snap -p $FW 2>/dev/null | grep -q '"recorded":true'; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -KILL $KR
+wait $KR 2>/dev/null
+check_status "after a SIGKILLed ms-record: attach at once" 0 ms-record -q -p $FW --duration 0.3s -o "$OUT/after.ndjson"
+check_range "after a SIGKILLed ms-record: it records" 1000 1000000000 "$(jqr "$OUT/after.ndjson" end .allocs)"
+check_eq "after a SIGKILLed ms-record: no error recorded" 0 "$(jqr "$OUT/after.ndjson" end .errors)"
+shm=$(awk '/^RssShmem:/ { print $2 }' /proc/$FW/status)
+check_range "after the detach: no ring pages resident (KiB)" 0 64 "${shm:-999999}"
+kill -TERM $FW
+wait $FW
+check_eq "after a SIGKILLed ms-record: the program ends as it would" 0 $?
+
 # --- refusals: one line, status 2, nothing recorded -----------------------
 refuse() {	# refuse WHAT PATTERN ARGS...
 	_w=$1 _p=$2
