@@ -71,6 +71,7 @@ struct msc_collector_private {
 	int pidfd, statm_fd;
 	void *region;
 	size_t region_size;
+	uint32_t ring_size;		/* as made: the page may be overwritten */
 	/*
 	 * The region is the target's to write, the control page too: after
 	 * setup the collector goes by its own copies of the layout (the

@@ -23,6 +23,29 @@ static int pidfd_open_(int pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* The rings' data pages, not their headers (a late writer still reads
+ * its ring's state there). */
+static void release_rings(struct msc_collector_private *p)
+{
+	uint64_t stride, i, n;
+	uintptr_t page = 4096;
+
+	if (!p->ring_size || p->region_size <= MSC_PROTO_CTL_SIZE)
+		return;
+	stride = MSC_PROTO_RING_HDR + (uint64_t)p->ring_size;
+	n = (p->region_size - MSC_PROTO_CTL_SIZE) / stride;
+	for (i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)p->region + MSC_PROTO_CTL_SIZE + i * stride +
+			       MSC_PROTO_RING_HDR;
+		uintptr_t hi = lo + p->ring_size;
+
+		lo = (lo + page - 1) & ~(page - 1);
+		hi &= ~(page - 1);
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_REMOVE);
+	}
+}
+
 void collect_free_session(struct msc_collector_private *p)
 {
 	struct modmap *m = p->maps;
@@ -55,9 +78,7 @@ void collect_free_session(struct msc_collector_private *p)
 		 * 2 MiB an allocating thread stayed resident after a detach).
 		 * A thread still inside a hook of this session writes on a
 		 * fresh page. */
-		if (p->region_size > MSC_PROTO_CTL_SIZE)
-			madvise((char *)p->region + MSC_PROTO_CTL_SIZE,
-				p->region_size - MSC_PROTO_CTL_SIZE, MADV_REMOVE);
+		release_rings(p);
 		munmap(p->region, p->region_size);
 	}
 	if (p->pidfd >= 0)
@@ -168,6 +189,7 @@ void collect_accept_one(struct msc_collector *c)
 		return;
 	}
 	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
+	p->ring_size = c->o.ring_size;
 	/* Sealed at its size: the shim maps it whole and must never find
 	 * it shorter (SIGBUS) than the welcome said. */
 	fd = memfd_create("memscope", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -123,9 +123,12 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 /*
  * Puts the attached process back as it was (its hooks removed, recording
  * stopped; the library stays loaded) and ends its session with reason
- * "detached".  A no-op when it ended already.
+ * "detached".  A no-op when it ended already.  -EAGAIN, the session going
+ * on, when the process is stopped (job control, a debugger): try again
+ * once it continues (msc_recorder_main_stopped).
  */
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err);
+bool msc_recorder_main_stopped(const struct msc_recorder *r);
 
 /*
  * One round of work (msc_collector_poll()), and the live socket's clients

@@ -1047,6 +1047,20 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	return 0;
 }
 
+bool msc_recorder_main_stopped(const struct msc_recorder *r)
+{
+	struct msc_procfs fs;
+	struct msc_pstat ps;
+	bool stopped = false;
+
+	if (!r->main_pid || msc_procfs_init(&fs, NULL))
+		return false;
+	if (msc_proc_stat(&fs, r->main_pid, &ps, NULL) == 0)
+		stopped = ps.state == 'T' || ps.state == 't';
+	msc_procfs_release(&fs);
+	return stopped;
+}
+
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err)
 {
 	/* The library by the path the target loaded it with. */
@@ -1058,6 +1072,10 @@ int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, str
 	rc = remote(r, &c, err);
 	if (st)
 		*st = c.st;
+	/* Stopped (SIGSTOP, a debugger's): the caller may try again once it
+	 * continues, and records meanwhile. */
+	if (rc == -EAGAIN && msc_recorder_main_stopped(r))
+		return rc;
 	/* Whatever it committed is drained; the session ends either way. */
 	msc_collector_finish(r->col, rc ? "interrupted" : "detached");
 	return rc;

@@ -357,6 +357,38 @@ static bool stop_signal(int sfd)
 }
 
 /*
+ * Detaches; a process stopped meanwhile (job control, a debugger) is
+ * waited for, recording on, until it continues or ends, or until a second
+ * signal, which leaves it hooked.  0, or 1 when the hooks stay (said).
+ */
+static int detach_when_running(struct msc_recorder *rec, int sfd, int pid,
+			       struct msc_inject_stats *de, int nap_ms)
+{
+	struct msc_err err;
+	bool said = false;
+	int rc;
+
+	while ((rc = msc_recorder_detach(rec, de, &err)) == -EAGAIN) {
+		if (!said)
+			msc_warn("pid %d is stopped: detaching once it continues (kill -CONT %d); a second signal leaves it as it is, hooked",
+				 pid, pid);
+		said = true;
+		if (msc_recorder_poll(rec, sfd, nap_ms) > 0 && stop_signal(sfd)) {
+			msc_warn("pid %d: not detached: its hooks stay in until it is attached and detached again",
+				 pid);
+			return 1;
+		}
+		if (msc_recorder_main_done(rec, NULL))
+			return 0;
+	}
+	if (rc) {
+		msc_warn("%s", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Attached: records until a signal, the duration, or the process's end,
  * then detaches, the collector napping nap_ms at most (record_loop says
  * why).  Returns 0, or 2 when it could not attach.
@@ -369,6 +401,7 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 	uint64_t end = duration_ns ? msc_now_monotonic() + duration_ns : 0;
 	struct msc_err err;
 	bool stop = false;
+	int rc = 0;
 
 	if (msc_recorder_attach(rec, pid, shim, &at, &err)) {
 		msc_warn("%s", err.msg);
@@ -389,12 +422,13 @@ static int record_attached(struct msc_recorder *rec, int sfd, int pid, const cha
 		if (msc_recorder_main_done(rec, NULL))
 			break;
 	}
-	if (stop && msc_recorder_detach(rec, &de, &err))
-		msc_warn("%s", err.msg);
+	if (stop)
+		rc = detach_when_running(rec, sfd, pid, &de, nap_ms);
 	msc_recorder_finish(rec, "interrupted");
-	msc_recorder_attach_line(msc_recorder_summary(rec), pid, stop, &at, &de, line, sizeof(line));
+	msc_recorder_attach_line(msc_recorder_summary(rec), pid, stop && !rc, &at, &de, line,
+				 sizeof(line));
 	warn_cb(NULL, line);
-	return 0;
+	return rc;
 }
 
 /*
@@ -631,7 +665,7 @@ int main(int argc, char **argv)
 	if (poll_only || pid) {
 		status = poll_only ? record_polled(&w, sfd, pid, o.interval_ms, duration) :
 				     record_attached(rec, sfd, pid, shim, duration, nap_ms);
-		recorded = !status;
+		recorded = status != 2;	/* 1: recorded, but not detached */
 		goto out_writer;
 	}
 	ret = launch(prog, prog_argv, shim, msc_recorder_socket(rec), &orig, orig_pipe,

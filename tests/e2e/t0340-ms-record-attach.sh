@@ -455,6 +455,65 @@ kill -TERM $FW
 wait $FW
 check_eq "after a SIGKILLed ms-record: the program ends as it would" 0 $?
 
+# --- stopped while attached -------------------------------------------------
+# ms-record waits for it to continue and then detaches: every slot back
+# (8 stayed hooked, "detached" and exit 0 said, in 4 runs of 5).  A second
+# signal gives up: exit 1, said, the recording kept.
+"$OUT/forker" >"$OUT/stopped.log" &
+SK=$!
+_bg_pids="$_bg_pids $SK"
+wait_for_line "$OUT/stopped.log" "^ready"
+ms-record -q -p $SK -o "$OUT/stopped.ndjson" 2>"$OUT/stopped.err" &
+SR=$!
+i=0
+while [ $i -lt 200 ] && ! ms-snap -p $SK 2>/dev/null | grep -q '"recorded":true'; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -STOP $SK
+i=0
+while [ $i -lt 200 ] && [ "$(cut -d' ' -f3 /proc/$SK/stat)" != T ]; do
+	sleep 0.02
+	i=$((i + 1))
+done
+kill -INT $SR
+wait_for_line "$OUT/stopped.err" "is stopped: detaching once it continues"
+kill -CONT $SK
+wait $SR
+check_eq "stopped while attached: ms-record detaches once it continues" 0 $?
+check_eq "stopped while attached: reason" detached "$(jqr "$OUT/stopped.ndjson" end .reason)"
+kill -USR1 $SK
+wait_for_line "$OUT/stopped.log" "^forked"
+check_grep "stopped while attached: every slot written back" "^parent libc" "$OUT/stopped.log"
+kill $SK
+"$OUT/forker" >"$OUT/stopped2.log" &
+SK=$!
+_bg_pids="$_bg_pids $SK"
+wait_for_line "$OUT/stopped2.log" "^ready"
+ms-record -q -p $SK -o "$OUT/stopped2.ndjson" 2>"$OUT/stopped2.err" &
+SR=$!
+i=0
+while [ $i -lt 200 ] && ! ms-snap -p $SK 2>/dev/null | grep -q '"recorded":true'; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -STOP $SK
+i=0
+while [ $i -lt 200 ] && [ "$(cut -d' ' -f3 /proc/$SK/stat)" != T ]; do
+	sleep 0.02
+	i=$((i + 1))
+done
+kill -INT $SR
+wait_for_line "$OUT/stopped2.err" "is stopped: detaching once it continues"
+kill -INT $SR
+wait $SR
+check_eq "stopped, a second signal: exit 1" 1 $?
+check_grep "stopped, a second signal: says the hooks stay" "not detached: its hooks stay" "$OUT/stopped2.err"
+check_grep "stopped, a second signal: the recording is kept" '"type":"end"' "$OUT/stopped2.ndjson"
+kill -CONT $SK
+check_status "stopped, a second signal: attachable again" 0 ms-record -q -p $SK --duration 0.1s -o "$OUT/stopped3.ndjson"
+kill $SK
+
 # --- refusals: one line, status 2, nothing recorded -----------------------
 refuse() {	# refuse WHAT PATTERN ARGS...
 	_w=$1 _p=$2
