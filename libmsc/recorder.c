@@ -1076,6 +1076,10 @@ int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, str
 	 * continues, and records meanwhile. */
 	if (rc == -EAGAIN && msc_recorder_main_stopped(r))
 		return rc;
+	if (rc == 0 && c.ret < 0)
+		rc = msc_err_set(err, -EBUSY,
+				 "pid %d: %ld relocation slots could not be written back: they still call libmemscope.so, which records nothing now",
+				 r->main_pid, -c.ret);
 	/* Whatever it committed is drained; the session ends either way. */
 	msc_collector_finish(r->col, rc ? "interrupted" : "detached");
 	return rc;

@@ -121,16 +121,22 @@ static bool add_patch(uint64_t *slot, uint64_t orig, uint64_t hook, bool relro)
 }
 
 /* Writes an 8-byte slot, through a read-only RELRO page if need be. */
-static void store_slot(uint64_t *slot, uint64_t value, bool relro)
+static bool store_slot(uint64_t *slot, uint64_t value, bool relro)
 {
 	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)4095;
 
 	if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
-		return;
+		return false;
 	__atomic_store_n(slot, value, __ATOMIC_RELEASE);
 	if (relro)
 		mprotect((void *)page, 4096, PROT_READ);
+	return true;
 }
+
+/* Slots are written (patch_all) only between an attach (or the launch's
+ * install) and a detach: a dlopen that returns after the detach must not
+ * put the hooks back. */
+static bool patching_on;
 
 /*
  * The names patch_relas looks for, ours (hooked), --hook's and the
@@ -434,6 +440,10 @@ static void patch_all(void)
 	static char frees;
 
 	lock();
+	if (!patching_on) {
+		unlock();
+		return;
+	}
 	dl_iterate_phdr(patch_module, NULL);
 	dl_iterate_phdr(patch_module, &frees);
 	unlock();
@@ -587,6 +597,7 @@ long memscope_attach(const char *sock)
 	rc = shim_session_attach(sock);
 	if (rc)
 		return rc;
+	__atomic_store_n(&patching_on, true, __ATOMIC_RELEASE);
 	patch_all();
 	shim_session_attach_begin();
 	return 0;
@@ -665,6 +676,7 @@ void shim_hooks_install(void)
 	 */
 	if (g_nhooks)
 		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
+	__atomic_store_n(&patching_on, true, __ATOMIC_RELEASE);
 	patch_all();
 	/* Not an error: a library dlopen'ed later may call it. */
 	for (i = 0; i < g_nhooks && !secure_getenv("MEMSCOPE_QUIET"); i++)
@@ -684,6 +696,7 @@ void shim_unhook_child(void)
 	size_t i;
 
 	__atomic_store_n(&patch_lock, 0, __ATOMIC_RELAXED);
+	patching_on = false;
 	for (i = npatches; i-- > 0;) {
 		struct patch *p = &patches[i];
 
@@ -701,6 +714,7 @@ void shim_unhook_orphaned(void)
 
 	if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE))
 		return;
+	patching_on = false;
 	for (i = npatches; i-- > 0;) {
 		struct patch *p = &patches[i];
 
@@ -713,7 +727,7 @@ void shim_unhook_orphaned(void)
 
 long memscope_detach(void)
 {
-	size_t i, restored = 0;
+	size_t i, restored = 0, left = 0;
 
 	/*
 	 * Recording stops first, for every hook at once.  The other threads
@@ -724,15 +738,19 @@ long memscope_detach(void)
 	 */
 	shim_session_detach();
 	lock();
+	patching_on = false;
 	for (i = npatches; i-- > 0;) {
 		struct patch *p = &patches[i];
 
-		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook) {
-			store_slot(p->slot, p->orig, p->relro);
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
+			continue;
+		if (store_slot(p->slot, p->orig, p->relro))
 			restored++;
-		}
+		else
+			left++;
 	}
 	npatches = 0;
 	unlock();
-	return (long)restored;
+	/* Negative: how many slots still hold a hook (ms-record says so). */
+	return left ? -(long)left : (long)restored;
 }
