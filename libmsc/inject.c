@@ -183,6 +183,7 @@ struct maps_walk {
 	struct stat lib_st;
 	bool have_lib_st;
 	bool lib_loaded;
+	unsigned nmaps;			/* all of them: 0 in a process exiting */
 };
 
 static int on_mapping(const struct msc_mapping *m, void *arg)
@@ -191,6 +192,7 @@ static int on_mapping(const struct msc_mapping *m, void *arg)
 	struct target *t = mw->t;
 	const char *name = base_name(m->path);
 
+	mw->nmaps++;
 	if (m->path[0] != '/')
 		return 0;
 	if (is_libc(name) && !t->libc[0] && m->offset == 0) {
@@ -686,6 +688,18 @@ static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
 			continue;
 		sig = WSTOPSIG(status);
 		event = status >> 16;
+		if (event == PTRACE_EVENT_STOP && sig != SIGTRAP) {
+			/* A group-stop (SIGSTOP, SIGTSTP...) of the process
+			 * came: this thread stops again as it leaves us (the
+			 * signal is sent back by let_go).  Meanwhile it runs
+			 * our call to its end. */
+			hold_signal(t, sig);
+			if (!want_trap)
+				return 0;
+			if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+				return -ESRCH;
+			continue;
+		}
 		if (event == PTRACE_EVENT_STOP)
 			return 0;
 		if (event)		/* no options set: not expected; go on */
@@ -1189,7 +1203,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 				 strerror(-rc));
 		goto out;
 	}
-	if (!t.libc[0] && process_gone(&fs, pid)) {
+	if (!t.libc[0] && (!mw.nmaps || process_gone(&fs, pid))) {
 		/* An exiting process's maps are empty: not a static binary. */
 		rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
 		goto out;
