@@ -570,6 +570,14 @@ int shim_session_attach(const char *sock)
 	set_state(ST_INIT);
 	g_started = true;
 	g_attached = true;
+	/* A session that ended without a detach (its collector died): its
+	 * region goes where a detach puts it. */
+	if (g_region && g_region != g_old_region) {
+		if (g_old_region)
+			unmap(g_old_region, g_old_region_size);
+		g_old_region = g_region;
+		g_old_region_size = g_region_size;
+	}
 	session_prepare(sock);
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {

@@ -198,6 +198,16 @@ struct tstate *thread_init(void)
 	int saved = errno;
 
 	t_hot.gen = 0;
+	/*
+	 * Only in a session recording now: a thread that passed a hook's
+	 * check in an earlier one and ran again while the next began
+	 * (attach mode, 200 threads on 2 CPUs) took the new generation with
+	 * a ring of the old region, unmapped a detach later under it
+	 * (SIGSEGV).  Once recording, the region and generation are those
+	 * of this session (set before the state, released).
+	 */
+	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ACTIVE)
+		return NULL;
 	/* Ours from an earlier session: its ring went with that region. */
 	if (t && t != TSTATE_DEAD) {
 		if (t->tab)
