@@ -125,6 +125,8 @@ BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
 FUZZ_PKGS = clang
+# make soak-attach: the servers it attaches to, and what loads them
+SOAK_PKGS = python3 sqlite3 curl jq redis-server redis-tools nginx-light memcached
 
 # Fuzz targets (tests/fuzz/fuzz_NAME.c).  make check replays their corpus
 # and the crashes found so far through libmsc built with ASan and UBSan
@@ -141,7 +143,7 @@ FUZZ_CLANG_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Ilibmsc -Ilibmsc/proto -Itests/fuz
 FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 
-.PHONY: all check demo deps bench-deps shot-deps fuzz-deps install uninstall clean unit e2e bench \
+.PHONY: all check demo deps bench-deps shot-deps fuzz-deps soak-attach install uninstall clean unit e2e bench \
 	screenshot pictures fuzz fuzz-replay stress check-sanitize
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -296,6 +298,12 @@ check-sanitize: deps
 	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined all
 	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined unit
 	$(Q)$(MAKE) --no-print-directory -C $(SAN_TREE) SANITIZE=address,undefined e2e
+
+# Attach and detach, 50 cycles each, on real servers under load and on 200
+# busy threads (tests/stress/attach_servers.sh; CYCLES=n for more or fewer).
+soak-attach: all
+	$(Q)PKGS="$(DEPS_PKGS) $(SOAK_PKGS)" sh tests/deps.sh
+	$(Q)sh tests/stress/attach_servers.sh
 
 # The long stress run: 30 s of threads, 1 GiB of records (tests/e2e/t0700).
 stress: all
