@@ -269,6 +269,9 @@ report "$line" -
 dead "$TP" 200-threads
 kill $TP
 fi
+for p in $pids; do kill $p 2>/dev/null; done
+wait 2>/dev/null
+pids=
 [ -e "$OUT/bad" ] && bad=1
 if [ $bad = 0 ]; then rm -rf "$OUT"; else echo "not as it should be: $(cat "$OUT/bad" | tr '\n' ' '); kept: $OUT"; fi
 exit $bad
