@@ -23,8 +23,9 @@ static int pidfd_open_(int pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The rings' data pages, not their headers (a late writer still reads
- * its ring's state there). */
+/* The rings' data pages, read to the end; not the pages of their headers
+ * (a late writer of this session still reads its ring's state there): a
+ * page or two a ring a thread took stays. */
 static void release_rings(struct msc_collector_private *p)
 {
 	uint64_t stride, i, n;
