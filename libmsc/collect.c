@@ -111,19 +111,10 @@ static void corrupt(struct msc_collector *c, struct msc_collector_private *p, co
 static bool tsc_usable(void)
 {
 	char buf[8192];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 	bool constant, nonstop, rdtscp;
 
-	if (getenv("MEMSCOPE_NO_TSC"))
+	if (getenv("MEMSCOPE_NO_TSC") || msc_read_small("/proc/cpuinfo", buf, sizeof(buf)) <= 0)
 		return false;
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	constant = strstr(buf, " constant_tsc") != NULL;
 	nonstop = strstr(buf, " nonstop_tsc") != NULL;
 	rdtscp = strstr(buf, " rdtscp") != NULL;

@@ -632,18 +632,10 @@ static bool progressed(struct target *t)
 	char path[64], buf[96];
 	unsigned long long run = 0, wait = 0;
 	uint64_t seen;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", t->pid, t->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (msc_read_small(path, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
 		return false;
 	seen = (uint64_t)run + (uint64_t)wait;

@@ -57,6 +57,9 @@ int msc_grow(void **arr, size_t need, size_t elem, void *cap, size_t capsize, si
 char *msc_fmt_size(char *buf, size_t n, int64_t bytes);
 /* "1.234 s", "12.3 ms": human durations. */
 char *msc_fmt_duration(char *buf, size_t n, uint64_t ns);
+/* Reads up to n - 1 bytes of a small file (/proc's) in one read, NUL
+ * terminated: their number, or -errno. */
+long msc_read_small(const char *path, char *buf, size_t n);
 /* "1,234,567": integers with thousands separators. */
 char *msc_fmt_count(char *buf, size_t n, int64_t v);
 /* "89,609 B": exact bytes, for what is an answer, not an estimate (leaks). */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Small shared helpers: see msc_util.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "msc_util.h"
 
@@ -183,4 +185,19 @@ bool msc_leak_checked(void)
 #else
 	return true;	/* without valgrind's header: the tidy way */
 #endif
+}
+
+long msc_read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, n - 1);
+	if (r < 0)
+		r = -errno;
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return (long)r;
 }

@@ -685,6 +685,28 @@ void shim_hooks_install(void)
 				  ": no loaded module calls it (yet: modules loaded later are patched)");
 }
 
+/* With the patch lock held (or no other thread): every slot still ours
+ * gets its old value back, patching stops; the number written back, and
+ * in *left (may be NULL) those that could not be. */
+static size_t restore_slots(size_t *left)
+{
+	size_t i, restored = 0;
+
+	patching_on = false;
+	for (i = npatches; i-- > 0;) {
+		struct patch *p = &patches[i];
+
+		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
+			continue;
+		if (store_slot(p->slot, p->orig, p->relro))
+			restored++;
+		else if (left)
+			(*left)++;
+	}
+	npatches = 0;
+	return restored;
+}
+
 /*
  * In the child of a fork while attached, not followed: the hooks went with
  * the copy of the GOTs, and would cost the child (an nginx worker started
@@ -693,41 +715,23 @@ void shim_hooks_install(void)
  */
 void shim_unhook_child(void)
 {
-	size_t i;
-
 	__atomic_store_n(&patch_lock, 0, __ATOMIC_RELAXED);
-	patching_on = false;
-	for (i = npatches; i-- > 0;) {
-		struct patch *p = &patches[i];
-
-		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook)
-			store_slot(p->slot, p->orig, p->relro);
-	}
-	npatches = 0;
+	restore_slots(NULL);
 }
 
 /* The collector died (session.c, wait_space): the slots go back, unless
  * patching is under way (then the next attach does it). */
 void shim_unhook_orphaned(void)
 {
-	size_t i;
-
 	if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE))
 		return;
-	patching_on = false;
-	for (i = npatches; i-- > 0;) {
-		struct patch *p = &patches[i];
-
-		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) == p->hook)
-			store_slot(p->slot, p->orig, p->relro);
-	}
-	npatches = 0;
+	restore_slots(NULL);
 	unlock();
 }
 
 long memscope_detach(void)
 {
-	size_t i, restored = 0, left = 0;
+	size_t restored, left = 0;
 
 	/*
 	 * Recording stops first, for every hook at once.  The other threads
@@ -738,18 +742,7 @@ long memscope_detach(void)
 	 */
 	shim_session_detach();
 	lock();
-	patching_on = false;
-	for (i = npatches; i-- > 0;) {
-		struct patch *p = &patches[i];
-
-		if (__atomic_load_n(p->slot, __ATOMIC_ACQUIRE) != p->hook)
-			continue;
-		if (store_slot(p->slot, p->orig, p->relro))
-			restored++;
-		else
-			left++;
-	}
-	npatches = 0;
+	restored = restore_slots(&left);
 	unlock();
 	/* Negative: how many slots still hold a hook (ms-record says so). */
 	return left ? -(long)left : (long)restored;

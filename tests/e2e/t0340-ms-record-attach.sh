@@ -287,6 +287,23 @@ check_empty "15 detaches from allocating threads: nothing said" "$OUT/spin.err"
 check_eq "15 detaches from allocating threads: it lives" 0 "$(kill -0 $SP 2>/dev/null; echo $?)"
 kill $SP
 
+# wait_recorded PID: until ms-snap says the process records (10 s at most)
+wait_recorded() {
+	_w=0
+	while [ $_w -lt 200 ] && ! ms-snap -p "$1" 2>/dev/null | grep -q '"recorded":true'; do
+		sleep 0.05
+		_w=$((_w + 1))
+	done
+}
+# wait_stopped PID: until its state is T (4 s at most)
+wait_stopped() {
+	_w=0
+	while [ $_w -lt 200 ] && [ "$(cut -d' ' -f3 /proc/"$1"/stat)" != T ]; do
+		sleep 0.02
+		_w=$((_w + 1))
+	done
+}
+
 # --- 200 busy threads ------------------------------------------------------
 # More threads than CPUs by a hundred: a thread is preempted anywhere, inside
 # a hook too, for milliseconds.  Each cycle must record no error (there is
@@ -415,11 +432,7 @@ _bg_pids="$_bg_pids $FK"
 wait_for_line "$OUT/forker.log" "^ready"
 ms-record -q -p $FK -o "$OUT/forker.ndjson" 2>"$OUT/forker.err" &
 FR=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $FK 2>/dev/null | grep -q '"recorded":true'; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_recorded $FK
 kill -USR1 $FK
 wait_for_line "$OUT/forker.log" "^forked"
 kill -INT $FR
@@ -439,11 +452,7 @@ _bg_pids="$_bg_pids $FW"
 wait_for_line "$OUT/few.log" "^ready"
 ms-record -q -p $FW -o "$OUT/killed.ndjson" 2>/dev/null &
 KR=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $FW 2>/dev/null | grep -q '"recorded":true'; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_recorded $FW
 kill -KILL $KR
 wait $KR 2>/dev/null
 check_status "after a SIGKILLed ms-record: attach at once" 0 ms-record -q -p $FW --duration 0.3s -o "$OUT/after.ndjson"
@@ -465,17 +474,9 @@ _bg_pids="$_bg_pids $SK"
 wait_for_line "$OUT/stopped.log" "^ready"
 ms-record -q -p $SK -o "$OUT/stopped.ndjson" 2>"$OUT/stopped.err" &
 SR=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $SK 2>/dev/null | grep -q '"recorded":true'; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_recorded $SK
 kill -STOP $SK
-i=0
-while [ $i -lt 200 ] && [ "$(cut -d' ' -f3 /proc/$SK/stat)" != T ]; do
-	sleep 0.02
-	i=$((i + 1))
-done
+wait_stopped $SK
 kill -INT $SR
 wait_for_line "$OUT/stopped.err" "is stopped: detaching once it continues"
 kill -CONT $SK
@@ -492,17 +493,9 @@ _bg_pids="$_bg_pids $SK"
 wait_for_line "$OUT/stopped2.log" "^ready"
 ms-record -q -p $SK -o "$OUT/stopped2.ndjson" 2>"$OUT/stopped2.err" &
 SR=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $SK 2>/dev/null | grep -q '"recorded":true'; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_recorded $SK
 kill -STOP $SK
-i=0
-while [ $i -lt 200 ] && [ "$(cut -d' ' -f3 /proc/$SK/stat)" != T ]; do
-	sleep 0.02
-	i=$((i + 1))
-done
+wait_stopped $SK
 kill -INT $SR
 wait_for_line "$OUT/stopped2.err" "is stopped: detaching once it continues"
 kill -INT $SR

@@ -30,6 +30,23 @@ wait_port() {	# wait_port PORT
 
 # Whether the process records (after the last detach it must not).
 recorded() { ms-snap -p "$1" 2>/dev/null | grep -c '"recorded":true'; }
+until_recorded() {
+	_i=0
+	while [ $_i -lt 200 ] && [ "$(recorded "$1")" = 0 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+
+# load NAME COMMAND...: runs COMMAND (true when a request worked) in a loop
+# in the background, counting its failures in $OUT/NAME.cerr
+load() {
+	_ln=$1
+	shift
+	(n=0; while :; do "$@" || n=$((n + 1)); echo $n >"$OUT/$_ln.cerr"; done) &
+	pids="$pids $!"
+}
+redis_set() { [ "$(redis-cli -p "$1" set k v 2>/dev/null)" = OK ]; }
 
 cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 	_name=$1 _pid=$2 _hup=${3:-}
@@ -42,11 +59,7 @@ cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 			# killed mid-session: the next cycle must attach at once
 			ms-record -q -p "$_pid" -o "$OUT/$_name.ndjson" 2>>"$OUT/$_name.err" &
 			_r=$!
-			_i=0
-			while [ $_i -lt 200 ] && [ "$(recorded "$_pid")" = 0 ]; do
-				sleep 0.05
-				_i=$((_i + 1))
-			done
+			until_recorded "$_pid"
 			kill -KILL $_r
 			wait $_r 2>/dev/null
 			continue
@@ -55,11 +68,7 @@ cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 			# stopped when the detach comes
 			ms-record -q -p "$_pid" -o "$OUT/$_name.ndjson" 2>"$OUT/$_name.stop" &
 			_r=$!
-			_i=0
-			while [ $_i -lt 200 ] && [ "$(recorded "$_pid")" = 0 ]; do
-				sleep 0.05
-				_i=$((_i + 1))
-			done
+			until_recorded "$_pid"
 			kill -STOP "$_pid"
 			kill -INT $_r
 			sleep 0.2
@@ -109,8 +118,7 @@ P=$PORT_BASE
 HP=$!
 pids="$pids $HP"
 wait_port $P
-(n=0; while :; do curl -sf -o /dev/null http://127.0.0.1:$P/ || n=$((n + 1)); echo $n >"$OUT/http.cerr"; done) &
-pids="$pids $!"
+load http curl -sf -o /dev/null http://127.0.0.1:$P/
 NICE= line=$(cycles http.server $HP)
 report "$line" "$(cat "$OUT/http.cerr")"
 dead $HP http.server
@@ -126,8 +134,7 @@ if ! want redis; then :; elif command -v redis-server >/dev/null; then
 	wait_port $P
 	redis-benchmark -p $P -q -l -c 8 -P 16 -t set,get,lpush,lpop >/dev/null 2>&1 &
 	pids="$pids $!"
-	(n=0; while :; do [ "$(redis-cli -p $P set k v 2>/dev/null)" = OK ] || n=$((n + 1)); echo $n >"$OUT/redis.cerr"; done) &
-	pids="$pids $!"
+	load redis redis_set $P
 	NICE= line=$(cycles redis $RP)
 	report "$line" "$(cat "$OUT/redis.cerr")"
 	dead $RP redis
@@ -155,8 +162,7 @@ EOF
 	NP=$!
 	pids="$pids $NP"
 	wait_port $P
-	(n=0; while :; do curl -sf -o /dev/null http://127.0.0.1:$P/ || n=$((n + 1)); echo $n >"$OUT/nginx.cerr"; done) &
-	pids="$pids $!"
+	load nginx curl -sf -o /dev/null http://127.0.0.1:$P/
 	NICE= line=$(cycles nginx $NP hup)
 	report "$line" "$(cat "$OUT/nginx.cerr")"
 	dead $NP nginx
