@@ -34,13 +34,42 @@ bool g_shared_ready;
 pthread_key_t g_key;
 bool g_key_ok;
 
-/* The mapping holding sp, from /proc/self/maps, without malloc: its end,
- * and its start in *start (0 when none). */
+/* A line's "lo-hi" (hex) at its start: false when it has none. */
+static bool maps_range(const char *line, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t v[2] = { 0, 0 };
+	int k = 0;
+
+	for (; *line; line++) {
+		int d = *line >= '0' && *line <= '9' ? *line - '0' :
+			*line >= 'a' && *line <= 'f' ? *line - 'a' + 10 : -1;
+
+		if (d >= 0) {
+			v[k] = v[k] << 4 | (uint64_t)d;
+		} else if (*line == '-' && k == 0) {
+			k = 1;
+		} else {
+			break;
+		}
+	}
+	*lo = v[0];
+	*hi = v[1];
+	return k == 1;
+}
+
+/*
+ * The mapping holding sp, from /proc/self/maps, without malloc: its end,
+ * and its start in *start (0 when none).  With 1 KiB of stack and no
+ * sscanf: it runs at a thread's first event, where the thread may have
+ * little stack to spare (it took 4 KiB and sscanf's more).  A line longer
+ * than the buffer (a long path) is judged by its start.
+ */
 static uint64_t maps_stack(uint64_t sp, uint64_t *start)
 {
-	char buf[4096];
+	char buf[1024];
 	size_t have = 0;
-	uint64_t top = 0;
+	uint64_t top = 0, lo, hi;
+	bool skip = false;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
@@ -55,17 +84,27 @@ static uint64_t maps_stack(uint64_t sp, uint64_t *start)
 		buf[have] = '\0';
 		line = buf;
 		while ((nl = strchr(line, '\n'))) {
-			unsigned long long lo, hi;
-
 			*nl = '\0';
-			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi) {
+			if (!skip && maps_range(line, &lo, &hi) && sp >= lo && sp < hi) {
 				top = hi;
 				*start = lo;
 				goto out;
 			}
+			skip = false;
 			line = nl + 1;
 		}
 		have = strlen(line);
+		if (have == sizeof(buf) - 1) {
+			/* no newline in a full buffer: judge the start, drop the rest */
+			if (!skip && maps_range(line, &lo, &hi) && sp >= lo && sp < hi) {
+				top = hi;
+				*start = lo;
+				goto out;
+			}
+			skip = true;
+			have = 0;
+			continue;
+		}
 		memmove(buf, line, have);
 	}
 out:

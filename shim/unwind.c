@@ -652,7 +652,10 @@ static inline uint64_t lookup_rule(struct unwind_state *us, uint64_t ip)
 
 static int (*unw_backtrace_fn)(void **, int);
 
-static int libunwind_capture(uint64_t *ips, int max)
+/* Not inlined: its buffer (and the check's, unwind_check) stay off the
+ * stack of the hooks that take the other ways (2.3 KiB of unwind_capture's
+ * frame: a thread of the program needed that much more stack). */
+static __attribute__((noinline)) int libunwind_capture(uint64_t *ips, int max)
 {
 	void *buf[TRACE_MAX + 16];
 	int n, i, out = 0;
@@ -1378,6 +1381,8 @@ static void hash_ips(const uint64_t *ips, struct capture *c)
 	c->have_ips = true;
 }
 
+static void unwind_check(struct unwind_state *us, uint64_t *ips, int max, struct capture *c);
+
 void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_t *ips, int max,
 		    struct capture *c)
 {
@@ -1416,26 +1421,32 @@ void unwind_capture(struct unwind_state *us, unsigned mode, void *frame, uint64_
 	dwarf_capture(us, ip, rsp, rbp, ips, max, c, true);
 	if (c->have_ips)
 		hash_ips(ips, c);
-	if (unlikely(check_mode) && unw_backtrace_fn) {
-		uint64_t ref[TRACE_MAX];
-		int m = libunwind_capture(ref, max), i;
-		bool same = m == c->n;
+	if (unlikely(check_mode) && unw_backtrace_fn)
+		unwind_check(us, ips, max, c);
+}
 
-		if (!c->have_ips) {
-			/* A cached capture gave only (n, hash): check those. */
-			struct capture walked = *c;
-			bool hit = us->tc_hit;
+/* MEMSCOPE_UNWIND_CHECK: the walk against libunwind's. */
+static __attribute__((noinline)) void unwind_check(struct unwind_state *us, uint64_t *ips, int max,
+						   struct capture *c)
+{
+	uint64_t ref[TRACE_MAX];
+	int m = libunwind_capture(ref, max), i;
+	bool same = m == c->n;
 
-			unwind_fill_ips(us, ips);
-			hash_ips(ips, &walked);
-			same = same && walked.h1 == c->h1 && walked.h2 == c->h2;
-			if (hit)
-				__atomic_add_fetch(&check_cached, 1, __ATOMIC_RELAXED);
-		}
-		for (i = 0; same && i < c->n; i++)
-			same = ref[i] == ips[i];
-		__atomic_add_fetch(&check_total, 1, __ATOMIC_RELAXED);
-		if (!same && __atomic_add_fetch(&check_bad, 1, __ATOMIC_RELAXED) <= 3)
-			report_mismatch(ips, c->n, ref, m);
+	if (!c->have_ips) {
+		/* A cached capture gave only (n, hash): check those. */
+		struct capture walked = *c;
+		bool hit = us->tc_hit;
+
+		unwind_fill_ips(us, ips);
+		hash_ips(ips, &walked);
+		same = same && walked.h1 == c->h1 && walked.h2 == c->h2;
+		if (hit)
+			__atomic_add_fetch(&check_cached, 1, __ATOMIC_RELAXED);
 	}
+	for (i = 0; same && i < c->n; i++)
+		same = ref[i] == ips[i];
+	__atomic_add_fetch(&check_total, 1, __ATOMIC_RELAXED);
+	if (!same && __atomic_add_fetch(&check_bad, 1, __ATOMIC_RELAXED) <= 3)
+		report_mismatch(ips, c->n, ref, m);
 }

@@ -184,6 +184,85 @@ for how in "" --follow; do
 		"$(leaks_in "$OUT/rawclone$how.ndjson" main)"
 done
 
+# --- the stack a hook needs -------------------------------------------------
+# How deep below its caller one malloc and free go, natively and recorded,
+# at a thread's first call and after: a thread with little stack to spare
+# must not fault under us (the hooks took 2.3 KiB more, and a thread's
+# first event 4 KiB more, when libunwind's buffer sat in every capture's
+# frame and /proc/self/maps was read with 4 KiB and sscanf).
+cat >"$OUT/stk.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned char *volatile lo_mark;
+__attribute__((noinline)) static void paint(void)
+{
+	volatile unsigned char buf[65536];
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = 0xa5;
+	lo_mark = (unsigned char *)buf;
+}
+__attribute__((noinline)) static size_t probe(size_t size)
+{
+	unsigned char *sp = __builtin_frame_address(0), *q;
+	void *p;
+
+	paint();
+	p = malloc(size);
+	free(p);
+	for (q = lo_mark; q < sp && *q == 0xa5; q++)
+		;
+	return (size_t)(sp - q);
+}
+static volatile size_t sizes[2] = { 40, 4000 };
+static void *run(void *arg)
+{
+	size_t first = probe(100), site = 0, later = 0, u;
+	int r;
+
+	for (r = 0; r < 20; r++) {
+		u = probe(sizes[r % 2]);	/* one call site */
+		if (r == 0)
+			site = u;	/* a stack not seen before */
+		else if (u > later)
+			later = u;
+	}
+	printf("%s %zu %zu %zu\n", (const char *)arg, first, later, site);
+	return NULL;
+}
+int main(void)
+{
+	pthread_t t;
+
+	free(malloc(1));	/* the allocator's own start, natively too */
+	run("main");
+	pthread_create(&t, NULL, run, "thread");
+	pthread_join(t, NULL);
+	return 0;
+}
+EOF
+check_status "build stk" 0 cc -O1 -pthread -o "$OUT/stk" "$OUT/stk.c"
+"$OUT/stk" >"$OUT/stk.native"
+ms-record -q -o "$OUT/stk.ndjson" "$OUT/stk" >"$OUT/stk.rec"
+for w in main thread; do
+	n2=$(awk -v w=$w '$1 == w { print $3 }' "$OUT/stk.native")
+	r2=$(awk -v w=$w '$1 == w { print $3 }' "$OUT/stk.rec")
+	n3=$(awk -v w=$w '$1 == w { print $4 }' "$OUT/stk.native")
+	r3=$(awk -v w=$w '$1 == w { print $4 }' "$OUT/stk.rec")
+	check_range "stack, $w, a stack seen before: at most 512 bytes more than natively ($n2)" 0 $((n2 + 512)) "${r2:-99999}"
+	check_range "stack, $w, a new stack: at most 1.5 KiB more than natively ($n3)" 0 $((n3 + 1536)) "${r3:-99999}"
+done
+# A thread's first event sets its recording up: 3.6 KiB more than the
+# allocator's own first call now.
+n1=$(awk '$1 == "main" { print $2 }' "$OUT/stk.native")
+r1=$(awk '$1 == "main" { print $2 }' "$OUT/stk.rec")
+check_range "stack, the process's first event: at most 1 KiB more than natively ($n1)" 0 $((n1 + 1024)) "${r1:-99999}"
+n1=$(awk '$1 == "thread" { print $2 }' "$OUT/stk.native")
+r1=$(awk '$1 == "thread" { print $2 }' "$OUT/stk.rec")
+check_range "stack, a thread's first event: at most 4 KiB more than natively ($n1)" 0 $((n1 + 4096)) "${r1:-99999}"
+
 # --- a signal handler leaves the library with siglongjmp -------------------
 # The guard the interrupted hook held stays held; a later hook whose
 # caller is above where it was taken gives it back, and recording goes
