@@ -598,6 +598,21 @@ static int mem_write(struct target *t, uint64_t addr, const void *buf, size_t n)
 	return r == (ssize_t)n ? 0 : -EIO;
 }
 
+/* Why its memory could not be written: it is ending (a zombie, or gone),
+ * or something else. */
+static int write_failed(struct target *t)
+{
+	char path[64], buf[512];
+	const char *paren;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", t->pid);
+	if (msc_read_small(path, buf, sizeof(buf)) <= 0 || !(paren = strrchr(buf, ')')) ||
+	    paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X')
+		return msc_err_set(t->err, -ESRCH, "pid %d exited during the attach", t->pid);
+	return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
+			   t->pid, t->pid);
+}
+
 static bool is_fault(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
@@ -890,7 +905,7 @@ static int remote_call(struct target *t, uint64_t stack_top, uint64_t fn, uint64
 
 	/* At entry (rsp + 8) is 16-aligned, the return address is the int3. */
 	if (mem_write(t, sp, &back, sizeof(back)))
-		return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory", t->pid);
+		return write_failed(t);
 	r.rsp = sp;
 	r.rip = fn;
 	r.rdi = a0;
@@ -1036,8 +1051,7 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 		restart = true;
 	if (mem_read(t, t->trap, t->trap_save, sizeof(t->trap_save)) ||
 	    mem_write(t, t->trap, stub, sizeof(stub))) {
-		rc = msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
-				 t->pid, t->pid);
+		rc = write_failed(t);
 		goto out;
 	}
 	t->trap_written = true;
@@ -1067,7 +1081,7 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 		top = s_arg;
 	}
 	if (rc) {
-		rc = msc_err_set(t->err, -EIO, "pid %d: cannot write its memory", t->pid);
+		rc = write_failed(t);
 		goto out;
 	}
 	top -= 64;
