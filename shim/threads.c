@@ -231,28 +231,38 @@ static void threads_count(void)
 
 struct tstate *thread_init(void)
 {
+	unsigned gen;
 	struct tstate *t = t_state;
 	struct msc_ring *r = NULL;
-	unsigned i, n = g_nrings;
+	unsigned i, n;
 	int saved = errno;
 
 	t_hot.gen = 0;
 	/*
-	 * Only in a session recording now: a thread that passed a hook's
-	 * check in an earlier one and ran again while the next began
-	 * (attach mode, 200 threads on 2 CPUs) took the new generation with
-	 * a ring of the old region, unmapped a detach later under it
-	 * (SIGSEGV).  Once recording, the region and generation are those
-	 * of this session (set before the state, released).
+	 * Only in a session recording now, and with its generation read
+	 * first: a thread that passed a hook's check in an earlier session
+	 * and ran again while the next began (attach mode, 200 threads on 2
+	 * CPUs) took the new generation with a ring of the old region,
+	 * unmapped a detach later under it (SIGSEGV).  A session's
+	 * generation moves before its state leaves ST_INIT, and its region
+	 * is set before it records: read in this order, a generation that is
+	 * current goes with its own region, and one that moved meanwhile
+	 * is seen stale at the next event.
 	 */
+	gen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ACTIVE)
 		return NULL;
+	n = g_nrings;
 	/* Ours from an earlier session: its ring went with that region. */
 	if (t && t != TSTATE_DEAD) {
 		if (t->tab)
 			unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
 		unmap(t, sizeof(*t));
 		t_state = NULL;
+		/* Nor its exit: a thread that then records nowhere (no ring,
+		 * and no shared one) called thread_exit on it unmapped. */
+		if (g_key_ok)
+			pthread_setspecific(g_key, NULL);
 	}
 
 	threads_count();
@@ -285,7 +295,7 @@ struct tstate *thread_init(void)
 			;
 	}
 	t->tid = raw_gettid();
-	t->gen = g_gen;
+	t->gen = gen;
 	t->ring->tid = (uint32_t)t->tid;
 	t->uw.stack_hi = t_stack_hi = stack_top(&t->stack_lo);
 	t_state = t;
