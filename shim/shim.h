@@ -567,6 +567,7 @@ static inline __attribute__((always_inline)) void guard_out(void)
 /* t_state of a thread that records through the shared ring: it exited, or
  * found no ring (or no memory) of its own and does not try again. */
 #define TSTATE_DEAD ((struct tstate *)1)
+extern __thread unsigned t_dead_gen TLS_IE;
 /* The thread-specific value of a thread that records on the shared ring:
  * its exit is announced too (thread_exit). */
 #define TSTATE_SHARED_MARK ((void *)2)
@@ -604,7 +605,7 @@ static inline struct tstate *get_tstate(void)
 
 	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
 		return t;
-	if (t == TSTATE_DEAD)
+	if (t == TSTATE_DEAD && (t_dead_gen == g_gen || !g_attached))
 		return shared_state();
 	return thread_init();
 }

@@ -28,6 +28,10 @@ __thread struct tstate *t_state TLS_IE;
 __thread struct thot t_hot TLS_IE = { .table = g_closed_table };
 __thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
 __thread uint64_t t_stack_hi TLS_IE;
+/* The session in which t_state became TSTATE_DEAD: attached, a later one
+ * tries for a ring again (after a session that ran out of rings, a thread
+ * stayed on the shared ring for good, its events out of order there). */
+__thread unsigned t_dead_gen TLS_IE;
 
 struct tstate g_shared;
 bool g_shared_ready;
@@ -279,6 +283,12 @@ struct tstate *thread_init(void)
 	}
 	if (i >= n)
 		goto shared;
+	/* A session began meanwhile: this ring is the old region's. */
+	if (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
+		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
+		errno = saved;
+		return NULL;
+	}
 	t = map_anon(sizeof(*t));
 	if (!t || !tstate_setup(t, i)) {
 		if (t)
@@ -305,9 +315,10 @@ struct tstate *thread_init(void)
 	errno = saved;
 	return t;
 shared:
-	/* Once is enough: looking again at every event would cost a scan of
-	 * the rings (and a mapping) per allocation. */
+	/* Once a session is enough: looking again at every event would cost
+	 * a scan of the rings (and a mapping) per allocation. */
 	t_state = TSTATE_DEAD;
+	t_dead_gen = gen;
 	shared_announce();
 	errno = saved;
 	return shared_state();
@@ -338,6 +349,7 @@ void thread_exit(void *arg)
 	 * ring may be another thread's next). */
 	sample_leave(t);
 	t_state = TSTATE_DEAD;
+	t_dead_gen = g_gen;
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
 	if (t->gen == g_gen)
