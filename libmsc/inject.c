@@ -474,6 +474,8 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 				   pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	rc = elf_open(&ef, path);
+	if (rc && process_gone(fs, pid))
+		return msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
 	if (rc == -EACCES || rc == -EPERM)
 		return explain_eperm(pid, err);
 	if (rc == -ENOENT)
@@ -492,10 +494,14 @@ static int check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 
 		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, lib);
 		if (stat(lib, &here) || stat(path, &there) || here.st_ino != there.st_ino ||
-		    here.st_dev != there.st_dev)
+		    here.st_dev != there.st_dev) {
+			if (process_gone(fs, pid))
+				return msc_err_set(err, -ESRCH, "pid %d exited during the attach",
+						   pid);
 			return msc_err_set(err, -ENOENT,
 					   "%s is not visible at the same path in pid %d's mount namespace (a container?); install it there",
 					   lib, pid);
+		}
 	}
 	return 0;
 }
@@ -1204,6 +1210,11 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	mw.lib = lib;
 	mw.have_lib_st = stat(lib, &mw.lib_st) == 0;
 	rc = msc_proc_maps(&fs, pid, on_mapping, &mw, err);
+	if (rc == -ENODATA || rc == -ESRCH) {
+		/* A zombie has no mm to read: it ended while we looked. */
+		rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+		goto out;
+	}
 	if (rc) {
 		rc = msc_err_set(err, rc, "cannot read /proc/%d/maps: %s", pid,
 				 strerror(-rc));
