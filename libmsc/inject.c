@@ -557,24 +557,38 @@ static int thread_score(struct msc_procfs *fs, int pid, int tid)
 	}
 }
 
-static int choose_thread(struct msc_procfs *fs, int pid)
+static bool skipped(const int *skip, int nskip, int tid)
+{
+	int i;
+
+	for (i = 0; i < nskip; i++)
+		if (skip[i] == tid)
+			return true;
+	return false;
+}
+
+/* The best thread not in skip[]; 0 when every one is. */
+static int choose_thread(struct msc_procfs *fs, int pid, const int *skip, int nskip)
 {
 	char dir[64];
 	struct dirent *de;
-	int best = pid, best_score;
+	int best = 0, best_score = 100;
 	DIR *d;
 
-	best_score = thread_score(fs, pid, pid);
-	if (best_score == 0)
-		return pid;
+	if (!skipped(skip, nskip, pid)) {
+		best = pid;
+		best_score = thread_score(fs, pid, pid);
+		if (best_score == 0)
+			return pid;
+	}
 	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
 	d = opendir(dir);
 	if (!d)
-		return pid;
+		return best;
 	while ((de = readdir(d)) != NULL) {
 		int tid = atoi(de->d_name), sc;
 
-		if (tid <= 0 || tid == pid)
+		if (tid <= 0 || tid == pid || skipped(skip, nskip, tid))
 			continue;
 		sc = thread_score(fs, pid, tid);
 		if (sc < best_score) {
@@ -1150,15 +1164,22 @@ out:
 static int stop_at_safe_point(struct target *t, struct msc_procfs *fs, struct msc_inject_stats *st,
 			      uint64_t deadline)
 {
-	t->tid = choose_thread(fs, t->pid);
-	st->tid = t->tid;
-	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0)
-		return errno == ESRCH ? -ESRCH : -EPERM;
-	t->seized = true;
+	int skip[64], nskip = 0;
+
 	for (;;) {
 		struct user_regs_struct r;
-		int rc = interrupt(t);
+		int rc;
 
+		if (!t->seized) {
+			t->tid = choose_thread(fs, t->pid, skip, nskip);
+			if (!t->tid)
+				t->tid = t->pid;
+			st->tid = t->tid;
+			if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0)
+				return errno == ESRCH ? -ESRCH : -EPERM;
+			t->seized = true;
+		}
+		rc = interrupt(t);
 		if (rc < 0)
 			return rc;
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
@@ -1166,12 +1187,24 @@ static int stop_at_safe_point(struct target *t, struct msc_procfs *fs, struct ms
 		if (safe_point(t, &r))
 			return 0;
 		st->retries++;
-		if (let_go(t, PTRACE_CONT) < 0)
+		/* Not there: the next best thread, until each was tried (one
+		 * may stay inside the allocator: asleep in a signal handler
+		 * that interrupted malloc, or in a loop of mallocs while
+		 * another thread sleeps in sigwait). */
+		if (let_go(t, PTRACE_DETACH) < 0)
 			return -ESRCH;
+		t->seized = false;
+		if (nskip == (int)ARRAY_SIZE(skip))
+			nskip = 0;
+		skip[nskip++] = t->tid;
 		if (now_ns() > deadline)
 			return -EAGAIN;
-		/* 1..25 ms: out of whatever allocation storm it was in. */
-		nap_us(1000 + (long)((now_ns() / 1000) % 24000));
+		/* Each tried: 1..25 ms, out of whatever allocation storm
+		 * they were in. */
+		if (!choose_thread(fs, t->pid, skip, nskip)) {
+			nskip = 0;
+			nap_us(1000 + (long)((now_ns() / 1000) % 24000));
+		}
 	}
 }
 
@@ -1266,8 +1299,8 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 				 t.tid);
 	else if (rc == -EAGAIN)
 		rc = msc_err_set(err, rc,
-				 "pid %d: thread %d found no safe point in %d ms (always inside the allocator or loader); try again",
-				 pid, t.tid, t.timeout_ms);
+				 "pid %d: no thread was outside the allocator and loader in %d ms; try again",
+				 pid, t.timeout_ms);
 	else if (rc == -EPERM)
 		rc = explain_eperm(pid, err);
 	if (rc)
