@@ -57,8 +57,10 @@ static pid_t g_collector_pid;
 uint32_t g_ring_size, g_nrings;
 bool g_attached;
 unsigned g_gen;
-static void *g_old_region;
-static size_t g_old_region_size;
+/* The region under g_region is a session's no more (buried), and the
+ * address space its buried predecessors keep. */
+static bool g_buried;
+static uint64_t g_buried_bytes;
 char g_exe[512];
 
 /* ---------------------------------------------------------------- rings */
@@ -66,6 +68,56 @@ char g_exe[512];
 static void set_state(int st)
 {
 	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);
+}
+
+/*
+ * A session's end (a detach, or the next attach after its collector died):
+ * our mapping of its region is replaced, in place, by private zero pages
+ * that are never unmapped.  A thread preempted inside a hook holds the
+ * region's addresses (its ring, the shared ring's lock, the control page)
+ * and may write to them when it runs again, however many sessions later:
+ * 200 busy threads on 2 CPUs wait that long.  Unmapped, the address
+ * faulted (SIGSEGV in the program), or held whatever was mapped there
+ * next: a later session's ring (corrupt records) or the program's own
+ * memory.  Buried, such a write lands in memory of ours that nothing
+ * reads, and a wait for room there gives up (its session is over).  What
+ * stays is address space (g_buried_bytes), no memory: the collector's
+ * pages go with its own mapping.
+ */
+#define BURY_SPARE_RINGS 16u
+
+static void region_bury(void)
+{
+	int prot = PROT_READ | PROT_WRITE;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
+	uint64_t used, keep;
+	void *p;
+
+	if (!g_region || g_buried)
+		return;
+	/*
+	 * Threads write only to the rings they took, which are the lowest
+	 * free ones (thread_init), and a thread still looking for one stops
+	 * at the first free: the rings up to the highest taken, and spares
+	 * for lookers, are kept; the rest (untouched, address space only:
+	 * 2 MiB a ring with few threads) goes.
+	 */
+	used = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE) + BURY_SPARE_RINGS;
+	if (used > g_nrings)
+		used = g_nrings;
+	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_ring_size);
+	keep = (keep + 4095) & ~4095ull;
+	if (keep > g_region_size)
+		keep = g_region_size;
+	p = real_mmap ? real_mmap(g_region, keep, prot, flags, -1, 0) :
+			mmap(g_region, keep, prot, flags, -1, 0);
+	/* Else the region stays mapped as it is, for good: as safe. */
+	if (p == g_region) {
+		if (keep < g_region_size)
+			unmap((char *)g_region + keep, g_region_size - keep);
+		g_buried_bytes += keep;
+	}
+	g_buried = true;
 }
 
 static void stop_recording(void)
@@ -371,6 +423,7 @@ static bool session_start(bool forked)
 	}
 	g_region = region;
 	g_region_size = welcome.region_size;
+	g_buried = false;
 	g_ctl = region;
 	g_depth = g_ctl->depth ? g_ctl->depth : 64;
 	if (g_depth > TRACE_MAX)
@@ -570,14 +623,8 @@ int shim_session_attach(const char *sock)
 	set_state(ST_INIT);
 	g_started = true;
 	g_attached = true;
-	/* A session that ended without a detach (its collector died): its
-	 * region goes where a detach puts it. */
-	if (g_region && g_region != g_old_region) {
-		if (g_old_region)
-			unmap(g_old_region, g_old_region_size);
-		g_old_region = g_region;
-		g_old_region_size = g_region_size;
-	}
+	/* A session that ended without a detach (its collector died). */
+	region_bury();
 	session_prepare(sock);
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {
@@ -599,23 +646,13 @@ void shim_session_attach_begin(void)
 	guard_out();
 }
 
-/* Detach: no more events; the region stays mapped until the next session
- * (a thread may still be inside a hook, writing its last record). */
+/* Detach: no more events, and the region is the collector's alone. */
 void shim_session_detach(void)
 {
 	stop_recording();
 	sample_flush_all();
 	g_shared_ready = false;
-	/*
-	 * The region stays mapped (a thread may be inside a hook, writing
-	 * its last record) until the next detach: the one before goes then,
-	 * a whole session later.  Its pages are given back by the collector
-	 * once it has read them (MADV_REMOVE): what stays is address space.
-	 */
-	if (g_old_region && g_old_region != g_region)
-		unmap(g_old_region, g_old_region_size);
-	g_old_region = g_region;
-	g_old_region_size = g_region_size;
+	region_bury();
 }
 
 void shim_init(void)
@@ -756,8 +793,7 @@ static uint64_t g_limit_raised;
 
 static uint64_t our_space(void)
 {
-	uint64_t size = (g_region ? g_region_size : 0) +
-			(g_old_region && g_old_region != g_region ? g_old_region_size : 0);
+	uint64_t size = (g_region && !g_buried ? g_region_size : 0) + g_buried_bytes;
 
 	return size ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
 }

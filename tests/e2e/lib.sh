@@ -28,6 +28,10 @@ not_ok() {
 check_eq() {
 	if [ "$2" = "$3" ]; then ok; else not_ok "$1: expected '$2', got '$3'"; fi
 }
+# check_ne WHAT UNEXPECTED ACTUAL
+check_ne() {
+	if [ "$2" != "$3" ]; then ok; else not_ok "$1: got '$3'"; fi
+}
 # check_status WHAT EXPECTED COMMAND...
 check_status() {
 	_what=$1 _want=$2
