@@ -549,40 +549,39 @@ parked() {
 region_at() {
 	awk '/memfd:memscope/ { split($1, a, "-"); print a[1] }' /proc/"$1"/maps
 }
+# park_session N: ms-record -p PK in the background (PR) until it records;
+# its region's address in rN
+park_session() {
+	ms-record -q -p $PK --duration 30s -o "$OUT/park$1.ndjson" 2>"$OUT/park$1.err" &
+	PR=$!
+	wait_recorded $PK
+	eval "r$1=\$(region_at $PK)"
+}
+# until_parked TEST N: until the count of held threads passes [ TEST N ] (4 s)
+until_parked() {
+	_w=0
+	while [ $_w -lt 200 ] && ! [ "$(parked $PK)" "$1" "$2" ]; do
+		sleep 0.02
+		_w=$((_w + 1))
+	done
+}
 "$OUT/park" 16 &
 PK=$!
 _bg_pids="$_bg_pids $PK"
-ms-record -q -p $PK --duration 30s -o "$OUT/park1.ndjson" 2>"$OUT/park1.err" &
-PR=$!
-wait_recorded $PK
-r1=$(region_at $PK)
+park_session 1
 kill -HUP $PK
-_w=0
-while [ $_w -lt 200 ] && [ "$(parked $PK)" -lt 12 ]; do
-	sleep 0.02
-	_w=$((_w + 1))
-done
+until_parked -ge 12
 kill -INT $PR
 wait $PR
 check_eq "threads held: the first session ends well" 0 $?
 check_eq "threads held: no region of the collector's left after a detach" "" "$(region_at $PK)"
-ms-record -q -p $PK --duration 30s -o "$OUT/park2.ndjson" 2>"$OUT/park2.err" &
-PR=$!
-wait_recorded $PK
-r2=$(region_at $PK)
+park_session 2
 kill -INT $PR
 wait $PR
 check_eq "threads held inside malloc: attached through another thread$(cat "$OUT/park2.err")" 0 $?
-ms-record -q -p $PK --duration 30s -o "$OUT/park3.ndjson" 2>"$OUT/park3.err" &
-PR=$!
-wait_recorded $PK
-r3=$(region_at $PK)
+park_session 3
 kill -USR2 $PK
-_w=0
-while [ $_w -lt 200 ] && [ "$(parked $PK)" -gt 4 ]; do
-	sleep 0.02
-	_w=$((_w + 1))
-done
+until_parked -le 4
 kill -INT $PR
 wait $PR
 check_eq "threads held, then let go: the session ends well$(cat "$OUT/park3.err")" 0 $?
