@@ -598,17 +598,22 @@ check_eq "threads held, then let go: killed by the signal it got" 143 $?
 # ms-record waits for it to continue and then detaches: every slot back
 # (8 stayed hooked, "detached" and exit 0 said, in 4 runs of 5).  A second
 # signal gives up: exit 1, said, the recording kept.
-"$OUT/forker" >"$OUT/stopped.log" &
-SK=$!
-_bg_pids="$_bg_pids $SK"
-wait_for_line "$OUT/stopped.log" "^ready"
-ms-record -q -p $SK -o "$OUT/stopped.ndjson" 2>"$OUT/stopped.err" &
-SR=$!
-wait_recorded $SK
-kill -STOP $SK
-wait_stopped $SK
-kill -INT $SR
-wait_for_line "$OUT/stopped.err" "is stopped: detaching once it continues"
+# stopped_at_detach NAME: forker (SK) recorded by ms-record (SR) into
+# NAME.ndjson, stopped, and asked to detach: until ms-record says it waits
+stopped_at_detach() {
+	"$OUT/forker" >"$OUT/$1.log" &
+	SK=$!
+	_bg_pids="$_bg_pids $SK"
+	wait_for_line "$OUT/$1.log" "^ready"
+	ms-record -q -p $SK -o "$OUT/$1.ndjson" 2>"$OUT/$1.err" &
+	SR=$!
+	wait_recorded $SK
+	kill -STOP $SK
+	wait_stopped $SK
+	kill -INT $SR
+	wait_for_line "$OUT/$1.err" "is stopped: detaching once it continues"
+}
+stopped_at_detach stopped
 kill -CONT $SK
 wait $SR
 check_eq "stopped while attached: ms-record detaches once it continues" 0 $?
@@ -617,17 +622,7 @@ kill -USR1 $SK
 wait_for_line "$OUT/stopped.log" "^forked"
 check_grep "stopped while attached: every slot written back" "^parent libc" "$OUT/stopped.log"
 kill $SK
-"$OUT/forker" >"$OUT/stopped2.log" &
-SK=$!
-_bg_pids="$_bg_pids $SK"
-wait_for_line "$OUT/stopped2.log" "^ready"
-ms-record -q -p $SK -o "$OUT/stopped2.ndjson" 2>"$OUT/stopped2.err" &
-SR=$!
-wait_recorded $SK
-kill -STOP $SK
-wait_stopped $SK
-kill -INT $SR
-wait_for_line "$OUT/stopped2.err" "is stopped: detaching once it continues"
+stopped_at_detach stopped2
 kill -INT $SR
 wait $SR
 check_eq "stopped, a second signal: exit 1" 1 $?
