@@ -341,6 +341,7 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 		c->o.nrings = DEFAULT_NRINGS;
 	if (c->o.nrings > MSC_PROTO_MAX_RINGS)
 		c->o.nrings = MSC_PROTO_MAX_RINGS;
+	collect_own_room();
 	if (!c->o.depth)
 		c->o.depth = 64;
 	c->ops = ops;
@@ -723,7 +724,7 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
 {
 	struct ring_cur *cur = &p->cur[ri];
 	uint64_t head = cur->head;
-	uint64_t size = c->o.ring_size, mask = size - 1;
+	uint64_t size = p->ring_size, mask = size - 1;
 	uint8_t *data = cur->data;
 
 	/* The producer's cache line is read once per batch, not per event:
@@ -814,9 +815,10 @@ static void ring_peek(struct msc_collector *c, struct msc_collector_private *p, 
  * made that record the waiting event; false leaves cur as it was, for
  * ring_peek to look at.
  */
-static inline bool ring_peek_block(struct msc_collector *c, struct ring_cur *cur)
+static inline bool ring_peek_block(const struct msc_collector *c,
+				   const struct msc_collector_private *p, struct ring_cur *cur)
 {
-	uint64_t size = c->o.ring_size, off = cur->pos & (size - 1), bytes;
+	uint64_t size = p->ring_size, off = cur->pos & (size - 1), bytes;
 	const uint64_t *rec = (const uint64_t *)(cur->data + off);
 	uint64_t hdr, ts;
 	unsigned type;
@@ -974,12 +976,12 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
  * would hide stay read (their threads would wait for room forever
  * otherwise), and a higher one is held to the rings there are.
  */
-static uint32_t rings_in_use(struct msc_collector *c, struct msc_collector_private *p)
+static uint32_t rings_in_use(struct msc_collector_private *p)
 {
 	uint32_t used = __atomic_load_n(&p->ctl->rings_used, __ATOMIC_ACQUIRE);
 
-	if (used > c->o.nrings)
-		used = c->o.nrings;
+	if (used > p->ncur)
+		used = p->ncur;
 	if (used > p->rings_used)
 		p->rings_used = used;
 	return p->rings_used;
@@ -994,7 +996,7 @@ static uint64_t watermark(struct msc_collector *c, struct msc_collector_private 
 		return UINT64_MAX;
 	now = raw_now(c);
 	w = now > c->slack_raw ? now - c->slack_raw : 0;
-	used = rings_in_use(c, p);
+	used = rings_in_use(p);
 	for (i = 0; i < used; i++) {
 		struct msc_ring *r = p->cur[i].ring;
 
@@ -1094,9 +1096,9 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 	/* The shim reads the layout from the control page, never writes it:
 	 * a change is a stray write of the target's (its threads that take a
 	 * ring from now on may write it out of place). */
-	if (p->ctl->ring_size != c->o.ring_size || p->ctl->nrings != c->o.nrings)
+	if (p->ctl->ring_size != p->ring_size || p->ctl->nrings != p->ncur)
 		corrupt(c, p, "its control page was overwritten; the rings are read as they were made");
-	used = rings_in_use(c, p);
+	used = rings_in_use(p);
 	/* The rings with an event waiting; usually one or a few. */
 	for (i = 0; i < used; i++) {
 		struct ring_cur *cur = &p->cur[i];
@@ -1149,7 +1151,7 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 			 * producer may be waiting for it. */
 			if (cur->pos - cur->released >= RELEASE_EVERY)
 				release_space(cur);
-			if (!ring_peek_block(c, cur))
+			if (!ring_peek_block(c, p, cur))
 				ring_peek(c, p, (unsigned)best);
 		} while (cur->have && cur->ts < next_ts);
 		if (!cur->have)
@@ -1261,7 +1263,7 @@ int msc_collector_settle(struct msc_collector *c, int pid)
 		;
 	if (!p)
 		return -ESRCH;
-	used = rings_in_use(c, p);
+	used = rings_in_use(p);
 	for (i = 0; i < used; i++) {
 		struct msc_ring *r = p->cur[i].ring;
 

@@ -74,8 +74,9 @@ struct msc_collector_private {
 	uint32_t ring_size;		/* as made: the page may be overwritten */
 	/*
 	 * The region is the target's to write, the control page too: after
-	 * setup the collector goes by its own copies of the layout (the
-	 * collector's options) and of rings_used.
+	 * setup the collector goes by its own copies of the layout
+	 * (ring_size, ncur: the collector's options, or less for a process
+	 * whose address-space limit leaves less room) and of rings_used.
 	 */
 	struct msc_ctl *ctl;
 	struct ring_cur *cur;
@@ -162,6 +163,7 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
  * it has ended, ends its session.
  */
 void collect_accept_one(struct msc_collector *c);
+void collect_own_room(void);
 void collect_end_session(struct msc_collector *c, struct msc_collector_private *p,
 			 const char *reason, int wait_status, bool have_status);
 void collect_free_session(struct msc_collector_private *p);

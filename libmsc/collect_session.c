@@ -139,6 +139,105 @@ static bool read_hello(int s, struct msc_hello *h)
 	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0;
 }
 
+/* ------------------------------------------- the region and a limit */
+
+#define MIN_FIT_RINGS 16u
+#define MIN_FIT_RING (16u * 1024)
+
+/*
+ * The collector maps every process's region too: under an inherited
+ * ulimit -v (ms-record run under one) its limit goes away when it may
+ * (CAP_SYS_RESOURCE), else its soft limit up to its hard one, which a
+ * process may always do.  Its children (the program) inherit the limit
+ * as it was: ms-record puts it back for them (msc_collector_own_limit).
+ */
+static struct rlimit g_own_as;
+static bool g_own_as_raised;
+
+void collect_own_room(void)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (g_own_as_raised || getrlimit(RLIMIT_AS, &g_own_as) < 0 ||
+	    g_own_as.rlim_cur == RLIM_INFINITY)
+		return;
+	if (setrlimit(RLIMIT_AS, &rl) < 0) {
+		rl.rlim_cur = rl.rlim_max = g_own_as.rlim_max;
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			return;
+	}
+	g_own_as_raised = true;
+}
+
+const struct rlimit *msc_collector_own_limit(void)
+{
+	return g_own_as_raised ? &g_own_as : NULL;
+}
+
+/* Half of what the collector may still map. */
+static uint64_t own_budget(void)
+{
+	struct rlimit rl;
+	char buf[64] = "";
+	uint64_t mapped;
+	FILE *f;
+
+	if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	f = fopen("/proc/self/statm", "re");
+	if (f && !fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	if (f)
+		fclose(f);
+	mapped = strtoull(buf, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE);
+	return rl.rlim_cur > mapped ? (rl.rlim_cur - mapped) / 2 : 0;
+}
+
+/* What a region of these rings takes in the process: itself and its
+ * threads' state (the shim's our_space, but its 64 MiB of slack). */
+static uint64_t region_need(uint32_t ring_size, uint32_t nrings)
+{
+	return msc_region_size(ring_size, nrings) + (uint64_t)nrings * (384u << 10);
+}
+
+/* Fewer rings (down to 16), then smaller ones (down to 16 KiB), until
+ * they fit in budget bytes: whether they do. */
+static bool shrink_to(uint64_t budget, uint32_t *ring_size, uint32_t *nrings)
+{
+	while (region_need(*ring_size, *nrings) > budget && *nrings > MIN_FIT_RINGS)
+		*nrings = *nrings / 2 > MIN_FIT_RINGS ? *nrings / 2 : MIN_FIT_RINGS;
+	while (region_need(*ring_size, *nrings) > budget && *ring_size > MIN_FIT_RING)
+		*ring_size /= 2;
+	return region_need(*ring_size, *nrings) <= budget;
+}
+
+/*
+ * The layout of a process's region under an address-space limit (the
+ * hello's as_room and as_free; the collector's own): first within what we
+ * may add to its limit without taking from the room it has (as_room -
+ * as_free), else within an eighth of all it may map.  0: within the
+ * first; 1: within the second, *took being what it loses; -1: neither.
+ */
+static int fit_layout(const struct msc_hello *h, uint32_t *ring_size, uint32_t *nrings,
+		      uint64_t *took)
+{
+	uint64_t own = own_budget(), spare, budget;
+	uint32_t rs = *ring_size, nr = *nrings;
+
+	if (!h->as_room && own == UINT64_MAX)
+		return 0;
+	spare = h->as_room ? (h->as_room > h->as_free ? h->as_room - h->as_free : 0) : UINT64_MAX;
+	if (shrink_to(spare < own ? spare : own, ring_size, nrings))
+		return 0;
+	*ring_size = rs;
+	*nrings = nr;
+	budget = h->as_room ? h->as_room / 8 : UINT64_MAX;
+	if (!shrink_to(budget < own ? budget : own, ring_size, nrings))
+		return -1;
+	*took = region_need(*ring_size, *nrings) > spare ? region_need(*ring_size, *nrings) - spare : 0;
+	return 1;
+}
+
 void collect_accept_one(struct msc_collector *c)
 {
 	struct msc_collector_private *p, *old, *next;
@@ -147,7 +246,9 @@ void collect_accept_one(struct msc_collector *c)
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	char path[64];
-	int s, fd = -1;
+	uint32_t ring_size = c->o.ring_size, nrings = c->o.nrings;
+	uint64_t took = 0;
+	int s, fd = -1, fit;
 
 	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (s < 0)
@@ -189,24 +290,35 @@ void collect_accept_one(struct msc_collector *c)
 		collect_free_session(p);
 		return;
 	}
-	p->region_size = msc_region_size(c->o.ring_size, c->o.nrings);
-	p->ring_size = c->o.ring_size;
+	fit = fit_layout(&h, &ring_size, &nrings, &took);
+	if (fit < 0) {
+		if (c->ops->warn)
+			c->ops->warn(c->ctx, "pid %d: its address-space limit (RLIMIT_AS, ulimit -v) "
+				     "leaves no room for the recording's rings: not recorded", h.pid);
+		goto fail;
+	}
+	if (fit > 0 && c->ops->warn)
+		c->ops->warn(c->ctx, "pid %d: under its address-space limit (RLIMIT_AS, ulimit -v) "
+			     "the recording's %u rings of %u KiB take %llu MiB of what it may map",
+			     h.pid, nrings, ring_size >> 10, (unsigned long long)(took + (1u << 20) - 1) >> 20);
+	p->region_size = msc_region_size(ring_size, nrings);
+	p->ring_size = ring_size;
 	/* Sealed at its size: the shim maps it whole and must never find
 	 * it shorter (SIGBUS) than the welcome said. */
 	fd = memfd_create("memscope", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, (off_t)p->region_size) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		goto fail;
+		goto fail_said;
 	p->region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p->region == MAP_FAILED) {
 		p->region = NULL;
-		goto fail;
+		goto fail_said;
 	}
 	ctl = p->ctl = p->region;
 	ctl->magic = MSC_PROTO_MAGIC;
 	ctl->version = MSC_PROTO_VERSION;
-	ctl->ring_size = c->o.ring_size;
-	ctl->nrings = c->o.nrings;
+	ctl->ring_size = ring_size;
+	ctl->nrings = nrings;
 	ctl->ts_kind = c->ts_kind;
 	ctl->depth = c->o.depth;
 	ctl->unwind = c->o.unwind;
@@ -217,18 +329,18 @@ void collect_accept_one(struct msc_collector *c)
 	ctl->sample_seed = c->o.seed;
 	ctl->sample_seeded = c->o.seeded;
 	ctl->rings_used = 1;
-	p->cur = calloc(c->o.nrings, sizeof(*p->cur));
-	p->cand = calloc(c->o.nrings, sizeof(*p->cand));
+	p->cur = calloc(nrings, sizeof(*p->cur));
+	p->cand = calloc(nrings, sizeof(*p->cand));
 	p->stack_map_cap = 4096;
 	p->stack_map = calloc(p->stack_map_cap, sizeof(*p->stack_map));
 	if (!p->cur || !p->cand || !p->stack_map)
 		goto fail;
-	p->ncur = c->o.nrings;
+	p->ncur = nrings;
 	p->rings_used = 1;
 	/* Not msc_ring_at(): it reads the layout from the control page. */
-	for (unsigned i = 0; i < c->o.nrings; i++) {
+	for (unsigned i = 0; i < nrings; i++) {
 		p->cur[i].ring = (struct msc_ring *)((char *)p->region + MSC_PROTO_CTL_SIZE +
-						     (uint64_t)i * (MSC_PROTO_RING_HDR + c->o.ring_size));
+						     (uint64_t)i * (MSC_PROTO_RING_HDR + ring_size));
 		p->cur[i].data = msc_ring_data(p->cur[i].ring);
 	}
 	p->pidfd = pidfd_open_(h.pid);
@@ -243,6 +355,10 @@ void collect_accept_one(struct msc_collector *c)
 	c->procs = p;
 	c->nprocs++;
 	return;
+fail_said:
+	if (c->ops->warn)
+		c->ops->warn(c->ctx, "pid %d: cannot make its %llu MiB of rings: %s: not recorded",
+			     h.pid, (unsigned long long)(p->region_size >> 20), strerror(errno));
 fail:
 	if (fd >= 0)
 		close(fd);

@@ -99,6 +99,9 @@ void msc_collector_free(struct msc_collector *c);
 
 /* The path to put in MEMSCOPE_SOCK. */
 const char *msc_collector_socket(const struct msc_collector *c);
+/* The collector lifts its own address-space limit (RLIMIT_AS) so as to map
+ * the regions: the limit it had, for a program it starts (NULL: as it is). */
+const struct rlimit *msc_collector_own_limit(void);
 
 /*
  * The rings of the sessions from now on, for a process of `threads`

@@ -62,6 +62,8 @@ static const char *const hooked[] = {
 	"_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t",
 	"_ZdaPvmSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
 	"_ZdaPvSt11align_val_tRKSt9nothrow_t",
+	/* session.c: a limit the program sets on its address space */
+	"setrlimit", "setrlimit64", "getrlimit", "getrlimit64", "prlimit", "prlimit64",
 	"pthread_getattr_np",	/* threads.c: not a hook, a guard */
 	"dlopen",
 };

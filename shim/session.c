@@ -375,6 +375,9 @@ static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
 	return true;
 }
 
+static void as_hello(struct msc_hello *h);
+static void as_make_room(uint64_t extra);
+
 /* Connects to the collector and maps this process's region. */
 static bool session_start(bool forked)
 {
@@ -407,11 +410,13 @@ static bool session_start(bool forked)
 	/* Read once per image, at init (a fork child runs the same one). */
 	n = (ssize_t)strnlen(g_exe, sizeof(hello.exe) - 1);
 	memcpy(hello.exe, g_exe, (size_t)n);
+	as_hello(&hello);
 	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
 		goto fail;
 	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0 ||
 	    !region_fd_ok(fd, welcome.region_size))
 		goto fail;
+	as_make_room(welcome.region_size + (64ull << 20));
 	region = mmap(NULL, welcome.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	fd = -1;
@@ -421,6 +426,7 @@ static bool session_start(bool forked)
 		munmap(region, welcome.region_size);
 		goto fail;
 	}
+	as_make_room((uint64_t)g_nrings * (384ull << 10));
 	g_region = region;
 	g_region_size = welcome.region_size;
 	g_buried = false;
@@ -778,18 +784,25 @@ __attribute__((destructor)) static void shim_dtor(void)
 /* ------------------------------------------------ the address-space limit */
 
 /*
- * A program that limits its own address space (setrlimit(RLIMIT_AS)) to
- * less than it maps already, as one that sets a fixed 256 MiB does under
- * us, set that limit for what it maps, not for what we map in it: the
- * region, and the threads' unwinder caches and stack tables (about
- * 384 KiB a thread for as many threads as there are rings).  While a
- * region is mapped, such a limit is raised by that much, and read back
- * lowered by as much, so that the program reads what it set.  A limit
- * above what is mapped now (one reckoned from /proc/self/statm, which
- * counts the region too) is left as it is.  Through the system call
- * itself: glibc's setrlimit, getrlimit and prlimit are each that one call.
+ * A limit on the address space (RLIMIT_AS) is the program's, for what it
+ * maps, not for what we map in it: the region, and the threads' unwinder
+ * caches and stack tables (about 384 KiB a thread for as many threads as
+ * there are rings).
+ *
+ * One it has when a session starts (ulimit -v, a limit set before an
+ * attach) is raised by that much before the region is mapped, as far as
+ * we may: the hard limit too when we are privileged, else the soft one up
+ * to the hard one.  The collector sizes the region to what that leaves
+ * (the hello's as_room and as_free, as_hello), and says it when it had to
+ * take some of the program's own room.  One the program sets meanwhile
+ * below what it maps already (a fixed 256 MiB under us) is raised the
+ * same way.  Either is read back lowered by as much, so that the program
+ * reads what it set.  A limit set above what is mapped now (reckoned from
+ * /proc/self/statm, which counts the region too) is left as it is.
+ * Through the system call itself: glibc's setrlimit, getrlimit and
+ * prlimit are each that one call.
  */
-static uint64_t g_limit_raised;
+static uint64_t g_raised_cur, g_raised_max;
 
 static uint64_t our_space(void)
 {
@@ -813,11 +826,70 @@ static rlim_t raise_by(rlim_t v, uint64_t extra)
 	return v == RLIM_INFINITY || v + extra < v ? RLIM_INFINITY : v + extra;
 }
 
+static int prlimit_(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
+{
+	return (int)syscall(SYS_prlimit64, pid, resource, want, old);
+}
+
+/* Whether we may raise our hard limit (CAP_SYS_RESOURCE): tried, and put
+ * back at once (lowering it is always allowed). */
+static bool may_raise_max(const struct rlimit *now)
+{
+	struct rlimit up = { now->rlim_cur, now->rlim_max + 4096 };
+
+	if (now->rlim_max == RLIM_INFINITY || prlimit_(0, RLIMIT_AS, &up, NULL) < 0)
+		return false;
+	prlimit_(0, RLIMIT_AS, now, NULL);
+	return true;
+}
+
+/* The hello's as_room and as_free (msc_proto.h). */
+static void as_hello(struct msc_hello *h)
+{
+	struct rlimit now;
+	uint64_t mapped;
+
+	h->as_room = h->as_free = 0;
+	if (prlimit_(0, RLIMIT_AS, NULL, &now) < 0 || now.rlim_cur == RLIM_INFINITY ||
+	    now.rlim_max == RLIM_INFINITY || may_raise_max(&now))
+		return;
+	mapped = mapped_now();
+	h->as_room = now.rlim_max > mapped ? now.rlim_max - mapped : 1;
+	h->as_free = now.rlim_cur > mapped ? now.rlim_cur - mapped : 0;
+}
+
+/* The limit raised by extra bytes (see above), as far as we may: before
+ * the region is mapped by its size and 64 MiB, once its layout is known
+ * by the threads' state. */
+static void as_make_room(uint64_t extra)
+{
+	struct rlimit now, want;
+
+	if (prlimit_(0, RLIMIT_AS, NULL, &now) < 0 || now.rlim_cur == RLIM_INFINITY)
+		return;
+	want.rlim_cur = raise_by(now.rlim_cur, extra);
+	want.rlim_max = raise_by(now.rlim_max, extra);
+	if (prlimit_(0, RLIMIT_AS, &want, NULL) < 0) {
+		want.rlim_max = now.rlim_max;
+		if (want.rlim_cur > now.rlim_max)
+			want.rlim_cur = now.rlim_max;
+		if (prlimit_(0, RLIMIT_AS, &want, NULL) < 0)
+			return;
+	}
+	g_raised_cur += want.rlim_cur == RLIM_INFINITY ? 0 : want.rlim_cur - now.rlim_cur;
+	g_raised_max += want.rlim_max == RLIM_INFINITY ? 0 : want.rlim_max - now.rlim_max;
+}
+
+static rlim_t lowered(rlim_t v, uint64_t by)
+{
+	return v != RLIM_INFINITY && v >= by ? v - by : v;
+}
+
 static int limit_call(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
 {
 	struct rlimit raised;
 	uint64_t extra = 0;
-	long rc;
+	int rc;
 	bool mine = resource == RLIMIT_AS && (pid == 0 || pid == getpid());
 
 	if (mine && want && want->rlim_cur != RLIM_INFINITY && want->rlim_cur < mapped_now())
@@ -827,16 +899,14 @@ static int limit_call(pid_t pid, int resource, const struct rlimit *want, struct
 		raised.rlim_max = raise_by(want->rlim_max, extra);
 		want = &raised;
 	}
-	rc = syscall(SYS_prlimit64, pid, resource, want, old);
-	if (rc == 0 && mine && old && g_limit_raised) {
-		if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur >= g_limit_raised)
-			old->rlim_cur -= g_limit_raised;
-		if (old->rlim_max != RLIM_INFINITY && old->rlim_max >= g_limit_raised)
-			old->rlim_max -= g_limit_raised;
+	rc = prlimit_(pid, resource, want, old);
+	if (rc == 0 && mine && old) {
+		old->rlim_cur = lowered(old->rlim_cur, g_raised_cur);
+		old->rlim_max = lowered(old->rlim_max, g_raised_max);
 	}
 	if (rc == 0 && mine && want)
-		g_limit_raised = extra;
-	return (int)rc;
+		g_raised_cur = g_raised_max = extra;
+	return rc;
 }
 
 SHIM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -233,6 +234,7 @@ static char **child_env(const char *shim, const char *sock, char *owned[3])
 static int spawn(char *prog, char **argv, char **env, const sigset_t *orig_mask,
 		 void (*orig_pipe)(int), bool stdout_to_stderr)
 {
+	const struct rlimit *as = msc_collector_own_limit();
 	volatile int err = 0;
 	pid_t pid = vfork();
 
@@ -245,6 +247,12 @@ static int spawn(char *prog, char **argv, char **env, const sigset_t *orig_mask,
 		}
 		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		/* The address-space limit we were given (the collector's own
+		 * was lifted): the library raises it by what it maps. */
+		if (as && setrlimit(RLIMIT_AS, as) < 0) {
+			err = errno;
+			_exit(EXIT_CANNOT_RUN);
+		}
 		execve(prog, argv, env);
 		err = errno;
 		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);

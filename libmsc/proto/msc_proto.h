@@ -84,7 +84,7 @@
 #include "msc_allocfns.h"
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
-#define MSC_PROTO_VERSION 4
+#define MSC_PROTO_VERSION 5
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
@@ -312,6 +312,14 @@ struct msc_hello {
 	int32_t ppid;
 	uint32_t flags;			/* MSC_HELLO_* */
 	char exe[256];			/* /proc/self/exe, truncated */
+	/*
+	 * Its address-space limit (RLIMIT_AS), for the region's size:
+	 * as_room is what it may still map once the soft limit is raised
+	 * as far as it can raise it itself, as_free what it may map under
+	 * the soft limit as set (so the program's own room is as_free, and
+	 * as_room - as_free is ours to take).  Both 0: no limit binds it.
+	 */
+	uint64_t as_room, as_free;
 };
 #define MSC_HELLO_FORKED 1u		/* a fork child of a recorded process */
 

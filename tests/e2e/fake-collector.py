@@ -17,8 +17,8 @@ import sys
 
 mode, path = sys.argv[1], sys.argv[2]
 MAGIC = 0x6D73636F70653031
-VERSION = 4
-HELLO = 8 + 4 + 4 + 4 + 4 + 256
+VERSION = 5
+HELLO = 8 + 4 * 4 + 256 + 8 * 2  # struct msc_hello
 
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(path)

@@ -395,6 +395,58 @@ check_eq "aslim recorded: as natively (its limit read back as set)" \
 	"aslim: limit 256 512 MiB, 100 MiB, thread 1" "$(cat "$OUT/last.out")"
 check_eq "aslim recorded: its 100 MiB" "100 104857600 reachable 1048576" "$(leaks_in "$OUT/aslim.ndjson" main)"
 
+# --- a limit it inherits (ulimit -v) ---------------------------------------
+# The region is sized to fit under it (said), and the program keeps its
+# room as far as its hard limit allows: before, the collector's mapping
+# failed and the recording was empty, nothing said.  So little room that
+# nothing fits: said, and the program runs as it would.
+cat >"$OUT/asinh.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+void *volatile keep[100];
+
+static void *run(void *a) { return a; }
+
+int main(void)
+{
+	struct rlimit rl;
+	pthread_t t;
+	int ok = 0, th;
+
+	getrlimit(RLIMIT_AS, &rl);
+	for (int i = 0; i < 100; i++)
+		if ((keep[i] = malloc(1 << 20)))
+			memset(keep[i], 1, 1 << 20), ok++;
+	th = pthread_create(&t, NULL, run, NULL) == 0;
+	if (th)
+		pthread_join(t, NULL);
+	printf("asinh: limit %lu %lu KiB, %d MiB, thread %d\n", (unsigned long)rl.rlim_cur >> 10,
+	       (unsigned long)rl.rlim_max >> 10, ok, th);
+	return 0;
+}
+EOF
+check_status "build asinh" 0 cc -O1 -pthread -o "$OUT/asinh" "$OUT/asinh.c"
+check_eq "asinh natively under ulimit -v" "asinh: limit 400000 400000 KiB, 100 MiB, thread 1" \
+	"$(ulimit -v 400000; "$OUT/asinh")"
+check_status "asinh recorded under ulimit -v" 0 sh -c 'ulimit -v 400000; exec "$@"' sh \
+	ms-record -o "$OUT/asinh.ndjson" "$OUT/asinh"
+check_eq "asinh under ulimit -v: as natively" "asinh: limit 400000 400000 KiB, 100 MiB, thread 1" \
+	"$(cat "$OUT/last.out")"
+check_eq "asinh under ulimit -v: its 100 MiB" "100 104857600 reachable 1048576" \
+	"$(leaks_in "$OUT/asinh.ndjson" main)"
+check_egrep "asinh under ulimit -v: the rings' share said" \
+	"under its address-space limit .* the recording's [0-9]+ rings of [0-9]+ KiB take [0-9]+ MiB" "$OUT/last.err"
+# (the library's own code and data take a little of it: not as natively)
+check_status "asinh under ulimit -v 20000: recorded" 0 sh -c 'ulimit -v 20000; exec "$@"' sh \
+	ms-record -o "$OUT/asinh2.ndjson" "$OUT/asinh"
+check_egrep "asinh under ulimit -v 20000: it ran" "^asinh: limit 20000 20000 KiB, [0-9]+ MiB" "$OUT/last.out"
+check_grep "asinh under ulimit -v 20000: said" "leaves no room for the recording's rings: not recorded" \
+	"$OUT/last.err"
+
 # --- the collector dies: the program runs on -------------------------------
 mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &

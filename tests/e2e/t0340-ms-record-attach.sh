@@ -632,6 +632,78 @@ kill -CONT $SK
 check_status "stopped, a second signal: attachable again" 0 ms-record -q -p $SK --duration 0.1s -o "$OUT/stopped3.ndjson"
 kill $SK
 
+# --- a limit the program sets on its address space, attached ------------
+# As launched (t0310): set for what the program maps, not for our region.
+# Attached, its setrlimit used to reach libc's: every malloc and thread
+# creation after it failed.
+cat >"$OUT/aslim.c" <<'EOF'
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+void *volatile keep[100];
+
+static void *run(void *a) { return a; }
+
+int main(void)
+{
+	struct rlimit rl = { 256u << 20, 512u << 20 }, back;
+	pthread_t t;
+	sigset_t s;
+	int ok = 0, th, sig;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	puts("ready");
+	fflush(stdout);
+	sigwait(&s, &sig);
+	if (setrlimit(RLIMIT_AS, &rl) || getrlimit(RLIMIT_AS, &back))
+		return 1;
+	for (int i = 0; i < 100; i++)
+		if ((keep[i] = malloc(1 << 20)))
+			memset(keep[i], 1, 1 << 20), ok++;
+	th = pthread_create(&t, NULL, run, NULL) == 0;
+	if (th)
+		pthread_join(t, NULL);
+	printf("aslim: limit %lu %lu MiB, %d MiB, thread %d\n", (unsigned long)back.rlim_cur >> 20,
+	       (unsigned long)back.rlim_max >> 20, ok, th);
+	return 0;
+}
+EOF
+check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$OUT/aslim.c"
+"$OUT/aslim" >"$OUT/aslim.out" &
+AL=$!
+_bg_pids="$_bg_pids $AL"
+wait_for_line "$OUT/aslim.out" ready
+ms-record -q -p $AL -o "$OUT/aslim.ndjson" 2>"$OUT/aslim.err" &
+ALR=$!
+wait_recorded $AL
+kill -USR1 $AL
+wait $AL
+check_eq "aslim attached: its status" 0 $?
+wait $ALR
+check_eq "aslim attached: ms-record's status" 0 $?
+check_eq "aslim attached: as natively (its limit read back as set)" \
+	"aslim: limit 256 512 MiB, 100 MiB, thread 1" "$(tail -1 "$OUT/aslim.out")"
+check_eq "aslim attached: its 100 MiB" "100 104857600 unknown 1048576" "$(leaks_in "$OUT/aslim.ndjson" main)"
+
+# Under a limit it inherited (ulimit -v 60000): rings that fit, said;
+# before, the library could not start ("Connection refused").
+(ulimit -v 60000; exec "$EX/ticker" 1 100 1 >/dev/null) &
+UL=$!
+_bg_pids="$_bg_pids $UL"
+wait_for_line /proc/$UL/maps ticker
+check_status "under ulimit -v 60000: attached" 0 ms-record -p $UL --duration 0.5s -o "$OUT/ulim.ndjson"
+check_range "under ulimit -v 60000: recorded" 1 1000000 "$(jqr "$OUT/ulim.ndjson" end .allocs)"
+check_egrep "under ulimit -v 60000: the rings' share said" \
+	"under its address-space limit .* the recording's [0-9]+ rings of [0-9]+ KiB take [0-9]+ MiB" "$OUT/last.err"
+check_eq "under ulimit -v 60000: it lives" 0 "$(kill -0 $UL 2>/dev/null; echo $?)"
+kill $UL
+
 # --- refusals: one line, status 2, nothing recorded -----------------------
 refuse() {	# refuse WHAT PATTERN ARGS...
 	_w=$1 _p=$2
