@@ -285,6 +285,9 @@ check_eq "15 detaches from allocating threads: no error recorded" 0 $errs
 check_range "15 detaches from allocating threads: allocations recorded" 1000 1000000000 $allocs
 check_empty "15 detaches from allocating threads: nothing said" "$OUT/spin.err"
 check_eq "15 detaches from allocating threads: it lives" 0 "$(kill -0 $SP 2>/dev/null; echo $?)"
+# The thread that ran the calls at nice -20 is put back (field 19: nice).
+check_eq "15 detaches from allocating threads: every thread's nice as it was" 0 \
+	"$(sed 's/.*) //' /proc/$SP/task/*/stat | awk '{ print $17 }' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 kill $SP
 
 # wait_recorded PID: until ms-snap says the process records (10 s at most)
