@@ -1026,7 +1026,6 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	r->main_pid = pid;
 	write_header(r, pid, 0, exe, NULL);
 	r->main_header = true;
-	live_start(r, pid);
 	rc = remote(r, &c, err);
 	if (st)
 		*st = c.st;
@@ -1044,6 +1043,10 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	}
 	if (!r->main_seen)
 		return msc_err_set(err, -ECONNREFUSED, "pid %d did not connect to ms-record", pid);
+	/* Only once the process is ours: the live socket's name is the
+	 * pid's, and a refused second ms-record took it over from the one
+	 * recording it (whose snapshots then said "not recorded"). */
+	live_start(r, pid);
 	return 0;
 }
 

@@ -75,8 +75,10 @@ check_eq "its cache is what it says" "$(tail -1 "$OUT/ticker.log" | awk '{ print
 check_status "second attach" 0 ms-record -p $TK --duration 1s -o "$OUT/b.ndjson"
 check_ticker_recording "$OUT/b.ndjson" "second attach"
 
-# A second ms-record while one records: refused, and no file left of it.
-ms-record -p $TK --duration 3s -o "$OUT/first.ndjson" 2>"$OUT/first.err" &
+# A second ms-record while one records: refused, and no file left of it,
+# and the first one's live snapshots go on (the refused one took its
+# socket's name over: "recorded":false).
+ms-record -p $TK -o "$OUT/first.ndjson" 2>"$OUT/first.err" &
 REC=$!
 i=0
 while [ $i -lt 200 ] && ! ms-snap -p $TK 2>/dev/null | grep -q '"recorded":true'; do
@@ -86,6 +88,9 @@ done
 check_status "a second ms-record -p: refused" 2 ms-record -p $TK --duration 1s -o "$OUT/second.ndjson"
 check_grep "a second ms-record -p: says why" "recorded already" "$OUT/last.err"
 check_eq "a second ms-record -p: leaves no file" "" "$(ls "$OUT/second.ndjson" 2>/dev/null)"
+check_grep "a second ms-record -p: the first one's snapshots go on" '"recorded":true' \
+	"$(ms-snap -p $TK >"$OUT/first.snap" 2>&1; echo "$OUT/first.snap")"
+kill -INT $REC
 wait $REC
 check_eq "the first one: detached" detached "$(jqr "$OUT/first.ndjson" end .reason)"
 
