@@ -11,6 +11,7 @@ SERIAL="t0100 t0110 t0310 t0340 t0350 t0375 t0405 t0460 t0600 t0700"
 jobs=${E2E_JOBS:-1}
 fail=0
 total=0
+skipped=0
 start=$(date +%s)
 tmp=out/.run
 rm -rf "$tmp"
@@ -37,6 +38,8 @@ report() {
 	if [ "$rc" != 0 ]; then
 		fail=$((fail + 1))
 		echo "FAIL $1"
+	elif grep -q '^SKIP ' "$tmp/$1.log"; then
+		skipped=$((skipped + 1))
 	fi
 	echo "     ${1%.sh}: $secs s"
 }
@@ -69,5 +72,5 @@ for t in t[0-9]*.sh; do
 	report "$t"
 done
 rm -rf "$tmp"
-echo "e2e: $((total - fail))/$total test scripts passed in $(($(date +%s) - start)) s"
+echo "e2e: $((total - fail))/$total test scripts passed ($skipped skipped) in $(($(date +%s) - start)) s"
 [ $fail -eq 0 ]

@@ -352,7 +352,7 @@ if grep -q "ljmp: jumped" "$OUT/last.out"; then
 99 76923 definitely 777" "$(leaks_in "$OUT/ljmp.ndjson" main)"
 	check_eq "ljmp: no error" "0" "$(jq -r 'select(.type=="end") | .errors' "$OUT/ljmp.ndjson")"
 else
-	echo "  (the timer never interrupted the library: the siglongjmp check is skipped)" >&2
+	echo "  SKIP: the timer never interrupted the library: the siglongjmp check" >&2
 fi
 
 # --- a program that limits its own address space -------------------------

@@ -211,7 +211,10 @@ check_eq "mismatch: one error, tc_newarray's block freed by tc_delete" "mismatch
 	"$(jq -r 'select(.type=="error") | "\(.kind) \(.fn) \(.alloc_fn)"' "$OUT/mismatch.ndjson")"
 
 # --- attach: the running program's mallocx calls are hooked too -----------
+# It writes its tick count to a file: the recording lasts 30 ticks, however
+# slowly a busy machine lets it tick (0.5 s saw 13 once).
 cat >"$OUT/ticking.c" <<'EOF'
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -224,22 +227,50 @@ __attribute__((noinline)) static void tick(unsigned i)
 	if (i % 10 == 0)
 		sink = memset(mallocx(40, 0), 'x', 40);
 }
-int main(void)
+int main(int argc, char **argv)
 {
+	char tmp[4096];
 	unsigned i;
 
+	snprintf(tmp, sizeof(tmp), "%s.new", argv[argc - 1]);
 	for (i = 0;; i++) {
+		FILE *f = fopen(tmp, "w");
+
 		tick(i);
+		if (f) {
+			fprintf(f, "%u\n", i);
+			fclose(f);
+			rename(tmp, argv[argc - 1]);
+		}
 		usleep(2000);
 	}
 }
 EOF
 check_status "build the ticking program" 0 cc -O2 -g -o "$OUT/ticking" "$OUT/ticking.c" -l:libjemalloc.so.2
-"$OUT/ticking" &
+"$OUT/ticking" "$OUT/ticks" &
 TK=$!
 _bg_pids="$_bg_pids $TK"
-sleep 0.3
-check_status "attach: 0.5 s" 0 ms-record -q -p $TK --duration 0.5s -o "$OUT/attach.ndjson"
+# tick_count: how many times it ticked; until_ticks N: until N (20 s at most)
+tick_count() { cat "$OUT/ticks" 2>/dev/null || echo 0; }
+until_ticks() {
+	_i=0
+	while [ $_i -lt 400 ] && [ "$(tick_count)" -lt "$1" ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+until_ticks 1
+ms-record -q -p $TK -o "$OUT/attach.ndjson" &
+AR=$!
+_i=0
+while [ $_i -lt 200 ] && ! ms-snap -p $TK 2>/dev/null | grep -q '"recorded":true'; do
+	sleep 0.05
+	_i=$((_i + 1))
+done
+until_ticks $(($(tick_count) + 30))
+kill -INT $AR
+wait $AR
+check_eq "attach: 30 ticks recorded, then SIGINT" 0 $?
 R="$OUT/attach.ndjson"
 n64=$(jq -r 'select(.type=="site" and .fn=="mallocx" and .size==64) | .allocs' "$R")
 check_range "attach: mallocx(64) seen" 20 100000 "${n64:-0}"
@@ -267,7 +298,7 @@ lost_in() {
 # preloaded allocator would replace ASan's malloc in ms-record itself.
 PRELOADED="libjemalloc.so.2 libmimalloc.so.2 libtcmalloc_minimal.so.4"
 if ldd "$TOP/tools/ms-record" | grep -q libasan; then
-	echo "  (tools built with sanitizers: preloaded allocators skipped)" >&2
+	echo "  SKIP: tools built with sanitizers: the preloaded allocators" >&2
 	PRELOADED=
 fi
 for lib in $PRELOADED; do

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "  (not root or no setpriv: skipped)" >&2
-	finish
+	skip "needs root and setpriv (to play another user, nobody)"
 fi
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # What nobody runs, where nobody can reach it whatever the checkout's modes
@@ -112,7 +111,7 @@ check_eq "setuid: the program ran" "suid: ran" "$(cat "$OUT/suid.out")"
 if grep -q "secure 1" "$OUT/suid.err"; then
 	check_eq "setuid: MEMSCOPE_SOCK ignored, no connection" "nobody" "$(tail -n 1 "$OUT/listen.secure")"
 else
-	echo "  ($NB is on a nosuid file system: the setuid check is skipped)" >&2
+	echo "  SKIP: $NB is on a nosuid file system: the setuid check" >&2
 fi
 
 # --- attach asks the kernel, widens nothing ------------------------------------------

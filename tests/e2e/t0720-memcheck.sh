@@ -7,14 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v valgrind >/dev/null; then
-	echo "  (no valgrind: skipped)" >&2
-	finish
+	skip "no valgrind"
 fi
 # Tools built with ASan (make check-sanitize) do not run under valgrind:
 # the sanitizers check them there instead.
 if ldd "$TOP/tools/ms-report" | grep -q libasan; then
-	echo "  (tools built with sanitizers: skipped)" >&2
-	finish
+	skip "tools built with sanitizers (they check them there instead)"
 fi
 C="$TOP/tests/fuzz/corpus/records"
 # vg NAME COMMAND...: the command's status must be what it is without
