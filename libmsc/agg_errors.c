@@ -186,7 +186,9 @@ void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t 
 
 int msc_gate_parse_kinds(const char *list, unsigned *mask)
 {
-	const char *p = list ? list : "definitely,indirectly";
+	/* By default what the reports call leaked (msc_leak_kind_leaked):
+	 * the headline and the gate are one definition. */
+	const char *p = list ? list : "definitely,indirectly,unscanned";
 	unsigned k;
 
 	*mask = 0;

@@ -440,13 +440,17 @@ int msc_gates_check(const struct msc_gates *g, const uint64_t *leaks, uint64_t e
 		uint64_t n = msc_gate_leaks(leaks, g->leak_mask);
 
 		if (n) {
+			/* In the reports' order. */
+			static const unsigned order[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY,
+							  MSC_LEAK_POSSIBLY, MSC_LEAK_REACHABLE,
+							  MSC_LEAK_UNSCANNED, MSC_LEAK_UNKNOWN };
 			char kinds[128] = "";
-			unsigned k;
+			unsigned i;
 
-			for (k = 0; k < MSC_LEAK_KINDS; k++)
-				if (g->leak_mask & (1u << k))
+			for (i = 0; i < ARRAY_SIZE(order); i++)
+				if (g->leak_mask & (1u << order[i]))
 					snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
-						 kinds[0] ? ", " : "", msc_leak_kind_name(k));
+						 kinds[0] ? ", " : "", msc_leak_kind_name(order[i]));
 			msc_warn("--fail-on-leak: %" PRIu64 " leaked block%s (%s)", n, n == 1 ? "" : "s",
 				 kinds);
 			status = MSC_EXIT_FINDING;

@@ -109,8 +109,38 @@ check_status "ms-filter --type site: no error passes: 0" 0 ms-filter --type site
 check_status "leaky" 0 ms-record -q -o "$OUT/leaky.ndjson" "$EX/leaky"
 check_status "ms-report --fail-on-leak: 1" 1 ms-report --fail-on-leak "$OUT/leaky.ndjson"
 check_grep "ms-report --fail-on-leak: counts the blocks" \
-	"fail-on-leak: $(jq -r 'select(.type=="end") | .definitely_blocks + .indirectly_blocks' "$OUT/leaky.ndjson") leaked blocks (definitely, indirectly)" "$OUT/last.err"
+	"fail-on-leak: $(jq -r 'select(.type=="end") | .definitely_blocks + .indirectly_blocks' "$OUT/leaky.ndjson") leaked blocks (definitely, indirectly, unscanned)" "$OUT/last.err"
 check_status "ms-filter --fail-on-leak: 1" 1 ms-filter --fail-on-leak "$OUT/leaky.ndjson"
+# The gate and the summary's "leaked" are one definition: a program killed
+# by a signal (its blocks unscanned) and a --sample recording (estimated,
+# unscanned) are called leaked, and the default gate fails on them (before,
+# it gated definitely and indirectly only, and passed both).
+cat >"$OUT/killed.c" <<'EOF'
+#include <signal.h>
+#include <stdlib.h>
+int main(void)
+{
+	for (int i = 0; i < 500; i++)
+		*(char *)malloc(72) = 1;
+	raise(SIGKILL);
+	return 0;
+}
+EOF
+check_status "build killed" 0 cc -O0 -o "$OUT/killed" "$OUT/killed.c"
+ms-record -q -o "$OUT/killed.ndjson" "$OUT/killed" 2>/dev/null
+check_grep "killed: the summary says leaked" "leaked  *36,000 B  in 500 blocks" \
+	"$(ms-report "$OUT/killed.ndjson" >"$OUT/killed.txt"; echo "$OUT/killed.txt")"
+check_status "killed: --fail-on-leak fails on what the summary calls leaked" 1 \
+	ms-report --fail-on-leak "$OUT/killed.ndjson"
+check_grep "killed: the gate says it" "fail-on-leak: 500 leaked blocks (definitely, indirectly, unscanned)" \
+	"$OUT/last.err"
+check_status "killed: ms-filter's gate too" 1 ms-filter --fail-on-leak "$OUT/killed.ndjson"
+check_status "killed: --fail-on-leak=definitely,indirectly as before" 0 \
+	ms-report --fail-on-leak=definitely,indirectly "$OUT/killed.ndjson"
+check_status "sampled leaky recorded" 0 ms-record -q --sample 4K -o "$OUT/sampled.ndjson" "$EX/leaky"
+check_range "sampled leaky: the summary's leaked blocks" 1 1000000000 \
+	"$(jq -r 'select(.type=="end") | .leaked_blocks' "$OUT/sampled.ndjson")"
+check_status "sampled leaky: --fail-on-leak fails" 1 ms-report --fail-on-leak "$OUT/sampled.ndjson"
 check_status "--fail-on-leak=reachable: leaky has none: 0" 0 ms-report --fail-on-leak=reachable "$OUT/leaky.ndjson"
 check_status "bad kind: usage error 2" 2 ms-report --fail-on-leak=sometimes "$OUT/leaky.ndjson"
 printf 'leak:leak_*\nleak:__strdup\n' >"$OUT/supp.txt"
