@@ -438,9 +438,9 @@ static void count_drop(struct filter *f, int pid, int kind, const struct msc_rec
 	if (!s)
 		return;
 	s->dropped[kind].records++;
-	s->dropped[kind].bytes += bytes_of(rec, kind);
+	msc_sat_add(&s->dropped[kind].bytes, bytes_of(rec, kind));
 	if (kind == C_LEAK && msc_rec_u64(rec, "count", &blocks) == 0)
-		s->dropped[kind].blocks += blocks;
+		msc_sat_add(&s->dropped[kind].blocks, blocks);
 }
 
 /* ------------------------------------------------------------- output */
@@ -623,8 +623,8 @@ static void flush_top(struct filter *f, struct stream *s)
 
 		/* Kept or dropped, a site's transient part goes as trimmed
 		 * (dropped, the rest of it as a dropped site). */
-		s->dropped[C_SITE].trimmed_allocs += b->trimmed;
-		s->dropped[C_SITE].trimmed_bytes += b->trimmed_bytes;
+		msc_sat_add(&s->dropped[C_SITE].trimmed_allocs, b->trimmed);
+		msc_sat_add(&s->dropped[C_SITE].trimmed_bytes, b->trimmed_bytes);
 		if (*seen < f->o->top && b->trimmed) {
 			struct msc_reader r;
 			struct msc_rec rec;
@@ -636,14 +636,14 @@ static void flush_top(struct filter *f, struct stream *s)
 			msc_reader_release(&r);
 		} else if (*seen < f->o->top) {
 			if (b->leak)
-				f->st->leaks[b->leak_kind] += b->blocks;
+				msc_sat_add(&f->st->leaks[b->leak_kind], b->blocks);
 			emit(f, b->line, b->len, b->stack);
 		} else {
 			int kind = b->leak ? C_LEAK : C_SITE;
 
 			s->dropped[kind].records++;
-			s->dropped[kind].blocks += b->blocks;
-			s->dropped[kind].bytes += b->bytes;
+			msc_sat_add(&s->dropped[kind].blocks, b->blocks);
+			msc_sat_add(&s->dropped[kind].bytes, b->bytes);
 		}
 		(*seen)++;
 		free(b->line);
@@ -968,7 +968,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		msc_rec_u64(rec, "count", &count);
 		msc_rec_u64(rec, "bytes", &bytes);
 		r->hits += count;
-		r->bytes += bytes;
+		msc_sat_add(&r->bytes, bytes);
 		goto drop;
 	}
 	if (o->transient) {
@@ -1021,7 +1021,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		uint64_t count = 0;
 
 		msc_rec_u64(rec, "count", &count);
-		f->st->leaks[leak_kind_of(rec)] += count;
+		msc_sat_add(&f->st->leaks[leak_kind_of(rec)], count);
 	}
 	emit(f, rec->line, rec->len, (uint32_t)stack);
 	return 0;

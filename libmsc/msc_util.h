@@ -28,6 +28,21 @@
 #define msc_likely(x) __builtin_expect(!!(x), 1)
 #define msc_unlikely(x) __builtin_expect(!!(x), 0)
 
+/* *a += b, held at UINT64_MAX: a reader's sums of counts and bytes from
+ * its input never wrap (two leaks of 2^63 blocks are not 0). */
+static inline void msc_sat_add(uint64_t *a, uint64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = UINT64_MAX;
+}
+
+/* A count for the signed formatters (msc_fmt_*): held at INT64_MAX, not
+ * shown negative. */
+static inline int64_t msc_clamp_i64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 /*
  * Makes room for at least `need` elements in the heap array `arr` of
  * capacity `cap` (a variable of any unsigned type, updated), doubling from

@@ -42,10 +42,10 @@ struct render_group *render_site_groups(const struct msc_report *r, size_t *n)
 			x->pool = s->pool;
 			x->size_lo = s->size;
 		}
-		x->bytes += s->bytes;
-		x->allocs += s->allocs;
-		x->frees += s->frees;
-		x->live_bytes += s->live_bytes;
+		msc_sat_add(&x->bytes, s->bytes);
+		msc_sat_add(&x->allocs, s->allocs);
+		msc_sat_add(&x->frees, s->frees);
+		msc_sat_add(&x->live_bytes, s->live_bytes);
 		x->at_peak += s->at_peak;
 		x->temporary += s->temporary;
 		for (b = 0; b < SHORT_LIVED_BUCKETS; b++)
@@ -129,8 +129,8 @@ struct render_group *render_leak_groups(const struct msc_report *r, size_t *n)
 			x->pool = l->pool;
 			x->size_lo = l->size;
 		}
-		x->count += l->count;
-		x->bytes += l->bytes;
+		msc_sat_add(&x->count, l->count);
+		msc_sat_add(&x->bytes, l->bytes);
 		if (l->size < x->size_lo)
 			x->size_lo = l->size;
 		if (l->size_max > x->size_hi)
@@ -187,21 +187,21 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t)
 	for (i = 0; i < r->nsites; i++) {
 		const struct msc_rsite *s = &r->sites[i];
 
-		t->live_bytes += s->live_bytes;
+		msc_sat_add(&t->live_bytes, s->live_bytes);
 		if (msc_is_mapping_fn(s->fn)) {
 			/* the malloc family's totals leave mappings out */
 			if (!strcmp(s->fn, "brk")) {
 				t->brks += s->allocs;
-				t->brk_bytes += s->bytes;
+				msc_sat_add(&t->brk_bytes, s->bytes);
 			} else {
 				t->mmaps += s->allocs;
-				t->mmap_bytes += s->bytes;
+				msc_sat_add(&t->mmap_bytes, s->bytes);
 			}
 			continue;
 		}
-		t->allocs += s->allocs;
-		t->frees += s->frees;
-		t->bytes += s->bytes;
+		msc_sat_add(&t->allocs, s->allocs);
+		msc_sat_add(&t->frees, s->frees);
+		msc_sat_add(&t->bytes, s->bytes);
 		t->temporary += s->temporary;
 		for (b = 0; b < SHORT_LIVED_BUCKETS; b++)
 			t->short_lived += s->ages[b];
@@ -210,22 +210,22 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t)
 		const struct msc_rleak *l = &r->leaks[i];
 
 		if (render_leaked_kind(l->kind)) {
-			t->leaked += l->bytes;
-			t->leaked_blocks += l->count;
+			msc_sat_add(&t->leaked, l->bytes);
+			msc_sat_add(&t->leaked_blocks, l->count);
 		}
 		if (!strcmp(l->kind, "definitely"))
-			t->definitely += l->bytes;
+			msc_sat_add(&t->definitely, l->bytes);
 		else if (!strcmp(l->kind, "indirectly"))
-			t->indirectly += l->bytes;
+			msc_sat_add(&t->indirectly, l->bytes);
 		else if (!strcmp(l->kind, "possibly"))
-			t->possibly += l->bytes;
+			msc_sat_add(&t->possibly, l->bytes);
 		else if (!strcmp(l->kind, "reachable"))
-			t->reachable += l->bytes;
+			msc_sat_add(&t->reachable, l->bytes);
 		else if (!strcmp(l->kind, "unknown")) {
-			t->unknown += l->bytes;
-			t->unknown_blocks += l->count;
+			msc_sat_add(&t->unknown, l->bytes);
+			msc_sat_add(&t->unknown_blocks, l->count);
 		} else
-			t->unscanned += l->bytes;
+			msc_sat_add(&t->unscanned, l->bytes);
 	}
 }
 

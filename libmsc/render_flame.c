@@ -90,7 +90,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 			e = folded_of(r, &idx, f, &n, l->stack, programs ? l->image : -1);
 			if (!e)
 				goto oom;
-			e->cost += l->bytes;
+			msc_sat_add(&e->cost, l->bytes);
 		}
 	} else {
 		for (i = 0; i < r->nsites; i++) {
@@ -416,26 +416,26 @@ static int tree_build(struct tree *t, const struct msc_report *r, enum msc_repor
 
 		if (!f[i].cost)
 			continue;
-		t->root.cost += f[i].cost;
+		msc_sat_add(&t->root.cost, f[i].cost);
 		if (f[i].image >= 0) {
 			fold_program(name, sizeof(name), msc_report_program(r, f[i].image));
 			cur = child_of(t, cur, name);
 			if (!cur)
 				break;
-			cur->cost += f[i].cost;
+			msc_sat_add(&cur->cost, f[i].cost);
 		}
 		if (msc_report_stack_truncated(r, s)) {
 			cur = child_of(t, cur, "[truncated]");
 			if (!cur)
 				break;
-			cur->cost += f[i].cost;
+			msc_sat_add(&cur->cost, f[i].cost);
 		}
 		for (k = s ? (int)s->n - 1 : -1; k >= 0; k--) {
 			fold_name(name, sizeof(name), &s->frames[k]);
 			cur = child_of(t, cur, name);
 			if (!cur)
 				break;
-			cur->cost += f[i].cost;
+			msc_sat_add(&cur->cost, f[i].cost);
 			node_place(t, cur, &s->frames[k]);
 		}
 		if (!cur)

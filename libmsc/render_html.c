@@ -41,17 +41,17 @@ struct page {
 
 static char *cnt(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_count(buf, n, (int64_t)v);
+	return msc_fmt_count(buf, n, msc_clamp_i64(v));
 }
 
 static char *exact(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_exact(buf, n, (int64_t)v);
+	return msc_fmt_exact(buf, n, msc_clamp_i64(v));
 }
 
 static char *sz(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_size(buf, n, (int64_t)v);
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
 }
 
 static char *seconds(char *buf, size_t n, uint64_t ns)
@@ -860,7 +860,7 @@ static void leaks_section(struct page *p)
 	for (i = 0; i < n; i++)
 		if (render_leaked_kind(g[i].kind) || (attached(r) && !strcmp(g[i].kind, "unknown"))) {
 			total += g[i].bytes;
-			blocks += g[i].count;
+			msc_sat_add(&blocks, g[i].count);
 		}
 	fprintf(p->out, "<section id=\"leaks\">\n<h2>%s: %s in %s %s%s</h2>\n",
 		attached(r) ? "Live at the end" : "Leaks", exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks),

@@ -16,6 +16,13 @@
  * else is NULL, and the member silently goes): names and paths with other
  * bytes (memscope-format(5) carries them escaped) get U+FFFD for each.
  */
+/* A count or size: JSON integers are signed 64-bit here (jansson), so
+ * one above that is held at INT64_MAX, not written negative. */
+static json_t *ju64(uint64_t v)
+{
+	return json_integer(msc_clamp_i64(v));
+}
+
 static json_t *jstring(const char *s)
 {
 	json_t *j = json_string(s);
@@ -83,20 +90,20 @@ static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_
 	for (i = 0; i < n && i < top; i++) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "bytes", json_integer((json_int_t)g[i].bytes));
+		json_object_set_new(o, "bytes", ju64(g[i].bytes));
 		if (leak) {
 			json_object_set_new(o, "kind", jstring(g[i].kind));
-			json_object_set_new(o, "count", json_integer((json_int_t)g[i].count));
+			json_object_set_new(o, "count", ju64(g[i].count));
 		} else {
-			json_object_set_new(o, "allocs", json_integer((json_int_t)g[i].allocs));
-			json_object_set_new(o, "frees", json_integer((json_int_t)g[i].frees));
-			json_object_set_new(o, "live_bytes", json_integer((json_int_t)g[i].live_bytes));
-			json_object_set_new(o, "at_peak", json_integer((json_int_t)g[i].at_peak));
-			json_object_set_new(o, "temporary", json_integer((json_int_t)g[i].temporary));
-			json_object_set_new(o, "short_lived", json_integer((json_int_t)g[i].short_lived));
+			json_object_set_new(o, "allocs", ju64(g[i].allocs));
+			json_object_set_new(o, "frees", ju64(g[i].frees));
+			json_object_set_new(o, "live_bytes", ju64(g[i].live_bytes));
+			json_object_set_new(o, "at_peak", ju64(g[i].at_peak));
+			json_object_set_new(o, "temporary", ju64(g[i].temporary));
+			json_object_set_new(o, "short_lived", ju64(g[i].short_lived));
 		}
-		json_object_set_new(o, "size_min", json_integer((json_int_t)g[i].size_lo));
-		json_object_set_new(o, "size_max", json_integer((json_int_t)g[i].size_hi));
+		json_object_set_new(o, "size_min", ju64(g[i].size_lo));
+		json_object_set_new(o, "size_max", ju64(g[i].size_hi));
 		if (g[i].fn)
 			json_object_set_new(o, "fn", jstring(g[i].fn));
 		if (g[i].pool)
@@ -119,40 +126,40 @@ struct ending {
 /* The members of a summary, into the object sum. */
 static void jsummary(json_t *sum, const struct render_totals *tt, const struct ending *e)
 {
-	json_object_set_new(sum, "allocs", json_integer((json_int_t)tt->allocs));
-	json_object_set_new(sum, "frees", json_integer((json_int_t)tt->frees));
-	json_object_set_new(sum, "bytes", json_integer((json_int_t)tt->bytes));
-	json_object_set_new(sum, "mmaps", json_integer((json_int_t)tt->mmaps));
-	json_object_set_new(sum, "mmap_bytes", json_integer((json_int_t)tt->mmap_bytes));
-	json_object_set_new(sum, "brks", json_integer((json_int_t)tt->brks));
-	json_object_set_new(sum, "brk_bytes", json_integer((json_int_t)tt->brk_bytes));
-	json_object_set_new(sum, "leaked_bytes", json_integer((json_int_t)tt->leaked));
-	json_object_set_new(sum, "leaked_blocks", json_integer((json_int_t)tt->leaked_blocks));
-	json_object_set_new(sum, "definitely_bytes", json_integer((json_int_t)tt->definitely));
-	json_object_set_new(sum, "indirectly_bytes", json_integer((json_int_t)tt->indirectly));
-	json_object_set_new(sum, "possibly_bytes", json_integer((json_int_t)tt->possibly));
-	json_object_set_new(sum, "reachable_bytes", json_integer((json_int_t)tt->reachable));
-	json_object_set_new(sum, "unscanned_bytes", json_integer((json_int_t)tt->unscanned));
-	json_object_set_new(sum, "unknown_bytes", json_integer((json_int_t)tt->unknown));
-	json_object_set_new(sum, "unknown_blocks", json_integer((json_int_t)tt->unknown_blocks));
-	json_object_set_new(sum, "temporary", json_integer((json_int_t)tt->temporary));
+	json_object_set_new(sum, "allocs", ju64(tt->allocs));
+	json_object_set_new(sum, "frees", ju64(tt->frees));
+	json_object_set_new(sum, "bytes", ju64(tt->bytes));
+	json_object_set_new(sum, "mmaps", ju64(tt->mmaps));
+	json_object_set_new(sum, "mmap_bytes", ju64(tt->mmap_bytes));
+	json_object_set_new(sum, "brks", ju64(tt->brks));
+	json_object_set_new(sum, "brk_bytes", ju64(tt->brk_bytes));
+	json_object_set_new(sum, "leaked_bytes", ju64(tt->leaked));
+	json_object_set_new(sum, "leaked_blocks", ju64(tt->leaked_blocks));
+	json_object_set_new(sum, "definitely_bytes", ju64(tt->definitely));
+	json_object_set_new(sum, "indirectly_bytes", ju64(tt->indirectly));
+	json_object_set_new(sum, "possibly_bytes", ju64(tt->possibly));
+	json_object_set_new(sum, "reachable_bytes", ju64(tt->reachable));
+	json_object_set_new(sum, "unscanned_bytes", ju64(tt->unscanned));
+	json_object_set_new(sum, "unknown_bytes", ju64(tt->unknown));
+	json_object_set_new(sum, "unknown_blocks", ju64(tt->unknown_blocks));
+	json_object_set_new(sum, "temporary", ju64(tt->temporary));
 	if (e->complete) {
-		json_object_set_new(sum, "duration", json_integer((json_int_t)e->duration));
-		json_object_set_new(sum, "peak", json_integer((json_int_t)e->peak));
-		json_object_set_new(sum, "peak_ts", json_integer((json_int_t)e->peak_ts));
+		json_object_set_new(sum, "duration", ju64(e->duration));
+		json_object_set_new(sum, "peak", ju64(e->peak));
+		json_object_set_new(sum, "peak_ts", ju64(e->peak_ts));
 		if (e->pages && e->pages->have) {
 			const struct msc_rpages *pg = e->pages;
 
-			json_object_set_new(sum, "heap_peak", json_integer((json_int_t)pg->heap_peak));
-			json_object_set_new(sum, "heap_peak_ts", json_integer((json_int_t)pg->heap_peak_ts));
-			json_object_set_new(sum, "mapped_peak", json_integer((json_int_t)pg->mapped_peak));
+			json_object_set_new(sum, "heap_peak", ju64(pg->heap_peak));
+			json_object_set_new(sum, "heap_peak_ts", ju64(pg->heap_peak_ts));
+			json_object_set_new(sum, "mapped_peak", ju64(pg->mapped_peak));
 			json_object_set_new(sum, "mapped_peak_ts",
-					    json_integer((json_int_t)pg->mapped_peak_ts));
-			json_object_set_new(sum, "mapped", json_integer((json_int_t)pg->mapped));
+					    ju64(pg->mapped_peak_ts));
+			json_object_set_new(sum, "mapped", ju64(pg->mapped));
 			if (pg->rss_peak)
-				json_object_set_new(sum, "rss_peak", json_integer((json_int_t)pg->rss_peak));
+				json_object_set_new(sum, "rss_peak", ju64(pg->rss_peak));
 		}
-		json_object_set_new(sum, "lost", json_integer((json_int_t)e->lost));
+		json_object_set_new(sum, "lost", ju64(e->lost));
 		if (e->reason)
 			json_object_set_new(sum, "reason", jstring(e->reason));
 		if (e->has_status)
@@ -205,8 +212,8 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 			tt.temporary = im->temporary;
 			for (k = 0; k < MSC_LEAK_KINDS; k++) {
 				if (msc_leak_kind_leaked(k)) {
-					tt.leaked += im->kind_bytes[k];
-					tt.leaked_blocks += im->kind_blocks[k];
+					msc_sat_add(&tt.leaked, im->kind_bytes[k]);
+					msc_sat_add(&tt.leaked_blocks, im->kind_blocks[k]);
 				}
 			}
 			tt.definitely = im->kind_bytes[MSC_LEAK_DEFINITELY];
@@ -241,9 +248,9 @@ static json_t *jerrors(const struct msc_report *r)
 			json_object_set_new(o, "fn", jstring(e->fn));
 		json_object_set_new(o, "stack", jstack(r, e->stack));
 		if (e->has_block) {
-			json_object_set_new(o, "size", json_integer((json_int_t)e->size));
+			json_object_set_new(o, "size", ju64(e->size));
 			if (e->offset)
-				json_object_set_new(o, "offset", json_integer((json_int_t)e->offset));
+				json_object_set_new(o, "offset", ju64(e->offset));
 		}
 		if (e->alloc_fn)
 			json_object_set_new(o, "alloc_fn", jstring(e->alloc_fn));
@@ -279,7 +286,7 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	jsummary(sum, &tt, &main_end);
 	if (r->sample) {
 		/* ms-record --sample: the site and leak figures are estimates */
-		json_object_set_new(sum, "sample", json_integer((json_int_t)r->sample));
+		json_object_set_new(sum, "sample", ju64(r->sample));
 		json_object_set_new(sum, "estimated", json_true());
 	}
 	json_object_set_new(root, "summary", sum);
@@ -293,15 +300,15 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 			if (!render_filtered_relevant(r, &r->filtered[i]))
 				continue;
 			f = json_object();
-			json_object_set_new(f, "records", json_integer((json_int_t)r->filtered[i].records));
+			json_object_set_new(f, "records", ju64(r->filtered[i].records));
 			if (r->filtered[i].blocks)
-				json_object_set_new(f, "blocks", json_integer((json_int_t)r->filtered[i].blocks));
-			json_object_set_new(f, "bytes", json_integer((json_int_t)r->filtered[i].bytes));
+				json_object_set_new(f, "blocks", ju64(r->filtered[i].blocks));
+			json_object_set_new(f, "bytes", ju64(r->filtered[i].bytes));
 			if (r->filtered[i].trimmed_allocs) {
 				json_object_set_new(f, "trimmed_allocs",
-						    json_integer((json_int_t)r->filtered[i].trimmed_allocs));
+						    ju64(r->filtered[i].trimmed_allocs));
 				json_object_set_new(f, "trimmed_bytes",
-						    json_integer((json_int_t)r->filtered[i].trimmed_bytes));
+						    ju64(r->filtered[i].trimmed_bytes));
 			}
 			json_object_set_new(t, r->filtered[i].type, f);
 		}
@@ -336,9 +343,9 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_t *s;
 
 		s = json_object();
-		json_object_set_new(s, "ts", json_integer((json_int_t)r->samples[i].ts));
-		json_object_set_new(s, "rss", json_integer((json_int_t)r->samples[i].rss));
-		json_object_set_new(s, "heap", json_integer((json_int_t)r->samples[i].heap));
+		json_object_set_new(s, "ts", ju64(r->samples[i].ts));
+		json_object_set_new(s, "rss", ju64(r->samples[i].rss));
+		json_object_set_new(s, "heap", ju64(r->samples[i].heap));
 		json_array_append_new(t, s);
 	}
 	json_object_set_new(root, "timeline", t);
@@ -354,8 +361,8 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_object_set_new(t, "growth", json_integer(r->diff_after - r->diff_before));
 		if (r->diff_has_elapsed)
 			json_object_set_new(t, "elapsed", json_integer(r->diff_elapsed));
-		json_object_set_new(t, "processes_new", json_integer((json_int_t)r->diff_new));
-		json_object_set_new(t, "processes_gone", json_integer((json_int_t)r->diff_gone));
+		json_object_set_new(t, "processes_new", ju64(r->diff_new));
+		json_object_set_new(t, "processes_gone", ju64(r->diff_gone));
 		json_object_set_new(root, "diff", t);
 	}
 	if (r->ndeltas) {
@@ -392,10 +399,10 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 				json_object_set_new(o2, "comm", jstring(p->comm));
 			if (p->cmdline)
 				json_object_set_new(o2, "cmdline", jstring(p->cmdline));
-			json_object_set_new(o2, "rss", json_integer((json_int_t)p->rss));
+			json_object_set_new(o2, "rss", ju64(p->rss));
 			if (p->has_pss)
-				json_object_set_new(o2, "pss", json_integer((json_int_t)p->pss));
-			json_object_set_new(o2, "swap", json_integer((json_int_t)p->swap));
+				json_object_set_new(o2, "pss", ju64(p->pss));
+			json_object_set_new(o2, "swap", ju64(p->swap));
 			json_array_append_new(t, o2);
 		}
 		json_object_set_new(root, "processes", t);
@@ -411,10 +418,10 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 				json_object_set_new(o2, "name", jstring(m->name));
 			if (m->kind)
 				json_object_set_new(o2, "kind", jstring(m->kind));
-			json_object_set_new(o2, "size", json_integer((json_int_t)m->size));
-			json_object_set_new(o2, "rss", json_integer((json_int_t)m->rss));
-			json_object_set_new(o2, "pss", json_integer((json_int_t)m->pss));
-			json_object_set_new(o2, "swap", json_integer((json_int_t)m->swap));
+			json_object_set_new(o2, "size", ju64(m->size));
+			json_object_set_new(o2, "rss", ju64(m->rss));
+			json_object_set_new(o2, "pss", ju64(m->pss));
+			json_object_set_new(o2, "swap", ju64(m->swap));
 			json_array_append_new(t, o2);
 		}
 		json_object_set_new(root, "mappings", t);

@@ -209,12 +209,12 @@ static int collect_samples(struct pprof *p)
 		/* Without a site, a leak record's blocks are the ones in use
 		 * (every block live at the end has a leak record). */
 		if (!s->from_site) {
-			s->v[INUSE_OBJECTS] += l->count;
-			s->v[INUSE_SPACE] += l->bytes;
+			msc_sat_add(&s->v[INUSE_OBJECTS], l->count);
+			msc_sat_add(&s->v[INUSE_SPACE], l->bytes);
 		}
 		if (render_leaked_kind(l->kind)) {
-			s->v[LEAKED_OBJECTS] += l->count;
-			s->v[LEAKED_SPACE] += l->bytes;
+			msc_sat_add(&s->v[LEAKED_OBJECTS], l->count);
+			msc_sat_add(&s->v[LEAKED_SPACE], l->bytes);
 		}
 	}
 	/* The processes they are of (an ms-record --follow stream's). */
@@ -514,7 +514,14 @@ static void encode(struct pprof *p, struct msc_pb *b)
 		m = msc_pb_begin(b, PROFILE_SAMPLE);
 		/* an empty stack has no locations, and maybe no array */
 		msc_pb_packed(b, SAMPLE_LOCATION_ID, span->n ? p->stack_locs + span->at : NULL, span->n);
-		msc_pb_packed(b, SAMPLE_VALUE, s->v, nvalues);
+		{
+			/* int64 in profile.proto: held at INT64_MAX, not negative */
+			uint64_t v[NVALUES];
+
+			for (i = 0; i < nvalues; i++)
+				v[i] = (uint64_t)msc_clamp_i64(s->v[i]);
+			msc_pb_packed(b, SAMPLE_VALUE, v, nvalues);
+		}
 		if (s->size_max <= s->size)
 			label(b, k_bytes, 0, (int64_t)s->size, bytes);
 		if (s->fn)

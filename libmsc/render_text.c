@@ -104,7 +104,7 @@ static char *short_size(char *buf, size_t n, uint64_t v)
 	unsigned u = 0;
 
 	if (v < 10000)
-		return msc_fmt_count(buf, n, (int64_t)v);
+		return msc_fmt_count(buf, n, msc_clamp_i64(v));
 	do
 		x /= 1024;
 	while (x >= 1000 && ++u < sizeof(units) - 2);
@@ -119,13 +119,13 @@ static char *size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md)
 	char a[24], b[24];
 
 	if (lo == hi) {
-		snprintf(buf, n, "%s", msc_fmt_count(a, sizeof(a), (int64_t)lo));
+		snprintf(buf, n, "%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)));
 		if (strlen(buf) > 12 && !md)
 			short_size(buf, n, lo);
 		return buf;
 	}
-	snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), (int64_t)lo),
-		 msc_fmt_count(b, sizeof(b), (int64_t)hi));
+	snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)),
+		 msc_fmt_count(b, sizeof(b), msc_clamp_i64(hi)));
 	if (strlen(buf) > 12 && !md)
 		snprintf(buf, n, "%s..%s", short_size(a, sizeof(a), lo), short_size(b, sizeof(b), hi));
 	return buf;
@@ -169,18 +169,18 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 
 static char *sz(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_size(buf, n, (int64_t)v);
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
 }
 
 static char *cnt(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_count(buf, n, (int64_t)v);
+	return msc_fmt_count(buf, n, msc_clamp_i64(v));
 }
 
 /* Exact bytes, "89,609 B": what leaked is an answer, not an estimate. */
 static char *exact(char *buf, size_t n, uint64_t v)
 {
-	return msc_fmt_exact(buf, n, (int64_t)v);
+	return msc_fmt_exact(buf, n, msc_clamp_i64(v));
 }
 
 static int by_temporary(const void *a, const void *b)
@@ -601,7 +601,7 @@ static void leaks(struct ctx *c)
 	for (i = 0; i < n; i++)
 		if (render_leaked_kind(g[i].kind)) {
 			total += g[i].bytes;
-			blocks += g[i].count;
+			msc_sat_add(&blocks, g[i].count);
 		}
 	if (attached(c->r)) {
 		/* Blocks of an attach are not leaks: what became of them after
@@ -609,7 +609,7 @@ static void leaks(struct ctx *c)
 		for (i = 0; i < n; i++)
 			if (!strcmp(g[i].kind, "unknown")) {
 				total += g[i].bytes;
-				blocks += g[i].count;
+				msc_sat_add(&blocks, g[i].count);
 			}
 		snprintf(s, sizeof(s), "Live at the end: %s in %s %s (fate unknown)", exact(a, sizeof(a), total),
 			 cnt(b, sizeof(b), blocks), blocks_word(blocks));
@@ -786,8 +786,8 @@ static void sizes(struct ctx *c)
 		const struct msc_rsite *s = &c->r->sites[i];
 
 		k = s->size ? 64 - (unsigned)__builtin_clzll(s->size) : 0;
-		hist[k] += s->allocs;
-		bytes[k] += s->bytes;
+		msc_sat_add(&hist[k], s->allocs);
+		msc_sat_add(&bytes[k], s->bytes);
 	}
 	for (k = 0; k < 65; k++)
 		if (hist[k]) {

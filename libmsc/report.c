@@ -258,8 +258,8 @@ static void image_add_leak(struct msc_report *r, const struct msc_rec *rec, int 
 	k = kind ? msc_leak_kind_parse(kind) : -1;
 	if (k < 0)
 		k = MSC_LEAK_UNSCANNED;
-	im->kind_bytes[k] += bytes;
-	im->kind_blocks[k] += count;
+	msc_sat_add(&im->kind_bytes[k], bytes);
+	msc_sat_add(&im->kind_blocks[k], count);
 }
 
 static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
@@ -288,14 +288,14 @@ static int load_site(struct msc_report *r, const struct msc_rec *rec, struct msc
 	s->pool = str(r, rec, "pool");
 	if (im && msc_is_mapping_fn(s->fn) && !strcmp(s->fn, "brk")) {
 		im->brks += s->allocs;
-		im->brk_bytes += s->bytes;
+		msc_sat_add(&im->brk_bytes, s->bytes);
 	} else if (im && msc_is_mapping_fn(s->fn)) {
 		im->mmaps += s->allocs;
-		im->mmap_bytes += s->bytes;
+		msc_sat_add(&im->mmap_bytes, s->bytes);
 	} else if (im) {
-		im->allocs += s->allocs;
-		im->frees += s->frees;
-		im->bytes += s->bytes;
+		msc_sat_add(&im->allocs, s->allocs);
+		msc_sat_add(&im->frees, s->frees);
+		msc_sat_add(&im->bytes, s->bytes);
 		im->temporary += u64(rec, "temporary");
 	}
 	/* One process per report (see load_event); an --events stream's

@@ -107,7 +107,7 @@ static int report_gates(const struct msc_report *r, const struct msc_gates *g)
 		/* the report's process (--pprof holds every process's) */
 		for (k = 0; k < MSC_LEAK_KINDS && (!r->pid || r->leaks[i].pid == r->pid); k++)
 			if (!strcmp(r->leaks[i].kind, msc_leak_kind_name(k)))
-				leaks[k] += r->leaks[i].count;
+				msc_sat_add(&leaks[k], r->leaks[i].count);
 	return msc_gates_check(g, leaks, r->nerrors);
 }
 

@@ -251,6 +251,35 @@ check_empty "empty input: no report" "$OUT/last.out"
 head -c 2048 /dev/urandom >junk.bin
 check_status "binary junk" 2 ms-report junk.bin
 check_one_line_error "binary junk" "$OUT/last.err"
+# Counts near 2^64: sums are held at the top, never wrapped.  Two leaks of
+# 2^63 blocks each came to "leaked 0 B" and passed the gate; a site of
+# 2^64 - 2 allocations made the total less than the others' sum.  (python3:
+# jq's numbers are doubles.)
+huge() {	# huge OUT: leaky.ndjson with its two leaks of 2^63, a site of 2^64 - 2
+	python3 -c '
+import json, sys
+site = False
+for line in open("leaky.ndjson"):
+    r = json.loads(line)
+    if r["type"] == "leak":
+        r["count"] = r["bytes"] = 2 ** 63
+    elif r["type"] == "site" and not site:
+        r["allocs"], site = 2 ** 64 - 2, True
+    print(json.dumps(r))' >"$1"
+}
+huge huge.ndjson
+check_status "2 x 2^63 leaked blocks: the gate fails" 1 ms-report --fail-on-leak huge.ndjson
+check_grep "2 x 2^63 leaked blocks: held at 2^64 - 1" "fail-on-leak: 18446744073709551615 leaked blocks" \
+	"$OUT/last.err"
+ms-report huge.ndjson >huge.txt
+check_grep "2 x 2^63 leaked blocks: not 0 B, not negative" \
+	"leaked  *9,223,372,036,854,775,807 B  in 9,223,372,036,854,775,807 blocks" huge.txt
+check_grep "a site of 2^64 - 2 allocations: the total held, not wrapped" \
+	"allocations  *9,223,372,036,854,775,807 " huge.txt
+# (--json's integers are signed 64-bit, as jansson's: held at 2^63 - 1)
+check_eq "a site of 2^64 - 2 allocations: --json's total held, not negative" 9223372036854775807 \
+	"$(ms-report --json huge.ndjson | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["allocs"])')"
+
 check_status "a file that does not exist" 2 ms-report no-such-file
 check_one_line_error "no such file" "$OUT/last.err"
 check_status "an unwritable -o" 2 ms-report -o /no-such-dir/x.md leaky.ndjson
