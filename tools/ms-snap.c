@@ -2,6 +2,8 @@
 /* ms-snap: write a snapshot of processes' memory as NDJSON records. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -180,6 +182,22 @@ int main(int argc, char **argv)
 	if (access(fs.root, R_OK | X_OK))
 		msc_die("cannot read '%s': %s", fs.root, strerror(errno));
 
+	/* None of the pids asked for is there: said before anything is
+	 * written (an -o file there is left as it was). */
+	if (!all) {
+		unsigned there = 0;
+
+		for (i = 0; i < npids; i++) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/%d", fs.root, pids[i]);
+			there += access(path, F_OK) == 0;
+		}
+		if (!there && npids == 1)
+			msc_die("pid %d: no such process", pids[0]);
+		if (!there)
+			msc_die("none of the %u pids is a process", npids);
+	}
 	if (output) {
 		fd = msc_open_output_err(output, &err);
 		if (fd < 0)
