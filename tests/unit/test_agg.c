@@ -860,8 +860,12 @@ static void test_gate_kinds(void **state)
 	unsigned m;
 
 	(void)state;
+	/* The default: what the summary calls leaked, and only that. */
 	assert_int_equal(msc_gate_parse_kinds(NULL, &m), 0);
-	assert_int_equal(m, (1u << MSC_LEAK_DEFINITELY) | (1u << MSC_LEAK_INDIRECTLY));
+	assert_int_equal(m, (1u << MSC_LEAK_DEFINITELY) | (1u << MSC_LEAK_INDIRECTLY) |
+			    (1u << MSC_LEAK_UNSCANNED));
+	for (unsigned k = 0; k < MSC_LEAK_KINDS; k++)
+		assert_int_equal(!!(m & (1u << k)), msc_leak_kind_leaked(k));
 	assert_int_equal(msc_gate_parse_kinds("possibly,reachable", &m), 0);
 	assert_int_equal(m, (1u << MSC_LEAK_POSSIBLY) | (1u << MSC_LEAK_REACHABLE));
 	assert_int_equal(msc_gate_parse_kinds("all", &m), 0);
