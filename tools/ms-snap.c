@@ -232,9 +232,10 @@ int main(int argc, char **argv)
 		failed = ctx.failed;
 		partial = ctx.partial;
 		if (!quiet && partial)
-			msc_warn("%u processes could not be read fully (run as their owner or "
-				 "root for their pss figures); the missing figures are omitted",
-				 partial);
+			msc_warn("%u process%s could not be read fully%s; the missing figures "
+				 "are omitted", partial, partial == 1 ? "" : "es",
+				 geteuid() ? " (run as their owner or root for their pss figures)" :
+					     " (they ended meanwhile, or the kernel refused)");
 	} else {
 		for (i = 0; i < npids; i++) {
 			int ret = msc_snap_process(&snap, pids[i], &err);

@@ -163,7 +163,7 @@ fi
 $NOBODY_RUN ms-snap -a >ua.out 2>ua.err
 check_eq "ms-snap -a with unreadable processes: exit status" 0 $?
 check_one_line_error "ms-snap -a with unreadable processes: one summary warning" ua.err
-check_egrep "-a: the warning counts them" '^ms-snap: [0-9]+ processes could not be read fully' ua.err
+check_egrep "-a: the warning counts them" '^ms-snap: [0-9]+ process(es)? could not be read fully \(run as their owner or root' ua.err
 check_eq "-a: the count is the end record's partial count" \
 	"$(tail -n 1 ua.out | jq .partial)" "$(sed 's/^ms-snap: \([0-9]*\) .*/\1/' ua.err)"
 check_eq "-a: partial count = process records with missing figures" \
