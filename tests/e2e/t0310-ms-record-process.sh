@@ -358,39 +358,9 @@ fi
 # --- a program that limits its own address space -------------------------
 # Its limit is for what it maps, not for our region: before, every malloc
 # of its and its thread creation failed under ms-record.
-cat >"$OUT/aslim.c" <<'EOF'
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-
-void *volatile keep[100];
-
-static void *run(void *a) { return a; }
-
-int main(void)
-{
-	struct rlimit rl = { 256u << 20, 512u << 20 }, back;
-	pthread_t t;
-	int ok = 0, th;
-
-	if (setrlimit(RLIMIT_AS, &rl) || getrlimit(RLIMIT_AS, &back))
-		return 1;
-	for (int i = 0; i < 100; i++)
-		if ((keep[i] = malloc(1 << 20)))
-			memset(keep[i], 1, 1 << 20), ok++;
-	th = pthread_create(&t, NULL, run, NULL) == 0;
-	if (th)
-		pthread_join(t, NULL);
-	printf("aslim: limit %lu %lu MiB, %d MiB, thread %d\n", (unsigned long)back.rlim_cur >> 20,
-	       (unsigned long)back.rlim_max >> 20, ok, th);
-	return 0;
-}
-EOF
-check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$OUT/aslim.c"
-check_eq "aslim natively" "aslim: limit 256 512 MiB, 100 MiB, thread 1" "$("$OUT/aslim")"
-check_status "aslim recorded" 0 ms-record -q -o "$OUT/aslim.ndjson" "$OUT/aslim"
+check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$TOP/tests/e2e/aslim.c"
+check_eq "aslim natively" "aslim: limit 256 512 MiB, 100 MiB, thread 1" "$("$OUT/aslim" set)"
+check_status "aslim recorded" 0 ms-record -q -o "$OUT/aslim.ndjson" "$OUT/aslim" set
 check_eq "aslim recorded: as natively (its limit read back as set)" \
 	"aslim: limit 256 512 MiB, 100 MiB, thread 1" "$(cat "$OUT/last.out")"
 check_eq "aslim recorded: its 100 MiB" "100 104857600 reachable 1048576" "$(leaks_in "$OUT/aslim.ndjson" main)"
@@ -400,44 +370,14 @@ check_eq "aslim recorded: its 100 MiB" "100 104857600 reachable 1048576" "$(leak
 # room as far as its hard limit allows: before, the collector's mapping
 # failed and the recording was empty, nothing said.  So little room that
 # nothing fits: said, and the program runs as it would.
-cat >"$OUT/asinh.c" <<'EOF'
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-
-void *volatile keep[100];
-
-static void *run(void *a) { return a; }
-
-int main(void)
-{
-	struct rlimit rl;
-	pthread_t t;
-	int ok = 0, th;
-
-	getrlimit(RLIMIT_AS, &rl);
-	for (int i = 0; i < 100; i++)
-		if ((keep[i] = malloc(1 << 20)))
-			memset(keep[i], 1, 1 << 20), ok++;
-	th = pthread_create(&t, NULL, run, NULL) == 0;
-	if (th)
-		pthread_join(t, NULL);
-	printf("asinh: limit %lu %lu KiB, %d MiB, thread %d\n", (unsigned long)rl.rlim_cur >> 10,
-	       (unsigned long)rl.rlim_max >> 10, ok, th);
-	return 0;
-}
-EOF
-check_status "build asinh" 0 cc -O1 -pthread -o "$OUT/asinh" "$OUT/asinh.c"
 check_eq "asinh natively under ulimit -v" "asinh: limit 400000 400000 KiB, 100 MiB, thread 1" \
-	"$(ulimit -v 400000; "$OUT/asinh")"
+	"$(ulimit -v 400000; "$OUT/aslim" inherit)"
 # ms-record built with ASan cannot run under a limit (its shadow memory).
 if ldd "$TOP/tools/ms-record" | grep -q libasan; then
 	echo "  SKIP: tools built with sanitizers: ms-record under ulimit -v" >&2
 else
 	check_status "asinh recorded under ulimit -v" 0 sh -c 'ulimit -v 400000; exec "$@"' sh \
-		ms-record -o "$OUT/asinh.ndjson" "$OUT/asinh"
+		ms-record -o "$OUT/asinh.ndjson" "$OUT/aslim" inherit
 	check_eq "asinh under ulimit -v: as natively" "asinh: limit 400000 400000 KiB, 100 MiB, thread 1" \
 		"$(cat "$OUT/last.out")"
 	check_eq "asinh under ulimit -v: its 100 MiB" "100 104857600 reachable 1048576" \
@@ -446,7 +386,7 @@ else
 		"under its address-space limit .* the recording's [0-9]+ rings of [0-9]+ KiB take [0-9]+ MiB" "$OUT/last.err"
 	# (the library's own code and data take a little of it: not as natively)
 	check_status "asinh under ulimit -v 20000: recorded" 0 sh -c 'ulimit -v 20000; exec "$@"' sh \
-		ms-record -o "$OUT/asinh2.ndjson" "$OUT/asinh"
+		ms-record -o "$OUT/asinh2.ndjson" "$OUT/aslim" inherit
 	check_egrep "asinh under ulimit -v 20000: it ran" "^asinh: limit 20000 20000 KiB, [0-9]+ MiB" "$OUT/last.out"
 	check_grep "asinh under ulimit -v 20000: said" "leaves no room for the recording's rings: not recorded" \
 		"$OUT/last.err"

@@ -644,46 +644,8 @@ kill $SK
 # As launched (t0310): set for what the program maps, not for our region.
 # Attached, its setrlimit used to reach libc's: every malloc and thread
 # creation after it failed.
-cat >"$OUT/aslim.c" <<'EOF'
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-
-void *volatile keep[100];
-
-static void *run(void *a) { return a; }
-
-int main(void)
-{
-	struct rlimit rl = { 256u << 20, 512u << 20 }, back;
-	pthread_t t;
-	sigset_t s;
-	int ok = 0, th, sig;
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &s, NULL);
-	puts("ready");
-	fflush(stdout);
-	sigwait(&s, &sig);
-	if (setrlimit(RLIMIT_AS, &rl) || getrlimit(RLIMIT_AS, &back))
-		return 1;
-	for (int i = 0; i < 100; i++)
-		if ((keep[i] = malloc(1 << 20)))
-			memset(keep[i], 1, 1 << 20), ok++;
-	th = pthread_create(&t, NULL, run, NULL) == 0;
-	if (th)
-		pthread_join(t, NULL);
-	printf("aslim: limit %lu %lu MiB, %d MiB, thread %d\n", (unsigned long)back.rlim_cur >> 20,
-	       (unsigned long)back.rlim_max >> 20, ok, th);
-	return 0;
-}
-EOF
-check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$OUT/aslim.c"
-"$OUT/aslim" >"$OUT/aslim.out" &
+check_status "build aslim" 0 cc -O1 -pthread -o "$OUT/aslim" "$TOP/tests/e2e/aslim.c"
+"$OUT/aslim" set wait >"$OUT/aslim.out" &
 AL=$!
 _bg_pids="$_bg_pids $AL"
 wait_for_line "$OUT/aslim.out" ready
