@@ -485,7 +485,11 @@ int main(int argc, char **argv)
 {
 	/* Those that stop it, and those that only wake it (wake_only: SIGURG
 	 * is kept from the program, as it was when ignored by default). */
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGURG };
+	/* Those that would end ms-record by default, but SIGPIPE (its
+	 * output's) and the core-dumping faults (its own): passed on to
+	 * the program, or, attached, the end of the recording. */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+				    SIGVTALRM, SIGPROF, SIGCHLD, SIGURG };
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
 				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100,
 				       .warn = warn_cb };

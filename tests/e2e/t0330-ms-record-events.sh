@@ -36,6 +36,18 @@ wait_for_line "$OUT/mm.log" grown
 kill -TERM "$pid"
 wait $rec
 check_eq "mmap event" "1048576" "$(jq -r 'select(.type=="mmap") | .size' "$OUT/mm.ndjson")"
+# SIGUSR1 sent to ms-record is passed on to the program, as SIGINT is (it
+# killed ms-record: no end record).
+ms-record -q -e -o "$OUT/usr1.ndjson" "$EX/memhog" 1 >"$OUT/usr1.log" 2>&1 &
+rec=$!
+wait_for_line "$OUT/usr1.log" ready
+kill -USR1 $rec
+wait_for_line "$OUT/usr1.log" grown
+kill -TERM "$(sed -n 's/^ready //p' "$OUT/usr1.log")"
+wait $rec
+check_eq "SIGUSR1 to ms-record: the program got it" "1048576" \
+	"$(jq -r 'select(.type=="mmap") | .size' "$OUT/usr1.ndjson")"
+check_grep "SIGUSR1 to ms-record: the recording ends whole" '"type":"end"' "$OUT/usr1.ndjson"
 check_eq "mmap leak, reachable (memhog keeps no pointer: definitely)" "1 1048576 mmap" \
 	"$(jq -r 'select(.type=="leak" and .fn=="mmap") | "\(.count) \(.bytes) \(.fn)"' "$OUT/mm.ndjson")"
 

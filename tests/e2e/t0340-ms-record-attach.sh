@@ -103,6 +103,19 @@ wait $REC
 check_eq "SIGINT: exit status" 0 $?
 check_eq "SIGINT: detached" detached "$(jqr "$OUT/int.ndjson" end .reason)"
 check_eq "SIGINT: the process lives" 0 "$(kill -0 $TK 2>/dev/null; echo $?)"
+# SIGUSR1 too (it killed ms-record, no end record, the hooks left in).
+ms-record -p $TK -o "$OUT/usr1.ndjson" 2>"$OUT/usr1.err" &
+REC=$!
+i=0
+while [ $i -lt 200 ] && ! ms-snap -p $TK 2>/dev/null | grep -q '"recorded":true'; do
+	i=$((i + 1))
+	sleep 0.05
+done
+kill -USR1 $REC
+wait $REC
+check_eq "SIGUSR1: exit status" 0 $?
+check_eq "SIGUSR1: detached" detached "$(jqr "$OUT/usr1.ndjson" end .reason)"
+check_eq "SIGUSR1: the process lives" 0 "$(kill -0 $TK 2>/dev/null; echo $?)"
 ms-record -p $TK -o "$OUT/exit.ndjson" 2>"$OUT/exit.err" &
 REC=$!
 sleep 1
