@@ -31,16 +31,23 @@ nsamples=$(grep -c '"type":"sample"' live.ndjson)
 check_range "about ten samples in a second (every 100 ms)" 5 20 "$nsamples"
 first=$(grep -m1 '"type":"sample"' arrivals | cut -d' ' -f1)
 end=$(grep '"type":"end"' arrivals | cut -d' ' -f1)
-check_range "the program ran about a second (ms until the end record)" 900 5000 "$end"
+# (Upper bounds only against a hang: a busy machine stretches every figure,
+# the stamping of each line most, and the checks below are relative.)
+check_range "the program ran at least a second (ms until the end record)" 900 120000 "$end"
 # Buffered to the end (as before), every line came out within a few ms of
 # the end record.
-check_range "the first sample came out well before the end (ms before it)" 500 5000 $((end - first))
+check_range "the first sample came out well before the end (ms before it)" 500 120000 $((end - first))
 # Each sample came out soon after the recording took it: its arrival, from
 # the pipeline's start, is its ts (from the program's start) plus the start-up
 # and the way through the pipe.
 late=$(awk '/"type":"sample"/ { match($0, /"ts":[0-9]+/); ts = substr($0, RSTART + 5, RLENGTH - 5) / 1e6
 		d = $1 - ts; if (d > max) max = d } END { printf "%d\n", max }' arrivals)
-check_range "every sample came out within 400 ms of being taken (worst, ms)" 0 400 "$late"
+# Buffered to the end, the first one would be as late as the run is long
+# (its ts to the end record's): at most half that, and 400 ms on an idle
+# machine, where it is about 10.
+run=$(jq -r 'select(.type == "end") | .ts / 1e6 | floor' live.ndjson)
+check_range "every sample came out within half the run of being taken (worst, ms; run $run ms)" \
+	0 $((run / 2)) "$late"
 check_eq "samples: ts in order" true "$(jq -s '[.[] | select(.type == "sample") | .ts] | . == sort' live.ndjson)"
 
 # --- events held in ms-filter's buffer go out with the next sample ----------
@@ -53,7 +60,7 @@ n=$(grep -c '"type":"alloc"' events.arrivals)
 check_range "ticker: an allocation of cache_add per tick" 50 150 "$n"
 first=$(grep -m1 '"type":"alloc"' events.arrivals | cut -d' ' -f1)
 last=$(tail -n 1 events.arrivals | cut -d' ' -f1)
-check_range "the first event came out well before the last (ms)" 700 5000 $((last - first))
+check_range "the first event came out well before the last (ms)" 700 120000 $((last - first))
 
 # --- into a file: the same records, written at the end ----------------------
 ms-filter --type sample live.ndjson | cat >piped.ndjson
