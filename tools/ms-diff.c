@@ -140,9 +140,9 @@ int main(int argc, char **argv)
 	if (a.recording != b.recording)
 		msc_die("cannot compare %s (%s) with %s (%s): both must be snapshots or both recordings",
 			a.source, a.header.tool, b.source, b.header.tool);
-	if (!quiet && !a.complete)
+	if (!a.complete)
 		msc_warn("%s: no end record: the stream was cut short", a.source);
-	if (!quiet && !b.complete)
+	if (!b.complete)
 		msc_warn("%s: no end record: the stream was cut short", b.source);
 
 	if (metric_arg && strcmp(metric_arg, "all") == 0) {
@@ -206,6 +206,10 @@ int main(int argc, char **argv)
 		status = msc_cli_finish_output(&w, fd, output);
 	}
 
+	/* An input cut short: the diff is written, and the status says it
+	 * is not whole (as ms-report's does): a gate does not pass it. */
+	if (status == 0 && (!a.complete || !b.complete))
+		status = MSC_EXIT_TROUBLE;
 	if (fail && status == 0 && msc_diff_grew_past(&d, fail_at, fail_pct)) {
 		char g[32];
 

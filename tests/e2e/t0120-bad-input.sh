@@ -81,9 +81,19 @@ check_grep "directory: says why" "Is a directory" bd.err
 
 # A stream cut at a line boundary is still used, with a warning.
 head -n $((nlines - 1)) good.json >noend.json
-check_status "ms-diff without end record: still compares" 0 ms-diff good.json noend.json
+# Compared and written, and exit 2 as ms-report's (it was 0: a gate passed
+# a snapshot cut short), -q or not.
+check_status "ms-diff without end record: exit 2" 2 ms-diff good.json noend.json
 check_one_line_error "ms-diff without end record: one warning" "$OUT/last.err"
 check_grep "ms-diff without end record: names the file" "noend.json: no end record" "$OUT/last.err"
+check_grep "ms-diff without end record: still compares" '"type":"delta"\|"type":"total"\|"type":"end"' "$OUT/last.out"
+check_status "ms-diff -q --fail-on-growth 1 without end record: the gate does not pass it" 2 \
+	ms-diff -q --fail-on-growth 1 noend.json noend.json
+check_grep "ms-diff -q without end record: still said" "no end record" "$OUT/last.err"
+head -n 1 good.json >hdronly.json
+check_status "ms-report --fail-on-leak of a header alone: exit 2, not passed" 2 \
+	ms-report --fail-on-leak hdronly.json
+check_grep "ms-report of a header alone: said" "no end record: the stream was cut short" "$OUT/last.err"
 
 check_status "ms-diff with one input: usage error" 2 ms-diff good.json
 check_grep "ms-diff usage error: how to get help" "Try 'ms-diff --help' for more information." "$OUT/last.err"
