@@ -17,6 +17,7 @@
 #include "collect_internal.h"
 #include "msc_collect.h"
 #include "msc_hash.h"
+#include "msc_proc.h"
 
 static int pidfd_open_(int pid)
 {
@@ -177,20 +178,17 @@ const struct rlimit *msc_collector_own_limit(void)
 /* Half of what the collector may still map. */
 static uint64_t own_budget(void)
 {
+	struct msc_procfs fs;
+	struct msc_pstatm st = { 0 };
 	struct rlimit rl;
-	char buf[64] = "";
-	uint64_t mapped;
-	FILE *f;
 
 	if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return UINT64_MAX;
-	f = fopen("/proc/self/statm", "re");
-	if (f && !fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	if (f)
-		fclose(f);
-	mapped = strtoull(buf, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE);
-	return rl.rlim_cur > mapped ? (rl.rlim_cur - mapped) / 2 : 0;
+	if (msc_procfs_init(&fs, NULL) == 0) {
+		msc_proc_statm(&fs, getpid(), &st, NULL);
+		msc_procfs_release(&fs);
+	}
+	return rl.rlim_cur > st.size ? (rl.rlim_cur - st.size) / 2 : 0;
 }
 
 /* What a region of these rings takes in the process: itself and its

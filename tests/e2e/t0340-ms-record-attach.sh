@@ -26,6 +26,15 @@ ticks() {
 	tail -1 "$2" | awk '{ print $2 }'
 }
 
+# wait_recorded PID: until ms-snap says the process records (10 s at most)
+wait_recorded() {
+	_w=0
+	while [ $_w -lt 200 ] && ! ms-snap -p "$1" 2>/dev/null | grep -q '"recorded":true'; do
+		sleep 0.05
+		_w=$((_w + 1))
+	done
+}
+
 # check_ticker_recording REC WHAT: the figures of a ticker recording
 check_ticker_recording() {
 	_r=$1 _w=$2
@@ -80,11 +89,7 @@ check_ticker_recording "$OUT/b.ndjson" "second attach"
 # socket's name over: "recorded":false).
 ms-record -p $TK -o "$OUT/first.ndjson" 2>"$OUT/first.err" &
 REC=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $TK 2>/dev/null | grep -q '"recorded":true'; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_recorded $TK
 check_status "a second ms-record -p: refused" 2 ms-record -p $TK --duration 1s -o "$OUT/second.ndjson"
 check_grep "a second ms-record -p: says why" "recorded already" "$OUT/last.err"
 check_eq "a second ms-record -p: leaves no file" "" "$(ls "$OUT/second.ndjson" 2>/dev/null)"
@@ -106,11 +111,7 @@ check_eq "SIGINT: the process lives" 0 "$(kill -0 $TK 2>/dev/null; echo $?)"
 # SIGUSR1 too (it killed ms-record, no end record, the hooks left in).
 ms-record -p $TK -o "$OUT/usr1.ndjson" 2>"$OUT/usr1.err" &
 REC=$!
-i=0
-while [ $i -lt 200 ] && ! ms-snap -p $TK 2>/dev/null | grep -q '"recorded":true'; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_recorded $TK
 kill -USR1 $REC
 wait $REC
 check_eq "SIGUSR1: exit status" 0 $?
@@ -308,14 +309,6 @@ check_eq "15 detaches from allocating threads: every thread's nice as it was" 0 
 	"$(sed 's/.*) //' /proc/$SP/task/*/stat | awk '{ print $17 }' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 kill $SP
 
-# wait_recorded PID: until ms-snap says the process records (10 s at most)
-wait_recorded() {
-	_w=0
-	while [ $_w -lt 200 ] && ! ms-snap -p "$1" 2>/dev/null | grep -q '"recorded":true'; do
-		sleep 0.05
-		_w=$((_w + 1))
-	done
-}
 # wait_stopped PID: until its state is T (4 s at most)
 wait_stopped() {
 	_w=0
