@@ -483,10 +483,11 @@ bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *va
 /* ----------------------------------------------------------------- diff */
 
 static const char *const default_metrics[] = { "rss", "pss", "swap" };
-/* Snapshots of processes ms-record records: their sites' live heap too. */
-static const char *const live_metrics[] = { "rss", "pss", "swap", "live_bytes" };
-/* Snapshots with leaks (ms-snap --leaks): what was lost. */
-static const char *const leak_metrics[] = { "rss", "pss", "swap", "leaked_bytes", "leaked_blocks" };
+/* Snapshots of processes ms-record records: their sites' live heap first,
+ * so that the totals and the gate are the heap's. */
+static const char *const live_metrics[] = { "live_bytes", "rss", "pss", "swap" };
+/* Snapshots with leaks (ms-snap --leaks): what was lost, first. */
+static const char *const leak_metrics[] = { "leaked_bytes", "leaked_blocks", "rss", "pss", "swap" };
 /* Recordings: what the heap holds at the end, leaks, the peak and what it
  * is made of, and how often the program allocates. */
 static const char *const recording_metrics[] = { "live_bytes", "leaked_bytes", "peak", "at_peak",
@@ -570,7 +571,7 @@ oom:
 
 bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct)
 {
-	int64_t growth = d->total_after - d->total_before;
+	int64_t growth = msc_sat_sub_i64(d->total_after, d->total_before);
 
 	if (growth <= 0)
 		return false;
@@ -585,7 +586,7 @@ static int add_delta(struct msc_diff *d, size_t *cap, const struct msc_entity *b
 {
 	if (MSC_GROW(d->deltas, d->n + 1, *cap, 256))
 		return -ENOMEM;
-	d->deltas[d->n++] = (struct msc_delta){ before, after, metric, vb, va, va - vb };
+	d->deltas[d->n++] = (struct msc_delta){ before, after, metric, vb, va, msc_sat_sub_i64(va, vb) };
 	return 0;
 }
 
@@ -623,6 +624,30 @@ static bool keep(const struct msc_diff_opts *o, int64_t change)
 	return mag >= o->min_change;
 }
 
+/* The kind of entity whose figures of metric make the totals: processes
+ * when they have it, else the first of mappings, leaks and sites that does
+ * (a live snapshot's heap is in its sites only).  Sums over one kind never
+ * count a figure twice. */
+static enum msc_ent_kind total_kind(const struct msc_snapshot *a, const struct msc_snapshot *b,
+				    const char *metric)
+{
+	static const enum msc_ent_kind order[] = { MSC_ENT_PROCESS, MSC_ENT_MAPPING, MSC_ENT_LEAK,
+						   MSC_ENT_SITE };
+	const struct msc_snapshot *s[2] = { a, b };
+	bool has[MSC_ENT_LEAK + 1] = { false };
+	int64_t v;
+	size_t i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s[k]->n; i++)
+			if (msc_entity_metric(&s[k]->ents[i], metric, &v))
+				has[s[k]->ents[i].kind] = true;
+	for (k = 0; k < ARRAY_SIZE(order); k++)
+		if (has[order[k]])
+			return order[k];
+	return MSC_ENT_PROCESS;
+}
+
 int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 		     const struct msc_snapshot *b, const struct msc_diff_opts *o)
 {
@@ -641,6 +666,7 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 	d->metrics = metrics;
 	d->nmetrics = nmetrics;
 	d->primary = metrics[0];
+	d->total_kind = total_kind(a, b, d->primary);
 	if (msc_strmap_init(&in_b, b->n))
 		return -ENOMEM;
 	matched_b = calloc(b->n + 1, sizeof(*matched_b));
@@ -669,11 +695,11 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 			if (!msc_entity_metric(ea, metrics[m], &vb) ||
 			    (eb && !msc_entity_metric(eb, metrics[m], &va)))
 				continue;
-			if (ea->kind == MSC_ENT_PROCESS && m == 0) {
-				d->total_before += vb;
-				d->total_after += va;
+			if (ea->kind == d->total_kind && m == 0) {
+				d->total_before = msc_sat_add_i64(d->total_before, vb);
+				d->total_after = msc_sat_add_i64(d->total_after, va);
 			}
-			if (keep(o, va - vb) && add_delta(d, &cap, ea, eb, metrics[m], vb, va))
+			if (keep(o, msc_sat_sub_i64(va, vb)) && add_delta(d, &cap, ea, eb, metrics[m], vb, va))
 				goto out;
 		}
 	}
@@ -689,8 +715,8 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 
 			if (!msc_entity_metric(eb, metrics[m], &va))
 				continue;
-			if (eb->kind == MSC_ENT_PROCESS && m == 0)
-				d->total_after += va;
+			if (eb->kind == d->total_kind && m == 0)
+				d->total_after = msc_sat_add_i64(d->total_after, va);
 			if (keep(o, va) && add_delta(d, &cap, NULL, eb, metrics[m], 0, va))
 				goto out;
 		}
@@ -797,7 +823,7 @@ void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w)
 	msc_w_str(w, "metric", d->primary);
 	msc_w_i64(w, "before", d->total_before);
 	msc_w_i64(w, "after", d->total_after);
-	msc_w_i64(w, "growth", d->total_after - d->total_before);
+	msc_w_i64(w, "growth", msc_sat_sub_i64(d->total_after, d->total_before));
 	if (d->a->header.start_epoch && d->b->header.start_epoch)
 		msc_w_i64(w, "elapsed",
 			  (int64_t)(d->b->header.start_epoch - d->a->header.start_epoch));

@@ -19,8 +19,9 @@
  * msc_diff_compute() pairs the entities of two snapshots and produces one
  * delta per (entity, metric) that changed, sorted by kind (processes,
  * mappings, leaks, sites) and then by change, largest growth first.  Totals of the
- * primary metric (the first one asked for) over processes are kept for
- * --fail-on-growth.  A snapshot's entities live in its arena, a diff's
+ * primary metric (the first one asked for) are kept for --fail-on-growth:
+ * over processes, or over the sites (leaks) of snapshots whose processes
+ * carry no such figure.  A snapshot's entities live in its arena, a diff's
  * deltas in an array of its own; the matching _release() frees them.  A
  * diff points into both snapshots and into its metric list: they must
  * outlive it.
@@ -106,6 +107,7 @@ struct msc_diff {
 	const char *const *metrics;
 	unsigned nmetrics;
 	const char *primary;		/* metric of the totals: metrics[0] */
+	enum msc_ent_kind total_kind;	/* whose figures the totals add up */
 	int64_t total_before, total_after;
 	unsigned processes_new, processes_gone, processes_matched;
 	uint64_t min_change;		/* the options' */

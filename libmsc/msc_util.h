@@ -36,6 +36,26 @@ static inline void msc_sat_add(uint64_t *a, uint64_t b)
 		*a = UINT64_MAX;
 }
 
+/* a + b and a - b for signed figures (ms-diff's totals and changes), held
+ * at INT64_MIN and INT64_MAX instead of wrapping. */
+static inline int64_t msc_sat_add_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t msc_sat_sub_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 /* A count for the signed formatters (msc_fmt_*): held at INT64_MAX, not
  * shown negative. */
 static inline int64_t msc_clamp_i64(uint64_t v)

@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 
 		if (!quiet)
 			msc_warn("total %s grew by %s%s", d.primary,
-				 msc_fmt_size(g, sizeof(g), d.total_after - d.total_before),
+				 msc_fmt_size(g, sizeof(g), msc_sat_sub_i64(d.total_after, d.total_before)),
 				 ", more than --fail-on-growth allows");
 		status = MSC_EXIT_FINDING;
 	}

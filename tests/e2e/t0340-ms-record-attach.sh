@@ -163,8 +163,25 @@ check_eq "diff: the growing site's change" "$((b2 - b1))" \
 # of a parallel make check).  No growth, so at most that one message.
 churn=$(jq -r 'select(.type == "delta" and .key == "site" and .metric == "live_bytes" and (.name | startswith("make_message"))) | .change' "$OUT/sd.ndjson")
 check_range "diff: the churning site did not grow (a message in flight at most)" -64 64 "${churn:-0}"
+# The totals and the gate are the heap's: every site's live bytes added
+# up (the process records carry rss, not the heap), first by default.
+heap1=$(jq -s '[.[] | select(.type == "site") | .live_bytes] | add' "$OUT/s1.json")
+heap2=$(jq -s '[.[] | select(.type == "site") | .live_bytes] | add' "$OUT/s2.json")
+check_eq "diff: the totals are the heap's, by default" "live_bytes $heap1 $heap2" \
+	"$(jq -r 'select(.type == "end") | "\(.metric) \(.before) \(.after)"' "$OUT/sd.ndjson")"
+ms-diff --metric live_bytes "$OUT/s1.json" "$OUT/s2.json" >"$OUT/sd2.ndjson"
+check_eq "diff --metric live_bytes: the heap's totals" "$heap1 $heap2" \
+	"$(jq -r 'select(.type == "end") | "\(.before) \(.after)"' "$OUT/sd2.ndjson")"
+g=$((heap2 - heap1))
+check_status "diff: --fail-on-growth a byte under the heap's growth" 1 \
+	ms-diff --metric live_bytes --fail-on-growth $((g - 1)) "$OUT/s1.json" "$OUT/s2.json"
+check_status "diff: --fail-on-growth at the heap's growth" 0 \
+	ms-diff --fail-on-growth $g "$OUT/s1.json" "$OUT/s2.json"
 check_status "diff: --fail-on-growth under the growth" 1 ms-diff --fail-on-growth 40K "$OUT/s1.json" "$OUT/s2.json"
 check_status "diff: --fail-on-growth over the growth" 0 ms-diff --fail-on-growth 50M "$OUT/s1.json" "$OUT/s2.json"
+check_eq "diff --metric rss: the processes' totals still" \
+	"rss $(jqr "$OUT/s1.json" process .rss) $(jqr "$OUT/s2.json" process .rss)" \
+	"$(ms-diff --metric rss "$OUT/s1.json" "$OUT/s2.json" | jq -r 'select(.type == "end") | "\(.metric) \(.before) \(.after)"')"
 
 # --- a position-dependent executable that takes malloc's address ---------
 # Its "malloc" symbol is then its own PLT entry, which jumps through the GOT
