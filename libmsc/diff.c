@@ -198,7 +198,8 @@ static void merge_metrics(struct msc_entity *e, const struct msc_entity *x)
 	for (i = 0; i < x->nmetrics; i++)
 		for (k = 0; k < e->nmetrics; k++)
 			if (strcmp(e->metrics[k].name, x->metrics[i].name) == 0) {
-				e->metrics[k].value += x->metrics[i].value;
+				e->metrics[k].value = msc_sat_add_i64(e->metrics[k].value,
+								      x->metrics[i].value);
 				break;
 			}
 }
@@ -648,12 +649,172 @@ static enum msc_ent_kind total_kind(const struct msc_snapshot *a, const struct m
 	return MSC_ENT_PROCESS;
 }
 
+/* ---------------------------------------------------------------- pairs */
+
+/* The one process of s that `name` names: a pid or a comm (snapshots), a
+ * program's name (recordings).  NULL with err set when none or several. */
+static const struct msc_entity *named_process(const struct msc_snapshot *s, const char *name,
+					      struct msc_err *err)
+{
+	const struct msc_entity *found = NULL;
+	char *end;
+	long pid;
+	size_t i;
+	bool by_pid;
+
+	errno = 0;
+	pid = strtol(name, &end, 10);
+	by_pid = !s->recording && *name && !*end && !errno && pid > 0 && pid < 0x40000000;
+	for (i = 0; i < s->n; i++) {
+		const struct msc_entity *e = &s->ents[i];
+
+		if (e->kind != MSC_ENT_PROCESS)
+			continue;
+		if (by_pid ? e->pid != (int)pid : strcmp(e->comm, name) != 0)
+			continue;
+		/* A recording's program may have ended several times (--follow):
+		 * its name is one program still. */
+		if (found && (!s->recording || strcmp(found->comm, e->comm) != 0)) {
+			msc_err_set(err, -EINVAL, "%s: several processes named '%s': give a pid",
+				    s->source, name);
+			return NULL;
+		}
+		found = found ? found : e;
+	}
+	if (!found)
+		msc_err_set(err, -EINVAL, "%s: no %s '%s' in it", s->source,
+			    s->recording ? "program" : by_pid ? "process of pid" : "process named",
+			    name);
+	return found;
+}
+
+static void set_pair(struct msc_diff_pair *p, const struct msc_entity *ea,
+		     const struct msc_entity *eb, bool recording)
+{
+	*p = (struct msc_diff_pair){ ea->comm, eb->comm, 0, 0, 0, 0 };
+	if (!recording) {
+		p->pid_before = ea->pid;
+		p->pid_after = eb->pid;
+		p->st_before = ea->starttime;
+		p->st_after = eb->starttime;
+	}
+}
+
+int msc_diff_pair_parse(struct msc_diff_opts *o, const struct msc_snapshot *a,
+			const struct msc_snapshot *b, const char *spec, struct msc_err *err)
+{
+	const char *eq = strchr(spec, '=');
+	const struct msc_entity *ea, *eb;
+	char before[256];
+	unsigned k;
+
+	if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof(before))
+		return msc_err_set(err, -EINVAL, "--pair '%s': give BEFORE=AFTER", spec);
+	if (o->npairs == MSC_DIFF_MAX_PAIRS)
+		return msc_err_set(err, -EINVAL, "--pair: at most %d pairs", MSC_DIFF_MAX_PAIRS);
+	memcpy(before, spec, (size_t)(eq - spec));
+	before[eq - spec] = '\0';
+	ea = named_process(a, before, err);
+	eb = ea ? named_process(b, eq + 1, err) : NULL;
+	if (!eb)
+		return -EINVAL;
+	for (k = 0; k < o->npairs; k++)
+		if (o->pairs[k].before == ea->comm || o->pairs[k].after == eb->comm)
+			return msc_err_set(err, -EINVAL, "--pair '%s': a process paired twice", spec);
+	set_pair(&o->pairs[o->npairs++], ea, eb, a->recording);
+	return 0;
+}
+
+/* The single program of a recording, or NULL when it holds none or
+ * several. */
+static const char *single_program(const struct msc_snapshot *s)
+{
+	const char *prog = NULL;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->ents[i].kind == MSC_ENT_PROCESS) {
+			if (prog && strcmp(prog, s->ents[i].comm) != 0)
+				return NULL;
+			prog = s->ents[i].comm;
+		}
+	return prog;
+}
+
+/* The identity b's entity e is matched by: its own, or, when it belongs to
+ * a paired process, the one it would have as the process it is paired
+ * with.  Rewritten ids are made in scratch; NULL when out of memory. */
+static const char *match_id(const struct msc_diff *d, const struct msc_entity *e,
+			    struct msc_arena *scratch)
+{
+	const struct msc_diff_pair *p = NULL;
+	unsigned k;
+	char head[96];
+	const char *tail;
+	char *id;
+
+	for (k = 0; k < d->npairs && !p; k++) {
+		const struct msc_diff_pair *q = &d->pairs[k];
+
+		/* A snapshot's process and mappings are its pid's; sites and
+		 * leaks, and all of a recording, go by the program's name. */
+		if (q->pid_after && (e->kind == MSC_ENT_PROCESS || e->kind == MSC_ENT_MAPPING) ?
+			    e->pid == q->pid_after && e->starttime == q->st_after :
+			    strcmp(e->comm, q->after) == 0)
+			p = q;
+	}
+	if (!p)
+		return e->id;
+	if (e->kind == MSC_ENT_PROCESS && !d->a->recording) {
+		snprintf(head, sizeof(head), "p/%d/%" PRIu64, p->pid_before, p->st_before);
+		tail = "";
+	} else if (e->kind == MSC_ENT_MAPPING) {
+		snprintf(head, sizeof(head), "m/%d/%" PRIu64 "/%" PRIx64 "/", p->pid_before,
+			 p->st_before, e->start);
+		tail = e->name;
+	} else {
+		/* "r/PROG/N", "s/PROG/SIG", "l/PROG/SIG": the program's part. */
+		size_t cl = strlen(e->comm);
+
+		if (strlen(e->id) < 2 + cl || strncmp(e->id + 2, e->comm, cl) != 0)
+			return e->id;
+		snprintf(head, sizeof(head), "%c/", e->id[0]);
+		tail = e->id + 2 + cl;
+		id = msc_arena_alloc(scratch, strlen(head) + strlen(p->before) + strlen(tail) + 1);
+		if (id)
+			sprintf(id, "%s%s%s", head, p->before, tail);
+		return id;
+	}
+	id = msc_arena_alloc(scratch, strlen(head) + strlen(tail) + 1);
+	if (id)
+		sprintf(id, "%s%s", head, tail);
+	return id;
+}
+
+/* The pairs compute() uses: the user's, else two single programs. */
+static void choose_pairs(struct msc_diff *d, const struct msc_diff_opts *o)
+{
+	const char *pa, *pb;
+
+	memcpy(d->pairs, o->pairs, o->npairs * sizeof(*o->pairs));
+	d->npairs = o->npairs;
+	if (d->npairs || o->no_auto_pair || !d->a->recording || !d->b->recording)
+		return;
+	pa = single_program(d->a);
+	pb = single_program(d->b);
+	if (pa && pb && strcmp(pa, pb) != 0) {
+		d->pairs[0] = (struct msc_diff_pair){ pa, pb, 0, 0, 0, 0 };
+		d->npairs = 1;
+	}
+}
+
 int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 		     const struct msc_snapshot *b, const struct msc_diff_opts *o)
 {
 	unsigned nmetrics = o->nmetrics;
 	const char *const *metrics = o->metrics ? o->metrics : msc_diff_default_metrics(a, b, &nmetrics);
 	struct msc_strmap in_b;
+	struct msc_arena scratch;
 	bool *matched_b = NULL;
 	size_t cap = 0, i;
 	unsigned m;
@@ -667,14 +828,21 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 	d->nmetrics = nmetrics;
 	d->primary = metrics[0];
 	d->total_kind = total_kind(a, b, d->primary);
-	if (msc_strmap_init(&in_b, b->n))
+	choose_pairs(d, o);
+	msc_arena_init(&scratch);
+	if (msc_strmap_init(&in_b, b->n)) {
+		msc_arena_release(&scratch);
 		return -ENOMEM;
+	}
 	matched_b = calloc(b->n + 1, sizeof(*matched_b));
 	if (!matched_b)
 		goto out;
-	for (i = 0; i < b->n; i++)
-		if (msc_strmap_put(&in_b, b->ents[i].id, &b->ents[i]))
+	for (i = 0; i < b->n; i++) {
+		const char *id = match_id(d, &b->ents[i], &scratch);
+
+		if (!id || msc_strmap_put(&in_b, id, &b->ents[i]))
 			goto out;
+	}
 	for (i = 0; i < a->n; i++) {
 		const struct msc_entity *ea = &a->ents[i];
 		const struct msc_entity *eb = msc_strmap_get(&in_b, ea->id);
@@ -727,6 +895,7 @@ int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,
 out:
 	free(matched_b);
 	msc_strmap_release(&in_b);
+	msc_arena_release(&scratch);
 	return ret;
 }
 
@@ -830,6 +999,24 @@ void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w)
 	msc_w_u64(w, "processes_matched", d->processes_matched);
 	msc_w_u64(w, "processes_new", d->processes_new);
 	msc_w_u64(w, "processes_gone", d->processes_gone);
+	if (d->npairs) {
+		unsigned k;
+
+		msc_w_arr(w, "paired");
+		for (k = 0; k < d->npairs; k++) {
+			const struct msc_diff_pair *p = &d->pairs[k];
+
+			msc_w_obj(w, NULL);
+			msc_w_str(w, "before", p->before);
+			msc_w_str(w, "after", p->after);
+			if (p->pid_before) {
+				msc_w_i64(w, "pid_before", p->pid_before);
+				msc_w_i64(w, "pid_after", p->pid_after);
+			}
+			msc_w_obj_end(w);
+		}
+		msc_w_arr_end(w);
+	}
 	msc_w_end(w);
 }
 

@@ -92,12 +92,37 @@ struct msc_delta {
 	int64_t vbefore, vafter, change;
 };
 
+/*
+ * A process of the first input matched with one of the second whatever
+ * their names: a program of two recordings (by its name), a process of two
+ * snapshots (by pid or comm), and everything of it (sites, leaks, mappings).
+ */
+struct msc_diff_pair {
+	const char *before, *after;	/* program names, or comms */
+	int pid_before, pid_after;	/* snapshots: the processes, else 0 */
+	uint64_t st_before, st_after;	/* and their start times */
+};
+
+#define MSC_DIFF_MAX_PAIRS 16
+
 struct msc_diff_opts {
 	const char *const *metrics;	/* NULL: "rss", "pss", "swap" */
 	unsigned nmetrics;
 	uint64_t min_change;		/* hide |change| below this; 0 hides 0 */
 	bool all;			/* keep unchanged figures too */
+	/* Pairs the user named (msc_diff_pair_parse); with none, two
+	 * recordings of one program each are paired whatever their names,
+	 * unless no_auto_pair. */
+	struct msc_diff_pair pairs[MSC_DIFF_MAX_PAIRS];
+	unsigned npairs;
+	bool no_auto_pair;
 };
+
+/* Adds the pair "BEFORE=AFTER" to o: program names for recordings, pids or
+ * comms for snapshots, each naming one process of its input.  0, or
+ * -EINVAL with err set ("no program 'x' in a.json"). */
+int msc_diff_pair_parse(struct msc_diff_opts *o, const struct msc_snapshot *a,
+			const struct msc_snapshot *b, const char *spec, struct msc_err *err);
 
 struct msc_diff {
 	const struct msc_snapshot *a, *b;
@@ -111,6 +136,10 @@ struct msc_diff {
 	int64_t total_before, total_after;
 	unsigned processes_new, processes_gone, processes_matched;
 	uint64_t min_change;		/* the options' */
+	/* The processes matched across names: the options' pairs, or the
+	 * one made for two single-program recordings. */
+	struct msc_diff_pair pairs[MSC_DIFF_MAX_PAIRS];
+	unsigned npairs;
 };
 
 int msc_diff_compute(struct msc_diff *d, const struct msc_snapshot *a,

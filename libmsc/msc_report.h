@@ -180,6 +180,7 @@ struct msc_report {
 	int64_t diff_elapsed;		/* ms-diff: ns from before to after */
 	bool diff_has_elapsed;
 	uint64_t diff_new, diff_gone;	/* ms-diff: processes new and gone */
+	const char *diff_paired;	/* ms-diff: "before -> after, ..." matched across names */
 	/* end (of the first process's last image: after an exec, the
 	 * program it ran is what the report describes) */
 	bool complete;

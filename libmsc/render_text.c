@@ -1216,7 +1216,7 @@ static void growth_header(struct ctx *c)
 {
 	struct msc_report *r = c->r;
 	char a[40], b[40], d[40], later[40] = "", pct[32] = "";
-	int64_t change = r->diff_after - r->diff_before;
+	int64_t change = msc_sat_sub_i64(r->diff_after, r->diff_before);
 
 	fprintf(c->out, c->md ? "## memscope growth report\n" : "memscope growth report\n");
 	if (r->complete && r->diff_has_elapsed)
@@ -1231,6 +1231,9 @@ static void growth_header(struct ctx *c)
 		r->diff_metric, figure(a, sizeof(a), r->diff_metric, r->diff_before, false),
 		figure(b, sizeof(b), r->diff_metric, r->diff_after, false),
 		figure(d, sizeof(d), r->diff_metric, change, true), pct);
+	if (r->diff_paired)
+		fprintf(c->out, c->md ? "\nCompared across names: %s.\n" : "compared across names: %s\n",
+			r->diff_paired);
 	if (r->diff_new || r->diff_gone)
 		fprintf(c->out, c->md ? "\n%" PRIu64 " new and %" PRIu64 " exited processes.\n" :
 					"%" PRIu64 " new and %" PRIu64 " exited processes\n",

@@ -576,6 +576,35 @@ static void image_end(struct msc_report *r, const struct msc_rec *rec)
 	pages_of(&im->pages, rec);
 }
 
+
+/* ms-diff's "paired" processes as one line: "svc -> svc2, ...". */
+static int diff_paired(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *f = msc_rec_field(rec, "paired");
+	struct msc_jiter it;
+	struct msc_jval v;
+	char line[512];
+	size_t len = 0;
+
+	if (!f || f->val.kind != MSC_J_ARR)
+		return 0;
+	line[0] = '\0';
+	msc_jiter_init(&it, &f->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0 && len < sizeof(line)) {
+		const char *b = v.kind == MSC_J_OBJ ? msc_jval_member_str(&v, "before", &r->arena) : NULL;
+		const char *a = v.kind == MSC_J_OBJ ? msc_jval_member_str(&v, "after", &r->arena) : NULL;
+		int n;
+
+		if (!a || !b)
+			continue;
+		n = snprintf(line + len, sizeof(line) - len, "%s%s -> %s", len ? ", " : "", b, a);
+		len = n < 0 ? sizeof(line) : len + (size_t)n;
+	}
+	if (!line[0])
+		return 0;
+	r->diff_paired = msc_arena_strdup(&r->arena, line);
+	return r->diff_paired ? 0 : -1;
+}
 static int load_end(struct msc_report *r, const struct msc_rec *rec)
 {
 	const struct msc_field *f;
@@ -602,6 +631,8 @@ static int load_end(struct msc_report *r, const struct msc_rec *rec)
 		r->diff_has_elapsed = msc_rec_i64(rec, "elapsed", &r->diff_elapsed) == 0;
 		r->diff_new = u64(rec, "processes_new");
 		r->diff_gone = u64(rec, "processes_gone");
+		if (diff_paired(r, rec))
+			return -ENOMEM;
 	}
 	r->duration = u64(rec, "ts");
 	r->peak = u64(rec, "peak");

@@ -20,10 +20,16 @@ static const char help[] =
 	"report 'ms-diff | ms-report' prints, with --text, --md or --json).\n"
 	"\n"
 	"      --metric LIST          figures to compare, comma-separated (default\n"
-	"                             rss,pss,swap for snapshots, live_bytes,\n"
-	"                             leaked_bytes,peak,at_peak,allocs for\n"
-	"                             recordings; \"all\" for every figure); the\n"
-	"                             first one is used for the totals\n"
+	"                             rss,pss,swap for snapshots, live_bytes\n"
+	"                             first for those of a recorded process,\n"
+	"                             live_bytes,leaked_bytes,peak,at_peak,allocs\n"
+	"                             for recordings; \"all\" for every figure);\n"
+	"                             the first one is used for the totals\n"
+	"      --pair BEFORE=AFTER    compare BEFORE's process with AFTER's whatever\n"
+	"                             their names: programs of recordings, pids or\n"
+	"                             process names of snapshots (repeatable)\n"
+	"      --no-pair              do not pair two single-program recordings\n"
+	"                             of different names\n"
 	"      --min-change SIZE      hide changes smaller than SIZE (K/M/G suffixes)\n"
 	"      --unchanged            show unchanged figures too\n"
 	"      --fail-on-growth SIZE|PCT\n"
@@ -43,15 +49,28 @@ static const char help[] =
 	"\n"
 	"Processes match when their pid and start time agree (a reused pid is a\n"
 	"new process); mappings match by process and name; the sites and leaks\n"
-	"of recordings by call path (function names), the programs by name.\n"
+	"of recordings by call path (function names), the programs by name (two\n"
+	"recordings of one program each are paired whatever the names).\n"
 	"Exit status: 0 ok, 1 growth above --fail-on-growth, 2 trouble.\n";
 
-enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_UNCHANGED, OPT_FAIL, OPT_TEXT, OPT_MD, OPT_JSON };
+enum {
+	OPT_METRIC = 256,
+	OPT_MIN_CHANGE,
+	OPT_UNCHANGED,
+	OPT_FAIL,
+	OPT_TEXT,
+	OPT_MD,
+	OPT_JSON,
+	OPT_PAIR,
+	OPT_NO_PAIR,
+};
 
 static const struct option longopts[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
 	{ "unchanged", no_argument, NULL, OPT_UNCHANGED },
+	{ "pair", required_argument, NULL, OPT_PAIR },
+	{ "no-pair", no_argument, NULL, OPT_NO_PAIR },
 	{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
 	{ "text", no_argument, NULL, OPT_TEXT },
 	{ "md", no_argument, NULL, OPT_MD },
@@ -82,7 +101,8 @@ int main(int argc, char **argv)
 	bool report = false, fail = false, fail_pct = false, quiet = false;
 	enum msc_report_format format = MSC_REPORT_TEXT;
 	uint64_t fail_at = 0;
-	unsigned top = 10;
+	const char *pair[MSC_DIFF_MAX_PAIRS];
+	unsigned top = 10, npair = 0, k;
 	int c, status = 0, fd = 1;
 
 	msc_cli_start("ms-diff");
@@ -97,6 +117,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_UNCHANGED:
 			o.all = true;
+			break;
+		case OPT_PAIR:
+			if (npair == MSC_DIFF_MAX_PAIRS)
+				msc_usage_error("at most %d --pair", MSC_DIFF_MAX_PAIRS);
+			pair[npair++] = optarg;
+			break;
+		case OPT_NO_PAIR:
+			o.no_auto_pair = true;
 			break;
 		case OPT_FAIL:
 			if (msc_parse_size_or_pct(optarg, &fail_at, &fail_pct))
@@ -164,6 +192,9 @@ int main(int argc, char **argv)
 		o.metrics = metrics;
 	}
 
+	for (k = 0; k < npair; k++)
+		if (msc_diff_pair_parse(&o, &a, &b, pair[k], &err))
+			msc_die("%s", err.msg);
 	if (msc_diff_compute(&d, &a, &b, &o))
 		msc_die("out of memory");
 

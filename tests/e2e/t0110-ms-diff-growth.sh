@@ -183,6 +183,14 @@ ms-diff --text a.json reused.json >r.txt
 check_grep "reused pid: --text says so" "1 new and 1 exited processes" r.txt
 check_grep "reused pid: --text marks the old one gone" "memhog (gone)" r.txt
 
+# --pair: the two processes compared as one, by pid or by name.
+check_eq "--pair PID=PID: the reused pid compared as one process" "$(tail -n 1 d.json | jq -c '[.processes_matched, .processes_new, .processes_gone, .before, .after]')" \
+	"$(ms-diff --pair $P=$P a.json reused.json | tail -n 1 | jq -c '[.processes_matched, .processes_new, .processes_gone, .before, .after]')"
+check_eq "--pair NAME=NAME: and its mappings" "$(jq -c 'select(.type == "delta") | [.key, .name, .metric, .change]' d.json)" \
+	"$(ms-diff --pair memhog=memhog a.json reused.json | jq -c 'select(.type == "delta") | [.key, .name, .metric, .change]')"
+check_status "--pair: a pid the snapshot does not hold" 2 ms-diff --pair 1=$P a.json reused.json
+check_fgrep "--pair: names the pid" "a.json: no process of pid '1' in it" "$OUT/last.err"
+
 # ------------------------------------------------------------ self-diff
 ms-diff a.json a.json >self.json 2>self.err
 check_eq "self-diff: exit status" 0 $?

@@ -204,6 +204,29 @@ check_status "ms-diff --metric all --fail-on-growth below the growth" 1 \
 	ms-diff -q --metric all --fail-on-growth $((grew - 1)) t1.ndjson t2.ndjson
 check_status "ms-diff --metric all --fail-on-growth at the growth" 0 \
 	ms-diff -q --metric all --fail-on-growth "$grew" t1.ndjson t2.ndjson
+# The same program under another name (rebuilt as svc2): one program each,
+# paired by default; every site matched, not "(new)".
+cp "$EX/threads" threads2
+ms-record -q -o t3.ndjson ./threads2 4 10000 >/dev/null 2>&1
+ms-diff t1.ndjson t3.ndjson >renamed.ndjson
+check_eq "ms-diff: one program each, renamed: paired, 1 matched" "1 0 0 threads threads2" \
+	"$(tail -n 1 renamed.ndjson | jq -r '"\(.processes_matched) \(.processes_new) \(.processes_gone) \(.paired[0].before) \(.paired[0].after)"')"
+# (the figures a run of threads has exactly: its peak depends on the
+# scheduling)
+exact='select(.type == "delta" and (.metric | test("^(allocs|live_bytes|leaked_bytes)$"))) | [.key, .name, .metric, .change]'
+check_eq "ms-diff: renamed: the same deltas as under one name" \
+	"$(jq -c "$exact" growth.ndjson | sort)" "$(jq -c "$exact" renamed.ndjson | sort)"
+check_eq "ms-diff: renamed: no site is new" 0 "$(jq -c 'select(.type == "delta" and .status != "changed")' renamed.ndjson | wc -l)"
+check_fgrep "ms-diff --text: renamed: says what it paired" "compared across names: threads -> threads2" \
+	"$(ms-diff --text t1.ndjson t3.ndjson >renamed.txt; echo renamed.txt)"
+check_eq "ms-diff --no-pair: renamed: 1 new, 1 gone" "0 1 1" \
+	"$(ms-diff --no-pair t1.ndjson t3.ndjson | tail -n 1 | jq -r '"\(.processes_matched) \(.processes_new) \(.processes_gone)"')"
+check_eq "ms-diff --pair: named, the same end" "$(tail -n 1 renamed.ndjson | jq -c 'del(.elapsed)')" \
+	"$(ms-diff --pair threads=threads2 t1.ndjson t3.ndjson | tail -n 1 | jq -c 'del(.elapsed)')"
+check_status "ms-diff --pair: a program the input does not hold" 2 ms-diff --pair threads=nope t1.ndjson t3.ndjson
+check_fgrep "ms-diff --pair: names the input and the program" "t3.ndjson: no program 'nope' in it" "$OUT/last.err"
+check_status "ms-diff --pair without =" 2 ms-diff --pair threads t1.ndjson t3.ndjson
+check_one_line_error "--pair without =" "$OUT/last.err"
 check_status "ms-diff: a snapshot and a recording" 2 ms-diff t1.ndjson snap.json
 check_one_line_error "snapshot vs recording" "$OUT/last.err"
 ms-report --md growth.ndjson >growth.md
