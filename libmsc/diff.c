@@ -95,98 +95,123 @@ static const char *rec_strdup(struct msc_snapshot *s, const struct msc_rec *rec,
 struct loader {
 	struct msc_u64map procs;	/* pid -> index + 1 of its process entity */
 	struct msc_u64map stacks;	/* stack id -> struct rstack * */
-	struct msc_stackdefs defs;	/* frame and stack records, their JSON kept */
 	struct msc_strmap ids;		/* entity id -> index + 1 (recordings) */
 	const char *prog;		/* the current stream's program */
 	unsigned ends;			/* end records seen */
+	struct msc_rframe *own;		/* scratch: one stack's own frames */
+	unsigned own_cap;
 };
 
+/*
+ * What a stack is matched and shown by, worked out from its own frames and
+ * its parent's figures only (each stack's once, a chain in one pass): the
+ * hash of its call path by function name, outermost first (the same
+ * whatever the stream's split into own frames and parents), and the frame
+ * an allocation is attributed to.
+ */
 struct rstack {
-	const char *sig;		/* call path by function name */
-	const char *label;		/* "fn file:line" of the allocating frame */
-	const char *frames;		/* the "frames" JSON, every frame in place */
-	size_t frames_len;
+	struct msc_stackdef *def;	/* def->user is this */
+	struct rstack *child;		/* stack_figures' chain */
+	bool done;
+	uint64_t hash;
+	bool has_attr;			/* the stack has a frame */
+	struct msc_rframe attr;
 };
 
-/* The frames as a version 1 "frames" array, in the arena. */
-static char *frames_json(struct msc_arena *a, const struct msc_rframe *fr, unsigned n, size_t *len)
+/* One frame's part of the call path: its function, or module+offset. */
+static uint64_t hash_frame(uint64_t h, const struct msc_rframe *f)
 {
-	size_t total = 2, k;
-	char *json, *p;
+	char part[600];
+	int n;
 
-	for (k = 0; k < n; k++)
-		total += fr[k].json_len + 1;
-	p = json = msc_arena_alloc(a, total + 1);
-	if (!json)
-		return NULL;
-	*p++ = '[';
-	for (k = 0; k < n; k++) {
-		if (k)
-			*p++ = ',';
-		memcpy(p, fr[k].json, fr[k].json_len);
-		p += fr[k].json_len;
-	}
-	*p++ = ']';
-	*p = '\0';
-	*len = (size_t)(p - json);
-	return json;
+	if (f->fn)
+		n = snprintf(part, sizeof(part), "%s", f->fn);
+	else
+		n = snprintf(part, sizeof(part), "%s+%s", f->obj ? msc_base_name(f->obj) : "?",
+			     f->offset ? f->offset : "?");
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(part))
+		n = (int)strlen(part);
+	/* The length too: "ab";"c" is not "a";"bc". */
+	h = msc_hash_bytes(part, (size_t)n, h);
+	return msc_hash_u64(h ^ (uint64_t)n);
 }
 
-/* A stack record: its signature (fn;fn;... with module+offset for frames
- * without a name) and the frame an allocation is attributed to. */
+/* Works out st and every parent of it not done yet, outermost first. */
+static int stack_figures(struct msc_snapshot *s, struct loader *l, struct rstack *st)
+{
+	struct msc_stackdef *d;
+	struct rstack *chain_top = st;
+	size_t depth = 0;
+
+	/* The parents not done, without recursion: a chain may be
+	 * MSC_STACK_MAX_FRAMES long. */
+	for (d = st->def; d && !((struct rstack *)d->user)->done; d = d->parent) {
+		struct rstack *r = d->user;
+
+		r->child = depth ? chain_top : NULL;
+		chain_top = r;
+		depth++;
+	}
+	while (depth--) {
+		struct rstack *r = chain_top, *child = r->child;
+		const struct rstack *p = r->def->parent ? r->def->parent->user : NULL;
+		unsigned k, nown = r->def->nown;
+
+		if (nown > l->own_cap) {
+			struct msc_rframe *n = realloc(l->own, nown * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			l->own = n;
+			l->own_cap = nown;
+		}
+		msc_stackdef_read_own(&s->defs, r->def, l->own);
+		r->hash = p ? p->hash : 0x6d73632d73746b31ull;
+		for (k = nown; k-- > 0;)
+			r->hash = hash_frame(r->hash, &l->own[k]);
+		/* As msc_stack_attr: past the allocator's frames, or the
+		 * outermost frame. */
+		for (k = 0; k < nown && msc_is_passthrough(l->own[k].fn, NULL, 0); k++)
+			;
+		if (k < nown) {
+			r->attr = l->own[k];
+			r->has_attr = true;
+		} else if (p && p->has_attr) {
+			r->attr = p->attr;
+			r->has_attr = true;
+		} else if (nown) {
+			r->attr = l->own[nown - 1];
+			r->has_attr = true;
+		} else {
+			r->has_attr = false;
+		}
+		r->done = true;
+		chain_top = child;
+	}
+	return 0;
+}
+
+/* A stack record: read, its figures worked out when a record names it. */
 static int load_stack(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
 		      struct msc_err *err)
 {
-	struct msc_rframe *fr;
+	struct msc_stackdef *def;
 	struct rstack *st;
-	char *sig = NULL, label[512] = "";
-	size_t len = 0, cap = 0;
-	unsigned n, attr, k;
 	uint64_t id;
 	int ret;
 
 	if (msc_rec_u64(rec, "id", &id) || !id || id > UINT32_MAX)
 		return msc_rec_err(err, rec, -EINVAL, "stack record needs a positive integer \"id\"");
-	ret = msc_stack_frames(&l->defs, rec, NULL, 0, &fr, &n, &attr, err);
+	ret = msc_stackdefs_stack(&s->defs, rec, &def, err);
 	if (ret)
 		return ret;
 	st = msc_arena_zalloc(&s->arena, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	for (k = 0; k < n; k++) {
-		const char *obj = fr[k].obj ? msc_base_name(fr[k].obj) : "?", *off = fr[k].offset;
-		char part[600];
-		size_t pl;
-
-		if (fr[k].fn)
-			pl = (size_t)snprintf(part, sizeof(part), "%s%s", len ? ";" : "", fr[k].fn);
-		else
-			pl = (size_t)snprintf(part, sizeof(part), "%s%s+%s", len ? ";" : "", obj,
-					      off ? off : "?");
-		if (pl >= sizeof(part))
-			pl = sizeof(part) - 1;
-		if (len + pl + 1 > cap) {
-			size_t ncap = (len + pl + 1) * 2;
-			char *ns = msc_arena_alloc(&s->arena, ncap);
-
-			if (!ns)
-				return -ENOMEM;
-			if (len)
-				memcpy(ns, sig, len);
-			sig = ns;
-			cap = ncap;
-		}
-		memcpy(sig + len, part, pl);
-		len += pl;
-		sig[len] = '\0';
-	}
-	if (n)
-		msc_frame_label(label, sizeof(label), &fr[attr]);
-	st->sig = sig ? sig : "";
-	st->label = msc_arena_strdup(&s->arena, label);
-	st->frames = frames_json(&s->arena, fr, n, &st->frames_len);
-	if (!st->label || !st->frames)
-		return -ENOMEM;
+	st->def = def;
+	def->user = st;
 	return msc_u64map_put(&l->stacks, id, (uint64_t)(uintptr_t)st);
 }
 
@@ -209,10 +234,9 @@ static void merge_metrics(struct msc_entity *e, const struct msc_entity *x)
 static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec,
 			   enum msc_ent_kind kind, const char *prog, struct msc_err *err)
 {
-	const struct rstack *st = NULL;
+	struct rstack *st = NULL;
 	struct msc_entity *e;
-	char head[160];
-	const char *tail = "";
+	char head[160], label[512] = "", tail[24] = "";
 	char *id;
 	void *seen;
 	uint64_t stack = 0;
@@ -228,8 +252,13 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 		if (stack && !v)
 			return msc_rec_err(err, rec, -EINVAL, "%s record refers to stack %" PRIu64
 					   ", never defined", rec->type, stack);
-		st = v ? (const struct rstack *)(uintptr_t)*v : NULL;
-		tail = st ? st->sig : "";
+		st = v ? (struct rstack *)(uintptr_t)*v : NULL;
+		if (st && !st->done && stack_figures(s, l, st))
+			return -ENOMEM;
+		if (st)
+			snprintf(tail, sizeof(tail), "%016" PRIx64, st->hash);
+		if (st && st->has_attr)
+			msc_frame_label(label, sizeof(label), &st->attr);
 		snprintf(head, sizeof(head), "%c/%s/", kind == MSC_ENT_SITE ? 's' : 'l', prog);
 	} else {
 		snprintf(head, sizeof(head), "r/%s/%u", prog, l->ends++);
@@ -245,11 +274,11 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 	e->kind = kind;
 	e->id = id;
 	e->comm = prog;
-	e->name = kind == MSC_ENT_PROCESS ? prog : st && st->label[0] ? st->label : "(no stack)";
-	if (st) {
-		e->frames = st->frames;
-		e->frames_len = st->frames_len;
-	}
+	e->name = kind == MSC_ENT_PROCESS ? prog :
+		  label[0] ? msc_arena_strdup(&s->arena, label) : "(no stack)";
+	if (!e->name)
+		return -ENOMEM;
+	e->stack = st ? st->def : NULL;
 	if (kind == MSC_ENT_LEAK) {
 		const char *k = msc_rec_str(rec, "kind", NULL);
 		uint64_t bytes = 0, count = 0;
@@ -322,7 +351,7 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	case MSC_R_STACK:
 		return load_stack(s, l, rec, err);
 	case MSC_R_FRAME:
-		return msc_stackdefs_frame(&l->defs, rec, NULL, err);
+		return msc_stackdefs_frame(&s->defs, rec, NULL, err);
 	case MSC_R_SITE:
 		return site_entity(s, l, rec, MSC_ENT_SITE, err);
 	case MSC_R_LEAK:
@@ -411,6 +440,8 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 
 	memset(s, 0, sizeof(*s));
 	msc_arena_init(&s->arena);
+	if (msc_stackdefs_init(&s->defs))
+		return -ENOMEM;
 	s->source = strdup(path ? path : "-");
 	if (!s->source)
 		return -ENOMEM;
@@ -418,14 +449,14 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	if (ret)
 		return ret;
 	if (msc_u64map_init(&l.procs, 64) || msc_u64map_init(&l.stacks, 256) ||
-	    msc_strmap_init(&l.ids, 256) || msc_stackdefs_init(&l.defs)) {
+	    msc_strmap_init(&l.ids, 256)) {
 		msc_u64map_release(&l.procs);
 		msc_u64map_release(&l.stacks);
 		msc_strmap_release(&l.ids);
 		msc_reader_release(&r);
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	}
-	l.defs.keep_json = true;
+	s->defs.keep_json = true;
 	while ((ret = msc_reader_next(&r, &rec, err)) > 0) {
 		if (first) {
 			ret = msc_stream_parse_header(&rec, &s->header, err);
@@ -456,13 +487,14 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	msc_u64map_release(&l.procs);
 	msc_u64map_release(&l.stacks);
 	msc_strmap_release(&l.ids);
-	msc_stackdefs_release(&l.defs);
+	free(l.own);
 	msc_reader_release(&r);
 	return ret;
 }
 
 void msc_snapshot_release(struct msc_snapshot *s)
 {
+	msc_stackdefs_release(&s->defs);
 	free(s->ents);
 	free(s->source);
 	msc_arena_release(&s->arena);
@@ -911,6 +943,90 @@ static const char *status_of(const struct msc_delta *dl)
 	return !dl->before ? "new" : !dl->after ? "gone" : "changed";
 }
 
+/*
+ * Writes def's stack record (and its parents' first) unless written: its
+ * own frames in place and its parent by id, as the input had them, so that
+ * the output is as long as the input's stacks, not as their depths added.
+ * Stack ids differ between the two inputs: the output has its own.
+ * Returns the output id, 0 when out of memory.
+ */
+/* The output id of a frame record of the input, writing it first. */
+static uint64_t write_frame(struct msc_writer *w, struct msc_u64map *written, uint64_t *next_id,
+			    const struct msc_framedef *f)
+{
+	uint64_t *v = msc_u64map_get(written, (uintptr_t)f), id;
+	char head[48];
+	int n;
+
+	if (v)
+		return *v;
+	id = (*next_id)++;
+	if (msc_u64map_put(written, (uintptr_t)f, id))
+		return 0;
+	/* {"type":"frame","id":N, then the frame's members as they were. */
+	n = snprintf(head, sizeof(head), "{\"type\":\"frame\",\"id\":%" PRIu64 "%s", id,
+		     f->f.json_len > 2 ? "," : "}");
+	msc_w_bytes(w, head, (size_t)n);
+	if (f->f.json_len > 2)
+		msc_w_bytes(w, f->f.json + 1, f->f.json_len - 1);
+	msc_w_line(w, "", 0);
+	return id;
+}
+
+static uint64_t write_stack(struct msc_writer *w, struct msc_u64map *written, uint64_t *next_id,
+			    uint64_t *next_frame, const struct msc_stackdef *def)
+{
+	const struct msc_stackdef *p, **chain;
+	uint64_t *v, parent = 0, id = 0;
+	size_t n = 0, i;
+
+	for (p = def; p && !msc_u64map_get(written, (uintptr_t)p); p = p->parent)
+		n++;
+	if (!n)
+		return *msc_u64map_get(written, (uintptr_t)def);
+	v = p ? msc_u64map_get(written, (uintptr_t)p) : NULL;
+	parent = v ? *v : 0;
+	chain = malloc(n * sizeof(*chain));
+	if (!chain)
+		return 0;
+	for (i = 0, p = def; i < n; i++, p = p->parent)
+		chain[i] = p;
+	/* Outermost first: a parent is written before the stacks naming it. */
+	for (i = n; i-- > 0;) {
+		const struct msc_stackdef *top = chain[i];
+		unsigned k;
+
+		/* The frame records it names, before it. */
+		for (k = 0; k < top->nown; k++)
+			if (top->own[k].def &&
+			    !write_frame(w, written, next_frame, top->own[k].def))
+				break;
+		id = k < top->nown ? 0 : (*next_id)++;
+		if (!id || msc_u64map_put(written, (uintptr_t)top, id)) {
+			id = 0;
+			break;
+		}
+		msc_w_record(w, MSC_R_STACK);
+		msc_w_u64(w, "id", id);
+		if (parent)
+			msc_w_u64(w, "parent", parent);
+		msc_w_arr(w, "frames");
+		for (k = 0; k < top->nown; k++) {
+			const struct msc_frameref *r = &top->own[k];
+
+			if (r->def)
+				msc_w_u64(w, NULL, *msc_u64map_get(written, (uintptr_t)r->def));
+			else
+				msc_w_raw(w, NULL, r->json, r->len);
+		}
+		msc_w_arr_end(w);
+		msc_w_end(w);
+		parent = id;
+	}
+	free(chain);
+	return id;
+}
+
 static void write_deltas(const struct msc_diff *d, struct msc_writer *w)
 {
 	/* A delta's key is the type of the records it compares. */
@@ -918,28 +1034,18 @@ static void write_deltas(const struct msc_diff *d, struct msc_writer *w)
 		[MSC_ENT_PROCESS] = MSC_R_PROCESS, [MSC_ENT_MAPPING] = MSC_R_MAPPING,
 		[MSC_ENT_SITE] = MSC_R_SITE,	   [MSC_ENT_LEAK] = MSC_R_LEAK,
 	};
-	struct msc_strmap written;	/* frames JSON -> output stack id */
-	uintptr_t next_id = 1;
-	bool have_map = msc_strmap_init(&written, 64) == 0;
+	struct msc_u64map written;	/* stack or frame definition -> output id */
+	uint64_t next_id = 1, next_frame = 1;
+	bool have_map = msc_u64map_init(&written, 64) == 0;
 	size_t i;
 
 	for (i = 0; i < d->n; i++) {
 		const struct msc_delta *dl = &d->deltas[i];
 		const struct msc_entity *e = dl->after ? dl->after : dl->before;
-		uintptr_t stack = 0;
+		uint64_t stack = 0;
 
-		/* Stack ids differ between the two inputs: the output has its
-		 * own, one per distinct stack, written before first use. */
-		if (e->frames && have_map) {
-			stack = (uintptr_t)msc_strmap_get(&written, e->frames);
-			if (!stack && msc_strmap_put(&written, e->frames, (void *)next_id) == 0) {
-				stack = next_id++;
-				msc_w_record(w, MSC_R_STACK);
-				msc_w_u64(w, "id", stack);
-				msc_w_raw(w, "frames", e->frames, e->frames_len);
-				msc_w_end(w);
-			}
-		}
+		if (e->stack && have_map)
+			stack = write_stack(w, &written, &next_id, &next_frame, e->stack);
 		msc_w_record(w, MSC_R_DELTA);
 		msc_w_str(w, "key", msc_rtype_name(kinds[e->kind]));
 		if (e->pid)
@@ -965,7 +1071,7 @@ static void write_deltas(const struct msc_diff *d, struct msc_writer *w)
 		msc_w_end(w);
 	}
 	if (have_map)
-		msc_strmap_release(&written);
+		msc_u64map_release(&written);
 }
 
 /* --------------------------------------------------------------- output */

@@ -10,6 +10,7 @@
 #include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_filter.h"
+#include "msc_stream.h"
 #include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_util.h"
@@ -852,8 +853,15 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	bool has_size;
 
 	if (type == MSC_R_HEADER) {
+		struct msc_header_info hi;
 		int64_t hp = 0;
 		struct stream *str;
+
+		/* Not ours, or of a later format version: not passed on as if
+		 * it were read. */
+		ret = msc_stream_parse_header(rec, &hi, f->err);
+		if (ret)
+			return ret;
 
 		/* the first header's (ms-record --alloc-fn), after the user's,
 		 * before any stack is judged */

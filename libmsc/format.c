@@ -389,16 +389,13 @@ int msc_stackdefs_stack(struct msc_stackdefs *d, const struct msc_rec *rec,
 	return add_stack(d, rec, true, out, err);
 }
 
-/* Reads one stack's frames; its parent's are read already. */
-static int resolve(struct msc_stackdefs *d, struct msc_stackdef *s)
+void msc_stackdef_read_own(struct msc_stackdefs *d, const struct msc_stackdef *s,
+			   struct msc_rframe *fr)
 {
-	struct msc_rframe *fr = msc_arena_alloc(&d->arena, (s->n + 1) * sizeof(*fr));
 	unsigned k;
 
-	if (!fr)
-		return -ENOMEM;
 	for (k = 0; k < s->nown; k++) {
-		struct msc_frameref *r = &s->own[k];
+		const struct msc_frameref *r = &s->own[k];
 		struct msc_jval obj = { .kind = MSC_J_OBJ };
 
 		if (r->def) {
@@ -411,37 +408,59 @@ static int resolve(struct msc_stackdefs *d, struct msc_stackdef *s)
 		fr[k].json = r->json;
 		fr[k].json_len = r->len;
 	}
-	if (s->parent)
-		memcpy(fr + s->nown, s->parent->frames, s->parent->n * sizeof(*fr));
-	s->frames = fr;
-	return 0;
 }
 
+/*
+ * A stack's frames are its own then its parent's: every parent's frames
+ * are a tail of its child's.  One array is read for s, walking up the
+ * chain (or copying the first parent already read), and every parent not
+ * read yet gets its tail of it: a chain of N stacks read from its deepest
+ * costs N frames, not N^2/2 (readers that resolve their stacks deepest
+ * first stay linear in a chain).
+ */
 int msc_stackdef_frames(struct msc_stackdefs *d, struct msc_stackdef *s, struct msc_err *err)
 {
-	struct msc_stackdef *p, **chain;
-	unsigned n = 0, i;
-	int ret = 0;
+	struct msc_rframe *fr;
+	struct msc_stackdef *p;
+	unsigned off = 0;
 
 	if (s->frames)
 		return 0;
-	if (!s->parent || s->parent->frames)
-		ret = resolve(d, s);
-	else {
-		/* Parents first, outermost first, without recursion: a chain
-		 * may be MSC_STACK_MAX_FRAMES long. */
-		for (p = s; p && !p->frames; p = p->parent)
-			n++;
-		chain = malloc(n * sizeof(*chain));
-		if (!chain)
-			return msc_err_set(err, -ENOMEM, "out of memory");
-		for (i = 0, p = s; i < n; i++, p = p->parent)
-			chain[i] = p;
-		for (i = n; i-- > 0 && !ret;)
-			ret = resolve(d, chain[i]);
-		free(chain);
+	fr = msc_arena_alloc(&d->arena, (s->n + 1) * sizeof(*fr));
+	if (!fr)
+		return msc_err_set(err, -ENOMEM, "out of memory");
+	for (p = s; p && !p->frames; p = p->parent) {
+		msc_stackdef_read_own(d, p, fr + off);
+		off += p->nown;
 	}
-	return ret ? msc_err_set(err, ret, "out of memory") : 0;
+	if (p)
+		memcpy(fr + off, p->frames, p->n * sizeof(*fr));
+	for (off = 0, p = s; p && !p->frames; p = p->parent) {
+		p->frames = fr + off;
+		off += p->nown;
+	}
+	return 0;
+}
+
+static int cmp_deeper(const void *x, const void *y)
+{
+	const struct msc_stackdef *a = *(struct msc_stackdef *const *)x;
+	const struct msc_stackdef *b = *(struct msc_stackdef *const *)y;
+
+	return a->n != b->n ? (a->n > b->n ? -1 : 1) : 0;
+}
+
+int msc_stackdefs_resolve(struct msc_stackdefs *d, struct msc_stackdef **defs, size_t n,
+			  struct msc_err *err)
+{
+	size_t i;
+	int ret = 0;
+
+	if (n > 1)
+		qsort(defs, n, sizeof(*defs), cmp_deeper);
+	for (i = 0; i < n && !ret; i++)
+		ret = msc_stackdef_frames(d, defs[i], err);
+	return ret;
 }
 
 int msc_stack_frames(struct msc_stackdefs *d, const struct msc_rec *rec, const char *const *extra,

@@ -60,8 +60,7 @@ struct msc_entity {
 	const char *group;		/* mapping kind ("heap", "file", ...) */
 	uint64_t start;			/* mapping start address, 0 when grouped */
 	const char *id;			/* identity string used for matching */
-	const char *frames;		/* sites, leaks: the stack's "frames" JSON */
-	size_t frames_len;
+	const struct msc_stackdef *stack;	/* sites, leaks: the stack (the snapshot's defs) */
 	unsigned nmetrics;
 	struct msc_metric *metrics;
 };
@@ -74,6 +73,7 @@ struct msc_snapshot {
 	bool live_sites;		/* a snapshot with a recorded process's sites */
 	bool live_leaks;		/* a snapshot with its leaks (ms-snap --leaks) */
 	struct msc_arena arena;
+	struct msc_stackdefs defs;	/* its frame and stack records */
 	struct msc_entity *ents;
 	size_t n, cap;
 };

@@ -181,6 +181,20 @@ struct msc_stackdef *msc_stackdefs_get(const struct msc_stackdefs *d, uint64_t i
  */
 int msc_stackdef_frames(struct msc_stackdefs *d, struct msc_stackdef *s, struct msc_err *err);
 
+/* Reads the frames of s's own "frames" (not its parents') into
+ * fr[0..s->nown). */
+void msc_stackdef_read_own(struct msc_stackdefs *d, const struct msc_stackdef *s,
+			   struct msc_rframe *fr);
+
+/*
+ * The same for every stack of defs[0..n) (reordered: the deepest first, so
+ * that stacks of one chain share one array).  A reader that keeps its
+ * stacks unread until the stream is read and reads only those its records
+ * name stays linear in its input.  Returns 0 or -ENOMEM (err set).
+ */
+int msc_stackdefs_resolve(struct msc_stackdefs *d, struct msc_stackdef **defs, size_t n,
+			  struct msc_err *err);
+
 /*
  * Reads a stack record (any form) into the table and its frames at once:
  * *frames (owned by the table) and *n, and *attr, the frame an allocation

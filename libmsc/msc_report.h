@@ -30,11 +30,15 @@
 #include "msc_hash.h"
 #include "msc_ndjson.h"
 
+struct msc_stackdef;
+
 struct msc_rstack {
 	uint32_t id;
-	unsigned n;
+	unsigned n;			/* 0 and frames NULL for a stack no record names */
 	struct msc_rframe *frames;
 	unsigned attr;			/* the frame an allocation is attributed to */
+	struct msc_stackdef *def;	/* its definition (msc_report_load's) */
+	bool used;			/* a record names it */
 };
 
 struct msc_rsite {

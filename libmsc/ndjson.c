@@ -325,9 +325,40 @@ void msc_w_bytes(struct msc_writer *w, const void *p, size_t len)
 	put(w, p, len);
 }
 
+/* A line read from a stream, passed on: JSON text must be UTF-8, so a byte
+ * that is not (a reader took it, inside a string) goes out as \udcXX, as
+ * msc_json_quote writes it. */
+static void put_line_utf8(struct msc_writer *w, const char *line, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)line;
+	size_t i = 0, from = 0;
+
+	while (i < len) {
+		size_t l;
+		char esc[6];
+
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		l = utf8_seq_len(s + i, len - i);
+		if (l) {
+			i += l;
+			continue;
+		}
+		put(w, line + from, i - from);
+		memcpy(esc, "\\udc", 4);
+		esc[4] = hexdig[s[i] >> 4];
+		esc[5] = hexdig[s[i] & 15];
+		put(w, esc, sizeof(esc));
+		from = ++i;
+	}
+	put(w, line + from, len - from);
+}
+
 void msc_w_line(struct msc_writer *w, const char *line, size_t len)
 {
-	put(w, line, len);
+	put_line_utf8(w, line, len);
 	put(w, "\n", 1);
 	w->records++;
 	if (w->write_through)

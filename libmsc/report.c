@@ -85,11 +85,48 @@ static int load_stack(struct msc_report *r, const struct msc_rec *rec, struct ms
 	if (!s)
 		return -ENOMEM;
 	s->id = (uint32_t)id;
-	ret = msc_stack_frames(&r->defs, rec, r->alloc_fns, r->nalloc_fns, &s->frames, &s->n,
-			       &s->attr, err);
+	/* Its frames are read once the stream is, if a record names it. */
+	ret = msc_stackdefs_stack(&r->defs, rec, &s->def, err);
 	if (ret)
 		return ret;
 	return msc_u64map_put(&r->stacks, id, (uint64_t)(uintptr_t)s);
+}
+
+/* Reads the frames of the stacks records named, deepest first (a chain of
+ * stacks shares one array): linear in the stream, where reading every
+ * stack's as it came was quadratic in a chain's depth. */
+static int resolve_stacks(struct msc_report *r, struct msc_err *err)
+{
+	struct msc_stackdef **defs = NULL;
+	size_t n = 0, cap = 0, i;
+	int ret = 0;
+
+	for (i = 0; i <= r->stacks.mask; i++) {
+		struct msc_rstack *s = (struct msc_rstack *)(uintptr_t)r->stacks.slots[i].val;
+
+		if (!r->stacks.slots[i].key || !s->used || s->frames)
+			continue;
+		if (MSC_GROW(defs, n + 1, cap, 256)) {
+			ret = msc_err_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		defs[n++] = s->def;
+	}
+	ret = msc_stackdefs_resolve(&r->defs, defs, n, err);
+	if (ret)
+		goto out;
+	for (i = 0; i <= r->stacks.mask; i++) {
+		struct msc_rstack *s = (struct msc_rstack *)(uintptr_t)r->stacks.slots[i].val;
+
+		if (!r->stacks.slots[i].key || !s->used || s->frames)
+			continue;
+		s->frames = s->def->frames;
+		s->n = s->def->n;
+		s->attr = msc_stack_attr(s->frames, s->n, r->alloc_fns, r->nalloc_fns);
+	}
+out:
+	free(defs);
+	return ret;
 }
 
 const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t id)
@@ -223,9 +260,13 @@ static void heap_release(struct msc_rheap *h)
 static int check_stack(struct msc_report *r, const struct msc_rec *rec, uint64_t stack,
 		       struct msc_err *err)
 {
-	if (stack && !msc_report_stack(r, (uint32_t)stack))
+	uint64_t *v = stack ? msc_u64map_get(&r->stacks, (uint32_t)stack) : NULL;
+
+	if (stack && (!v || stack > UINT32_MAX))
 		return msc_rec_err(err, rec, -EINVAL,
 				   "%s record refers to stack %" PRIu64 ", never defined", rec->type, stack);
+	if (v)
+		((struct msc_rstack *)(uintptr_t)*v)->used = true;
 	return 0;
 }
 
@@ -1055,6 +1096,13 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	/* What was read counts even after bad input: build what can be. */
 	if (r->from_events && sites_from_events(r) && !ret)
 		ret = msc_err_set(err, -ENOMEM, "%s: out of memory", rd->name);
+	if (ret) {
+		struct msc_err e2;
+
+		resolve_stacks(r, &e2);
+	} else {
+		ret = resolve_stacks(r, err);
+	}
 	return ret;
 }
 

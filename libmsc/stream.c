@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The records that frame every stream: see msc_stream.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -71,6 +72,13 @@ int msc_stream_parse_header(const struct msc_rec *rec, struct msc_header_info *h
 				   MSC_FORMAT_NAME);
 	if (msc_rec_i64(rec, "version", &v) || v < 1 || v > 1000)
 		return msc_rec_err(err, rec, -EINVAL, "header: bad \"version\"");
+	/* A later version changed what records mean (as 2 did stacks):
+	 * reading it as ours would be wrong, not merely incomplete. */
+	if (v > MSC_FORMAT_VERSION)
+		return msc_rec_err(err, rec, -EINVAL,
+				   "format version %" PRId64 " is newer than this memscope reads "
+				   "(1 to %d): read it with the memscope that wrote it",
+				   v, MSC_FORMAT_VERSION);
 	hi->version = (int)v;
 	copy_str(rec, "tool", hi->tool, sizeof(hi->tool));
 	copy_str(rec, "mode", hi->mode, sizeof(hi->mode));
