@@ -426,9 +426,13 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		}
 		json_object_set_new(root, "mappings", t);
 	}
+	errno = 0;
 	ret = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* jansson says only -1: the write's own error (EPIPE: a reader that
+	 * had enough, as for the other formats) is in errno. */
+	ret = ret ? (errno ? -errno : -EIO) : 0;
 	fputc('\n', out);
 	json_decref(root);
-	return ret ? -EIO : 0;
+	return ret;
 }
 

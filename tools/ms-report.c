@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -247,8 +248,11 @@ int main(int argc, char **argv)
 	free(zbuf);
 	if (c && msc_cli_check_write(-c, output))
 		status = MSC_EXIT_TROUBLE;
-	if (out == stdout && c)
+	/* Said once: what is left in the buffer is not tried again at exit. */
+	if (out == stdout && c) {
+		__fpurge(stdout);
 		clearerr(stdout);
+	}
 	/* Formats with no place for the note the others print: they have
 	 * every process's sites, but an --events stream's are built again
 	 * from the first process's events. */

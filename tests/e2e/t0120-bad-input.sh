@@ -210,9 +210,20 @@ check_empty "ms-snap -a | (closed): no error" pipe2.err
 { sleep 0.2; ms-diff --text good.json good.json 2>pipe3.err; echo $? >pipe3.st; } | true
 check_eq "ms-diff --text | (closed): exit status" 0 "$(cat pipe3.st)"
 check_empty "ms-diff --text | (closed): no error" pipe3.err
+# Every format of ms-report alike, on a report longer than a pipe's
+# buffer (--json said "Input/output error", 2).
+ms-record -q -o leaky.ndjson "$EX/leaky" >/dev/null
+check_range "ms-report --json of leaky: longer than stdio's buffer" 16385 100000000 \
+	"$(ms-report --json leaky.ndjson | wc -c)"
+for fmt in text md json html; do
+	{ sleep 0.2; ms-report --$fmt leaky.ndjson 2>pipe4.err; echo $? >pipe4.st; } | true
+	check_eq "ms-report --$fmt | (closed): exit status" 0 "$(cat pipe4.st)"
+	check_empty "ms-report --$fmt | (closed): no error" pipe4.err
+done
 
 if [ -w /dev/full ]; then
 	for cmd in "ms-snap -p $P" "ms-snap -a -q" "ms-diff good.json good.json" \
+		   "ms-report --json leaky.ndjson" "ms-report --text leaky.ndjson" \
 		   "ms-diff --text good.json good.json" "ms-diff --md good.json good.json" \
 		   "ms-snap --help" "ms-diff --version"; do
 		$cmd >/dev/full 2>full.err
