@@ -45,6 +45,11 @@ struct render_totals {
 	uint64_t temporary, short_lived;
 	uint64_t mmaps, mmap_bytes;		/* anonymous mappings, not in allocs */
 	uint64_t brks, brk_bytes;		/* the program's brk growth, nor these */
+	/* A stream cut before its sites (the recorder was killed): allocs,
+	 * bytes and live_bytes are the last sample's, at sample_ts, and
+	 * what leaked is not known. */
+	bool from_sample;
+	uint64_t sample_ts;
 };
 
 /* Sites grouped by stack (all sizes of one call path together); NULL on

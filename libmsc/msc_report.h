@@ -77,6 +77,8 @@ struct msc_rsample {
 	int pid;
 	bool has_heap;			/* false in --poll recordings */
 	uint64_t ts, rss, heap, pss, swap;
+	bool has_counts;		/* allocations so far (ms-record's samples) */
+	uint64_t allocs, bytes;
 };
 
 struct msc_rdelta {

@@ -227,6 +227,19 @@ void render_totals_of(const struct msc_report *r, struct render_totals *t)
 		} else
 			msc_sat_add(&t->unscanned, l->bytes);
 	}
+	/* Cut before any site or leak was written: the samples still say
+	 * how much the program had allocated. */
+	if (!r->complete && !r->nsites && !r->nleaks) {
+		for (i = r->nsamples; i-- > 0;)
+			if (r->samples[i].has_counts) {
+				t->allocs = r->samples[i].allocs;
+				t->bytes = r->samples[i].bytes;
+				t->live_bytes = r->samples[i].heap;
+				t->sample_ts = r->samples[i].ts;
+				t->from_sample = true;
+				break;
+			}
+	}
 }
 
 /*

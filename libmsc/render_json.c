@@ -289,6 +289,14 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_object_set_new(sum, "sample", ju64(r->sample));
 		json_object_set_new(sum, "estimated", json_true());
 	}
+	if (tt.from_sample) {
+		/* Cut before its sites: allocs and bytes are the last
+		 * sample's; frees and what leaked are not known. */
+		json_object_set_new(sum, "from_sample_ts", ju64(tt.sample_ts));
+		json_object_del(sum, "frees");
+		json_object_del(sum, "leaked_bytes");
+		json_object_del(sum, "leaked_blocks");
+	}
 	json_object_set_new(root, "summary", sum);
 	if (r->nimages)
 		json_object_set_new(root, "summaries", jimages(r, &tt, &main_end));

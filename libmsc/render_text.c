@@ -409,8 +409,14 @@ static void summary(struct ctx *c)
 	}
 	snprintf(d, sizeof(d), "(%s)%s", sz(b, sizeof(b), t.bytes),
 		 r->sample && !(r->has_end_totals && !r->nfilters) ? ", estimated" : "");
+	if (t.from_sample) {
+		char at[32];
+
+		snprintf(d, sizeof(d), "(%s) at the last sample, %s", sz(b, sizeof(b), t.bytes),
+			 seconds(at, sizeof(at), t.sample_ts));
+	}
 	row(c, "allocations", NULL, cnt(a, sizeof(a), t.allocs), d, false);
-	row(c, "frees", NULL, cnt(a, sizeof(a), t.frees),
+	row(c, "frees", NULL, t.from_sample ? "unknown" : cnt(a, sizeof(a), t.frees),
 	    r->sample && !(r->has_end_totals && !r->nfilters) ? "estimated" : NULL, false);
 	if (t.mmaps) {
 		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
@@ -447,7 +453,10 @@ static void summary(struct ctx *c)
 		snprintf(b, sizeof(b), "%" PRIu64, n);
 		row(c, "memory errors", NULL, b, "(double or invalid frees, mismatches)", true);
 	}
-	if (!attached(r)) {
+	if (t.from_sample) {
+		row(c, "leaked", NULL, "unknown", "(the stream ends before its sites and leaks)",
+		    true);
+	} else if (!attached(r)) {
 		snprintf(d, sizeof(d), "in %s %s%s", cnt(b, sizeof(b), t.leaked_blocks),
 			 blocks_word(t.leaked_blocks), r->sample ? ", estimated" : "");
 		row(c, "leaked", NULL, exact(a, sizeof(a), t.leaked), d, true);
@@ -458,7 +467,7 @@ static void summary(struct ctx *c)
 	}
 	if (t.possibly)
 		row(c, "possibly lost", NULL, exact(a, sizeof(a), t.possibly), NULL, false);
-	if (!attached(r))
+	if (!attached(r) && !t.from_sample)
 		row(c, "still reachable", NULL, exact(a, sizeof(a), t.reachable), est(c, d, sizeof(d), NULL),
 		    false);
 	if (t.unscanned)

@@ -857,6 +857,8 @@ static int load_sample(struct msc_report *r, const struct msc_rec *rec)
 	s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
 	s->pss = u64(rec, "pss");
 	s->swap = u64(rec, "swap");
+	s->has_counts = msc_rec_u64(rec, "allocs", &s->allocs) == 0;
+	s->bytes = u64(rec, "bytes");
 	return 0;
 }
 

@@ -397,11 +397,25 @@ mkdir -p "$OUT/run"
 XDG_RUNTIME_DIR="$OUT/run" ms-record -q -o "$OUT/dead.ndjson" "$EX/churn" 3 >"$OUT/dead.log" 2>&1 &
 rec=$!
 wait_for_line "$OUT/dead.log" "churn: started"
-sleep 0.3
+# killed once a sample says the program allocated
+i=0
+while ! grep -q '"type":"sample".*"allocs":[1-9]' "$OUT/dead.ndjson" 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
 kill -KILL $rec
 wait $rec 2>/dev/null
 wait_for_line "$OUT/dead.log" "churn: done" 15
 check_grep "program finished after ms-record was killed" "churn: done" "$OUT/dead.log"
+# What arrived is used: the last sample's count (the report said
+# "allocations 0" and "leaked 0 B"), what cannot be known said so.
+last=$(jq -r 'select(.type == "sample") | .allocs' "$OUT/dead.ndjson" | tail -n 1)
+check_status "a SIGKILLed recorder's stream: cut short" 2 ms-report "$OUT/dead.ndjson"
+lastc=$(echo "$last" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')
+check_egrep "the last sample's allocations ($lastc)" "^  allocations +$lastc  \(.*\) at the last sample" "$OUT/last.out"
+check_egrep "leaks not known" "^  leaked +unknown" "$OUT/last.out"
+check_eq "--json: the last sample's, no leak figures" "$last null null" \
+	"$(ms-report --json "$OUT/dead.ndjson" 2>/dev/null | jq -r '.summary | "\(.allocs) \(.leaked_bytes) \(.frees)"')"
 # SIGKILL leaves the recorder's socket directory; a later recorder
 # removes it (not a fresh directory without a socket, which may be a
 # recorder starting; memscope/ holds the live sockets), when it is time:
