@@ -181,6 +181,67 @@ static const struct msc_cli_alias *alias_used(const struct msc_cli *cli, int c)
 	return NULL;
 }
 
+/* Edit distance of a[0..na) and b[0..nb), a swap of neighbours one edit
+ * (names of options: short). */
+static unsigned edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	unsigned m[48][48];
+	size_t i, j;
+
+	if (na >= ARRAY_SIZE(m) || nb >= ARRAY_SIZE(m))
+		return UINT32_MAX;
+	for (i = 0; i <= na; i++)
+		m[i][0] = (unsigned)i;
+	for (j = 0; j <= nb; j++)
+		m[0][j] = (unsigned)j;
+	for (i = 1; i <= na; i++)
+		for (j = 1; j <= nb; j++) {
+			unsigned best = m[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (m[i - 1][j] + 1 < best)
+				best = m[i - 1][j] + 1;
+			if (m[i][j - 1] + 1 < best)
+				best = m[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    m[i - 2][j - 2] + 1 < best)
+				best = m[i - 2][j - 2] + 1;
+			m[i][j] = best;
+		}
+	return m[na][nb];
+}
+
+/* An unknown "--name[=value]": the options it may have meant, said. */
+static void unknown_long(const struct option *all, const char *arg)
+{
+	const char *name = arg + 2, *best = NULL;
+	size_t len = strcspn(name, "="), i;
+	unsigned d, bestd = UINT32_MAX, prefixed = 0;
+	char list[256] = "";
+
+	for (i = 0; all[i].name; i++) {
+		/* Old spellings are not offered. */
+		if (all[i].val >= ALIAS_VAL)
+			continue;
+		if (strncmp(all[i].name, name, len) == 0) {
+			size_t l = strlen(list);
+
+			snprintf(list + l, sizeof(list) - l, "%s--%s", prefixed ? ", " : "", all[i].name);
+			prefixed++;
+		}
+		d = edit_distance(name, len, all[i].name, strlen(all[i].name));
+		if (d < bestd) {
+			bestd = d;
+			best = all[i].name;
+		}
+	}
+	if (prefixed > 1)
+		msc_usage_error("option '%.*s' is ambiguous: %s", (int)(len + 2), arg, list);
+	if (best && bestd <= 2 && bestd * 3 <= len)
+		msc_usage_error("unrecognized option '%.*s'; did you mean '--%s'?", (int)(len + 2), arg,
+				best);
+	msc_usage_error("unrecognized option '%s'", arg);
+}
+
 int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 {
 	static struct option *all;
@@ -244,6 +305,8 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 			msc_usage_error("option '-%c' requires an argument", optopt);
 		msc_usage_error("option '%s' requires an argument", argv[optind - 1]);
 	case '?':
+		if (!optopt && is_long(argv[optind - 1]))
+			unknown_long(all, argv[optind - 1]);
 		if (!optopt)
 			msc_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		if (given_argument(all, argv[optind - 1], optopt))

@@ -192,6 +192,20 @@ for opt in --bogus -Z; do
 		"$(wc -l <"$OUT/last.err") $(tail -n 1 "$OUT/last.err")"
 	check_empty "ms-snap $opt: nothing on stdout" "$OUT/last.out"
 done
+# A near miss says what it may have meant; a prefix of several, which.
+for t in "ms-snap --pdi 1|'--pdi'; did you mean '--pid'?" \
+	 "ms-report --fail-on-leaks x|'--fail-on-leaks'; did you mean '--fail-on-leak'?" \
+	 "ms-diff --metrics=rss a b|'--metrics'; did you mean '--metric'?" \
+	 "ms-record --folow /bin/true|'--folow'; did you mean '--follow'?" \
+	 "ms-report --fail x|option '--fail' is ambiguous: --fail-on-leak, --fail-on-error" \
+	 "ms-filter --zzz|unrecognized option '--zzz'"; do
+	cmd=${t%%|*}
+	want=${t#*|}
+	# shellcheck disable=SC2086
+	check_status "$cmd: usage error" 2 $cmd
+	check_fgrep "$cmd: says $want" "$want" "$OUT/last.err"
+done
+check_eq "no offer for what is too far" "ms-filter: unrecognized option '--zzz'" "$(head -n 1 "$OUT/last.err")"
 check_status "ms-snap without arguments" 2 ms-snap
 check_grep "ms-snap without arguments: how to get help" "Try 'ms-snap --help' for more information." "$OUT/last.err"
 check_status "ms-snap -p PID extra: usage error" 2 ms-snap -p $P extra
