@@ -71,7 +71,7 @@ TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect bat
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
-EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv pages samplemix jitframes
+EXAMPLES = memhog leaky threads forkexec crash cxx memerr churn pool pools wordfreq handoff twosites closeall ticker waiters dtv pages samplemix jitframes stale
 # Distribution binaries come without line information, often stripped.
 EXAMPLE_BINS = $(addprefix examples/bin/,$(EXAMPLES)) examples/bin/twosites-nodebug \
 	       examples/bin/twosites-stripped examples/bin/libpools.so examples/bin/pools-hook \

@@ -291,6 +291,45 @@ static inline void record_block(void *frame, const void *p, uint64_t size, unsig
 }
 
 /*
+ * The leak scan takes every aligned word of a live block for a possible
+ * pointer.  A block handed out again holds what an earlier block left in
+ * that memory (a freed vector's pointers, the allocator's links): in the
+ * bytes the program never writes after malloc (a vector's spare capacity,
+ * the unused end of a buffer) they kept lost blocks reachable, where
+ * memcheck sees undefined bytes.  So the words of a block just handed out
+ * are emptied, with the guard held, before the program has it; only words
+ * that are not 0 are written, so a page never touched is only read.
+ * Blocks of SCRUB_MAX and more are left as they are: glibc maps those
+ * fresh (zeroed) unless its threshold grew.  Reading an uninitialized
+ * byte is undefined behaviour: no program can rely on what was there.
+ */
+#define SCRUB_MAX (128u << 10)
+
+static inline void scrub(void *p, uint64_t from, uint64_t size)
+{
+	uint64_t *w, *end;
+
+	if (!g_scrub || size >= SCRUB_MAX || from >= size)
+		return;
+	w = (uint64_t *)(((uintptr_t)p + from + 7) & ~(uintptr_t)7);
+	end = (uint64_t *)(((uintptr_t)p + size) & ~(uintptr_t)7);
+	/* Eight words at a time: written (all eight) only if one is not 0. */
+	for (; w + 8 <= end; w += 8)
+		if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
+			__builtin_memset(w, 0, 64);
+	for (; w < end; w++)
+		if (*w)
+			*w = 0;
+}
+
+/* A block of malloc, new or the aligned family: emptied, recorded. */
+static inline void record_fresh_block(void *frame, void *p, uint64_t size, unsigned fn)
+{
+	scrub(p, 0, size);
+	record_block(frame, p, size, fn);
+}
+
+/*
  * Called before the real allocator runs, with the guard held: starts the
  * capture's trace cache lookup, whose cache line then arrives while the
  * allocator works.  Only for a thread with a ring of its own (the shared
@@ -630,7 +669,7 @@ void *malloc_hook(size_t size)
 	prepare_alloc(frame);
 	p = real_malloc(size);
 	if (p)
-		record_block(frame, p, size, MSC_FN_MALLOC);
+		record_fresh_block(frame, p, size, MSC_FN_MALLOC);
 	guard_out();
 	return p;
 }
@@ -697,6 +736,7 @@ void *calloc_hook(size_t n, size_t size)
 
 static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 {
+	size_t old_size;
 	bool skip, old_recorded;
 	void *p;
 
@@ -714,13 +754,23 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	 * a new choice. */
 	old_recorded = ptr && free_recorded(frame, fn, ptr);
 	skip = sample_skip(size);
+	/* What the program had of the old block is copied or kept; past it,
+	 * what an earlier block left (scrub). */
+	if (!ptr || skip || !g_scrub)
+		old_size = 0;
+	else if (real_malloc_usable_size)
+		old_size = real_malloc_usable_size(ptr);
+	else
+		old_size = size;	/* not known: nothing emptied */
 	if (!skip)
 		prepare_alloc(frame);
 	p = real_realloc(ptr, size);
-	if (p && skip)
+	if (p && skip) {
 		sample_count_alloc(size);
-	else if (p)
+	} else if (p) {
+		scrub(p, old_size, size);
 		record_block(frame, p, size, fn);
+	}
 	if (ptr && !old_recorded && (p || !size))
 		sample_count_free();
 	else if (!p && ptr && size && old_recorded) {
@@ -792,7 +842,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (ret == 0 && skip)
 		sample_count_alloc(size);
 	else if (ret == 0)
-		record_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
+		record_fresh_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
 	guard_out();
 	return ret;
 }
@@ -817,7 +867,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		if (p && skip)                                                                \
 			sample_count_alloc(sizeexpr);                                         \
 		else if (p)                                                                   \
-			record_block(__builtin_frame_address(0), p, sizeexpr, fn);            \
+			record_fresh_block(__builtin_frame_address(0), p, sizeexpr, fn);      \
 		guard_out();                                                                    \
 		return p;                                                                     \
 	}
@@ -874,7 +924,7 @@ static void *new_fallback(size_t size)
 			if (skip)                                                       \
 				sample_count_alloc(size);                               \
 			else                                                            \
-				record_block(__builtin_frame_address(0), p, size, fn);  \
+				record_fresh_block(__builtin_frame_address(0), p, size, fn); \
 			guard_out();                                                      \
 		}                                                                       \
 		return p;                                                               \

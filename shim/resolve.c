@@ -30,6 +30,7 @@ void *(*real_aligned_alloc)(size_t, size_t);
 void *(*real_memalign)(size_t, size_t);
 void *(*real_valloc)(size_t);
 void *(*real_pvalloc)(size_t);
+size_t (*real_malloc_usable_size)(void *);
 void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 int (*real_munmap)(void *, size_t);
 void *(*real_mremap)(void *, size_t, size_t, int, ...);
@@ -281,6 +282,17 @@ void resolve_reals(void)
 	RESOLVE(real_execveat, "execveat");
 	RESOLVE(shim_real_dlclose, "dlclose");
 	RESOLVE(real_pthread_getattr_np, "pthread_getattr_np");
+	RESOLVE(real_malloc_usable_size, "malloc_usable_size");
+	/* Asked of realloc's blocks only when it is the same allocator's: a
+	 * malloc of the program's own with glibc's malloc_usable_size would
+	 * read what is not a chunk header. */
+	{
+		const char *at;
+
+		if (!defined_at((void *)real_realloc, &at) ||
+		    !defined_in((void *)real_malloc_usable_size, at))
+			real_malloc_usable_size = NULL;
+	}
 	/* glibc's own?  (A malloc_debug or jemalloc preloaded, or linked,
 	 * defines its own.) */
 	if (!defined_at((void *)gnu_get_libc_version, &libc))

@@ -49,6 +49,7 @@ pid_t g_pid;
 unsigned g_unwind, g_depth;
 bool g_free_stacks;
 static bool g_lossy, g_follow, g_scan;
+bool g_scrub;
 bool g_tsc;
 unsigned g_threads_seen;
 bool g_ts_repair;
@@ -438,6 +439,7 @@ static bool session_start(bool forked)
 	g_lossy = g_ctl->flags & MSC_CTL_LOSSY;
 	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
 	g_scan = g_ctl->flags & MSC_CTL_SCAN;
+	g_scrub = g_scan;
 	g_free_stacks = g_ctl->flags & MSC_CTL_FREE_STACKS;
 	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
 	/* Not where frees of blocks from before are common: a forked

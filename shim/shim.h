@@ -95,6 +95,9 @@ static inline struct msc_ring *ring_at(unsigned i)
 extern pid_t g_pid;
 extern unsigned g_unwind, g_depth;
 extern bool g_free_stacks;
+/* The leak scan will run: blocks handed out are emptied of what earlier
+ * blocks left in their memory (hooks.c, scrub). */
+extern bool g_scrub;
 /* --sample: mean bytes between recorded allocations, 0 = record all
  * (sample.h). */
 extern uint64_t g_sample;
@@ -227,6 +230,7 @@ extern void *(*real_aligned_alloc)(size_t, size_t);
 extern void *(*real_memalign)(size_t, size_t);
 extern void *(*real_valloc)(size_t);
 extern void *(*real_pvalloc)(size_t);
+extern size_t (*real_malloc_usable_size)(void *);
 extern void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 extern int (*real_munmap)(void *, size_t);
 extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
