@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: speed, measured as ratios within one run on this machine, never
 # as timed tests.  Each section is one function that appends a Markdown
-# table to tests/bench/out/results.md (and prints it); add a section by
+# table to tests/bench/RESULTS.md (a run of some sections only: to
+# tests/bench/out/results.md), and prints it; add a section by
 # writing a function bench_NAME and adding NAME to SECTIONS below (the
 # profiler comparisons against heaptrack and valgrind go there).
 #
@@ -888,7 +889,13 @@ bench_top() {
 
 # ------------------------------------------------------------------- main
 
-[ $# -gt 0 ] && SECTIONS="$*"
+# Every section: the project's figures, tests/bench/RESULTS.md (the
+# README points there); some: the scratch file only.
+if [ $# -gt 0 ]; then
+	SECTIONS="$*"
+else
+	RESULTS=$TOP/tests/bench/RESULTS.md
+fi
 {
 	echo "## memscope benchmarks"
 	echo

@@ -171,7 +171,7 @@ done
 # ------------------------------------------------ one meaning per option
 # A letter means the same long option in every tool, and a long option has
 # the same letter (or none) in every tool that has it (STYLE.md).
-# One exception, said in the README and ms-top(1): ms-top's -n is top(1)'s
+# One exception, said in memscope(7) and ms-top(1): ms-top's -n is top(1)'s
 # number of refreshes (-n, --count), where -n is --top elsewhere.
 grep -vx 'ms-top n count' all.pairs >letters.pairs
 for l in $(awk '$2 != "-" { print $2 }' letters.pairs | sort -u); do
@@ -183,12 +183,15 @@ for o in $(awk '{ print $3 }' all.pairs | sort -u); do
 		1 "$(awk -v o="$o" '$3 == o { print $2 }' all.pairs | sort -u | wc -l)"
 done
 
-# The README's table of options says the same: a row for every letter and
-# for every long option that more than one tool has, naming the tools.
-sed -n 's/^| *\(`-[^|]*\) *|.*| *\([^|]*[^ |]\) *|$/\1|\2/p' "$TOP/README.md" |
-	sed -e 's/`//g' -e 's/^-\([A-Za-z]\), --\([a-z0-9-]*\)[^|]*/\1 \2/' \
+# memscope(7)'s table of options says the same: a row for every letter
+# and for every long option that more than one tool has, naming the tools.
+# (Its tbl rows, OPTION@MEANS@TOOLS, their T{ T} cells joined.)
+awk '/^\.SH OPTIONS: ONE LETTER/ { f = 1 } f && /^\.TS/ { t = 1; next } f && /^\.TE/ { exit } t' \
+	"$TOP/man/memscope.7" | sed -z 's/T{\n//g; s/\nT}//g' | sed -e 's/\\-/-/g' -e 's/\\f[BIR]//g' |
+	sed -n 's/^\(-[^@]*\)@.*@\([^@]*[^ @]\) *$/\1|\2/p' |
+	sed -e 's/^-\([A-Za-z]\), --\([a-z0-9-]*\)[^|]*/\1 \2/' \
 	    -e 's/^--\([a-z0-9-]*\)[^|]*/- \1/' >readme.rows
-check_eq "README has a table of options" true "$([ -s readme.rows ] && echo true)"
+check_eq "memscope(7) has a table of options" true "$([ -s readme.rows ] && echo true)"
 all_tools=$(printf '%s\n' $tools | sort | tr '\n' ' ')
 awk '{ print $2, $3 }' all.pairs | sort -u >all.options
 while read -r l o; do
@@ -197,12 +200,12 @@ while read -r l o; do
 	name="$([ "$l" = - ] || echo "-$l, ")--$o"
 	row=$(awk -v l="$l" -v o="$o" -F'|' '{ split($1, k, " ") } k[1] == l && k[2] == o { print $2 }' readme.rows)
 	[ "$row" = "every tool" ] && row=$all_tools
-	check_eq "README: the row of $name lists the tools that have it" \
+	check_eq "memscope(7): the row of $name lists the tools that have it" \
 		"$in" "$(printf '%s\n' $(echo "$row" | tr ',' ' ') | sort | tr '\n' ' ')"
 done <all.options
 while IFS='|' read -r key row; do
 	set -- $key
-	check_eq "README: $([ "$1" = - ] || echo "-$1, ")--$2 is an option of some tool's --help" \
+	check_eq "memscope(7): $([ "$1" = - ] || echo "-$1, ")--$2 is an option of some tool's --help" \
 		true "$(grep -qx -- "$1 $2" all.options && echo true || echo false)"
 done <readme.rows
 

@@ -2,7 +2,7 @@
 # Stress and faults (tests/stress/): workloads that try to break the
 # profiler, each with an answer the program states itself.  Quick in make
 # check; `make stress` runs the long version (STRESS=long: 30 s of
-# threads, 1 GiB of records), the README's reliability figures.
+# threads, 1 GiB of records), the figures of memscope(7), RELIABILITY.
 #   - 8 threads allocating and freeing across threads: exact accounting
 #     (the recording's totals less a run that does no work are the
 #     program's own counts);
