@@ -32,16 +32,6 @@ const char *msc_error_name(unsigned kind)
 	return kind < MSC_ERR_KINDS ? error_names[kind] : "";
 }
 
-unsigned msc_error_kind_of(const char *name)
-{
-	unsigned k;
-
-	for (k = 1; name && k < MSC_ERR_KINDS; k++)
-		if (strcmp(name, error_names[k]) == 0)
-			return k;
-	return MSC_ERR_NONE;
-}
-
 bool msc_agg_quarantine_alloc(struct msc_agg *a)
 {
 	a->quarantine = calloc(MSC_QUARANTINE, sizeof(*a->quarantine));

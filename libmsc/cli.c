@@ -48,11 +48,6 @@ int msc_cli_close_stdout(void)
 	return 0;
 }
 
-int msc_open_output(const char *path)
-{
-	return msc_fsafe_open_output(path, true);
-}
-
 static int open_output_err(const char *path, bool truncate, struct msc_err *err)
 {
 	int fd = msc_fsafe_open_output(path, truncate);

@@ -412,11 +412,6 @@ void msc_collector_size_rings(struct msc_collector *c, int threads)
 		c->o.ring_size = size;
 }
 
-int msc_cproc_pid(const struct msc_cproc *p)
-{
-	return p->pid;
-}
-
 bool msc_cproc_unsampled(const struct msc_cproc *pub, uint64_t *allocs, uint64_t *bytes,
 			 uint64_t *frees)
 {

@@ -18,10 +18,3 @@ int msc_err_set(struct msc_err *err, int code, const char *fmt, ...)
 	return code;
 }
 
-void msc_err_clear(struct msc_err *err)
-{
-	if (err) {
-		err->code = 0;
-		err->msg[0] = '\0';
-	}
-}

@@ -247,8 +247,6 @@ enum msc_error_kind {
 
 /* "double-free", ...; "" for MSC_ERR_NONE. */
 const char *msc_error_name(unsigned kind);
-/* The kind of a name, MSC_ERR_NONE when unknown. */
-unsigned msc_error_kind_of(const char *name);
 
 /*
  * Frees remembered to tell a double free from an invalid one, and to name

@@ -118,15 +118,14 @@ unsigned msc_cli_count(const char *arg, unsigned max);
 
 /*
  * Opens (creates, truncates) an output file named on the command line, for
- * writing; returns the descriptor (close-on-exec) or -1 with errno set.
- * In a shared directory (sticky and writable by all, as /tmp) it does not
- * follow a symbolic link that someone else planted, nor write over a file
- * of someone else's (errno EPERM): the checks of the kernel's
- * protected_symlinks and protected_regular, made whether they are on or
- * not, so that ms-record run as root cannot be made to clobber a file.
+ * writing; returns the descriptor (close-on-exec), or -1 with the message
+ * of the failure in err ("cannot open 'F': ...").  In a shared directory
+ * (sticky and writable by all, as /tmp) it does not follow a symbolic link
+ * that someone else planted, nor write over a file of someone else's
+ * (EPERM): the checks of the kernel's protected_symlinks and
+ * protected_regular, made whether they are on or not, so that ms-record
+ * run as root cannot be made to clobber a file.
  */
-int msc_open_output(const char *path);
-/* The same, with the message of a failure in err ("cannot open 'F': ..."). */
 int msc_open_output_err(const char *path, struct msc_err *err);
 /*
  * msc_open_output_err without the truncation: what is written goes over

@@ -166,8 +166,6 @@ void msc_collector_finish(struct msc_collector *c, const char *reason);
 
 /* ns since the collector started (its first call may end the clock's setup). */
 uint64_t msc_collector_now(struct msc_collector *c);
-/* The pid of a session's process, for /proc reads during a scan. */
-int msc_cproc_pid(const struct msc_cproc *p);
 
 /*
  * --sample: what the process's shim counted and did not record so far

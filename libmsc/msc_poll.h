@@ -49,7 +49,6 @@ struct msc_poller *msc_poller_new(int pid, uint64_t interval_ms, struct msc_writ
 int msc_poller_sample(struct msc_poller *p, struct msc_err *err);
 /* Writes the "end" record: reason "detached" (we stopped) or "exit". */
 void msc_poller_finish(struct msc_poller *p, const char *reason);
-const struct msc_poll_summary *msc_poller_summary(const struct msc_poller *p);
 /* ms-record's last line (without its name), after msc_poller_finish. */
 void msc_poller_summary_line(const struct msc_poller *p, char *buf, size_t n);
 void msc_poller_free(struct msc_poller *p);

@@ -229,11 +229,6 @@ void msc_poller_finish(struct msc_poller *p, const char *reason)
 	msc_writer_flush(w);
 }
 
-const struct msc_poll_summary *msc_poller_summary(const struct msc_poller *p)
-{
-	return &p->sum;
-}
-
 void msc_poller_summary_line(const struct msc_poller *p, char *buf, size_t n)
 {
 	const struct msc_poll_summary *s = &p->sum;
