@@ -22,5 +22,4 @@ struct msc_err {
 int msc_err_set(struct msc_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-
 #endif
