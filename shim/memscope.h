@@ -57,36 +57,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#define MEMSCOPE_REALLOC(old, ptr, size)                          \
-	do {                                                      \
-		if (memscope_realloc)                             \
-			memscope_realloc((old), (ptr), (size));   \
-	} while (0)
-
-#define MEMSCOPE_POOL_CREATE(pool, name)                          \
-	do {                                                      \
-		if (memscope_pool_create)                         \
-			memscope_pool_create((pool), (name));     \
-	} while (0)
-
-#define MEMSCOPE_POOL_ALLOC(pool, ptr, size)                      \
-	do {                                                      \
-		if (memscope_pool_alloc)                          \
-			memscope_pool_alloc((pool), (ptr), (size)); \
-	} while (0)
-
-#define MEMSCOPE_POOL_FREE(pool, ptr)                             \
-	do {                                                      \
-		if (memscope_pool_free)                           \
-			memscope_pool_free((pool), (ptr));        \
-	} while (0)
-
-#define MEMSCOPE_POOL_DESTROY(pool)                               \
-	do {                                                      \
-		if (memscope_pool_destroy)                        \
-			memscope_pool_destroy((pool));            \
-	} while (0)
-
 #endif
 
 void memscope_alloc(const void *ptr, size_t size) __attribute__((weak));
@@ -99,36 +69,6 @@ void memscope_pool_destroy(const void *pool) __attribute__((weak));
 
 #ifdef __cplusplus
 }
-#define MEMSCOPE_REALLOC(old, ptr, size)                          \
-	do {                                                      \
-		if (memscope_realloc)                             \
-			memscope_realloc((old), (ptr), (size));   \
-	} while (0)
-
-#define MEMSCOPE_POOL_CREATE(pool, name)                          \
-	do {                                                      \
-		if (memscope_pool_create)                         \
-			memscope_pool_create((pool), (name));     \
-	} while (0)
-
-#define MEMSCOPE_POOL_ALLOC(pool, ptr, size)                      \
-	do {                                                      \
-		if (memscope_pool_alloc)                          \
-			memscope_pool_alloc((pool), (ptr), (size)); \
-	} while (0)
-
-#define MEMSCOPE_POOL_FREE(pool, ptr)                             \
-	do {                                                      \
-		if (memscope_pool_free)                           \
-			memscope_pool_free((pool), (ptr));        \
-	} while (0)
-
-#define MEMSCOPE_POOL_DESTROY(pool)                               \
-	do {                                                      \
-		if (memscope_pool_destroy)                        \
-			memscope_pool_destroy((pool));            \
-	} while (0)
-
 #endif
 
 #define MEMSCOPE_ALLOC(ptr, size)                                 \

@@ -82,4 +82,44 @@ check_eq "the same output as under ms-record" \
 	"$(ms-record -q -o /dev/null "$EX/pools")" "$plain"
 check_eq "and as the Makefile's build" "$("$EX/pools")" "$plain"
 
+# memscope.h is C++ too: each macro defined once, the functions extern
+# "C" (their names unmangled), warning-free in both languages.
+for lang in c c++; do
+	check_status "memscope.h compiles as $lang, -Wall -Wextra -Werror" 0 \
+		sh -c 'printf "#include \"memscope.h\"\n#include \"memscope.h\"\n" |
+			gcc -x "$1" -Wall -Wextra -Werror -fsyntax-only -I"$2" -' sh $lang "$TOP/shim"
+done
+check_eq "memscope.h: each macro defined once" 7 "$(grep -c '^#define MEMSCOPE_[A-Z_]*(' "$TOP/shim/memscope.h")"
+cat >"$OUT/pool.cpp" <<'CXX'
+#include <cstdio>
+#include <cstdlib>
+#include "memscope.h"
+
+static char arena[4096];
+
+int main()
+{
+	static int pool;
+	char *a = arena, *b = arena + 64;
+
+	MEMSCOPE_POOL_CREATE(&pool, "cxx");
+	MEMSCOPE_POOL_ALLOC(&pool, a, 64);
+	MEMSCOPE_POOL_ALLOC(&pool, b, 32);
+	MEMSCOPE_POOL_FREE(&pool, a);
+	MEMSCOPE_ALLOC(arena + 128, 16);
+	MEMSCOPE_REALLOC(arena + 128, arena + 256, 48);
+	MEMSCOPE_FREE(arena + 256);
+	std::puts("done");
+	return 0;
+}
+CXX
+check_status "a C++ program with every macro builds" 0 \
+	g++ -Wall -Wextra -Werror -O1 -g -I"$TOP/shim" -o "$OUT/pool-cxx" "$OUT/pool.cpp"
+check_eq "its memscope functions are unmangled" \
+	"$(printf 'memscope_alloc\nmemscope_free\nmemscope_pool_alloc\nmemscope_pool_create\nmemscope_pool_free\nmemscope_realloc')" \
+	"$(nm -D "$OUT/pool-cxx" | awk '$1 == "w" && $2 ~ /^memscope_/ { print $2 }' | sort)"
+check_status "recorded" 0 ms-record -q -o "$OUT/pool-cxx.ndjson" "$OUT/pool-cxx"
+check_eq "recorded: its pool's block leaks, the others freed" "cxx 1 32" \
+	"$(jq -r 'select(.type=="leak" and .kind != "reachable" and .fn == "custom") | "\(.pool) \(.count) \(.bytes)"' "$OUT/pool-cxx.ndjson")"
+
 finish
