@@ -89,6 +89,8 @@ struct target {
 	bool libc_is_ldso;		/* musl */
 	struct range *unsafe;
 	size_t nunsafe, capunsafe;
+	struct range *anon;		/* its anonymous read-write mappings */
+	size_t nanon, capanon;
 	uint64_t fn[NCALLS];
 	uint64_t trap;			/* libc's ELF entry: syscall; int3 */
 	uint64_t r_debug;		/* &_r_debug, 0 when unknown */
@@ -196,6 +198,10 @@ static int on_mapping(const struct msc_mapping *m, void *arg)
 	const char *name = base_name(m->path);
 
 	mw->nmaps++;
+	/* Where a thread's stack may be (a thread's own, or [stack]). */
+	if (m->perms[0] == 'r' && m->perms[1] == 'w' && (!m->path[0] || !strcmp(m->path, "[stack]")) &&
+	    !MSC_GROW(t->anon, t->nanon + 1, t->capanon, 64))
+		t->anon[t->nanon++] = (struct range){ m->start, m->end };
 	if (m->path[0] != '/')
 		return 0;
 	if (is_libc(name) && !t->libc[0] && m->offset == 0) {
@@ -683,6 +689,25 @@ static bool progressed(struct target *t)
 	return true;
 }
 
+/*
+ * Waits up to us for a tracee to change state.  A ptrace stop sends the
+ * tracer SIGCHLD: taken as it comes (msc_inject_call blocks it), the wait
+ * ends at once, where a sleep of a fixed length added up to a millisecond
+ * to each of an attach's dozen steps, and more where the machine is busy
+ * (the tracer then waits its turn to wake).  SIGCHLD only wakes its
+ * callers (ms-record looks at its children every round anyway).
+ */
+static void nap_for_stop(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigtimedwait(&chld, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR)
+		nap_us(us);
+}
+
 static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
@@ -705,7 +730,7 @@ static int wait_stop(struct target *t, int timeout_ms, bool want_trap)
 				return -ETIMEDOUT;
 			if (now_ns() > deadline)
 				deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-			nap_us(nap);
+			nap_for_stop(nap);
 			if (nap < 1000)
 				nap *= 2;
 			continue;
@@ -1077,6 +1102,28 @@ static void restore(struct target *t, bool restart_eintr)
 	ptrace(PTRACE_SETREGS, t->tid, 0, &r);
 }
 
+/*
+ * The top of the call's stack in the thread's own, when its mapping has
+ * OWN_STACK_ROOM below what it uses (past the red zone, and a page for
+ * what a signal frame of the kernel's would take), else 0: a stack of
+ * its own is mapped then.  Every thread a pthread_create made has 8 MiB
+ * by default.  No mmap and munmap in the process: each takes its mmap
+ * lock for writing, and among threads that fault pages in and grow their
+ * heaps that wait held the stopped thread up to 80 ms.
+ */
+#define OWN_STACK_ROOM (256u << 10)
+
+static uint64_t own_stack(const struct target *t)
+{
+	uint64_t top = (t->regs.rsp - 128 - 4096) & ~(uint64_t)63;
+	size_t i;
+
+	for (i = 0; i < t->nanon; i++)
+		if (t->regs.rsp > t->anon[i].lo && t->regs.rsp <= t->anon[i].hi)
+			return top > t->anon[i].lo && top - t->anon[i].lo >= OWN_STACK_ROOM ? top : 0;
+	return 0;
+}
+
 /* With the thread stopped at a safe point: the calls, then its state back. */
 static int call_in(struct target *t, unsigned flags, const char *entry, const char *arg,
 		   long *ret, struct msc_inject_stats *st)
@@ -1105,18 +1152,21 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 		goto out;
 	}
 	t->trap_written = true;
-	rc = remote_syscall(t, SYS_mmap, 0, STACK_SIZE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, (uint64_t)-1, 0, &stack);
-	if (rc)
-		goto out;
-	if ((int64_t)stack < 0 && (int64_t)stack > -4096) {
-		rc = msc_err_set(t->err, (int)(int64_t)stack, "pid %d: mmap in the process: %s",
-				 t->pid, strerror(-(int)(int64_t)stack));
-		stack = 0;
-		goto out;
+	top = own_stack(t);
+	if (!top) {
+		rc = remote_syscall(t, SYS_mmap, 0, STACK_SIZE, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, (uint64_t)-1, 0, &stack);
+		if (rc)
+			goto out;
+		if ((int64_t)stack < 0 && (int64_t)stack > -4096) {
+			rc = msc_err_set(t->err, (int)(int64_t)stack, "pid %d: mmap in the process: %s",
+					 t->pid, strerror(-(int)(int64_t)stack));
+			stack = 0;
+			goto out;
+		}
+		top = stack + STACK_SIZE;
 	}
-	/* Strings at the top of the new stack, the call's frames below. */
-	top = stack + STACK_SIZE;
+	/* Strings at the top of the call's stack, its frames below. */
 	len = strlen(t->lib) + 1;
 	s_lib = top - len;
 	rc = mem_write(t, s_lib, t->lib, len);
@@ -1245,6 +1295,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	struct target t;
 	struct maps_walk mw = { 0 };
 	struct msc_procfs fs;
+	sigset_t chld, mask_was;
 	char path[64];
 	uint64_t deadline;
 	int rc, tries;
@@ -1261,6 +1312,10 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	snprintf(t.root, sizeof(t.root), "/proc/%d/root", pid);
 	if (msc_procfs_init(&fs, NULL))
 		return msc_err_set(err, -ENAMETOOLONG, "proc root");
+	/* The tracee's stops come as SIGCHLD: taken by nap_for_stop. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &mask_was);
 	rc = check_process(pid, lib, &fs, err);
 	if (rc)
 		goto out;
@@ -1347,9 +1402,11 @@ out:
 		close(t.mem);
 	free(t.xstate);
 	free(t.unsafe);
+	free(t.anon);
 	if (t.unw_as)
 		unw_destroy_addr_space(t.unw_as);
 	msc_procfs_release(&fs);
+	pthread_sigmask(SIG_SETMASK, &mask_was, NULL);
 	return rc;
 }
 
