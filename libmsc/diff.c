@@ -56,12 +56,17 @@ static int collect_metrics(struct msc_snapshot *s, struct msc_entity *e, const s
 	for (i = 0; i < rec->nfields; i++) {
 		const struct msc_field *f = &rec->fields[i];
 		int64_t v;
+		uint64_t u;
 
 		if (f->val.kind != MSC_J_INT || f->key_escaped ||
 		    identity_member(e->kind, f->key, f->key_len))
 			continue;
-		if (msc_jval_i64(&f->val, &v))
-			continue;
+		/* A count above 2^63 is held there, not left out. */
+		if (msc_jval_i64(&f->val, &v)) {
+			if (msc_jval_u64(&f->val, &u))
+				continue;
+			v = msc_clamp_i64(u);
+		}
 		e->metrics[n].name = msc_arena_strndup(&s->arena, f->key, f->key_len);
 		if (!e->metrics[n].name)
 			return -ENOMEM;
@@ -75,7 +80,7 @@ static int collect_metrics(struct msc_snapshot *s, struct msc_entity *e, const s
 	/* "private" (USS): what the process alone holds. */
 	if (has_pc && has_pd) {
 		e->metrics[n].name = "private";
-		e->metrics[n].value = pc + pd;
+		e->metrics[n].value = msc_sat_add_i64(pc, pd);
 		n++;
 	}
 	e->nmetrics = n;
@@ -293,8 +298,8 @@ static int recorded_entity(struct msc_snapshot *s, struct loader *l, const struc
 		e->metrics = msc_arena_alloc(&s->arena, 2 * sizeof(*e->metrics));
 		if (!e->metrics)
 			return -ENOMEM;
-		e->metrics[0] = (struct msc_metric){ "leaked_bytes", (int64_t)bytes };
-		e->metrics[1] = (struct msc_metric){ "leaked_blocks", (int64_t)count };
+		e->metrics[0] = (struct msc_metric){ "leaked_bytes", msc_clamp_i64(bytes) };
+		e->metrics[1] = (struct msc_metric){ "leaked_blocks", msc_clamp_i64(count) };
 		e->nmetrics = 2;
 	} else if ((ret = collect_metrics(s, e, rec))) {
 		return ret;

@@ -302,6 +302,21 @@ check_grep "a site of 2^64 - 2 allocations: the total held, not wrapped" \
 # (--json's integers are signed 64-bit, as jansson's: held at 2^63 - 1)
 check_eq "a site of 2^64 - 2 allocations: --json's total held, not negative" 9223372036854775807 \
 	"$(ms-report --json huge.ndjson | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["allocs"])')"
+# ms-diff's figures are signed: held at 2^63 - 1 too, never negative (2^63
+# leaked bytes came out as -2^63), and a count past it is compared, not
+# left out.
+check_eq "ms-diff: 2^63 leaked bytes, held, grew" "9223372036854775807 9223372036854775807" \
+	"$(ms-diff --metric leaked_bytes leaky.ndjson huge.ndjson | python3 -c '
+import json, sys
+d = [json.loads(l) for l in sys.stdin]
+d = [r for r in d if r["type"] == "delta"]
+print(min(r["after"] for r in d), max(r["after"] for r in d))')"
+check_eq "ms-diff: a site of 2^64 - 2 allocations, held, compared" "9223372036854775807 1" \
+	"$(ms-diff --metric allocs huge.ndjson leaky.ndjson | python3 -c '
+import json, sys
+d = [json.loads(l) for l in sys.stdin]
+d = [r for r in d if r["type"] == "delta" and r["key"] == "site" and r["before"] > 2 ** 62]
+print(d[0]["before"] if d else "none", len(d))')"
 
 check_status "a file that does not exist" 2 ms-report no-such-file
 check_one_line_error "no such file" "$OUT/last.err"

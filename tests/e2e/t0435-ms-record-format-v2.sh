@@ -205,6 +205,21 @@ check_eq "ms-diff: its stacks read back whole: the deepest new site's" 3999 \
 	"$(ms-report --json -n 1 deep-diff.ndjson | jq '.deltas[0].stack | length' 2>/dev/null || echo none)"
 check_eq "ms-filter: passes the chain on" "$(grep -c . deep.ndjson)" \
 	"$(under ms-filter deep.ndjson | grep -c .)"
+# Function names of a megabyte (48 s in --text once): shortened where a
+# report shows them, the report as short as with any name.
+HDR="$HDR" python3 -c '
+import os
+n = "a" * 1000000
+print(os.environ["HDR"])
+for k in range(1, 4):
+    print("{\"type\":\"frame\",\"id\":%d,\"fn\":\"%s%d\",\"file\":\"x.c\",\"line\":1,\"obj\":\"/bin/x\"}" % (k, n, k))
+print("{\"type\":\"stack\",\"id\":1,\"frames\":[1,2,3]}")
+print("{\"type\":\"leak\",\"stack\":1,\"size\":8,\"fn\":\"malloc\",\"kind\":\"definitely\",\"count\":1,\"bytes\":8}")
+print("{\"type\":\"end\",\"reason\":\"exit\",\"status\":0}")' >bigname.ndjson
+for fmt in text md; do
+	check_range "names of 1 MB: --$fmt as short as any report" 1 20000 \
+		"$(under ms-report --$fmt bigname.ndjson | wc -c)"
+done
 
 # --- (e) a real program's stacks are small ---------------------------------------
 # python3 (with its debug information when python3-dbg is there: inlined
