@@ -473,6 +473,67 @@ check_grep "fork while attached: the parent is hooked" "^parent memscope" "$OUT/
 check_grep "fork while attached: its child is not" "^child libc" "$OUT/forker.log"
 kill $FK
 
+# --- libc's text after attaches ------------------------------------------
+# The calls an attach makes in the stopped thread return to "syscall;
+# int3" written over libc's ELF entry: put back when the thread goes on.
+# A single thread, so it is the one stopped, three cycles.
+cat >"$OUT/onethread.c" <<'C'
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static volatile sig_atomic_t stop;
+static void on_term(int s) { (void)s; stop = 1; }
+int main(void)
+{
+	struct timespec ts = { 0, 2000000 };
+	unsigned long ticks = 0;
+	void *volatile p;
+
+	signal(SIGTERM, on_term);
+	printf("ready\n");
+	fflush(stdout);
+	while (!stop) {
+		nanosleep(&ts, NULL);
+		p = malloc(16);
+		free(p);
+		ticks++;
+	}
+	printf("ticks %lu\n", ticks);
+	return 0;
+}
+C
+check_status "build onethread" 0 cc -O1 -o "$OUT/onethread" "$OUT/onethread.c"
+"$OUT/onethread" >"$OUT/onethread.log" &
+OT=$!
+_bg_pids="$_bg_pids $OT"
+wait_for_line "$OUT/onethread.log" "^ready"
+# entry_bytes PID: the 16 bytes at libc's ELF entry in the process
+entry_bytes() {
+	python3 -c '
+import subprocess, sys
+pid = int(sys.argv[1])
+libc = [l.split() for l in open("/proc/%d/maps" % pid) if "/libc.so" in l][0]
+base = int(libc[0].split("-")[0], 16) - int(libc[2], 16)
+hdr = subprocess.run(["readelf", "-h", libc[5]], capture_output=True, text=True).stdout
+entry = int([l for l in hdr.splitlines() if "Entry point" in l][0].split()[-1], 16)
+with open("/proc/%d/mem" % pid, "rb") as m:
+    m.seek(base + entry)
+    print(m.read(16).hex())' "$1"
+}
+ot_entry=$(entry_bytes $OT)
+check_eq "libc's ELF entry read" 32 "${#ot_entry}"
+for cycle in 1 2 3; do
+	ms-record -q -p $OT --duration 0.3s -o "$OUT/ot.ndjson" 2>>"$OUT/ot.err"
+	check_eq "onethread, cycle $cycle: detached" detached "$(jqr "$OUT/ot.ndjson" end .reason)"
+	check_range "onethread, cycle $cycle: its mallocs recorded" 1 100000 "$(jqr "$OUT/ot.ndjson" end .allocs)"
+done
+check_eq "libc's text as it was (its ELF entry's bytes)" "$ot_entry" "$(entry_bytes $OT)"
+kill $OT
+wait $OT
+check_range "onethread: it ran throughout" 100 100000000 "$(awk '/^ticks/ { print $2 }' "$OUT/onethread.log")"
+check_empty "onethread: nothing said" "$OUT/ot.err"
+
 # --- ms-record killed with SIGKILL, and what a detach leaves ---------------
 # The next attach must work at once (it was "recorded already" for a
 # minute and more), and record; after a detach the region's pages are given
