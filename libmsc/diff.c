@@ -4,13 +4,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "msc_diff.h"
 #include "msc_format.h"
 #include "msc_hash.h"
-#include "msc_report.h"
 #include "msc_util.h"
 
 /* ----------------------------------------------------------------- load */
@@ -1129,38 +1127,4 @@ void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w)
 		msc_w_arr_end(w);
 	}
 	msc_w_end(w);
-}
-
-int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_report_format format,
-		   unsigned top)
-{
-	struct msc_report_opts o = { format, MSC_COST_LEAKED, top, MSC_SECTION_ALL, NULL };
-	struct msc_report r = { 0 };	/* no --alloc-fn: load keeps none */
-	struct msc_reader rd;
-	struct msc_writer w;
-	struct msc_err err;
-	int fd = memfd_create("ms-diff", MFD_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	if (msc_writer_init(&w, fd, 0)) {
-		close(fd);
-		return -ENOMEM;
-	}
-	msc_diff_write_stream(d, &w);
-	ret = msc_writer_release(&w);
-	if (!ret && lseek(fd, 0, SEEK_SET) < 0)
-		ret = -errno;
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	msc_reader_init_fd(&rd, fd, "ms-diff");
-	ret = msc_report_load(&r, &rd, &err);
-	if (!ret)
-		ret = msc_report_render(&r, &o, out);
-	msc_report_release(&r);
-	msc_reader_release(&rd);
-	close(fd);
-	return ret;
 }

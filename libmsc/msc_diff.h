@@ -35,8 +35,8 @@
 
 #include "msc_arena.h"
 #include "msc_err.h"
+#include "msc_format.h"
 #include "msc_ndjson.h"
-#include "msc_report.h"
 #include "msc_stream.h"
 
 enum msc_ent_kind {
@@ -168,14 +168,5 @@ bool msc_diff_grew_past(const struct msc_diff *d, uint64_t limit, bool pct);
  * with the totals.  Output errors are left in w->error.
  */
 void msc_diff_write_stream(const struct msc_diff *d, struct msc_writer *w);
-
-/*
- * Prints the diff as a report: the very report `ms-diff | ms-report` prints
- * in that format (text, Markdown, JSON: the stream is written to memory and
- * read back by msc_report), so the two cannot disagree.  top: rows per
- * table.  Returns 0, -ENOMEM, or -errno of out.
- */
-int msc_diff_print(const struct msc_diff *d, FILE *out, enum msc_report_format format,
-		   unsigned top);
 
 #endif

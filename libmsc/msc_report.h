@@ -311,4 +311,13 @@ const char *msc_report_pprof_unfit(const struct msc_report *r);
 /* Renders the report; returns 0 or -errno of the stream. */
 int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FILE *out);
 
+/*
+ * The report of the records write(ctx, w) writes (ms-diff's deltas, say):
+ * written to memory, read back and rendered, so that a tool's report and
+ * the one `TOOL | ms-report` prints cannot disagree.  name names the
+ * stream in messages.  Returns 0, -ENOMEM, or -errno of out.
+ */
+int msc_report_print_records(void (*write)(void *ctx, struct msc_writer *w), void *ctx,
+			     const char *name, const struct msc_report_opts *o, FILE *out);
+
 #endif

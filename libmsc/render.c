@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "msc_render.h"
 #include "msc_util.h"
@@ -442,3 +444,35 @@ int msc_report_render(struct msc_report *r, const struct msc_report_opts *o, FIL
 	return ret;
 }
 
+int msc_report_print_records(void (*write)(void *ctx, struct msc_writer *w), void *ctx,
+			     const char *name, const struct msc_report_opts *o, FILE *out)
+{
+	struct msc_report r = { 0 };	/* no --alloc-fn: load keeps none */
+	struct msc_reader rd;
+	struct msc_writer w;
+	struct msc_err err;
+	int fd = memfd_create(name, MFD_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	if (msc_writer_init(&w, fd, 0)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	write(ctx, &w);
+	ret = msc_writer_release(&w);
+	if (!ret && lseek(fd, 0, SEEK_SET) < 0)
+		ret = -errno;
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	msc_reader_init_fd(&rd, fd, name);
+	ret = msc_report_load(&r, &rd, &err);
+	if (!ret)
+		ret = msc_report_render(&r, o, out);
+	msc_report_release(&r);
+	msc_reader_release(&rd);
+	close(fd);
+	return ret;
+}

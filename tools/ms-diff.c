@@ -9,6 +9,7 @@
 
 #include "msc_cli.h"
 #include "msc_diff.h"
+#include "msc_report.h"
 #include "msc_format.h"
 #include "msc_ndjson.h"
 #include "msc_stream.h"
@@ -88,6 +89,19 @@ static const struct msc_cli_alias aliases[] = {
 };
 
 static const struct msc_cli cli = { "ms-diff", help, "n:o:q", longopts, aliases };
+
+static void write_diff(void *ctx, struct msc_writer *w)
+{
+	msc_diff_write_stream(ctx, w);
+}
+
+/* The report `ms-diff | ms-report` prints, in that format. */
+static int diff_print(struct msc_diff *d, FILE *out, enum msc_report_format format, unsigned top)
+{
+	struct msc_report_opts o = { format, MSC_COST_LEAKED, top, MSC_SECTION_ALL, NULL };
+
+	return msc_report_print_records(write_diff, d, "ms-diff", &o, out);
+}
 
 int main(int argc, char **argv)
 {
@@ -209,7 +223,7 @@ int main(int argc, char **argv)
 
 		if (!out)
 			msc_die("cannot open '%s': %s", output, strerror(errno));
-		ret = msc_diff_print(&d, out, format, top);
+		ret = diff_print(&d, out, format, top);
 		if (out != stdout && fclose(out) && !ret)
 			ret = -errno;
 		fd = 1;
@@ -229,7 +243,7 @@ int main(int argc, char **argv)
 
 			if (!out)
 				msc_die("out of memory");
-			msc_diff_print(&d, out, format, top);
+			diff_print(&d, out, format, top);
 			fclose(out);
 		} else {
 			msc_diff_write_stream(&d, &w);

@@ -11,9 +11,15 @@
 
 #include "fuzz.h"
 #include "msc_diff.h"
+#include "msc_report.h"
 #include "msc_ndjson.h"
 
 #define SEP "\n#--#\n"
+
+static void write_diff(void *ctx, struct msc_writer *w)
+{
+	msc_diff_write_stream(ctx, w);
+}
 
 static void compare(const struct msc_snapshot *a, const struct msc_snapshot *b, bool all)
 {
@@ -37,7 +43,12 @@ static void compare(const struct msc_snapshot *a, const struct msc_snapshot *b, 
 			msc_diff_write_stream(&d, &w);
 			msc_writer_release(&w);
 		}
-		msc_diff_print(&d, fuzz_null(), all ? MSC_REPORT_JSON : MSC_REPORT_TEXT, 10);
+		{
+			struct msc_report_opts ro = { all ? MSC_REPORT_JSON : MSC_REPORT_TEXT,
+						      MSC_COST_LEAKED, 10, MSC_SECTION_ALL, NULL };
+
+			msc_report_print_records(write_diff, &d, "ms-diff", &ro, fuzz_null());
+		}
 		msc_diff_grew_past(&d, 1024, false);
 		msc_diff_grew_past(&d, 10000, true);
 		msc_diff_release(&d);
