@@ -394,7 +394,15 @@ out:
 
 /* ------------------------------------------------------------- checks */
 
+static int explain_eperm_tid(int pid, int tid, struct msc_err *err);
+
 static int explain_eperm(int pid, struct msc_err *err)
+{
+	return explain_eperm_tid(pid, pid, err);
+}
+
+/* Why tracing pid (its thread tid) is refused. */
+static int explain_eperm_tid(int pid, int tid, struct msc_err *err)
 {
 	struct msc_procfs fs;
 	struct msc_pstatus ps;
@@ -407,13 +415,21 @@ static int explain_eperm(int pid, struct msc_err *err)
 	if (msc_proc_status(&fs, pid, &ps, NULL) == 0)
 		uid = ps.uid;
 	tracer = status_field(&fs, pid, "TracerPid");
+	if (tracer <= 0 && tid != pid)
+		tracer = status_field(&fs, tid, "TracerPid");
 	if (tracer > 0) {
 		struct msc_pstat tr;
 		bool named = msc_proc_stat(&fs, (int)tracer, &tr, NULL) == 0;
 
-		msc_err_set(err, rc,
-			    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
-			    pid, tracer, named ? " (" : "", named ? tr.comm : "", named ? ")" : "");
+		if (named && strcmp(tr.comm, "ms-record") == 0)
+			msc_err_set(err, -EBUSY,
+				    "pid %d is being attached to by another ms-record (pid %ld) at this moment",
+				    pid, tracer);
+		else
+			msc_err_set(err, rc,
+				    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
+				    pid, tracer, named ? " (" : "", named ? tr.comm : "",
+				    named ? ")" : "");
 	} else if (scope >= 3) {
 		msc_err_set(err, rc,
 			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");
@@ -1387,7 +1403,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 				 "pid %d: no thread was outside the allocator and loader in %d ms; try again",
 				 pid, t.timeout_ms);
 	else if (rc == -EPERM)
-		rc = explain_eperm(pid, err);
+		rc = explain_eperm_tid(pid, t.tid, err);
 	if (rc)
 		goto out;
 	boost(&t);

@@ -1037,6 +1037,10 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	case -EALREADY:
 		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",
 				   pid);
+	case -EBUSY:
+		/* Another ms-record's attach is under way in the library. */
+		return msc_err_set(err, -EBUSY,
+				   "pid %d is being attached to by another ms-record at this moment", pid);
 	default:
 		return msc_err_set(err, (int)c.ret, "pid %d: libmemscope.so could not start: %s", pid,
 				   strerror((int)-c.ret));

@@ -473,6 +473,29 @@ check_grep "fork while attached: the parent is hooked" "^parent memscope" "$OUT/
 check_grep "fork while attached: its child is not" "^child libc" "$OUT/forker.log"
 kill $FK
 
+# --- two ms-record -p at once ----------------------------------------------
+# One records, the other is told why not, in words about the other
+# ms-record (it said "not permitted to trace pid N (needs CAP_SYS_PTRACE
+# ...)" when it found a thread traced already, or "Device or resource
+# busy").
+"$EX/ticker" 10 1000 50 >"$OUT/two.log" &
+TW=$!
+_bg_pids="$_bg_pids $TW"
+# until it runs its own code (its libc mapped)
+wait_for_line "/proc/$TW/maps" "libc\.so"
+: >"$OUT/two.err"
+i=0
+while [ $i -lt 6 ]; do
+	ms-record -q -p $TW --duration 0.3s -o "$OUT/two1.ndjson" 2>>"$OUT/two.err" &
+	T1=$!
+	ms-record -q -p $TW --duration 0.3s -o "$OUT/two2.ndjson" 2>>"$OUT/two.err"
+	wait $T1
+	i=$((i + 1))
+done
+kill $TW
+check_eq "two at once: every refusal names the other ms-record" "" \
+	"$(grep -v -e 'is being attached to by another ms-record' -e 'is recorded already (by another ms-record)' "$OUT/two.err")"
+
 # --- libc's text after attaches ------------------------------------------
 # The calls an attach makes in the stopped thread return to "syscall;
 # int3" written over libc's ELF entry: put back when the thread goes on.
