@@ -617,7 +617,6 @@ static void image_end(struct msc_report *r, const struct msc_rec *rec)
 	pages_of(&im->pages, rec);
 }
 
-
 /* ms-diff's "paired" processes as one line: "svc -> svc2, ...". */
 static int diff_paired(struct msc_report *r, const struct msc_rec *rec)
 {
