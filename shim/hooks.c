@@ -300,8 +300,10 @@ static inline void record_block(void *frame, const void *p, uint64_t size, unsig
  * are emptied, with the guard held, before the program has it; only words
  * that are not 0 are written, so a page never touched is only read.
  * Blocks of SCRUB_MAX and more are left as they are: glibc maps those
- * fresh (zeroed) unless its threshold grew.  Reading an uninitialized
- * byte is undefined behaviour: no program can rely on what was there.
+ * fresh (zeroed) unless its threshold grew.  What malloc's memory held is
+ * unspecified: no program can rely on it.  An operator new of a library
+ * other than libstdc++ may recycle objects and rely on what they kept
+ * (g_new_std): its blocks are left too.
  */
 #define SCRUB_MAX (128u << 10)
 
@@ -325,7 +327,8 @@ static inline void scrub(void *p, uint64_t from, uint64_t size)
 /* A block of malloc, new or the aligned family: emptied, recorded. */
 static inline void record_fresh_block(void *frame, void *p, uint64_t size, unsigned fn)
 {
-	scrub(p, 0, size);
+	if (g_new_std || (fn != MSC_FN_NEW && fn != MSC_FN_NEW_ARRAY))
+		scrub(p, 0, size);
 	record_block(frame, p, size, fn);
 }
 

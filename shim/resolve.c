@@ -63,6 +63,7 @@ void (*real_delete_arr)(void *);
 void (*real_delete_al)(void *, size_t);
 void (*real_delete_arr_al)(void *, size_t);
 bool cxx_resolved;
+bool g_new_std;
 
 volatile int resolving;
 
@@ -340,6 +341,9 @@ void resolve_cxx(void)
 	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
 			 real_get_new_handler && in_libstdcxx((void *)real_new),
 			 in_libstdcxx((void *)real_new_arr));
+	/* A program's own operator new may hand out objects it recycles,
+	 * relying on what they held: its blocks are not emptied. */
+	g_new_std = in_libstdcxx((void *)real_new) && in_libstdcxx((void *)real_new_arr);
 	if (missed)
 		forget_dlerror();
 	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);

@@ -266,6 +266,8 @@ extern void (*real_delete_arr)(void *);
 extern void (*real_delete_al)(void *, size_t);
 extern void (*real_delete_arr_al)(void *, size_t);
 extern bool cxx_resolved;
+/* The C++ operators new are libstdc++'s (hooks.c empties their blocks). */
+extern bool g_new_std;
 
 /* While resolve_reals runs: allocations (dlsym's) come from the boot pool. */
 extern volatile int resolving;
