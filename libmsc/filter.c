@@ -363,8 +363,9 @@ static void write_one(struct filter *f, struct msc_stackdef *def)
  */
 static void write_stack(struct filter *f, uint64_t id)
 {
-	struct msc_stackdef *def = id ? msc_stackdefs_get(&f->defs, id) : NULL, *p;
+	struct msc_stackdef *def = id ? msc_stackdefs_get(&f->defs, id) : NULL, *p, **chain;
 	struct fstack *s = def ? def->user : NULL;
+	size_t n, i;
 	int ret;
 
 	if (!s || s->written)
@@ -379,13 +380,26 @@ static void write_stack(struct filter *f, uint64_t id)
 		s->written = true;
 		return;
 	}
-	/* Parents first, without recursion: the outermost unwritten one,
-	 * then down again. */
-	while (!((struct fstack *)def->user)->written) {
-		for (p = def; p->parent && !((struct fstack *)p->parent->user)->written; p = p->parent)
-			;
-		write_one(f, p);
+	/* Parents first, without recursion: the chain of unwritten ones
+	 * once, then written outermost first (walking up from each again
+	 * was quadratic in a deep chain: 0.65 s for 16,383 stacks). */
+	for (n = 0, p = def; p && !((struct fstack *)p->user)->written; p = p->parent)
+		n++;
+	chain = malloc(n * sizeof(*chain));
+	if (!chain) {
+		while (!((struct fstack *)def->user)->written) {
+			for (p = def; p->parent && !((struct fstack *)p->parent->user)->written;
+			     p = p->parent)
+				;
+			write_one(f, p);
+		}
+		return;
 	}
+	for (i = 0, p = def; i < n; i++, p = p->parent)
+		chain[i] = p;
+	while (n--)
+		write_one(f, chain[n]);
+	free(chain);
 }
 
 /* -------------------------------------------------------- record kinds */
