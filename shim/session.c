@@ -87,11 +87,14 @@ static void set_state(int st)
  */
 #define BURY_SPARE_RINGS 16u
 
+unsigned g_ring_scanners, g_ring_scan_limit;
+
 static void region_bury(void)
 {
 	int prot = PROT_READ | PROT_WRITE;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
 	uint64_t used, keep;
+	unsigned wait;
 	void *p;
 
 	if (!g_region || g_buried)
@@ -105,6 +108,17 @@ static void region_bury(void)
 	 */
 	used = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE) + BURY_SPARE_RINGS;
 	if (used > g_nrings)
+		used = g_nrings;
+	/* No ring scan may go past what stays mapped (thread_init): bound
+	 * them, then wait for those under way, 100 ms at most (a thread
+	 * held elsewhere: the rings then stay mapped, as safe). */
+	__atomic_store_n(&g_ring_scan_limit, (unsigned)used, __ATOMIC_SEQ_CST);
+	for (wait = 0; __atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST) && wait < 1000; wait++) {
+		struct timespec ts = { 0, 100000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (__atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST))
 		used = g_nrings;
 	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_ring_size);
 	keep = (keep + 4095) & ~4095ull;
@@ -428,6 +442,9 @@ static bool session_start(bool forked)
 		goto fail;
 	}
 	as_make_room((uint64_t)g_nrings * (384ull << 10));
+	/* A new region: its rings are all to scan (region_bury bounded the
+	 * last one's). */
+	__atomic_store_n(&g_ring_scan_limit, 0, __ATOMIC_SEQ_CST);
 	g_region = region;
 	g_region_size = welcome.region_size;
 	g_buried = false;

@@ -98,6 +98,9 @@ extern bool g_free_stacks;
 /* The leak scan will run: blocks handed out are emptied of what earlier
  * blocks left in their memory (hooks.c, scrub). */
 extern bool g_scrub;
+/* Threads looking for a free ring now, and how far they may look (0:
+ * every ring): region_bury and thread_init (threads.c). */
+extern unsigned g_ring_scanners, g_ring_scan_limit;
 /* --sample: mean bytes between recorded allocations, 0 = record all
  * (sample.h). */
 extern uint64_t g_sample;

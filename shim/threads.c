@@ -238,7 +238,7 @@ struct tstate *thread_init(void)
 	unsigned gen;
 	struct tstate *t = t_state;
 	struct msc_ring *r = NULL;
-	unsigned i, n;
+	unsigned i, n, lim;
 	int saved = errno;
 
 	t_hot.gen = 0;
@@ -271,7 +271,19 @@ struct tstate *thread_init(void)
 
 	threads_count();
 
-	/* A ring first: without one, the thread maps nothing. */
+	/*
+	 * A ring first: without one, the thread maps nothing.  A detach
+	 * buries the region while threads may be here: it unmaps the rings
+	 * past those in use and a few spare, so it first bounds this scan
+	 * (g_ring_scan_limit) and waits for the scans under way to end
+	 * (g_ring_scanners; the two are read in the other order there).
+	 * With 200 threads more than the spare rings' worth of them looked
+	 * at once, and one read past the end (SIGSEGV, 1 soak in 4).
+	 */
+	__atomic_add_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
+	lim = __atomic_load_n(&g_ring_scan_limit, __ATOMIC_SEQ_CST);
+	if (lim && lim < n)
+		n = lim;
 	for (i = 1; i < n; i++) {
 		uint32_t expect = MSC_RING_FREE;
 
@@ -281,6 +293,7 @@ struct tstate *thread_init(void)
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			break;
 	}
+	__atomic_sub_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
 	if (i >= n)
 		goto shared;
 	/* A session began meanwhile: this ring is the old region's. */
