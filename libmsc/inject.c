@@ -279,6 +279,20 @@ static bool elf_is_static(const char *path)
 	return !has_interp;
 }
 
+/* Is path an ELF program with an interpreter (dynamically linked)?  False
+ * when it cannot be read. */
+static bool elf_is_dynamic(const char *path)
+{
+	struct elf_file ef;
+	bool has_interp;
+
+	if (elf_open(&ef, path))
+		return false;
+	has_interp = ef.has_interp;
+	close(ef.fd);
+	return has_interp;
+}
+
 char *msc_find_program(const char *name)
 {
 	const char *path = getenv("PATH");
@@ -1343,20 +1357,43 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 	mw.t = &t;
 	mw.lib = lib;
 	mw.have_lib_st = stat(lib, &mw.lib_st) == 0;
-	rc = msc_proc_maps(&fs, pid, on_mapping, &mw, err);
-	if (rc == -ENODATA || rc == -ESRCH) {
-		/* A zombie has no mm to read: it ended while we looked. */
-		rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
-		goto out;
+	/*
+	 * A dynamic program whose libc is not mapped yet has just started
+	 * (its loader is at work: an attach a few ms after a launch) or is
+	 * going: looked at again for up to 200 ms, rather than called
+	 * statically linked.
+	 */
+	for (tries = 0;; tries++) {
+		mw.nmaps = 0;
+		mw.lib_loaded = false;
+		t.nunsafe = t.nanon = 0;
+		t.libc[0] = t.ldso[0] = '\0';
+		rc = msc_proc_maps(&fs, pid, on_mapping, &mw, err);
+		if (rc == -ENODATA || rc == -ESRCH) {
+			/* A zombie has no mm to read: it ended while we looked. */
+			rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+			goto out;
+		}
+		if (rc) {
+			rc = msc_err_set(err, rc, "cannot read /proc/%d/maps: %s", pid,
+					 strerror(-rc));
+			goto out;
+		}
+		if (t.libc[0])
+			break;
+		if (!mw.nmaps || process_gone(&fs, pid)) {
+			/* An exiting process's maps are empty: not a static binary. */
+			rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+			goto out;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (!elf_is_dynamic(path) || tries >= 40)
+			break;
+		nap_us(5000);
 	}
-	if (rc) {
-		rc = msc_err_set(err, rc, "cannot read /proc/%d/maps: %s", pid,
-				 strerror(-rc));
-		goto out;
-	}
-	if (!t.libc[0] && (!mw.nmaps || process_gone(&fs, pid))) {
-		/* An exiting process's maps are empty: not a static binary. */
-		rc = msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+	if (!t.libc[0] && elf_is_dynamic(path)) {
+		rc = msc_err_set(err, -EAGAIN,
+				 "pid %d has not mapped its libc yet (starting?); try again", pid);
 		goto out;
 	}
 	if (!t.libc[0]) {
