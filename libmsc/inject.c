@@ -410,6 +410,22 @@ out:
 
 static int explain_eperm_tid(int pid, int tid, struct msc_err *err);
 
+/* Does this process hold CAP_SYS_PTRACE (bit 19 of its CapEff)? */
+static bool has_cap_ptrace(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> 19) & 1;
+}
+
 static int explain_eperm(int pid, struct msc_err *err)
 {
 	return explain_eperm_tid(pid, pid, err);
@@ -444,6 +460,12 @@ static int explain_eperm_tid(int pid, int tid, struct msc_err *err)
 				    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
 				    pid, tracer, named ? " (" : "", named ? tr.comm : "",
 				    named ? ")" : "");
+	} else if (tid != pid && geteuid() == 0 && has_cap_ptrace()) {
+		/* Refused to one who may trace anything: its thread was
+		 * traced, by one that has let go since. */
+		msc_err_set(err, -EBUSY,
+			    "pid %d was being traced by another process (another ms-record, a debugger) at that moment; try again",
+			    pid);
 	} else if (scope >= 3) {
 		msc_err_set(err, rc,
 			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");

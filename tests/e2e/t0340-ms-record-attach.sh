@@ -477,7 +477,8 @@ kill $FK
 # One records, the other is told why not, in words about the other
 # ms-record (it said "not permitted to trace pid N (needs CAP_SYS_PTRACE
 # ...)" when it found a thread traced already, or "Device or resource
-# busy").
+# busy"); when the other let go of the thread before it looked, that a
+# tracer had it.
 "$EX/ticker" 10 1000 50 >"$OUT/two.log" &
 TW=$!
 _bg_pids="$_bg_pids $TW"
@@ -494,7 +495,8 @@ while [ $i -lt 6 ]; do
 done
 kill $TW
 check_eq "two at once: every refusal names the other ms-record" "" \
-	"$(grep -v -e 'is being attached to by another ms-record' -e 'is recorded already (by another ms-record)' "$OUT/two.err")"
+	"$(grep -v -e 'is being attached to by another ms-record' -e 'is recorded already (by another ms-record)' \
+		-e 'was being traced by another process (another ms-record' "$OUT/two.err")"
 
 # --- libc's text after attaches ------------------------------------------
 # The calls an attach makes in the stopped thread return to "syscall;
