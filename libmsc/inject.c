@@ -267,30 +267,28 @@ static int elf_open(struct elf_file *ef, const char *path)
 	return 0;
 }
 
-static bool elf_is_static(const char *path)
+/* 1: path is an ELF program with an interpreter (dynamically linked), 0:
+ * without one (static), -1: it cannot be read. */
+static int elf_interp(const char *path)
 {
 	struct elf_file ef;
 	bool has_interp;
 
 	if (elf_open(&ef, path))
-		return false;
-	has_interp = ef.has_interp;
-	close(ef.fd);
-	return !has_interp;
-}
-
-/* Is path an ELF program with an interpreter (dynamically linked)?  False
- * when it cannot be read. */
-static bool elf_is_dynamic(const char *path)
-{
-	struct elf_file ef;
-	bool has_interp;
-
-	if (elf_open(&ef, path))
-		return false;
+		return -1;
 	has_interp = ef.has_interp;
 	close(ef.fd);
 	return has_interp;
+}
+
+static bool elf_is_static(const char *path)
+{
+	return elf_interp(path) == 0;
+}
+
+static bool elf_is_dynamic(const char *path)
+{
+	return elf_interp(path) == 1;
 }
 
 char *msc_find_program(const char *name)
