@@ -51,7 +51,7 @@
 
 bool intern_grow(struct tstate *t)
 {
-	uint32_t ncap = t->tab ? (t->tab_mask + 1) * 2 : 1024, i;
+	uint32_t ncap = t->tab ? (t->tab_mask + 1) * 2 : TAB_FIRST, i;
 	struct intern_slot *nt = map_anon(ncap * sizeof(*nt));
 
 	if (!nt)
@@ -67,10 +67,11 @@ bool intern_grow(struct tstate *t)
 			j = (j + 1) & (ncap - 1);
 		nt[j] = *s;
 	}
-	if (t->tab)
+	if (t->tab && !t->tab_inline)
 		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
 	t->tab = nt;
 	t->tab_mask = ncap - 1;
+	t->tab_inline = false;
 	return true;
 }
 

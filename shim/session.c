@@ -97,6 +97,7 @@ static void region_bury(void)
 	unsigned wait;
 	void *p;
 
+	tstate_pool_close();
 	if (!g_region || g_buried)
 		return;
 	/*
@@ -441,7 +442,10 @@ static bool session_start(bool forked)
 		munmap(region, welcome.region_size);
 		goto fail;
 	}
-	as_make_room((uint64_t)g_nrings * (384ull << 10));
+	as_make_room((uint64_t)g_nrings * TSTATE_SLOT);
+	/* Attached, every thread records at once (threads.c). */
+	if (g_attached && !forked)
+		tstate_pool_open(g_nrings);
 	/* A new region: its rings are all to scan (region_bury bounded the
 	 * last one's). */
 	__atomic_store_n(&g_ring_scan_limit, 0, __ATOMIC_SEQ_CST);
@@ -477,8 +481,7 @@ static bool session_start(bool forked)
 	/* Not the unwinder's trace cache (most of it): its entries from an
 	 * earlier session are dead by their generation, and pages untouched
 	 * here stay out of the program's rss (unwind_reset). */
-	memset(&g_shared, 0, offsetof(struct tstate, uw));
-	unwind_reset(&g_shared.uw);
+	tstate_clear(&g_shared);
 	g_shared_ready = tstate_setup(&g_shared, 0);
 	g_shared.tid = 0;
 	if (g_shared_ready) {
@@ -560,6 +563,7 @@ static void fork_child(void)
 	/* Only this thread survives; the parent's region is not ours. */
 	t_state = NULL;
 	sample_close();
+	tstate_pool_close();
 	g_threads_seen = 0;
 	g_shared_ready = false;
 	if (g_region) {
@@ -827,7 +831,7 @@ static uint64_t our_space(void)
 {
 	uint64_t size = (g_region && !g_buried ? g_region_size : 0) + g_buried_bytes;
 
-	return size ? size + (64ull << 20) + (uint64_t)g_nrings * (384ull << 10) : 0;
+	return size ? size + (64ull << 20) + (uint64_t)g_nrings * TSTATE_SLOT : 0;
 }
 
 /* The address space mapped now, from /proc/self/statm (proc(5)). */

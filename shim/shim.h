@@ -313,6 +313,9 @@ static inline void unmap(void *p, size_t size)
 
 /* ----------------------------------------------- per thread (threads.c) */
 
+/* The first intern table's slots: a thread's comes in its tstate's mapping. */
+#define TAB_FIRST 1024u
+
 struct intern_slot {
 	uint64_t h1, h2;
 	uint32_t id;
@@ -328,6 +331,7 @@ struct tstate {
 	uint64_t head;			/* our copy of ring->head */
 	uint64_t tail_cache;
 	bool shared;			/* ring 0: serialised by its lock */
+	bool tab_inline;		/* tab is the first one, in t's own mapping */
 	unsigned ring_index;
 	int tid;
 	/* The session it belongs to: in the first line, with the ring's
@@ -592,6 +596,16 @@ extern bool g_shared_ready;
 extern pthread_key_t g_key;
 extern bool g_key_ok;
 
+/* What a thread's state maps: itself, then its first intern table. */
+#define TSTATE_MAP ((sizeof(struct tstate) + 4095) & ~(size_t)4095)
+#define TSTATE_SLOT (TSTATE_MAP + TAB_FIRST * sizeof(struct intern_slot))
+/* The states of an attach's threads, mapped at once (threads.c). */
+void tstate_pool_open(unsigned n);
+void tstate_pool_close(void);
+/* A state as new for another session, keeping its mappings (its intern
+ * table emptied). */
+void tstate_clear(struct tstate *t);
+/* Sets t up on ring ring_index; false: out of memory. */
 bool tstate_setup(struct tstate *t, unsigned ring_index);
 void emit_thread(struct tstate *t, unsigned flags, uint32_t tid, const struct tstate *own,
 		 uint64_t hi, uint64_t lo);

@@ -166,6 +166,93 @@ static uint64_t stack_top(uint64_t *lo)
 	return (uint64_t)(uintptr_t)addr + size;
 }
 
+void tstate_clear(struct tstate *t)
+{
+	struct intern_slot *tab = t->tab;
+	uint32_t mask = t->tab_mask;
+	bool tab_inline = t->tab_inline;
+
+	memset(t, 0, offsetof(struct tstate, uw));
+	unwind_reset(&t->uw);
+	if (tab) {
+		memset(tab, 0, (mask + 1) * sizeof(*tab));
+		t->tab = tab;
+		t->tab_mask = mask;
+		t->tab_inline = tab_inline;
+	}
+}
+
+/*
+ * A thread's state and its first intern table in one mapping, TSTATE_SLOT
+ * bytes.  At an attach every thread of the process makes its state at its
+ * next allocation, and each mapping takes the process's mmap lock for
+ * writing: 200 threads queued on it, for tens of ms, and the attaching
+ * ms-record's writes to the process behind them.  An attach's session
+ * maps them all at once (the pool), one per ring; a thread takes the next
+ * (or maps its own once they are taken), and unmaps its own at its exit.
+ */
+static char *g_pool;
+static unsigned g_pool_n, g_pool_next;
+
+void tstate_pool_open(unsigned n)
+{
+	void *p;
+
+	tstate_pool_close();
+	p = real_mmap(NULL, (size_t)n * TSTATE_SLOT, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	g_pool_n = n;
+	__atomic_store_n(&g_pool_next, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_pool, (char *)p, __ATOMIC_RELEASE);
+}
+
+/* The states no thread took go; those taken are their threads'. */
+void tstate_pool_close(void)
+{
+	unsigned taken;
+
+	if (!g_pool)
+		return;
+	taken = __atomic_exchange_n(&g_pool_next, g_pool_n, __ATOMIC_ACQ_REL);
+	if (taken < g_pool_n)
+		unmap(g_pool + (size_t)taken * TSTATE_SLOT, (size_t)(g_pool_n - taken) * TSTATE_SLOT);
+	__atomic_store_n(&g_pool, NULL, __ATOMIC_RELEASE);
+}
+
+static struct tstate *pool_take(void)
+{
+	char *pool = __atomic_load_n(&g_pool, __ATOMIC_ACQUIRE);
+	unsigned k;
+
+	if (!pool)
+		return NULL;
+	k = __atomic_fetch_add(&g_pool_next, 1, __ATOMIC_ACQ_REL);
+	return k < g_pool_n ? (struct tstate *)(pool + (size_t)k * TSTATE_SLOT) : NULL;
+}
+
+static struct tstate *tstate_map(void)
+{
+	struct tstate *t = pool_take();
+
+	if (!t)
+		t = map_anon(TSTATE_SLOT);
+	if (t) {
+		t->tab = (struct intern_slot *)((char *)t + TSTATE_MAP);
+		t->tab_mask = TAB_FIRST - 1;
+		t->tab_inline = true;
+	}
+	return t;
+}
+
+static void tstate_unmap(struct tstate *t)
+{
+	if (t->tab && !t->tab_inline)
+		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
+	unmap(t, TSTATE_SLOT);
+}
+
 bool tstate_setup(struct tstate *t, unsigned ring_index)
 {
 	struct msc_ring *r = ring_at(ring_index);
@@ -180,7 +267,7 @@ bool tstate_setup(struct tstate *t, unsigned ring_index)
 	t->ring_index = ring_index;
 	sample_thread_init(t);
 	unwind_thread_init(&t->uw);
-	return intern_grow(t);
+	return t->tab || intern_grow(t);
 }
 
 /*
@@ -236,7 +323,7 @@ static void threads_count(void)
 struct tstate *thread_init(void)
 {
 	unsigned gen;
-	struct tstate *t = t_state;
+	struct tstate *t = t_state, *old = NULL;
 	struct msc_ring *r = NULL;
 	unsigned i, n, lim;
 	int saved = errno;
@@ -257,11 +344,10 @@ struct tstate *thread_init(void)
 	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ACTIVE)
 		return NULL;
 	n = g_nrings;
-	/* Ours from an earlier session: its ring went with that region. */
+	/* Ours from an earlier session: its ring went with that region, its
+	 * mapping is used again (below) or let go. */
 	if (t && t != TSTATE_DEAD) {
-		if (t->tab)
-			unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
-		unmap(t, sizeof(*t));
+		old = t;
 		t_state = NULL;
 		/* Nor its exit: a thread that then records nowhere (no ring,
 		 * and no shared one) called thread_exit on it unmapped. */
@@ -299,13 +385,18 @@ struct tstate *thread_init(void)
 	/* A session began meanwhile: this ring is the old region's. */
 	if (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
 		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
+		if (old)
+			tstate_unmap(old);
 		errno = saved;
 		return NULL;
 	}
-	t = map_anon(sizeof(*t));
+	if (old)
+		tstate_clear(old);
+	t = old ? old : tstate_map();
+	old = NULL;
 	if (!t || !tstate_setup(t, i)) {
 		if (t)
-			unmap(t, sizeof(*t));
+			tstate_unmap(t);
 		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
 		goto shared;
 	}
@@ -328,6 +419,8 @@ struct tstate *thread_init(void)
 	errno = saved;
 	return t;
 shared:
+	if (old)
+		tstate_unmap(old);
 	/* Once a session is enough: looking again at every event would cost
 	 * a scan of the rings (and a mapping) per allocation. */
 	t_state = TSTATE_DEAD;
@@ -367,8 +460,6 @@ void thread_exit(void *arg)
 	 * once it has drained it. */
 	if (t->gen == g_gen)
 		__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
-	if (t->tab)
-		unmap(t->tab, (t->tab_mask + 1) * sizeof(*t->tab));
-	unmap(t, sizeof(*t));
+	tstate_unmap(t);
 	guard_out();
 }
