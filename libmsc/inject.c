@@ -70,9 +70,11 @@ static const char *const unsafe_fns[] = {
 };
 
 /* What the call needs from libc. */
-enum { F_DLOPEN, F_DLSYM, F_DLERROR, F_ERRNO, F_LIBC_DLOPEN, F_LIBC_DLSYM, NCALLS };
+enum { F_DLOPEN, F_DLSYM, F_DLERROR, F_ERRNO, F_LIBC_DLOPEN, F_LIBC_DLSYM, F_MMAP, F_MUNMAP,
+       NCALLS };
 static const char *const call_fns[NCALLS] = {
 	"dlopen", "dlsym", "dlerror", "__errno_location", "__libc_dlopen_mode", "__libc_dlsym",
+	"mmap", "munmap",
 };
 
 struct range {
@@ -93,8 +95,12 @@ struct target {
 	size_t nanon, capanon;
 	uint64_t fn[NCALLS];
 	uint64_t trap;			/* libc's ELF entry: syscall; int3 */
+	uint64_t int3;			/* a 0xcc byte of libc's code, 0: none */
+	uint64_t ret_to;		/* where the calls return: a trap */
+	uint64_t ret_at;		/* the stack slot holding ret_to, 0: none */
 	uint64_t r_debug;		/* &_r_debug, 0 when unknown */
 	const char *lib;		/* the library the call is about */
+	bool lib_loaded;		/* mapped in the process already */
 	/* The thread's state, to put back. */
 	struct user_regs_struct regs;
 	unsigned char *xstate;
@@ -234,6 +240,7 @@ struct elf_file {
 	int fd;
 	Elf64_Ehdr eh;
 	uint64_t first_vaddr;		/* of the first PT_LOAD */
+	uint64_t x_off, x_vaddr, x_size;	/* the first executable PT_LOAD */
 	bool has_interp;
 };
 
@@ -262,6 +269,11 @@ static int elf_open(struct elf_file *ef, const char *path)
 		if (ph.p_type == PT_LOAD && first) {
 			ef->first_vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
 			first = false;
+		}
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !ef->x_size) {
+			ef->x_off = ph.p_offset;
+			ef->x_vaddr = ph.p_vaddr;
+			ef->x_size = ph.p_filesz;
 		}
 	}
 	return 0;
@@ -402,6 +414,33 @@ out:
 	free(syms);
 	free(strs);
 	return rc;
+}
+
+/*
+ * The address (in the file's own terms) of a 0xcc byte in its code, or 0:
+ * an int3 already there, inside some instruction or between functions, to
+ * which our calls return.  Then nothing is written to the process's code,
+ * nor put back after the calls: each write to its memory takes its mmap
+ * lock, behind every thread that maps memory.
+ */
+static uint64_t elf_int3(struct elf_file *ef)
+{
+	unsigned char buf[16384];
+	uint64_t at = 0;
+
+	while (at < ef->x_size && at < (4u << 20)) {
+		size_t want = ef->x_size - at < sizeof(buf) ? (size_t)(ef->x_size - at) : sizeof(buf);
+		ssize_t n = pread(ef->fd, buf, want, (off_t)(ef->x_off + at));
+		const unsigned char *p;
+
+		if (n <= 0)
+			return 0;
+		p = memchr(buf, 0xcc, (size_t)n);
+		if (p)
+			return ef->x_vaddr + at + (uint64_t)(p - buf);
+		at += (uint64_t)n;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------- checks */
@@ -1015,30 +1054,46 @@ static int run_to_trap(struct target *t, struct user_regs_struct *r, uint64_t *r
 				   t->pid, strsignal(rc));
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &out) < 0)
 		return -ESRCH;
-	if (out.rip != t->trap + 3)
+	if (out.rip != t->ret_to + 1)
 		return msc_err_set(t->err, -EFAULT, "pid %d: unexpected trap at %#llx", t->pid,
 				   (unsigned long long)out.rip);
 	*rax = out.rax;
 	return 0;
 }
 
-static int remote_call(struct target *t, uint64_t stack_top, uint64_t fn, uint64_t a0,
-		       uint64_t a1, uint64_t *ret)
+static int remote_calln(struct target *t, uint64_t stack_top, uint64_t fn, const uint64_t a[6],
+			uint64_t *ret)
 {
 	struct user_regs_struct r = t->regs;
-	uint64_t sp = (stack_top & ~(uint64_t)15) - 8, back = t->trap + 2;
+	uint64_t sp = (stack_top & ~(uint64_t)15) - 8;
 
-	/* At entry (rsp + 8) is 16-aligned, the return address is the int3. */
-	if (mem_write(t, sp, &back, sizeof(back)))
-		return write_failed(t);
+	/* At entry (rsp + 8) is 16-aligned, the return address is the int3.
+	 * Written once: a call's return leaves its slot as it was. */
+	if (t->ret_at != sp) {
+		if (mem_write(t, sp, &t->ret_to, sizeof(t->ret_to)))
+			return write_failed(t);
+		t->ret_at = sp;
+	}
 	r.rsp = sp;
 	r.rip = fn;
-	r.rdi = a0;
-	r.rsi = a1;
+	r.rdi = a[0];
+	r.rsi = a[1];
+	r.rdx = a[2];
+	r.rcx = a[3];
+	r.r8 = a[4];
+	r.r9 = a[5];
 	r.rax = 0;
 	r.orig_rax = (uint64_t)-1;	/* no syscall restart on the way in */
 	r.eflags &= ~0x400ull;		/* DF clear, as the ABI says */
 	return run_to_trap(t, &r, ret);
+}
+
+static int remote_call(struct target *t, uint64_t stack_top, uint64_t fn, uint64_t a0,
+		       uint64_t a1, uint64_t *ret)
+{
+	const uint64_t a[6] = { a0, a1 };
+
+	return remote_calln(t, stack_top, fn, a, ret);
 }
 
 static int remote_syscall(struct target *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -1046,6 +1101,8 @@ static int remote_syscall(struct target *t, long nr, uint64_t a0, uint64_t a1, u
 {
 	struct user_regs_struct r = t->regs;
 
+	if (!t->trap_written)
+		return msc_err_set(t->err, -EFAULT, "pid %d: no system call stub", t->pid);
 	r.rip = t->trap;
 	r.rax = (uint64_t)nr;
 	r.orig_rax = (uint64_t)-1;
@@ -1100,6 +1157,9 @@ static int load_symbols(struct target *t, struct msc_err *err)
 	if (rc == 0 && t->libc_is_ldso)
 		elf_dynsyms(&ef, rdbg_name, 1, &rdbg, NULL);
 	t->trap = ef.eh.e_entry ? bias + ef.eh.e_entry : 0;
+	t->int3 = elf_int3(&ef);
+	if (t->int3)
+		t->int3 += bias;
 	close(ef.fd);
 	if (rc)
 		return msc_err_set(err, rc, "cannot read the symbols of %s: %s", t->libc,
@@ -1162,15 +1222,39 @@ static void restore(struct target *t, bool restart_eintr)
  * heaps that wait held the stopped thread up to 80 ms.
  */
 #define OWN_STACK_ROOM (256u << 10)
+/* Once the library is loaded (every attach but the first, and a detach),
+ * the calls are dlopen of a loaded library, dlsym and its entry: some KiB
+ * (the library's entries use under 2).  The main thread's [stack], often
+ * 132 KiB, then has room. */
+#define OWN_STACK_ROOM_LOADED (64u << 10)
 
-static uint64_t own_stack(const struct target *t)
+/* libc's mmap and munmap, for a stack of the calls' own. */
+#define SMALL_ROOM (16u << 10)
+
+static uint64_t own_stack(const struct target *t, uint64_t room)
 {
 	uint64_t top = (t->regs.rsp - 128 - 4096) & ~(uint64_t)63;
 	size_t i;
 
 	for (i = 0; i < t->nanon; i++)
 		if (t->regs.rsp > t->anon[i].lo && t->regs.rsp <= t->anon[i].hi)
-			return top > t->anon[i].lo && top - t->anon[i].lo >= OWN_STACK_ROOM ? top : 0;
+			return top > t->anon[i].lo && top - t->anon[i].lo >= room ? top : 0;
+	return 0;
+}
+
+/* Where the thread's errno is, and its value (*at 0: unknown). */
+static int save_errno(struct target *t, uint64_t top, uint64_t *at, int *val)
+{
+	int rc;
+
+	*at = 0;
+	if (!t->fn[F_ERRNO])
+		return 0;
+	rc = remote_call(t, top, t->fn[F_ERRNO], 0, 0, at);
+	if (rc)
+		return rc;
+	if (*at && mem_read(t, *at, val, sizeof(*val)))
+		*at = 0;
 	return 0;
 }
 
@@ -1184,7 +1268,10 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 	bool restart = false;
 	int saved_errno = 0, rc;
 	uint64_t t_call = now_ns();
-	size_t len;
+	size_t len, len_lib, len_entry, len_arg;
+	uint64_t small;
+	unsigned char b;
+	char *strs;
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
 		return msc_err_set(t->err, -ESRCH, "pid %d exited during the attach", t->pid);
@@ -1196,14 +1283,42 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 	 * signal of its own: restart it when letting go. */
 	if ((int64_t)t->regs.orig_rax >= 0 && (int64_t)t->regs.rax == -EINTR && !t->npending)
 		restart = true;
-	if (mem_read(t, t->trap, t->trap_save, sizeof(t->trap_save)) ||
-	    mem_write(t, t->trap, stub, sizeof(stub))) {
-		rc = write_failed(t);
-		goto out;
+	top = own_stack(t, t->lib_loaded ? OWN_STACK_ROOM_LOADED : OWN_STACK_ROOM);
+	small = own_stack(t, SMALL_ROOM);
+	t->ret_at = 0;
+	/* The calls return to an int3 of libc's: nothing to write into its
+	 * code, nor to put back after them.  On the thread's own stack, or
+	 * on one libc's mmap makes them.  Else to the stub's, whose system
+	 * call maps them their stack. */
+	if ((top || (small && t->fn[F_MMAP] && t->fn[F_MUNMAP])) && t->int3 &&
+	    mem_read(t, t->int3, &b, 1) == 0 && b == 0xcc) {
+		t->ret_to = t->int3;
+	} else {
+		if (mem_read(t, t->trap, t->trap_save, sizeof(t->trap_save)) ||
+		    mem_write(t, t->trap, stub, sizeof(stub))) {
+			rc = write_failed(t);
+			goto out;
+		}
+		t->trap_written = true;
+		t->ret_to = t->trap + 2;
 	}
-	t->trap_written = true;
-	top = own_stack(t);
-	if (!top) {
+	if (!top && !t->trap_written) {
+		const uint64_t a[6] = { 0, STACK_SIZE, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, (uint64_t)-1, 0 };
+
+		/* errno first: a failed mmap sets it. */
+		rc = save_errno(t, small - 64, &errno_at, &saved_errno);
+		rc = rc ? rc : remote_calln(t, small - 64, t->fn[F_MMAP], a, &stack);
+		if (rc)
+			goto out;
+		if (stack == (uint64_t)-1 || !stack) {
+			rc = msc_err_set(t->err, -ENOMEM, "pid %d: mmap in the process failed",
+					 t->pid);
+			stack = 0;
+			goto out;
+		}
+		top = stack + STACK_SIZE;
+	} else if (!top) {
 		rc = remote_syscall(t, SYS_mmap, 0, STACK_SIZE, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, (uint64_t)-1, 0, &stack);
 		if (rc)
@@ -1216,31 +1331,35 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 		}
 		top = stack + STACK_SIZE;
 	}
-	/* Strings at the top of the call's stack, its frames below. */
-	len = strlen(t->lib) + 1;
-	s_lib = top - len;
-	rc = mem_write(t, s_lib, t->lib, len);
-	len = strlen(entry) + 1;
-	s_entry = s_lib - len;
-	rc = rc ? rc : mem_write(t, s_entry, entry, len);
-	top = s_entry;
-	if (arg) {
-		len = strlen(arg) + 1;
-		s_arg = top - len;
-		rc = rc ? rc : mem_write(t, s_arg, arg, len);
-		top = s_arg;
+	/* Strings at the top of the call's stack (one write), its frames
+	 * below: arg, entry, lib. */
+	len_lib = strlen(t->lib) + 1;
+	len_entry = strlen(entry) + 1;
+	len_arg = arg ? strlen(arg) + 1 : 0;
+	len = len_arg + len_entry + len_lib;
+	strs = malloc(len);
+	if (!strs) {
+		rc = msc_err_set(t->err, -ENOMEM, "out of memory");
+		goto out;
 	}
+	memcpy(strs, arg ? arg : "", len_arg);
+	memcpy(strs + len_arg, entry, len_entry);
+	memcpy(strs + len_arg + len_entry, t->lib, len_lib);
+	top -= len;
+	s_arg = arg ? top : 0;
+	s_entry = top + len_arg;
+	s_lib = s_entry + len_entry;
+	rc = mem_write(t, top, strs, len);
+	free(strs);
 	if (rc) {
 		rc = write_failed(t);
 		goto out;
 	}
 	top -= 64;
-	if (t->fn[F_ERRNO]) {
-		rc = remote_call(t, top, t->fn[F_ERRNO], 0, 0, &errno_at);
+	if (!errno_at) {
+		rc = save_errno(t, top, &errno_at, &saved_errno);
 		if (rc)
 			goto out;
-		if (mem_read(t, errno_at, &saved_errno, sizeof(saved_errno)))
-			errno_at = 0;
 	}
 	rc = remote_call(t, top, t->fn[F_DLOPEN], s_lib,
 			 RTLD_NOW_ | ((flags & MSC_INJECT_LOAD) ? 0 : RTLD_NOLOAD_), &h);
@@ -1263,6 +1382,13 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 		rc = msc_err_set(t->err, -ENOENT, "pid %d: %s has no %s", t->pid, t->lib, entry);
 		goto out;
 	}
+	/* errno as it was, before the library's entry, which keeps it: once
+	 * that returns the process records, and a write to its memory may
+	 * wait behind its threads for the mmap lock. */
+	if (errno_at) {
+		mem_write(t, errno_at, &saved_errno, sizeof(saved_errno));
+		errno_at = 0;
+	}
 	rc = remote_call(t, top, fn, s_arg, 0, &rv);
 	if (rc)
 		goto out;
@@ -1276,6 +1402,8 @@ out:
 			mem_write(t, errno_at, &saved_errno, sizeof(saved_errno));
 		if (stack && t->trap_written)
 			remote_syscall(t, SYS_munmap, stack, STACK_SIZE, 0, 0, 0, 0, &ignored);
+		else if (stack)
+			remote_call(t, small - 64, t->fn[F_MUNMAP], stack, STACK_SIZE, &ignored);
 		restore(t, restart);
 	}
 	if (st) {
@@ -1426,6 +1554,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 		rc = msc_err_set(err, -ENOENT, "pid %d has not loaded %s", pid, lib);
 		goto out;
 	}
+	t.lib_loaded = mw.lib_loaded;
 	rc = load_symbols(&t, err);
 	if (rc)
 		goto out;

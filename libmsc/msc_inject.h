@@ -80,7 +80,8 @@ int msc_inject_check(int pid, const char *lib, struct msc_err *err);
  * time the call may sleep without running (0: 5000): a thread that runs,
  * or waits for a CPU, is never cut short, however long it takes on a busy
  * machine.  Returns 0, or a negative errno with err filled; the target is
- * left running either way.  st (may be NULL) gets what it cost.
+ * left running either way.  st (may be NULL) gets what it cost.  The
+ * thread's errno is put back before f is called: f must keep it.
  */
 int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
 		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err);

@@ -573,7 +573,9 @@ static void *hook_dlopen(const char *file, int mode)
 	return h;
 }
 
-long memscope_attach(const char *sock)
+/* errno is kept: ms-record puts the thread's back before the call, and
+ * writes nothing to the process once it records (libmsc/inject.c). */
+static long attach(const char *sock)
 {
 	Dl_info info;
 	void *self;
@@ -603,6 +605,15 @@ long memscope_attach(const char *sock)
 	patch_all();
 	shim_session_attach_begin();
 	return 0;
+}
+
+long memscope_attach(const char *sock)
+{
+	int saved = errno;
+	long rc = attach(sock);
+
+	errno = saved;
+	return rc;
 }
 
 /* One line on stderr, without stdio (the shim has none of its own). */
@@ -734,6 +745,7 @@ void shim_unhook_orphaned(void)
 long memscope_detach(void)
 {
 	size_t restored, left = 0;
+	int saved = errno;
 
 	/*
 	 * Recording stops first, for every hook at once.  The other threads
@@ -746,6 +758,7 @@ long memscope_detach(void)
 	lock();
 	restored = restore_slots(&left);
 	unlock();
+	errno = saved;
 	/* Negative: how many slots still hold a hook (ms-record says so). */
 	return left ? -(long)left : (long)restored;
 }

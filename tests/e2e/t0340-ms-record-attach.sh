@@ -343,6 +343,11 @@ wait_stopped() {
 # program must end as it would (SIGSEGV in 3 runs of 4 when a slow call was
 # cut short under its thread).  ms-record runs at nice -10, as the man page
 # says for a machine its target saturates, to keep the cycles short.
+# text_copied PID: kB of libc's code mapping that are copies (written to)
+text_copied() {
+	awk '/\/libc\.so/ && $2 ~ /^r-xp/ { f = 1; next } f && /^Anonymous:/ { print $2; exit }' \
+		"/proc/$1/smaps"
+}
 cat >"$OUT/many.c" <<'EOF'
 #include <pthread.h>
 #include <signal.h>
@@ -406,6 +411,7 @@ check_eq "200 threads, 8 cycles: every attach and detach worked" 0 $fails
 check_empty "200 threads, 8 cycles: nothing said" "$OUT/many.err"
 check_eq "200 threads, 8 cycles: no error recorded" 0 $errs
 check_range "200 threads, 8 cycles: allocations recorded" 8000 1000000000 $allocs
+check_eq "200 threads, 8 cycles: libc's code never written to" 0 "$(text_copied $MN)"
 kill -TERM $MN
 wait $MN
 check_eq "200 threads: ends as it would, exit 0" 0 $?
@@ -499,9 +505,12 @@ check_eq "two at once: every refusal names the other ms-record" "" \
 		-e 'was being traced by another process (another ms-record' "$OUT/two.err")"
 
 # --- libc's text after attaches ------------------------------------------
-# The calls an attach makes in the stopped thread return to "syscall;
-# int3" written over libc's ELF entry: put back when the thread goes on.
-# A single thread, so it is the one stopped, three cycles.
+# The calls an attach makes in the stopped thread return to a 0xcc byte
+# already in libc's code: nothing is written there (a write would copy the
+# page: Anonymous in its smaps), on the thread's stack or on one libc's
+# mmap makes (its first attach: the main thread's [stack] is small).
+# Without them, to "syscall; int3" written over libc's ELF entry, and put
+# back.  A single thread, so it is the one stopped, three cycles.
 cat >"$OUT/onethread.c" <<'C'
 #include <signal.h>
 #include <stdio.h>
@@ -554,6 +563,7 @@ for cycle in 1 2 3; do
 	check_range "onethread, cycle $cycle: its mallocs recorded" 1 100000 "$(jqr "$OUT/ot.ndjson" end .allocs)"
 done
 check_eq "libc's text as it was (its ELF entry's bytes)" "$ot_entry" "$(entry_bytes $OT)"
+check_eq "libc's code never written to (no page of it copied)" 0 "$(text_copied $OT)"
 kill $OT
 wait $OT
 check_range "onethread: it ran throughout" 100 100000000 "$(awk '/^ticks/ { print $2 }' "$OUT/onethread.log")"
