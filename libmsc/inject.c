@@ -57,8 +57,8 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 #define RTLD_NOW_ 0x2
 #define RTLD_NOLOAD_ 0x4
 
-/* Functions a thread must not be stopped in: they hold allocator, loader
- * or fork locks that dlopen needs too. */
+/* Functions a thread must not be stopped in: they hold allocator, loader,
+ * fork or thread locks that the calls need too. */
 static const char *const unsafe_fns[] = {
 	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
 	"aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size", "malloc_trim",
@@ -66,6 +66,8 @@ static const char *const unsafe_fns[] = {
 	"dlopen", "dlclose", "dlsym", "dlvsym", "dlmopen", "dladdr", "dladdr1", "dlinfo",
 	"dl_iterate_phdr", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose",
 	"fork", "_Fork", "vfork", "__libc_fork", "pthread_atfork", "exit", "_exit",
+	/* The thread stack cache's lock: the library's attach starts a thread. */
+	"pthread_create", "pthread_exit", "pthread_detach",
 	"__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc", "__libc_memalign",
 };
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The recording engine: see msc_recorder.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -988,6 +990,54 @@ static int remote(struct msc_recorder *r, struct remote *c, struct msc_err *err)
 	return 0;
 }
 
+/*
+ * The library started its attach on a thread of its own (shim/attach.c):
+ * its result, an int at addr in the process, is read until it is known
+ * while the collector serves its session.  0 (recording), or -errno with
+ * err said.
+ */
+#define START_TIMEOUT_NS 5000000000ull
+
+static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct msc_err *err)
+{
+	uint64_t t0 = msc_now_monotonic();
+	char path[64];
+	int fd, status = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ?
+			msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid) :
+			msc_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	for (;;) {
+		if (pread(fd, &status, sizeof(status), (off_t)addr) != (ssize_t)sizeof(status)) {
+			status = kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -EIO;
+			break;
+		}
+		if (status)
+			break;
+		if (msc_now_monotonic() - t0 > START_TIMEOUT_NS) {
+			status = -ETIMEDOUT;
+			break;
+		}
+		msc_collector_poll(r->col, -1, 1);
+	}
+	close(fd);
+	if (status == 1)
+		return 0;
+	if (status == -ESRCH)
+		return msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+	if (status == -ETIMEDOUT)
+		return msc_err_set(err, -ETIMEDOUT,
+				   "pid %d: libmemscope.so did not start recording within %llu s (the process stopped?)",
+				   pid, START_TIMEOUT_NS / 1000000000ull);
+	if (status == -EIO)
+		return msc_err_set(err, -EIO, "pid %d: cannot read how libmemscope.so started", pid);
+	return msc_err_set(err, status, "pid %d: libmemscope.so could not start: %s", pid,
+			   strerror(-status));
+}
+
 int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 			struct msc_inject_stats *st, struct msc_err *err)
 {
@@ -1031,8 +1081,14 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 		*st = c.st;
 	if (rc)
 		return rc;
-	switch (c.ret) {
+	switch (c.ret > 0 ? 1 : c.ret) {
 	case 0:
+		break;
+	case 1:
+		/* Started on the library's own thread: its result. */
+		rc = wait_started(r, pid, (uint64_t)c.ret, err);
+		if (rc)
+			return rc;
 		break;
 	case -EALREADY:
 		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",

@@ -3,7 +3,10 @@
  * Attach mode: libmemscope.so loaded into a process that is already running
  * (ms-record -p, through msc_inject.h), where LD_PRELOAD is too late.
  *
- * memscope_attach(sock) starts a session with the collector at sock, then
+ * memscope_attach(sock), on a thread ms-record stopped, claims the library
+ * for a session and starts a thread of the library's own that does the rest
+ * (the thread stopped for about a millisecond, not for the collector's
+ * answer): it starts a session with the collector at sock, then
  * rewrites the resolved relocation slots (GOT entries: JUMP_SLOT, GLOB_DAT
  * and absolute ones) that name an allocation function, in every loaded
  * module but this library, the dynamic loader and the vdso, so that they
@@ -38,8 +41,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -573,21 +581,21 @@ static void *hook_dlopen(const char *file, int mode)
 	return h;
 }
 
-/* errno is kept: ms-record puts the thread's back before the call, and
- * writes nothing to the process once it records (libmsc/inject.c). */
-static long attach(const char *sock)
+/* The session claimed (shim_session_claim): it begins, and the slots
+ * become ours.  0 or -errno (the claim then let go). */
+static long attach_run(const char *sock)
 {
 	Dl_info info;
 	void *self;
 	unsigned i;
 	long rc;
 
-	if (!dladdr((void *)memscope_attach, &info) || !info.dli_fname)
+	if (!dladdr((void *)memscope_attach, &info) || !info.dli_fname ||
+	    !(self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD))) {
+		shim_session_unclaim();
 		return -ENOENT;
+	}
 	self_base = (uintptr_t)info.dli_fbase;
-	self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-	if (!self)
-		return -ENOENT;
 	/* dlsym on our handle: our own definitions come first there. */
 	for (i = 0; i < NHOOKED; i++)
 		hook_addr[i] = (uint64_t)(uintptr_t)dlsym(self, hooked[i]);
@@ -595,9 +603,6 @@ static long attach(const char *sock)
 	hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
 	afn_prepare();
-	/* ms-record was killed (SIGKILL): its session ends here. */
-	if (shim_session_orphaned())
-		memscope_detach();
 	rc = shim_session_attach(sock);
 	if (rc)
 		return rc;
@@ -607,11 +612,67 @@ static long attach(const char *sock)
 	return 0;
 }
 
+/*
+ * The attach's own thread: the collector's answer can take milliseconds on
+ * a busy machine (ms-record's thread waiting for a CPU), and the thread
+ * ms-record stopped would wait for it.  Every signal blocked, so that none
+ * of the program's comes here; the guard held to its end, its exit
+ * included, so that it records nothing.  Its result, for ms-record to read
+ * from the process: 0 while it runs, 1 recording, or -errno.
+ */
+static volatile int attach_status;
+static char attach_sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void *attach_thread(void *arg)
+{
+	long rc;
+
+	(void)arg;
+	guard_in();
+	rc = attach_run(attach_sock);
+	__atomic_store_n(&attach_status, rc ? (int)rc : 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool attach_thread_start(void)
+{
+	pthread_attr_t a;
+	pthread_t th;
+	sigset_t all, was;
+	int rc;
+
+	if (pthread_attr_init(&a))
+		return false;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 256u << 10);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	rc = pthread_create(&th, &a, attach_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	pthread_attr_destroy(&a);
+	return rc == 0;
+}
+
+/*
+ * errno is kept: ms-record puts the thread's back before the call, and
+ * writes nothing to the process after it (libmsc/inject.c).  Returns
+ * -errno; 0 once recording began here (no thread could be made); or, the
+ * attach's thread started, the address of attach_status.
+ */
 long memscope_attach(const char *sock)
 {
 	int saved = errno;
-	long rc = attach(sock);
+	long rc;
 
+	/* ms-record was killed (SIGKILL): its session ends here. */
+	if (shim_session_orphaned())
+		memscope_detach();
+	rc = shim_session_claim(sock);
+	if (rc == 0) {
+		memcpy(attach_sock, sock, strlen(sock) + 1);
+		__atomic_store_n(&attach_status, 0, __ATOMIC_RELEASE);
+		rc = attach_thread_start() ? (long)(uintptr_t)&attach_status : attach_run(sock);
+	}
 	errno = saved;
 	return rc;
 }
@@ -746,6 +807,15 @@ long memscope_detach(void)
 {
 	size_t restored, left = 0;
 	int saved = errno;
+	unsigned wait;
+
+	/* An attach's thread at work (ms-record reads its result before it
+	 * detaches): its session first, a second at most. */
+	for (wait = 0; shim_session_claimed() && wait < 1000; wait++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 
 	/*
 	 * Recording stops first, for every hook at once.  The other threads

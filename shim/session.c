@@ -61,6 +61,8 @@ unsigned g_gen;
 /* The region under g_region is a session's no more (buried), and the
  * address space its buried predecessors keep. */
 static bool g_buried;
+/* An attach claimed the library and has not begun recording yet. */
+static bool g_claimed;
 static uint64_t g_buried_bytes;
 char g_exe[512];
 
@@ -564,6 +566,8 @@ static void fork_child(void)
 	t_state = NULL;
 	sample_close();
 	tstate_pool_close();
+	/* An attach's thread at work in the parent is not in the child. */
+	g_claimed = false;
 	g_threads_seen = 0;
 	g_shared_ready = false;
 	if (g_region) {
@@ -640,16 +644,43 @@ bool shim_session_orphaned(void)
 	return g_state == ST_ACTIVE && g_ctl && !collector_alive();
 }
 
-int shim_session_attach(const char *sock)
+/* An attach's first step, on the thread ms-record stopped: the library is
+ * this attach's to start (ST_INIT), or -EALREADY, -EBUSY, -EINVAL. */
+int shim_session_claim(const char *sock)
 {
-	if (g_state == ST_ACTIVE)
-		return -EALREADY;
-	if (g_state != ST_OFF && g_state != ST_UNINIT)
-		return -EBUSY;
+	int st;
+
 	if (!sock || strlen(sock) >= sizeof(g_sock_path))
 		return -EINVAL;
+	for (;;) {
+		st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+		if (st == ST_ACTIVE)
+			return -EALREADY;
+		if (st != ST_OFF && st != ST_UNINIT)
+			return -EBUSY;
+		if (__atomic_compare_exchange_n(&g_state, &st, ST_INIT, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			g_claimed = true;
+			return 0;
+		}
+	}
+}
+
+void shim_session_unclaim(void)
+{
+	g_claimed = false;
+	set_state(ST_OFF);
+}
+
+bool shim_session_claimed(void)
+{
+	return __atomic_load_n(&g_claimed, __ATOMIC_ACQUIRE);
+}
+
+/* Then the session, claimed: 0 or -ECONNREFUSED (the claim let go). */
+int shim_session_attach(const char *sock)
+{
 	guard_in();
-	set_state(ST_INIT);
 	g_started = true;
 	g_attached = true;
 	/* A session that ended without a detach (its collector died). */
@@ -657,7 +688,7 @@ int shim_session_attach(const char *sock)
 	session_prepare(sock);
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 	if (!session_start(false)) {
-		set_state(ST_OFF);
+		shim_session_unclaim();
 		guard_out();
 		return -ECONNREFUSED;
 	}
@@ -672,6 +703,7 @@ void shim_session_attach_begin(void)
 {
 	guard_in();
 	session_activate();
+	__atomic_store_n(&g_claimed, false, __ATOMIC_RELEASE);
 	guard_out();
 }
 

@@ -129,6 +129,9 @@ void shim_init(void);
 bool wait_space(struct tstate *t, uint64_t need);
 void request_scan(void);
 /* Attach mode's entry points (attach.c calls them). */
+int shim_session_claim(const char *sock);
+void shim_session_unclaim(void);
+bool shim_session_claimed(void);
 int shim_session_attach(const char *sock);
 void shim_session_attach_begin(void);
 void shim_unhook_child(void);

@@ -569,6 +569,69 @@ wait $OT
 check_range "onethread: it ran throughout" 100 100000000 "$(awk '/^ticks/ { print $2 }' "$OUT/onethread.log")"
 check_empty "onethread: nothing said" "$OUT/ot.err"
 
+# --- the library's attach entry does not wait for the collector -----------
+# The thread ms-record stops only claims the library and starts a thread
+# of the library's own, which talks to the collector and patches: a busy
+# machine's ms-record, slow to answer, held the stopped thread for the
+# answer (up to 15 ms of a 20-35 ms stop on 200 threads).  Here a collector
+# that reads the hello and never answers: memscope_attach returns at once
+# with the address of its result, 0 until the session fails, then
+# -ECONNREFUSED; errno is as it was.
+cat >"$OUT/noanswer.c" <<'C'
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timespec ms = { 0, 1000000 };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0), c, i;
+	long (*attach)(const char *);
+	volatile int *status;
+	char buf[512];
+	void *h;
+	long rc;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[2]);
+	unlink(sa.sun_path);
+	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 4))
+		return 1;
+	h = dlopen(argv[1], RTLD_NOW);
+	attach = h ? (long (*)(const char *))dlsym(h, "memscope_attach") : NULL;
+	if (!attach)
+		return 1;
+	errno = 1234;
+	rc = attach(sa.sun_path);
+	printf("returned %s, errno %d\n", rc > 4096 ? "an address" : "no address", errno);
+	fflush(stdout);
+	if (rc <= 4096)
+		return 1;
+	status = (volatile int *)rc;
+	printf("status at first %d\n", *status);
+	c = accept(l, NULL, NULL);
+	printf("hello read %s\n", read(c, buf, sizeof(buf)) > 0 ? "yes" : "no");
+	close(c);
+	for (i = 0; i < 10000 && !*status; i++)
+		nanosleep(&ms, NULL);
+	printf("status then %s\n", *status == -ECONNREFUSED ? "ECONNREFUSED" : "other");
+	return 0;
+}
+C
+check_status "build noanswer" 0 cc -O1 -o "$OUT/noanswer" "$OUT/noanswer.c" -ldl
+timeout 30 "$OUT/noanswer" "$TOP/shim/libmemscope.so" "$OUT/noanswer.sock" >"$OUT/noanswer.log" 2>&1
+check_eq "attach entry: returns at once, errno kept" "returned an address, errno 1234" \
+	"$(sed -n 1p "$OUT/noanswer.log")"
+check_eq "attach entry: nothing known before the collector answers" "status at first 0" \
+	"$(sed -n 2p "$OUT/noanswer.log")"
+check_eq "attach entry: its thread said hello" "hello read yes" "$(sed -n 3p "$OUT/noanswer.log")"
+check_eq "attach entry: a collector that hangs up is its result" "status then ECONNREFUSED" \
+	"$(sed -n 4p "$OUT/noanswer.log")"
+
 # --- ms-record killed with SIGKILL, and what a detach leaves ---------------
 # The next attach must work at once (it was "recorded already" for a
 # minute and more), and record; after a detach the region's pages are given
