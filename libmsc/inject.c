@@ -118,6 +118,7 @@ struct target {
 	uint64_t stop_t0, stopped_ns;
 	int nice_was;			/* its nice value before boost() */
 	bool boosted;
+	bool in_syscall;		/* stopped inside a system call */
 	int timeout_ms;
 	struct msc_err *err;
 };
@@ -1019,6 +1020,29 @@ static void unboost(struct target *t)
 	t->boosted = false;
 }
 
+/*
+ * A thread stopped asleep in a system call goes back into it through user
+ * mode (the kernel's restart, as after SIGSTOP and SIGCONT), and a signal
+ * that comes before it is there runs its handler first, the call made
+ * again after it: `while (!stop) pause();` then slept for good (2 runs in
+ * 16 of t0340's 200 threads, SIGTERM after two cycles: the thread, at its
+ * own nice among busy threads, waited that long for a CPU).  So it is let
+ * go at nice -20, and put back to its own once it sleeps again, 20 ms at
+ * most.
+ */
+static void unboost_asleep(struct target *t, struct msc_procfs *fs)
+{
+	struct msc_pstat ps;
+	int i;
+
+	for (i = 0; t->boosted && t->in_syscall && i < 200; i++) {
+		if (msc_proc_stat(fs, t->tid, &ps, NULL) || ps.state != 'R')
+			break;
+		nap_us(100);
+	}
+	unboost(t);
+}
+
 /* Runs from regs r until the trap; returns 0 with *rax, or -errno. */
 static int run_to_trap(struct target *t, struct user_regs_struct *r, uint64_t *rax)
 {
@@ -1285,6 +1309,7 @@ static int call_in(struct target *t, unsigned flags, const char *entry, const ch
 	 * signal of its own: restart it when letting go. */
 	if ((int64_t)t->regs.orig_rax >= 0 && (int64_t)t->regs.rax == -EINTR && !t->npending)
 		restart = true;
+	t->in_syscall = (int64_t)t->regs.orig_rax >= 0;
 	top = own_stack(t, t->lib_loaded ? OWN_STACK_ROOM_LOADED : OWN_STACK_ROOM);
 	small = own_stack(t, SMALL_ROOM);
 	t->ret_at = 0;
@@ -1596,11 +1621,11 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 		goto out;
 	boost(&t);
 	rc = call_in(&t, flags, entry, arg, ret, st);
-	unboost(&t);
 out:
 	/* Only a stopped tracee can be detached. */
 	if (t.seized && !t.running_call && (t.stopped || interrupt(&t) >= 0))
 		let_go(&t, PTRACE_DETACH);
+	unboost_asleep(&t, &fs);
 	st->stopped_ns = t.stopped_ns;
 	if (t.mem >= 0)
 		close(t.mem);

@@ -72,6 +72,24 @@ wait_for_line() {
 	done
 }
 
+# wait_gone PID [TIMEOUT_S]: waits for our child PID to end (a zombie is
+# ended); one that does not in time is not ok, and killed (SIGKILL), so
+# that a wait for it ends.
+wait_gone() {
+	_i=0
+	_limit=$(( ${2:-10} * 20 ))
+	while kill -0 "$1" 2>/dev/null; do
+		case $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) in Z | X | '') return 0 ;; esac
+		_i=$((_i + 1))
+		if [ $_i -gt $_limit ]; then
+			not_ok "pid $1 did not end in ${2:-10} s"
+			kill -KILL "$1" 2>/dev/null
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 bg() { "$@" & _bg_pids="$_bg_pids $!"; }
 cleanup() { for p in $_bg_pids; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
