@@ -48,6 +48,11 @@ load() {
 }
 redis_set() { [ "$(redis-cli -p "$1" set k v 2>/dev/null)" = OK ]; }
 
+medmax() {	# medmax COLUMN FILE: "median/max" of a column of numbers
+	sort -n -k"$1" "$2" 2>/dev/null | awk -v c="$1" '{ v[NR] = $c }
+		END { if (NR) printf "%s/%s", v[int((NR + 1) / 2)], v[NR]; else printf "-" }'
+}
+
 cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 	_name=$1 _pid=$2 _hup=${3:-}
 	_fail=0 _errs=0 _n=0
@@ -75,8 +80,12 @@ cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 			kill -CONT "$_pid"
 			wait $_r || _fail=$((_fail + 1))
 		else
-			$NICE ms-record -q -p "$_pid" --duration 0.2s -o "$OUT/$_name.ndjson" \
-				2>>"$OUT/$_name.err" || _fail=$((_fail + 1))
+			$NICE ms-record -p "$_pid" --duration 0.2s -o "$OUT/$_name.ndjson" \
+				2>"$OUT/$_name.one" || _fail=$((_fail + 1))
+			# the summary line says how long the thread was stopped
+			sed -n 's/.*thread stopped \([0-9.]*\) ms to attach, \([0-9.]*\) ms to detach.*/\1 \2/p' \
+				"$OUT/$_name.one" >>"$OUT/$_name.stops"
+			grep -v 'thread stopped' "$OUT/$_name.one" >>"$OUT/$_name.err"
 		fi
 		_e=$(jq -r 'select(.type=="end") | .errors' "$OUT/$_name.ndjson" 2>/dev/null | tail -1)
 		_errs=$((_errs + ${_e:-0}))
@@ -88,7 +97,8 @@ cycles() {	# cycles NAME PID [hup]: runs the cycles, prints the line
 	_again=$(ms-record -q -p "$_pid" --duration 0.1s -o "$OUT/$_name.again" 2>/dev/null && echo yes || echo NO)
 	_shm=$(awk '/^RssShmem:/ { print $2 }' /proc/"$_pid"/status 2>/dev/null)
 	_rec=$(recorded "$_pid")
-	echo "$_name $CYCLES $_fail $_errs $_alive $_again ${_shm:-?} $_rec"
+	_stops="$(medmax 1 "$OUT/$_name.stops") $(medmax 2 "$OUT/$_name.stops")"
+	echo "$_name $CYCLES $_fail $_errs $_alive $_again ${_shm:-?} $_rec $_stops"
 	{ [ $_fail = 0 ] && [ $_errs = 0 ] && [ $_alive = yes ] && [ $_again = yes ] &&
 		[ "$_rec" = 0 ] && [ "${_shm:-999999}" -le 2048 ]; } || echo "$_name" >>"$OUT/bad"
 }
@@ -109,7 +119,8 @@ dead() {
 # want NAME: the servers to run, SERVERS="redis nginx" (all by default)
 want() { [ -z "${SERVERS:-}" ] || case " $SERVERS " in *" $1 "*) true ;; *) false ;; esac; }
 
-printf '%-12s %6s %6s %6s %5s %6s %9s %8s %s\n' server cycles failed errors alive again 'shm(KiB)' recorded 'client errors'
+printf '%-12s %6s %6s %6s %5s %6s %9s %8s %s\n' server cycles failed errors alive again 'shm(KiB)' recorded \
+	'stopped ms, median/max: attach, detach; client errors'
 
 # python3's http.server: a thread per request
 if want http.server; then
