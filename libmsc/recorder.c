@@ -991,39 +991,67 @@ static int remote(struct msc_recorder *r, struct remote *c, struct msc_err *err)
 }
 
 /*
- * The library started its attach on a thread of its own (shim/attach.c):
- * its result, an int at addr in the process, is read until it is known
- * while the collector serves its session.  0 (recording), or -errno with
- * err said.
+ * The library goes on with an attach or a detach on a thread of its own
+ * (shim/attach.c): its result, n bytes at addr in the process whose first
+ * int is 0 until it is known, is read while the collector serves the
+ * session.  0, or -ESRCH (the process is gone), -EIO (unreadable),
+ * -ETIMEDOUT (5 s).
  */
-#define START_TIMEOUT_NS 5000000000ull
+#define RESULT_TIMEOUT_NS 5000000000ull
 
-static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct msc_err *err)
+/* An exiting process (its memory gone, before it is a zombie) has empty
+ * maps; a gone one none. */
+static bool has_memory(int pid)
+{
+	char path[64], c;
+	int fd;
+	bool any;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	any = read(fd, &c, 1) == 1;
+	close(fd);
+	return any;
+}
+
+static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf, size_t n)
 {
 	uint64_t t0 = msc_now_monotonic();
 	char path[64];
-	int fd, status = 0;
+	int fd, rc = 0, first;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ?
-			msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid) :
-			msc_err_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EIO;
 	for (;;) {
-		if (pread(fd, &status, sizeof(status), (off_t)addr) != (ssize_t)sizeof(status)) {
-			status = kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -EIO;
+		if (pread(fd, buf, n, (off_t)addr) != (ssize_t)n) {
+			rc = has_memory(pid) ? -EIO : -ESRCH;
 			break;
 		}
-		if (status)
+		memcpy(&first, buf, sizeof(first));
+		if (first)
 			break;
-		if (msc_now_monotonic() - t0 > START_TIMEOUT_NS) {
-			status = -ETIMEDOUT;
+		if (msc_now_monotonic() - t0 > RESULT_TIMEOUT_NS) {
+			rc = -ETIMEDOUT;
 			break;
 		}
 		msc_collector_poll(r->col, -1, 1);
 	}
 	close(fd);
+	return rc;
+}
+
+/* The attach's result, an int: 1 recording, or -errno.  0, or -errno with
+ * err said. */
+static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct msc_err *err)
+{
+	int status = 0, rc = read_result(r, pid, addr, &status, sizeof(status));
+
+	if (rc)
+		status = rc;
 	if (status == 1)
 		return 0;
 	if (status == -ESRCH)
@@ -1031,7 +1059,7 @@ static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct m
 	if (status == -ETIMEDOUT)
 		return msc_err_set(err, -ETIMEDOUT,
 				   "pid %d: libmemscope.so did not start recording within %llu s (the process stopped?)",
-				   pid, START_TIMEOUT_NS / 1000000000ull);
+				   pid, RESULT_TIMEOUT_NS / 1000000000ull);
 	if (status == -EIO)
 		return msc_err_set(err, -EIO, "pid %d: cannot read how libmemscope.so started", pid);
 	return msc_err_set(err, status, "pid %d: libmemscope.so could not start: %s", pid,
@@ -1127,14 +1155,34 @@ bool msc_recorder_main_stopped(const struct msc_recorder *r)
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err)
 {
 	/* The library by the path the target loaded it with. */
-	struct remote c = { .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach" };
+	struct remote c = { .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach_start" };
+	struct {
+		int done, pad;
+		long result;
+	} res = { 0, 0, 0 };
 	int rc;
 
 	if (!r->attached || r->main_ended || !r->main_seen)
 		return 0;
 	rc = remote(r, &c, err);
+	if (rc == -ENOENT && strstr(err->msg, "has no memscope_detach_start")) {
+		/* A library of before it (loaded, then the file replaced). */
+		c = (struct remote){ .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach" };
+		rc = remote(r, &c, err);
+	}
 	if (st)
 		*st = c.st;
+	/* Recording stopped; the library's thread writes the slots back. */
+	if (rc == 0 && c.ret > 4096 && strcmp(c.entry, "memscope_detach_start") == 0) {
+		rc = read_result(r, r->main_pid, (uint64_t)c.ret, &res, sizeof(res));
+		if (rc == 0)
+			c.ret = res.result;
+		else if (rc == -ESRCH)
+			rc = 0;		/* it ended: nothing is left hooked */
+		else
+			rc = msc_err_set(err, rc, "pid %d: libmemscope.so did not say it wrote its slots back: %s",
+					 r->main_pid, strerror(-rc));
+	}
 	/* Stopped (SIGSTOP, a debugger's): the caller may try again once it
 	 * continues, and records meanwhile. */
 	if (rc == -EAGAIN && msc_recorder_main_stopped(r))

@@ -17,9 +17,10 @@
  * aligned 8-byte store is atomic, so a thread calls either the old target
  * or ours.  dlopen is hooked the same way, to patch what it loads.
  *
- * memscope_detach() stops recording and writes back every slot that still
- * holds our hook; the library is never unloaded (threads may be inside a
- * hook, or hold a pointer read from a patched slot).  Neither function
+ * memscope_detach_start() stops recording, and the library's thread writes
+ * back every slot that still holds our hook (memscope_detach() does both on
+ * the calling thread); the library is never unloaded (threads may be inside a
+ * hook, or hold a pointer read from a patched slot).  No such function
  * takes a lock a hook could hold, nor allocates through malloc.
  *
  * Not reached by GOT patching: calls inside a module to an allocator it
@@ -56,6 +57,7 @@
 
 SHIM_EXPORT long memscope_attach(const char *sock);
 SHIM_EXPORT long memscope_detach(void);
+SHIM_EXPORT long memscope_detach_start(void);
 
 /* What our exported hooks are called; their addresses are looked up in
  * this library (a reference from here would bind to libc's). */
@@ -634,7 +636,9 @@ static void *attach_thread(void *arg)
 	return NULL;
 }
 
-static bool attach_thread_start(void)
+/* A thread of the library's own, for what follows a call into the stopped
+ * thread; false when none can be made. */
+static bool lib_thread_start(void *(*fn)(void *))
 {
 	pthread_attr_t a;
 	pthread_t th;
@@ -647,7 +651,7 @@ static bool attach_thread_start(void)
 	pthread_attr_setstacksize(&a, 256u << 10);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &was);
-	rc = pthread_create(&th, &a, attach_thread, NULL);
+	rc = pthread_create(&th, &a, fn, NULL);
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	pthread_attr_destroy(&a);
 	return rc == 0;
@@ -671,7 +675,8 @@ long memscope_attach(const char *sock)
 	if (rc == 0) {
 		memcpy(attach_sock, sock, strlen(sock) + 1);
 		__atomic_store_n(&attach_status, 0, __ATOMIC_RELEASE);
-		rc = attach_thread_start() ? (long)(uintptr_t)&attach_status : attach_run(sock);
+		rc = lib_thread_start(attach_thread) ? (long)(uintptr_t)&attach_status :
+							attach_run(sock);
 	}
 	errno = saved;
 	return rc;
@@ -803,20 +808,85 @@ void shim_unhook_orphaned(void)
 	unlock();
 }
 
-long memscope_detach(void)
+/* An attach's thread at work (ms-record reads its result before it
+ * detaches), or a detach's: its work first, a second at most. */
+static void wait_unclaimed(void)
 {
-	size_t restored, left = 0;
-	int saved = errno;
 	unsigned wait;
 
-	/* An attach's thread at work (ms-record reads its result before it
-	 * detaches): its session first, a second at most. */
 	for (wait = 0; shim_session_claimed() && wait < 1000; wait++) {
 		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL);
 	}
+}
 
+/* Every slot still ours written back: how many, or -(those still hooked). */
+static long slots_back(void)
+{
+	size_t restored, left = 0;
+
+	lock();
+	restored = restore_slots(&left);
+	unlock();
+	return left ? -(long)left : (long)restored;
+}
+
+/*
+ * The detach ms-record makes: recording stops on the thread it stopped, the
+ * library's thread buries the region and writes the slots back (the
+ * mappings they change wait for the process's threads).  Returns the
+ * address of detach_status: done 1 once that is over, with result as
+ * memscope_detach returns it.
+ */
+static struct {
+	volatile int done;
+	int pad;
+	volatile long result;
+} detach_status;
+
+static void detach_rest(void)
+{
+	long rc;
+
+	shim_session_detach_rest();
+	rc = slots_back();
+	shim_session_detach_end();
+	detach_status.result = rc;
+	__atomic_store_n(&detach_status.done, 1, __ATOMIC_RELEASE);
+}
+
+static void *detach_thread(void *arg)
+{
+	(void)arg;
+	guard_in();	/* to its end: it records nothing */
+	detach_rest();
+	return NULL;
+}
+
+long memscope_detach_start(void)
+{
+	int saved = errno;
+
+	wait_unclaimed();
+	/* Recording stops first, for every hook at once (memscope_detach). */
+	shim_session_detach_begin();
+	__atomic_store_n(&detach_status.done, 0, __ATOMIC_RELEASE);
+	if (!lib_thread_start(detach_thread)) {
+		guard_in();
+		detach_rest();
+		guard_out();
+	}
+	errno = saved;
+	return (long)(uintptr_t)&detach_status;
+}
+
+long memscope_detach(void)
+{
+	int saved = errno;
+	long rc;
+
+	wait_unclaimed();
 	/*
 	 * Recording stops first, for every hook at once.  The other threads
 	 * run on while the slots are written back one by one: with new's
@@ -825,10 +895,8 @@ long memscope_detach(void)
 	 * (node, whose threads allocate all the time: dozens at each detach).
 	 */
 	shim_session_detach();
-	lock();
-	restored = restore_slots(&left);
-	unlock();
-	errno = saved;
 	/* Negative: how many slots still hold a hook (ms-record says so). */
-	return left ? -(long)left : (long)restored;
+	rc = slots_back();
+	errno = saved;
+	return rc;
 }

@@ -711,9 +711,29 @@ void shim_session_attach_begin(void)
 void shim_session_detach(void)
 {
 	stop_recording();
+	shim_session_detach_rest();
+}
+
+/* A detach in two steps (attach.c): recording stops at once, the library
+ * held (ST_INIT, claimed: another attach is refused, -EBUSY, until the
+ * rest is done). */
+void shim_session_detach_begin(void)
+{
+	g_claimed = true;
+	set_state(ST_INIT);
+}
+
+void shim_session_detach_rest(void)
+{
 	sample_flush_all();
 	g_shared_ready = false;
 	region_bury();
+}
+
+void shim_session_detach_end(void)
+{
+	set_state(ST_OFF);
+	__atomic_store_n(&g_claimed, false, __ATOMIC_RELEASE);
 }
 
 void shim_init(void)

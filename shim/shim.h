@@ -138,6 +138,9 @@ void shim_unhook_child(void);
 void shim_unhook_orphaned(void);
 bool shim_session_orphaned(void);
 void shim_session_detach(void);
+void shim_session_detach_begin(void);
+void shim_session_detach_rest(void);
+void shim_session_detach_end(void);
 
 /*
  * ms-record --hook (MEMSCOPE_HOOKS): functions hooked by name.  Slot k

@@ -583,7 +583,8 @@ check_empty "onethread: nothing said" "$OUT/ot.err"
 # answer (up to 15 ms of a 20-35 ms stop on 200 threads).  Here a collector
 # that reads the hello and never answers: memscope_attach returns at once
 # with the address of its result, 0 until the session fails, then
-# -ECONNREFUSED; errno is as it was.
+# -ECONNREFUSED; errno is as it was.  The detach likewise: recording stops
+# on the stopped thread, the library's thread writes the slots back.
 cat >"$OUT/noanswer.c" <<'C'
 #include <dlfcn.h>
 #include <errno.h>
@@ -598,7 +599,8 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timespec ms = { 0, 1000000 };
 	int l = socket(AF_UNIX, SOCK_STREAM, 0), c, i;
-	long (*attach)(const char *);
+	long (*attach)(const char *), (*detach)(void);
+	volatile struct { int done, pad; long result; } *done;
 	volatile int *status;
 	char buf[512];
 	void *h;
@@ -626,6 +628,20 @@ int main(int argc, char **argv)
 	for (i = 0; i < 10000 && !*status; i++)
 		nanosleep(&ms, NULL);
 	printf("status then %s\n", *status == -ECONNREFUSED ? "ECONNREFUSED" : "other");
+	/* The detach's entry: recording stops, the library's thread writes
+	 * the slots back; done, then how many (none here). */
+	detach = (long (*)(void))dlsym(h, "memscope_detach_start");
+	if (!detach)
+		return 1;
+	errno = 4321;
+	rc = detach();
+	printf("detach returned %s, errno %d\n", rc > 4096 ? "an address" : "no address", errno);
+	if (rc <= 4096)
+		return 1;
+	done = (volatile struct { int done, pad; long result; } *)rc;
+	for (i = 0; i < 10000 && !done->done; i++)
+		nanosleep(&ms, NULL);
+	printf("detach done %d, slots back %ld\n", done->done, done->result);
 	return 0;
 }
 C
@@ -638,6 +654,10 @@ check_eq "attach entry: nothing known before the collector answers" "status at f
 check_eq "attach entry: its thread said hello" "hello read yes" "$(sed -n 3p "$OUT/noanswer.log")"
 check_eq "attach entry: a collector that hangs up is its result" "status then ECONNREFUSED" \
 	"$(sed -n 4p "$OUT/noanswer.log")"
+check_eq "detach entry: returns at once, errno kept" "detach returned an address, errno 4321" \
+	"$(sed -n 5p "$OUT/noanswer.log")"
+check_eq "detach entry: its thread says when it is done" "detach done 1, slots back 0" \
+	"$(sed -n 6p "$OUT/noanswer.log")"
 
 # --- ms-record killed with SIGKILL, and what a detach leaves ---------------
 # The next attach must work at once (it was "recorded already" for a
