@@ -157,9 +157,9 @@ bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rst
 {
 	unsigned i, calls = 0;
 
-	if (!r->depth || !s || !s->n || msc_report_runtime_fn(s->frames[s->n - 1].fn))
+	if (!r->depth || !s || s->n < r->depth || msc_report_runtime_fn(s->frames[s->n - 1].fn))
 		return false;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n && calls < r->depth; i++)
 		calls += !s->frames[i].inlined;
 	return calls >= r->depth;
 }
