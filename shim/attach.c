@@ -625,12 +625,25 @@ static long attach_run(const char *sock)
 static volatile int attach_status;
 static char attach_sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
+static bool attach_orphan;		/* a dead recorder's session ends first */
+static long slots_back(void);
+
+/* The session of a recorder that died (SIGKILL): recording stopped, its
+ * region and slots go before the next session begins. */
+static void orphan_end(void)
+{
+	shim_session_detach_rest();
+	slots_back();
+}
+
 static void *attach_thread(void *arg)
 {
 	long rc;
 
 	(void)arg;
 	guard_in();
+	if (attach_orphan)
+		orphan_end();
 	rc = attach_run(attach_sock);
 	__atomic_store_n(&attach_status, rc ? (int)rc : 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -666,17 +679,28 @@ static bool lib_thread_start(void *(*fn)(void *))
 long memscope_attach(const char *sock)
 {
 	int saved = errno;
+	bool orphan = false;
 	long rc;
 
-	/* ms-record was killed (SIGKILL): its session ends here. */
-	if (shim_session_orphaned())
-		memscope_detach();
-	rc = shim_session_claim(sock);
+	/* ms-record was killed (SIGKILL): its session ends here, and this
+	 * one begins (both on the library's thread). */
+	if (sock && strlen(sock) < sizeof(attach_sock) && shim_session_claim_orphaned()) {
+		orphan = true;
+		rc = 0;
+	} else {
+		rc = shim_session_claim(sock);
+	}
 	if (rc == 0) {
 		memcpy(attach_sock, sock, strlen(sock) + 1);
+		attach_orphan = orphan;
 		__atomic_store_n(&attach_status, 0, __ATOMIC_RELEASE);
-		rc = lib_thread_start(attach_thread) ? (long)(uintptr_t)&attach_status :
-							attach_run(sock);
+		if (lib_thread_start(attach_thread)) {
+			rc = (long)(uintptr_t)&attach_status;
+		} else {
+			if (orphan)
+				orphan_end();
+			rc = attach_run(sock);
+		}
 	}
 	errno = saved;
 	return rc;

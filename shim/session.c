@@ -666,6 +666,20 @@ int shim_session_claim(const char *sock)
 	}
 }
 
+/* The same for a session whose collector died: its recording stops
+ * (ST_INIT), and the claim is the next attach's; false if it was not that. */
+bool shim_session_claim_orphaned(void)
+{
+	int st = ST_ACTIVE;
+
+	if (!shim_session_orphaned() ||
+	    !__atomic_compare_exchange_n(&g_state, &st, ST_INIT, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return false;
+	g_claimed = true;
+	return true;
+}
+
 void shim_session_unclaim(void)
 {
 	g_claimed = false;

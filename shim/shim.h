@@ -130,6 +130,7 @@ bool wait_space(struct tstate *t, uint64_t need);
 void request_scan(void);
 /* Attach mode's entry points (attach.c calls them). */
 int shim_session_claim(const char *sock);
+bool shim_session_claim_orphaned(void);
 void shim_session_unclaim(void);
 bool shim_session_claimed(void);
 int shim_session_attach(const char *sock);
