@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The recording engine: see msc_recorder.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +24,7 @@
 #include "msc_stacks.h"
 #include "msc_stream.h"
 #include "msc_util.h"
+#include "recorder_internal.h"
 
 struct thread {
 	uint32_t tid;
@@ -53,22 +51,6 @@ struct rproc {
 	bool have_leaks;		/* when it was written */
 };
 
-struct msc_recorder {
-	struct msc_recorder_opts o;
-	struct msc_writer *w;
-	struct msc_stacks stacks;
-	struct msc_collector *col;	/* NULL: fed by hand (tests) */
-	int main_pid;
-	bool attached;			/* main_pid is not our child: attach mode */
-	bool main_seen, main_ended;	/* its session began, ended */
-	int main_status;		/* as a wait status, when it ended */
-	bool main_header;		/* the main process's header is out */
-	char *shim;			/* the library attached with */
-	struct rproc *main_pr;		/* the main process, while recorded */
-	int live_fd;			/* msc_live.h: its live heap, -1 */
-	bool output_gone;		/* a write error: keep draining, stop writing */
-	struct msc_recorder_summary sum;
-};
 
 /*
  * A warning to the owner, one line.  ctx is the recorder: this is also the
@@ -128,7 +110,7 @@ static void write_argv_of(struct msc_writer *w, int pid, char **argv)
 	msc_w_arr_end(w);
 }
 
-static void write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv)
+void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv)
 {
 	struct msc_writer *w = r->w;
 
@@ -254,7 +236,7 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	if (is_main && r->main_header)
 		r->main_header = false;
 	else
-		write_header(r, p->pid, p->ppid, p->exe, NULL);
+		recorder_write_header(r, p->pid, p->ppid, p->exe, NULL);
 	return true;
 }
 
@@ -537,7 +519,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 
 /* ------------------------------------------------------------ live heap */
 
-static void live_start(struct msc_recorder *r, int pid)
+void recorder_live_start(struct msc_recorder *r, int pid)
 {
 	struct msc_err err;
 
@@ -865,10 +847,10 @@ void msc_recorder_set_main(struct msc_recorder *r, int pid, const char *exe, cha
 	r->main_pid = pid;
 	if (r->col)
 		msc_collector_set_child(r->col, pid);
-	write_header(r, pid, getpid(), exe, argv);
+	recorder_write_header(r, pid, getpid(), exe, argv);
 	r->main_header = true;
 	if (r->col)
-		live_start(r, pid);
+		recorder_live_start(r, pid);
 }
 
 int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
@@ -946,256 +928,6 @@ char *msc_recorder_find_shim(void)
 	return NULL;
 }
 
-/* ----------------------------------------------------------- attaching */
-
-/* A call into the target, made by a thread while this one serves the
- * collector: the call may wait on it (the shim's handshake, a ring that is
- * full). */
-struct remote {
-	int pid;
-	const char *lib, *entry, *arg;
-	unsigned flags;
-	long ret;
-	int rc;
-	struct msc_inject_stats st;
-	struct msc_err err;
-	int done;
-};
-
-static void *remote_thread(void *arg)
-{
-	struct remote *c = arg;
-
-	c->rc = msc_inject_call(c->pid, c->lib, c->flags, c->entry, c->arg, 0, &c->ret, &c->st,
-				&c->err);
-	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static int remote(struct msc_recorder *r, struct remote *c, struct msc_err *err)
-{
-	pthread_t th;
-	int rc;
-
-	rc = pthread_create(&th, NULL, remote_thread, c);
-	if (rc)
-		return msc_err_set(err, -rc, "cannot start a thread: %s", strerror(rc));
-	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
-		msc_collector_poll(r->col, -1, 1);
-	pthread_join(th, NULL);
-	if (c->rc) {
-		*err = c->err;
-		return c->rc;
-	}
-	return 0;
-}
-
-/*
- * The library goes on with an attach or a detach on a thread of its own
- * (shim/attach.c): its result, n bytes at addr in the process whose first
- * int is 0 until it is known, is read while the collector serves the
- * session.  0, or -ESRCH (the process is gone), -EIO (unreadable),
- * -ETIMEDOUT (5 s).
- */
-#define RESULT_TIMEOUT_NS 5000000000ull
-
-/* An exiting process (its memory gone, before it is a zombie) has empty
- * maps; a gone one none. */
-static bool has_memory(int pid)
-{
-	char path[64], c;
-	int fd;
-	bool any;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	any = read(fd, &c, 1) == 1;
-	close(fd);
-	return any;
-}
-
-static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf, size_t n)
-{
-	uint64_t t0 = msc_now_monotonic();
-	char path[64];
-	int fd, rc = 0, first;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EIO;
-	for (;;) {
-		if (pread(fd, buf, n, (off_t)addr) != (ssize_t)n) {
-			rc = has_memory(pid) ? -EIO : -ESRCH;
-			break;
-		}
-		memcpy(&first, buf, sizeof(first));
-		if (first)
-			break;
-		if (msc_now_monotonic() - t0 > RESULT_TIMEOUT_NS) {
-			rc = -ETIMEDOUT;
-			break;
-		}
-		msc_collector_poll(r->col, -1, 1);
-	}
-	close(fd);
-	return rc;
-}
-
-/* The attach's result, an int: 1 recording, or -errno.  0, or -errno with
- * err said. */
-static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct msc_err *err)
-{
-	int status = 0, rc = read_result(r, pid, addr, &status, sizeof(status));
-
-	if (rc)
-		status = rc;
-	if (status == 1)
-		return 0;
-	if (status == -ESRCH)
-		return msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
-	if (status == -ETIMEDOUT)
-		return msc_err_set(err, -ETIMEDOUT,
-				   "pid %d: libmemscope.so did not start recording within %llu s (the process stopped?)",
-				   pid, RESULT_TIMEOUT_NS / 1000000000ull);
-	if (status == -EIO)
-		return msc_err_set(err, -EIO, "pid %d: cannot read how libmemscope.so started", pid);
-	return msc_err_set(err, status, "pid %d: libmemscope.so could not start: %s", pid,
-			   strerror(-status));
-}
-
-int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
-			struct msc_inject_stats *st, struct msc_err *err)
-{
-	struct remote c = { .pid = pid, .lib = shim, .entry = "memscope_attach",
-			    .arg = msc_collector_socket(r->col), .flags = MSC_INJECT_LOAD };
-	struct msc_procfs fs;
-	struct msc_pstatus ps;
-	char exe[256] = "", path[64];
-	ssize_t n;
-	int rc;
-
-	rc = msc_inject_check(pid, shim, err);
-	if (rc)
-		return rc;
-	if (msc_procfs_init(&fs, NULL) == 0 && msc_proc_status(&fs, pid, &ps, NULL) == 0)
-		msc_collector_size_rings(r->col, ps.threads);
-	else
-		ps.uid = geteuid();
-	if (ps.uid != geteuid() && geteuid() == 0) {
-		rc = msc_collector_allow_uid(r->col, ps.uid);
-		if (rc) {
-			msc_procfs_release(&fs);
-			return msc_err_set(err, rc, "cannot give uid %u the socket: %s", ps.uid,
-					   strerror(-rc));
-		}
-	}
-	msc_procfs_release(&fs);
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	free(r->shim);
-	r->shim = strdup(shim);
-	if (!r->shim)
-		return msc_err_set(err, -ENOMEM, "out of memory");
-	r->attached = true;
-	r->main_pid = pid;
-	write_header(r, pid, 0, exe, NULL);
-	r->main_header = true;
-	rc = remote(r, &c, err);
-	if (st)
-		*st = c.st;
-	if (rc)
-		return rc;
-	switch (c.ret > 0 ? 1 : c.ret) {
-	case 0:
-		break;
-	case 1:
-		/* Started on the library's own thread: its result. */
-		rc = wait_started(r, pid, (uint64_t)c.ret, err);
-		if (rc)
-			return rc;
-		break;
-	case -EALREADY:
-		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",
-				   pid);
-	case -EBUSY:
-		/* Another ms-record's attach is under way in the library. */
-		return msc_err_set(err, -EBUSY,
-				   "pid %d is being attached to by another ms-record at this moment", pid);
-	default:
-		return msc_err_set(err, (int)c.ret, "pid %d: libmemscope.so could not start: %s", pid,
-				   strerror((int)-c.ret));
-	}
-	if (!r->main_seen)
-		return msc_err_set(err, -ECONNREFUSED, "pid %d did not connect to ms-record", pid);
-	/* Only once the process is ours: the live socket's name is the
-	 * pid's, and a refused second ms-record took it over from the one
-	 * recording it (whose snapshots then said "not recorded"). */
-	live_start(r, pid);
-	return 0;
-}
-
-bool msc_recorder_main_stopped(const struct msc_recorder *r)
-{
-	struct msc_procfs fs;
-	struct msc_pstat ps;
-	bool stopped = false;
-
-	if (!r->main_pid || msc_procfs_init(&fs, NULL))
-		return false;
-	if (msc_proc_stat(&fs, r->main_pid, &ps, NULL) == 0)
-		stopped = ps.state == 'T' || ps.state == 't';
-	msc_procfs_release(&fs);
-	return stopped;
-}
-
-int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err)
-{
-	/* The library by the path the target loaded it with. */
-	struct remote c = { .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach_start" };
-	struct {
-		int done, pad;
-		long result;
-	} res = { 0, 0, 0 };
-	int rc;
-
-	if (!r->attached || r->main_ended || !r->main_seen)
-		return 0;
-	rc = remote(r, &c, err);
-	if (rc == -ENOENT && strstr(err->msg, "has no memscope_detach_start")) {
-		/* A library of before it (loaded, then the file replaced). */
-		c = (struct remote){ .pid = r->main_pid, .lib = r->shim, .entry = "memscope_detach" };
-		rc = remote(r, &c, err);
-	}
-	if (st)
-		*st = c.st;
-	/* Recording stopped; the library's thread writes the slots back. */
-	if (rc == 0 && c.ret > 4096 && strcmp(c.entry, "memscope_detach_start") == 0) {
-		rc = read_result(r, r->main_pid, (uint64_t)c.ret, &res, sizeof(res));
-		if (rc == 0)
-			c.ret = res.result;
-		else if (rc == -ESRCH)
-			rc = 0;		/* it ended: nothing is left hooked */
-		else
-			rc = msc_err_set(err, rc, "pid %d: libmemscope.so did not say it wrote its slots back: %s",
-					 r->main_pid, strerror(-rc));
-	}
-	/* Stopped (SIGSTOP, a debugger's): the caller may try again once it
-	 * continues, and records meanwhile. */
-	if (rc == -EAGAIN && msc_recorder_main_stopped(r))
-		return rc;
-	if (rc == 0 && c.ret < 0)
-		rc = msc_err_set(err, -EBUSY,
-				 "pid %d: %ld relocation slots could not be written back: they still call libmemscope.so, which records nothing now",
-				 r->main_pid, -c.ret);
-	/* Whatever it committed is drained; the session ends either way. */
-	msc_collector_finish(r->col, rc ? "interrupted" : "detached");
-	return rc;
-}
-
 unsigned msc_recorder_sessions(const struct msc_recorder *r)
 {
 	return r->col ? msc_collector_sessions(r->col) : 0;
@@ -1213,7 +945,7 @@ const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorde
 }
 
 /* "1,234 allocations, 1,200 frees, peak 64.0 MiB": both summaries open so. */
-static const char *counts_of(char *buf, size_t n, const struct msc_recorder_summary *s)
+const char *recorder_counts_of(char *buf, size_t n, const struct msc_recorder_summary *s)
 {
 	char a[32], f[32], peak[32];
 
@@ -1237,29 +969,10 @@ void msc_recorder_summary_line(const struct msc_recorder_summary *s, const char 
 			 name, st);
 		return;
 	}
-	snprintf(buf, n, "%s: %s, leaked %s in %llu block%s%s%s, %s", name, counts_of(counts, sizeof(counts), s),
+	snprintf(buf, n, "%s: %s, leaked %s in %llu block%s%s%s, %s", name, recorder_counts_of(counts, sizeof(counts), s),
 		 msc_fmt_size(leaked, sizeof(leaked), (int64_t)s->leaked),
 		 (unsigned long long)s->leaked_blocks, s->leaked_blocks == 1 ? "" : "s",
 		 s->scanned ? "" : " (not scanned)", s->lost ? " (events lost)" : "", st);
-}
-
-void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, bool detached,
-			      const struct msc_inject_stats *at, const struct msc_inject_stats *de,
-			      char *buf, size_t n)
-{
-	char live[32], counts[128], how[96];
-
-	if (detached)
-		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
-			 at->stopped_ns / 1e6, de->stopped_ns / 1e6);
-	else
-		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
-			 at->stopped_ns / 1e6);
-	snprintf(buf, n, "pid %d: %s, %s in %llu block%s live at the end (fate unknown), %llu frees of older blocks ignored%s; %s",
-		 pid, counts_of(counts, sizeof(counts), s),
-		 msc_fmt_size(live, sizeof(live), (int64_t)s->live),
-		 (unsigned long long)s->live_blocks, s->live_blocks == 1 ? "" : "s",
-		 (unsigned long long)s->unknown_frees, s->lost ? " (events lost)" : "", how);
 }
 
 struct msc_stacks *msc_recorder_stacks(struct msc_recorder *r)
