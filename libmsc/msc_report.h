@@ -259,6 +259,15 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
  * or a thread starts.  False when the depth is not known.
  */
 bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s);
+/*
+ * The frames of a stack an output lists: its innermost, up to
+ * MSC_REPORT_SHOWN_CALLS calls with their inlined frames.  Four times the
+ * deepest stack ms-record captures, so a recording's stacks are listed
+ * whole; a stream made otherwise (a chain of 16,384 parents) prints in
+ * time linear in its sites.  Returns how many of s->frames to list.
+ */
+#define MSC_REPORT_SHOWN_CALLS 1024
+unsigned msc_report_stack_shown(const struct msc_rstack *s);
 /* The program process image `image` ran (its program), NULL when not known. */
 const char *msc_report_program(const struct msc_report *r, int image);
 

@@ -66,6 +66,7 @@ static struct folded *folded_of(const struct msc_report *r, struct msc_u64map *i
 	return &f[(*n)++];
 }
 
+/* The stacks' costs at *out, how many; SIZE_MAX out of memory. */
 static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost, struct folded **out)
 {
 	struct msc_u64map idx;
@@ -76,7 +77,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 	f = calloc(r->nsites + r->nleaks + 1, sizeof(*f));
 	*out = f;
 	if (!f || msc_u64map_init(&idx, r->nsites + r->nleaks + 1))
-		return 0;
+		return SIZE_MAX;
 	if (cost == MSC_COST_LEAKED) {
 		for (i = 0; i < r->nleaks; i++) {
 			const struct msc_rleak *l = &r->leaks[i];
@@ -109,7 +110,7 @@ static size_t folded_costs(const struct msc_report *r, enum msc_report_cost cost
 	return n;
 oom:
 	msc_u64map_release(&idx);
-	return 0;
+	return SIZE_MAX;
 }
 
 /* A frame's name in a folded stack: no ';' (the separator). */
@@ -144,9 +145,13 @@ int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE
 	size_t n = folded_costs(r, o->cost == MSC_COST_AUTO ? MSC_COST_LEAKED : o->cost, &f), i;
 	char name[512];
 
+	if (n == SIZE_MAX) {
+		free(f);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		const struct msc_rstack *s = msc_report_stack(r, f[i].stack);
-		int k;
+		int k, shown = (int)msc_report_stack_shown(s);
 		bool first = true;
 
 		if (!f[i].cost)
@@ -156,11 +161,11 @@ int render_collapsed(struct msc_report *r, const struct msc_report_opts *o, FILE
 			fputs(name, out);
 			first = false;
 		}
-		if (msc_report_stack_truncated(r, s)) {
+		if (msc_report_stack_truncated(r, s) || (s && (unsigned)shown < s->n)) {
 			fprintf(out, "%s[truncated]", first ? "" : ";");
 			first = false;
 		}
-		for (k = s ? (int)s->n - 1 : -1; k >= 0; k--) {
+		for (k = shown - 1; k >= 0; k--) {
 			fold_name(name, sizeof(name), &s->frames[k]);
 			fprintf(out, "%s%s", first ? "" : ";", name);
 			first = false;
@@ -182,7 +187,7 @@ static uint64_t cost_total(const struct msc_report *r, enum msc_report_cost cost
 	size_t n = folded_costs(r, cost, &f), i;
 	uint64_t t = 0;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; n != SIZE_MAX && i < n; i++)
 		t += f[i].cost;
 	free(f);
 	return t;
@@ -483,7 +488,7 @@ static int tree_build(struct tree *t, const struct msc_report *r, enum msc_repor
 	memset(t, 0, sizeof(*t));
 	msc_arena_init(&t->a);
 	t->root.name = "all";
-	if (msc_u64map_init(&t->index, 1024) || msc_u64map_init(&t->memo, 1024)) {
+	if (n == SIZE_MAX || msc_u64map_init(&t->index, 1024) || msc_u64map_init(&t->memo, 1024)) {
 		free(f);
 		return -ENOMEM;
 	}

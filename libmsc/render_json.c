@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_hash.h"
 #include "msc_render.h"
 #include "msc_util.h"
 
@@ -53,36 +54,83 @@ static json_t *jstring(const char *s)
 	return j;
 }
 
-static json_t *jstack(const struct msc_report *r, uint32_t id)
+/*
+ * The document being built.  A frame's object is made once and shared by
+ * every stack that lists it (frames is keyed by its msc_rframe's address:
+ * the stacks of a parent chain share their frames), so a document of many
+ * deep stacks holds each frame once.
+ */
+struct jdoc {
+	const struct msc_report *r;
+	struct msc_u64map frames;
+};
+
+/*
+ * jansson's allocations, counted when they fail: a document built with
+ * one missing (json_object_set_new() of NULL drops the member) would be
+ * written short and look whole.
+ */
+static unsigned long jalloc_failures;
+
+static void *jmalloc(size_t n)
 {
-	const struct msc_rstack *s = msc_report_stack(r, id);
-	json_t *a = json_array();
-	unsigned i;
+	void *p = malloc(n);
 
-	for (i = 0; s && i < s->n; i++) {
-		const struct msc_rframe *f = &s->frames[i];
-		json_t *o = json_object();
-
-		if (f->fn)
-			json_object_set_new(o, "fn", jstring(f->fn));
-		if (f->file)
-			json_object_set_new(o, "file", jstring(f->file));
-		if (f->line)
-			json_object_set_new(o, "line", json_integer(f->line));
-		if (f->obj)
-			json_object_set_new(o, "obj", jstring(f->obj));
-		if (f->offset)
-			json_object_set_new(o, "offset", jstring(f->offset));
-		if (f->fn_offset)
-			json_object_set_new(o, "fn_offset", jstring(f->fn_offset));
-		if (f->inlined)
-			json_object_set_new(o, "inline", json_true());
-		json_array_append_new(a, o);
-	}
-	return a;
+	if (!p)
+		__atomic_add_fetch(&jalloc_failures, 1, __ATOMIC_RELAXED);
+	return p;
 }
 
-static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_t n, unsigned top, bool leak)
+static json_t *jframe(struct jdoc *d, const struct msc_rframe *f)
+{
+	uint64_t *at = msc_u64map_get(&d->frames, (uint64_t)(uintptr_t)f);
+	json_t *o;
+
+	if (at)
+		return json_incref((json_t *)(uintptr_t)*at);
+	o = json_object();
+	if (!o)
+		return NULL;
+	if (f->fn)
+		json_object_set_new(o, "fn", jstring(f->fn));
+	if (f->file)
+		json_object_set_new(o, "file", jstring(f->file));
+	if (f->line)
+		json_object_set_new(o, "line", json_integer(f->line));
+	if (f->obj)
+		json_object_set_new(o, "obj", jstring(f->obj));
+	if (f->offset)
+		json_object_set_new(o, "offset", jstring(f->offset));
+	if (f->fn_offset)
+		json_object_set_new(o, "fn_offset", jstring(f->fn_offset));
+	if (f->inlined)
+		json_object_set_new(o, "inline", json_true());
+	if (msc_u64map_put(&d->frames, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)o))
+		__atomic_add_fetch(&jalloc_failures, 1, __ATOMIC_RELAXED);
+	else
+		json_incref(o);		/* the memo's */
+	return o;
+}
+
+/* into's key: the stack's frames listed, innermost first; key_omitted: how
+ * many more there are, when a stack is too deep to list whole. */
+static void jstack(json_t *into, const char *key, struct jdoc *d, uint32_t id)
+{
+	const struct msc_rstack *s = msc_report_stack(d->r, id);
+	json_t *a = json_array();
+	unsigned i, shown = msc_report_stack_shown(s);
+	char omitted[64];
+
+	for (i = 0; i < shown; i++)
+		json_array_append_new(a, jframe(d, &s->frames[i]));
+	json_object_set_new(into, key, a);
+	if (s && shown < s->n) {
+		snprintf(omitted, sizeof(omitted), "%s_omitted", key);
+		json_object_set_new(into, omitted, json_integer(s->n - shown));
+	}
+}
+
+static json_t *jgroups(struct jdoc *d, struct render_group *g, size_t n, unsigned top, bool leak)
 {
 	json_t *a = json_array();
 	size_t i;
@@ -108,7 +156,7 @@ static json_t *jgroups(const struct msc_report *r, struct render_group *g, size_
 			json_object_set_new(o, "fn", jstring(g[i].fn));
 		if (g[i].pool)
 			json_object_set_new(o, "pool", jstring(g[i].pool));
-		json_object_set_new(o, "stack", jstack(r, g[i].stack));
+		jstack(o, "stack", d, g[i].stack);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -231,8 +279,9 @@ static json_t *jimages(const struct msc_report *r, const struct render_totals *m
 }
 
 /* Memory errors, in the order they happened, each with its stacks. */
-static json_t *jerrors(const struct msc_report *r)
+static json_t *jerrors(struct jdoc *d)
 {
+	const struct msc_report *r = d->r;
 	json_t *a = json_array();
 	char ptr[32];
 	size_t i;
@@ -246,7 +295,7 @@ static json_t *jerrors(const struct msc_report *r)
 		json_object_set_new(o, "ptr", json_string(ptr));
 		if (e->fn)
 			json_object_set_new(o, "fn", jstring(e->fn));
-		json_object_set_new(o, "stack", jstack(r, e->stack));
+		jstack(o, "stack", d, e->stack);
 		if (e->has_block) {
 			json_object_set_new(o, "size", ju64(e->size));
 			if (e->offset)
@@ -255,11 +304,11 @@ static json_t *jerrors(const struct msc_report *r)
 		if (e->alloc_fn)
 			json_object_set_new(o, "alloc_fn", jstring(e->alloc_fn));
 		if (e->alloc_stack)
-			json_object_set_new(o, "alloc_stack", jstack(r, e->alloc_stack));
+			jstack(o, "alloc_stack", d, e->alloc_stack);
 		if (e->free_fn)
 			json_object_set_new(o, "free_fn", jstring(e->free_fn));
 		if (e->free_stack)
-			json_object_set_new(o, "free_stack", jstack(r, e->free_stack));
+			jstack(o, "free_stack", d, e->free_stack);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -272,9 +321,15 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 				   r->duration, r->peak, r->peak_ts, r->lost, &r->pages };
 	struct render_totals tt;
 	struct render_group *g;
+	struct jdoc doc = { .r = r };
+	unsigned long failures;
 	size_t n, i;
 	int ret;
 
+	json_set_alloc_funcs(jmalloc, free);
+	failures = __atomic_load_n(&jalloc_failures, __ATOMIC_RELAXED);
+	if (msc_u64map_init(&doc.frames, 256))
+		return -ENOMEM;
 	render_totals_of(r, &tt);
 	json_object_set_new(root, "format", json_string("memscope-report"));
 	json_object_set_new(root, "version", json_integer(1));
@@ -327,22 +382,22 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_object_set_new(root, "filters", t);
 	}
 	if (r->nerrors || r->end_errors)
-		json_object_set_new(root, "errors", jerrors(r));
+		json_object_set_new(root, "errors", jerrors(&doc));
 	g = render_leak_groups(r, &n);
 	if (g) {
 		qsort(g, n, sizeof(*g), render_by_leak);
-		json_object_set_new(root, "leaks", jgroups(r, g, n, o->top, true));
+		json_object_set_new(root, "leaks", jgroups(&doc, g, n, o->top, true));
 		free(g);
 	}
 	g = render_site_groups(r, &n);
 	if (g) {
 		t = json_object();
 		qsort(g, n, sizeof(*g), render_by_bytes);
-		json_object_set_new(t, "bytes", jgroups(r, g, n, o->top, false));
+		json_object_set_new(t, "bytes", jgroups(&doc, g, n, o->top, false));
 		qsort(g, n, sizeof(*g), render_by_allocs);
-		json_object_set_new(t, "allocs", jgroups(r, g, n, o->top, false));
+		json_object_set_new(t, "allocs", jgroups(&doc, g, n, o->top, false));
 		qsort(g, n, sizeof(*g), render_by_peak);
-		json_object_set_new(t, "at_peak", jgroups(r, g, n, o->top, false));
+		json_object_set_new(t, "at_peak", jgroups(&doc, g, n, o->top, false));
 		json_object_set_new(root, "top", t);
 		free(g);
 	}
@@ -391,7 +446,7 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 			json_object_set_new(d, "after", json_integer(x->after));
 			json_object_set_new(d, "change", json_integer(x->change));
 			if (x->stack)
-				json_object_set_new(d, "stack", jstack(r, x->stack));
+				jstack(d, "stack", &doc, x->stack);
 			json_array_append_new(t, d);
 		}
 		json_object_set_new(root, "deltas", t);
@@ -433,6 +488,14 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 			json_array_append_new(t, o2);
 		}
 		json_object_set_new(root, "mappings", t);
+	}
+	for (i = 0; i <= doc.frames.mask; i++)
+		if (doc.frames.slots[i].key)
+			json_decref((json_t *)(uintptr_t)doc.frames.slots[i].val);
+	msc_u64map_release(&doc.frames);
+	if (__atomic_load_n(&jalloc_failures, __ATOMIC_RELAXED) != failures) {
+		json_decref(root);
+		return -ENOMEM;		/* before a byte of a document short of some */
 	}
 	errno = 0;
 	ret = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

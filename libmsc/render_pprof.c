@@ -395,7 +395,7 @@ static const struct pspan *stack_span(struct pprof *p, uint32_t stack)
 	const struct msc_rstack *s = msc_report_stack(p->r, stack);
 	uint64_t *at = msc_u64map_get(&p->span_index, (uint64_t)stack + 1);
 	struct pspan *span;
-	unsigned i, j;
+	unsigned i, j, shown = msc_report_stack_shown(s);
 
 	if (at)
 		return &p->spans[*at];
@@ -407,11 +407,11 @@ static const struct pspan *stack_span(struct pprof *p, uint32_t stack)
 	span = &p->spans[p->nspans++];
 	span->at = p->nstack_locs;
 	span->n = 0;
-	for (i = s ? s->attr : 0; s && i < s->n && !p->oom; i = j + 1) {
+	for (i = s ? s->attr : 0; i < shown && !p->oom; i = j + 1) {
 		uint64_t id;
 
 		/* an inlined frame is followed by its caller, at the same ip */
-		for (j = i; j + 1 < s->n && s->frames[j].inlined; j++)
+		for (j = i; j + 1 < shown && s->frames[j].inlined; j++)
 			;
 		id = location_of(p, &s->frames[i], j - i + 1);
 		span = &p->spans[p->nspans - 1];

@@ -164,6 +164,16 @@ bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rst
 	return calls >= r->depth;
 }
 
+unsigned msc_report_stack_shown(const struct msc_rstack *s)
+{
+	unsigned i, calls = 0;
+
+	for (i = 0; s && i < s->n; i++)
+		if (!s->frames[i].inlined && ++calls > MSC_REPORT_SHOWN_CALLS)
+			break;
+	return i;
+}
+
 /* ------------------------------------------------------ heap over time */
 
 #define HEAP_FIRST_SLOT_NS 10000ull

@@ -246,8 +246,12 @@ int main(int argc, char **argv)
 	if (zbuf && !c)
 		c = write_zst(output, zbuf, zlen);
 	free(zbuf);
-	if (c && msc_cli_check_write(-c, output))
+	if (c == -ENOMEM) {
+		msc_warn("out of memory making the report");
 		status = MSC_EXIT_TROUBLE;
+	} else if (c && msc_cli_check_write(-c, output)) {
+		status = MSC_EXIT_TROUBLE;
+	}
 	/* Said once: what is left in the buffer is not tried again at exit. */
 	if (out == stdout && c) {
 		__fpurge(stdout);

@@ -187,11 +187,16 @@ else
 	lim=500000
 fi
 under() { (ulimit -v $lim; exec "$@"); }
-check_eq "a 16,383-deep chain: ms-report reads it, the site's stack whole" 16383 \
-	"$(under ms-report --json deep.ndjson | jq '.top.allocs[0].stack | length')"
+# Outputs list a stack's innermost 1,024 calls (four times the deepest
+# ms-record captures), and say how many frames they leave out.
+check_eq "a 16,383-deep chain: ms-report reads it, the site's stack listed to 1,024, the rest counted" \
+	"1024 15359" \
+	"$(under ms-report --json deep.ndjson | jq -r '.top.allocs[0] | "\(.stack | length) \(.stack_omitted)"')"
 check_eq "a 4,000-deep chain, a site on each: the top ten's stacks as deep as their ids" \
 	"$(seq 4000 -1 3991 | tr '\n' ' ')" \
-	"$(under ms-report --json -n 10 deep-sites.ndjson | jq -r '[.top.allocs[].stack | length] | map(tostring + " ") | add')"
+	"$(under ms-report --json -n 10 deep-sites.ndjson | jq -r '[.top.allocs[] | .stack_omitted + (.stack | length)] | map(tostring + " ") | add')"
+check_eq "a 1,024-deep stack is listed whole" "1024 null" \
+	"$(under ms-report --json -n 3000 deep-sites.ndjson | jq -r '.top.allocs[] | select(.stack | length == 1024) | select(.stack_omitted == null) | "\(.stack | length) \(.stack_omitted)"')"
 check_eq "ms-diff: against itself, nothing changed" 0 \
 	"$(under ms-diff deep-sites.ndjson deep-sites.ndjson | grep -c '"type":"delta"')"
 under ms-diff deep-half.ndjson deep-sites.ndjson >deep-diff.ndjson
@@ -202,7 +207,7 @@ check_eq "ms-diff: the 2,000 sites the second adds are new, each its own call pa
 check_range "ms-diff: its stack records as long as the input's" 1 \
 	"$(grep '"type":"stack"' deep-sites.ndjson | wc -c)" "$(grep '"type":"stack"' deep-diff.ndjson | wc -c)"
 check_eq "ms-diff: its stacks read back whole: the deepest new site's" 3999 \
-	"$(ms-report --json -n 1 deep-diff.ndjson | jq '.deltas[0].stack | length' 2>/dev/null || echo none)"
+	"$(ms-report --json -n 1 deep-diff.ndjson | jq '.deltas[0] | .stack_omitted + (.stack | length)' 2>/dev/null || echo none)"
 check_eq "ms-filter: passes the chain on" "$(grep -c . deep.ndjson)" \
 	"$(under ms-filter deep.ndjson | grep -c .)"
 # The flame graphs of 16,383 sites, one on each stack of the chain: the
@@ -218,6 +223,27 @@ check_status "a site on each of 16,383 chained stacks: --html within 3 s of CPU"
 	cpu ms-report --html -o deep-all.html deep-all.ndjson
 check_range "--svg: the chain's frames, one under the other" 16000 16383 \
 	"$(grep -c '<title>f$' deep-all.svg)"
+# The outputs that list stacks (--json, --pprof, --collapsed): at most
+# 1,024 calls of each, so time and memory linear in the sites (the JSON
+# report listing every frame took 14 s and 4 GB for -n 100, --pprof 12 s
+# and 1.2 GB).  A frame's JSON object is made once and shared.
+check_status "16,383 chained stacks: --json -n 100 within 3 s of CPU" 0 \
+	cpu ms-report --json -n 100 -o deep-all.json deep-all.ndjson
+check_eq "--json -n 100: a hundred sites, each its innermost 1,024 calls" "100 1024" \
+	"$(jq -r '.top.allocs | "\(length) \(map(.stack | length) | min)"' deep-all.json)"
+check_status "16,383 chained stacks: --pprof within 3 s of CPU and 500 MB" 0 \
+	sh -c "ulimit -v $lim; ulimit -t 3; exec ms-report --pprof -o deep-all.pb.gz deep-all.ndjson"
+check_status "16,383 chained stacks: --collapsed within 3 s of CPU" 0 \
+	cpu ms-report --collapsed --cost bytes -o deep-all.collapsed deep-all.ndjson
+check_eq "--collapsed: every stack, those past the header's depth [truncated] at their root" "16383 16320 1025" \
+	"$(awk '{ n++ } /^\[truncated\];/ { t++ } { d = split($1, x, ";"); if (d > m) m = d } END { print n, t, m }' deep-all.collapsed)"
+# Out of memory making the JSON document: said, exit 2, nothing written
+# (a member jansson could not allocate would silently be missing).
+if [ "$lim" != unlimited ]; then
+	check_status "--json out of memory: exit 2" 2 \
+		sh -c "ulimit -v 150000; exec ms-report --json -n 20000 -o oom.json deep-all.ndjson"
+	check_grep "--json out of memory: says so" "out of memory making the report" "$OUT/last.err"
+fi
 # Function names of a megabyte (48 s in --text once): shortened where a
 # report shows them, the report as short as with any name.
 HDR="$HDR" python3 -c '
