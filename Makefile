@@ -59,7 +59,7 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util fsafe ndjson zst cli proc stream snap hash diff_load diff sym agg agg_errors stacks collect collect_session scan freeze format recorder recorder_attach inject live poll filter report render render_text render_json render_flame render_html render_pprof pprof
+LIBMSC_MODS = arena err util fsafe ndjson zst cli proc stream snap hash diff_load diff sym agg agg_errors stacks collect collect_session scan freeze format recorder recorder_attach inject live poll filter report render_model render render_text render_json render_flame render_html render_pprof pprof
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))

@@ -9,9 +9,10 @@
  * render_html.c (one self-contained page: summary, heap over time, leaks
  * and the flame graph), render_pprof.c (a gzipped pprof profile, its
  * protobuf encoding in pprof.c).
- * They share the views of the model defined in render.c: sites and leaks
- * grouped by stack, the orders they are listed in, the totals, and what a
- * filter dropped.
+ * They share the views of the model defined in render_model.c: sites and
+ * leaks grouped by stack, the orders they are listed in, the totals, and
+ * what a filter dropped.  The renderers use render_model.c, never render.c:
+ * the dispatch is above them.
  */
 #ifndef MSC_RENDER_H
 #define MSC_RENDER_H
