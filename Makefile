@@ -43,7 +43,7 @@ WARN = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototype
 ifeq ($(DEVELOPER),1)
 WARN += -Werror
 endif
-BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP -Ilibmsc -Ilibmsc/proto
+BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -MMD -MP $(LIBMSC_INC)
 SAN_CFLAGS =
 ifneq ($(SANITIZE),)
 SAN_CFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -59,7 +59,23 @@ QUIET_LINK = @echo "  LINK    $@";
 endif
 
 TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
-LIBMSC_MODS = arena err util fsafe ndjson zst cli proc stream snap hash diff_load diff sym agg agg_errors stacks collect collect_session scan freeze format recorder recorder_attach inject live poll filter report render_model render render_text render_json render_flame render_html render_pprof pprof
+# libmsc's stages, bottom first: a stage's files use only the stages below
+# it (and proto/, the wire protocol the shim shares); make check-layers
+# checks the includes and the symbols.
+LIBMSC_STAGES = base io agg format procfs record analyze render cli
+LIBMSC_base = arena err util fsafe hash
+LIBMSC_io = ndjson zst
+LIBMSC_agg = agg agg_errors
+LIBMSC_format = format stream
+LIBMSC_procfs = proc snap poll
+LIBMSC_record = sym stacks collect collect_session write_event scan freeze live inject recorder \
+		recorder_attach
+LIBMSC_analyze = filter report diff_load diff
+LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \
+		render
+LIBMSC_cli = cli
+LIBMSC_MODS = $(foreach s,$(LIBMSC_STAGES),$(addprefix $(s)/,$(LIBMSC_$(s))))
+LIBMSC_INC = -Ilibmsc/proto $(addprefix -Ilibmsc/,$(LIBMSC_STAGES))
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))
 LIBMSC = libmsc/libmsc.a
 TOOL_BINS = $(addprefix tools/,$(TOOLS))
@@ -135,10 +151,10 @@ SOAK_PKGS = python3 sqlite3 curl jq redis-server redis-tools nginx-light memcach
 FUZZ_TARGETS = records proc supp hookspec diff
 FUZZ_TIME ?= 60
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilibmsc -Ilibmsc/proto -Itests/fuzz -O1 -g $(FUZZ_SAN)
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(LIBMSC_INC) -Itests/fuzz -O1 -g $(FUZZ_SAN)
 FUZZ_SAN_OBJS = $(addprefix tests/fuzz/obj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_REPLAY = $(addprefix tests/fuzz/bin/replay-,$(FUZZ_TARGETS))
-FUZZ_CLANG_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Ilibmsc -Ilibmsc/proto -Itests/fuzz -O1 -g \
+FUZZ_CLANG_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(LIBMSC_INC) -Itests/fuzz -O1 -g \
 		    -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
@@ -256,6 +272,7 @@ tests/fuzz/obj tests/fuzz/bin:
 	$(Q)mkdir -p $@
 
 tests/fuzz/obj/%.o: libmsc/%.c | tests/fuzz/obj
+	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
 tests/fuzz/obj/libmsc-san.a: $(FUZZ_SAN_OBJS)
@@ -275,6 +292,7 @@ tests/fuzz/cobj:
 	$(Q)mkdir -p $@
 
 tests/fuzz/cobj/%.o: libmsc/%.c | tests/fuzz/cobj
+	$(Q)mkdir -p $(@D)
 	$(QUIET_CC)clang $(FUZZ_CLANG_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c -o $@ $<
 
 tests/fuzz/cobj/libmsc-fuzz.a: $(FUZZ_CLANG_OBJS)
@@ -390,9 +408,9 @@ uninstall:
 	if [ -d $(DESTDIR)$(LIBDIR) ]; then rmdir $(DESTDIR)$(LIBDIR); fi
 
 clean:
-	rm -f libmsc/*.o libmsc/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
+	rm -f libmsc/*/*.o libmsc/*/*.d $(LIBMSC) tools/*.o tools/*.d $(TOOL_BINS) shim/*.o shim/*.d $(SHIM)
 	rm -f tools/ms-top/*.o tools/ms-top/*.d $(TOP_BIN)
 	rm -rf examples/bin tests/unit/bin tests/bench/bin tests/e2e/out tests/bench/out
 	rm -rf tests/fuzz/obj tests/fuzz/cobj tests/fuzz/bin tests/fuzz/out tests/stress/bin
 
--include $(wildcard libmsc/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*.d tests/fuzz/cobj/*.d)
+-include $(wildcard libmsc/*/*.d tools/*.d tools/ms-top/*.d shim/*.d tests/fuzz/obj/*/*.d tests/fuzz/cobj/*/*.d)

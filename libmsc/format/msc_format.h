@@ -24,7 +24,6 @@
 
 #include "msc_agg.h"
 #include "msc_arena.h"
-#include "msc_collect.h"
 #include "msc_hash.h"
 #include "msc_ndjson.h"
 
@@ -240,12 +239,6 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 		    int pid);
 void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
 		    int pid);
-/* The --events record of an event ("alloc", "free", "unfree", "mmap",
- * "munmap", "mremap", "brk", "thread"); fr: what msc_agg_free found of a
- * freed block, NULL when it was unknown.  Other types write nothing.  The
- * caller writes the event's stack record first. */
-void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
-		     const struct msc_freed *fr);
 /* An "error" record (a memory error the last event made: a->err); the
  * caller writes its stack records first. */
 void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pid);
