@@ -448,7 +448,7 @@ static uint64_t elf_int3(struct elf_file *ef)
 
 /* ------------------------------------------------------------- checks */
 
-static int explain_eperm_tid(int pid, int tid, struct msc_err *err);
+static int explain_eperm_tid(int pid, int tid, bool seize, struct msc_err *err);
 
 /* Does this process hold CAP_SYS_PTRACE (bit 19 of its CapEff)? */
 static bool has_cap_ptrace(void)
@@ -468,11 +468,37 @@ static bool has_cap_ptrace(void)
 
 static int explain_eperm(int pid, struct msc_err *err)
 {
-	return explain_eperm_tid(pid, pid, err);
+	return explain_eperm_tid(pid, pid, false, err);
 }
 
-/* Why tracing pid (its thread tid) is refused. */
-static int explain_eperm_tid(int pid, int tid, struct msc_err *err)
+/* The user namespace's inode number that /proc/<who>/ns/user names. */
+static unsigned long user_ns(const char *who)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/user", who);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = 0;
+	return strncmp(link, "user:[", 6) == 0 ? strtoul(link + 6, NULL, 10) : 0;
+}
+
+/* Our capabilities hold over pid: we are in the first user namespace
+ * (its inode number is fixed, PROC_USER_INIT_INO) or in pid's. */
+static bool caps_reach(int pid)
+{
+	char who[16];
+	unsigned long ours = user_ns("self");
+
+	snprintf(who, sizeof(who), "%d", pid);
+	return ours != 0 && (ours == 0xEFFFFFFDul || ours == user_ns(who));
+}
+
+/* Why tracing pid (its thread tid) is refused; seize: it was the
+ * PTRACE_SEIZE of tid that was. */
+static int explain_eperm_tid(int pid, int tid, bool seize, struct msc_err *err)
 {
 	struct msc_procfs fs;
 	struct msc_pstatus ps;
@@ -500,15 +526,15 @@ static int explain_eperm_tid(int pid, int tid, struct msc_err *err)
 				    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
 				    pid, tracer, named ? " (" : "", named ? tr.comm : "",
 				    named ? ")" : "");
-	} else if (tid != pid && geteuid() == 0 && has_cap_ptrace()) {
-		/* Refused to one who may trace anything: its thread was
+	} else if (scope >= 3) {
+		msc_err_set(err, rc,
+			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");
+	} else if (seize && geteuid() == 0 && has_cap_ptrace() && caps_reach(pid)) {
+		/* A seize refused to one who may trace it: the thread was
 		 * traced, by one that has let go since. */
 		msc_err_set(err, -EBUSY,
 			    "pid %d was being traced by another process (another ms-record, a debugger) at that moment; try again",
 			    pid);
-	} else if (scope >= 3) {
-		msc_err_set(err, rc,
-			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");
 	} else if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
 		msc_err_set(err, rc,
 			    "not permitted to trace pid %d (owned by uid %ld); run as that user or as root",
@@ -1616,7 +1642,7 @@ int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry,
 				 "pid %d: no thread was outside the allocator and loader in %d ms; try again",
 				 pid, t.timeout_ms);
 	else if (rc == -EPERM)
-		rc = explain_eperm_tid(pid, t.tid, err);
+		rc = explain_eperm_tid(pid, t.tid, true, err);
 	if (rc)
 		goto out;
 	boost(&t);
