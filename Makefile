@@ -62,13 +62,13 @@ TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
 # libmsc's stages, bottom first: a stage's files use only the stages below
 # it (and proto/, the wire protocol the shim shares); make check-layers
 # checks the includes and the symbols.
-LIBMSC_STAGES = base io agg format procfs record analyze render cli
+LIBMSC_STAGES = base io format procfs agg record analyze render cli
 LIBMSC_base = arena err util fsafe hash
 LIBMSC_io = ndjson zst
 LIBMSC_agg = agg agg_errors
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
-LIBMSC_record = sym stacks collect collect_session write_event scan freeze live inject recorder \
+LIBMSC_record = sym stacks collect collect_session records scan freeze live inject recorder \
 		recorder_attach
 LIBMSC_analyze = filter report diff_load diff
 LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \

@@ -9,10 +9,8 @@
  *     refer to frame records and to a parent stack by id), the frame an
  *     allocation is attributed to, and the one label a frame has in every
  *     output;
- *   - writing what the collector and msc_agg know as records: "site",
- *     "leak", "sample", the event records of --events, and the totals of
- *     "end".  ms-record writes them all through these functions;
- *     ms-report's reader (report.c) takes the same names back.
+ *   - the names every writer of records uses (ms-record's are in
+ *     record/msc_records.h) and every reader takes back.
  *
  * msc_ndjson knows JSON, this module knows records.  pid < 0 omits the
  * "pid" member (single-process event streams).
@@ -22,7 +20,6 @@
 
 #include <stdint.h>
 
-#include "msc_agg.h"
 #include "msc_arena.h"
 #include "msc_hash.h"
 #include "msc_ndjson.h"
@@ -232,30 +229,5 @@ int msc_header_alloc_fns(const struct msc_rec *header, struct msc_arena *a,
 bool msc_is_mapping_fn(const char *fn);
 /* The last component of a path ("libc.so.6"); NULL gives NULL. */
 const char *msc_base_name(const char *path);
-
-/* ------------------------------------------------------------ writing */
-
-void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
-		    int pid);
-void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
-		    int pid);
-/* An "error" record (a memory error the last event made: a->err); the
- * caller writes its stack records first. */
-void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pid);
-/* A "sample": the rss the collector read and the heap as a stands. */
-void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
-		      uint64_t rss);
-/* The leak totals an "end" record says (msc_agg_leak_totals'). */
-struct msc_leak_sum {
-	uint64_t bytes, blocks;
-	bool scanned;
-};
-
-/* The totals members of an "end" record (the caller opened it).  leaks
- * false leaves out the leak totals (an image replaced by exec leaks nothing).
- * sum, if not NULL, gets the leak totals, so that the caller need not walk
- * every live block again for them. */
-void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
-		      struct msc_leak_sum *sum);
 
 #endif

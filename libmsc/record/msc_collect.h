@@ -175,13 +175,4 @@ uint64_t msc_collector_now(struct msc_collector *c);
 bool msc_cproc_unsampled(const struct msc_cproc *p, uint64_t *allocs, uint64_t *bytes,
 			 uint64_t *frees);
 
-/* The --events record of an event ("alloc", "free", "unfree", "mmap",
- * "munmap", "mremap", "brk", "thread"); fr: what msc_agg_free found of a
- * freed block, NULL when it was unknown.  Other types write nothing.  The
- * caller writes the event's stack record first. */
-struct msc_writer;
-struct msc_freed;
-void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
-		     const struct msc_freed *fr);
-
 #endif

@@ -20,6 +20,7 @@
 #include "msc_live.h"
 #include "msc_proc.h"
 #include "msc_recorder.h"
+#include "msc_records.h"
 #include "msc_scan.h"
 #include "msc_stacks.h"
 #include "msc_stream.h"
