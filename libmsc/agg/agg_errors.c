@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msc_agg.h"
+#include "agg_internal.h"
 
 static const char *const error_names[MSC_ERR_KINDS] = {
 	[MSC_ERR_NONE] = "",
