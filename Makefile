@@ -159,7 +159,7 @@ FUZZ_CLANG_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(LIBMSC_INC) -Itests/fuzz -O1 -g \
 FUZZ_CLANG_OBJS = $(addprefix tests/fuzz/cobj/,$(addsuffix .o,$(LIBMSC_MODS)))
 FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 
-.PHONY: all check demo deps bench-deps shot-deps fuzz-deps soak-attach install uninstall clean unit e2e bench \
+.PHONY: all check check-layers print-stages demo deps bench-deps shot-deps fuzz-deps soak-attach install uninstall clean unit e2e bench \
 	screenshot pictures fuzz fuzz-replay stress check-sanitize
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -346,9 +346,19 @@ e2e: all tests/bench/bin/live_heap
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory fuzz-replay
 	$(Q)$(MAKE) --no-print-directory e2e
+
+# libmsc's stages go one way down (DESIGN.md): no include and no symbol of a
+# stage above, no cycle of modules (tests/check-layers.sh; t0005 shows that
+# it fails on each).
+check-layers: $(LIBMSC)
+	$(Q)sh tests/check-layers.sh $(LIBMSC_STAGES)
+
+print-stages:
+	@echo $(LIBMSC_STAGES)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
