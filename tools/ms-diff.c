@@ -14,40 +14,13 @@
 #include "msc_ndjson.h"
 #include "msc_stream.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-diff [options] BEFORE AFTER\n"
 	"Compare two memscope snapshots (ms-snap) or two recordings (ms-record)\n"
 	"and write what changed, largest growth first, as \"delta\" records (or the\n"
-	"report 'ms-diff | ms-report' prints, with --text, --md or --json).\n"
-	"\n"
-	"      --metric LIST          figures to compare, comma-separated (default\n"
-	"                             rss,pss,swap for snapshots, live_bytes\n"
-	"                             first for those of a recorded process,\n"
-	"                             live_bytes,leaked_bytes,peak,at_peak,allocs\n"
-	"                             for recordings; \"all\" for every figure);\n"
-	"                             the first one is used for the totals\n"
-	"      --pair BEFORE=AFTER    compare BEFORE's process with AFTER's whatever\n"
-	"                             their names: programs of recordings, pids or\n"
-	"                             process names of snapshots (repeatable)\n"
-	"      --no-pair              do not pair two single-program recordings\n"
-	"                             of different names\n"
-	"      --min-change SIZE      hide changes smaller than SIZE (K/M/G suffixes)\n"
-	"      --unchanged            show unchanged figures too\n"
-	"      --fail-on-growth SIZE|PCT\n"
-	"                             exit 1 when the total growth is more than\n"
-	"                             SIZE bytes or PCT percent (\"10%\")\n"
-	"      --text                 print a report for a terminal (the one\n"
-	"                             'ms-diff | ms-report' prints)\n"
-	"      --md                   print it as GitHub-flavoured Markdown\n"
-	"      --json                 print it as one JSON document\n"
-	"  -n, --top N                rows per table with --text or --md\n"
-	"                             (default 10)\n"
-	"  -o, --output FILE          write to FILE instead of standard output\n"
-	"                             (compressed with zstd if it ends in .zst)\n"
-	"  -q, --quiet                no warnings\n"
-	"  -h, --help                 show this help and exit\n"
-	"  -V, --version              show the version and exit\n"
-	"\n"
+	"report 'ms-diff | ms-report' prints, with --text, --md or --json).\n";
+
+static const char tail[] =
 	"Processes match when their pid and start time agree (a reused pid is a\n"
 	"new process); mappings match by process and name; the sites and leaks\n"
 	"of recordings by call path (function names), the programs by name (two\n"
@@ -66,20 +39,40 @@ enum {
 	OPT_NO_PAIR,
 };
 
-static const struct option longopts[] = {
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
-	{ "unchanged", no_argument, NULL, OPT_UNCHANGED },
-	{ "pair", required_argument, NULL, OPT_PAIR },
-	{ "no-pair", no_argument, NULL, OPT_NO_PAIR },
-	{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
-	{ "text", no_argument, NULL, OPT_TEXT },
-	{ "md", no_argument, NULL, OPT_MD },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "top", required_argument, NULL, 'n' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ OPT_METRIC, "metric", required_argument, "LIST",
+	  "figures to compare, comma-separated (default\n"
+	  "rss,pss,swap for snapshots, live_bytes\n"
+	  "first for those of a recorded process,\n"
+	  "live_bytes,leaked_bytes,peak,at_peak,allocs\n"
+	  "for recordings; \"all\" for every figure);\n"
+	  "the first one is used for the totals" },
+	{ OPT_PAIR, "pair", required_argument, "BEFORE=AFTER",
+	  "compare BEFORE's process with AFTER's whatever\n"
+	  "their names: programs of recordings, pids or\n"
+	  "process names of snapshots (repeatable)" },
+	{ OPT_NO_PAIR, "no-pair", no_argument, NULL,
+	  "do not pair two single-program recordings\n"
+	  "of different names" },
+	{ OPT_MIN_CHANGE, "min-change", required_argument, "SIZE",
+	  "hide changes smaller than SIZE (K/M/G suffixes)" },
+	{ OPT_UNCHANGED, "unchanged", no_argument, NULL, "show unchanged figures too" },
+	{ OPT_FAIL, "fail-on-growth", required_argument, "SIZE|PCT",
+	  "exit 1 when the total growth is more than\n"
+	  "SIZE bytes or PCT percent (\"10%\")" },
+	{ OPT_TEXT, "text", no_argument, NULL,
+	  "print a report for a terminal (the one\n"
+	  "'ms-diff | ms-report' prints)" },
+	{ OPT_MD, "md", no_argument, NULL, "print it as GitHub-flavoured Markdown" },
+	{ OPT_JSON, "json", no_argument, NULL, "print it as one JSON document" },
+	{ 'n', "top", required_argument, "N",
+	  "rows per table with --text or --md\n"
+	  "(default 10)" },
+	{ 'o', "output", required_argument, "FILE",
+	  "write to FILE instead of standard output\n"
+	  "(compressed with zstd if it ends in .zst)" },
+	{ 'q', "quiet", no_argument, NULL, "no warnings" },
+	{ 0 },
 };
 
 /* --all was --unchanged until 0.1: it is ms-snap's every process. */
@@ -88,7 +81,9 @@ static const struct msc_cli_alias aliases[] = {
 	{ NULL, NULL, 0, 0 },
 };
 
-static const struct msc_cli cli = { "ms-diff", help, "n:o:q", longopts, aliases };
+static const struct msc_cli cli = {
+	.name = "ms-diff", .usage = usage, .opts = opts, .column = 29, .tail = tail, .aliases = aliases,
+};
 
 static void write_diff(void *ctx, struct msc_writer *w)
 {

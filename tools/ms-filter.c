@@ -12,44 +12,12 @@
 #include "msc_filter.h"
 #include "msc_ndjson.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-filter [options] [FILE]\n"
 	"Filter a memscope stream (from ms-record, ms-snap, ms-diff or ms-filter),\n"
-	"reading FILE or standard input, writing a valid stream to standard output.\n"
-	"\n"
-	"  -m, --min SIZE         keep allocations of SIZE bytes or more (K/M/G)\n"
-	"  -M, --max SIZE         keep allocations of SIZE bytes or less\n"
-	"  -I, --ignore PAT       drop what PAT allocates for itself: the frame an\n"
-	"                         allocation is attributed to (the innermost one that\n"
-	"                         is not a wrapper such as strdup) matches PAT, a\n"
-	"                         glob on function, source file or module (libc)\n"
-	"      --ignore-frame PAT\n"
-	"                         drop allocations with any frame matching PAT\n"
-	"      --only PAT         keep only allocations with a frame matching PAT\n"
-	"      --alloc-fn NAME    treat NAME as an allocation wrapper too (xmalloc)\n"
-	"  -s, --suppressions FILE\n"
-	"                         drop leaks matching LeakSanitizer leak:PATTERN\n"
-	"                         lines; print what each rule suppressed\n"
-	"  -t, --transient        drop allocations freed within --min-age\n"
-	"      --min-age DURATION\n"
-	"                         the age below which a block is transient\n"
-	"                         (default 1ms; 10us, 1s...)\n"
-	"      --type T[,T...]    keep only records of these types\n"
-	"  -p, --pid PID          keep only the records of process PID\n"
-	"  -n, --top N            keep the N largest sites and leaks (by bytes)\n"
-	"      --expand           write each stack with its frames in place, as\n"
-	"                         format version 1 does (for older readers)\n"
-	"  -o, --output FILE      write to FILE instead of standard output\n"
-	"                         (compressed with zstd if it ends in .zst)\n"
-	"      --fail-on-leak[=KINDS]\n"
-	"                         exit 1 when leaks of these kinds pass the filters\n"
-	"                         (default definitely,indirectly,unscanned: what\n"
-	"                         the report calls leaked; all for every kind)\n"
-	"      --fail-on-error    exit 1 when memory errors pass the filters\n"
-	"  -q, --quiet            no warnings, no suppression summary\n"
-	"  -h, --help             show this help and exit\n"
-	"  -V, --version          show the version and exit\n"
-	"\n"
+	"reading FILE or standard input, writing a valid stream to standard output.\n";
+
+static const char tail[] =
 	"header and end records always pass; the end record lists what was dropped\n"
 	"(\"filtered\") and by which filters.  Exit status: 0 ok, 1 a gate failed\n"
 	"(the output is complete), 2 bad input or error (what was written before\n"
@@ -58,25 +26,44 @@ static const char help[] =
 enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND,
        OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR };
 
-static const struct option longopts[] = {
-	{ "min", required_argument, NULL, 'm' },
-	{ "max", required_argument, NULL, 'M' },
-	{ "ignore", required_argument, NULL, 'I' },
-	{ "ignore-frame", required_argument, NULL, OPT_IGNORE_FRAME },
-	{ "only", required_argument, NULL, OPT_ONLY },
-	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
-	{ "suppressions", required_argument, NULL, 's' },
-	{ "transient", no_argument, NULL, 't' },
-	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
-	{ "type", required_argument, NULL, OPT_TYPE },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "top", required_argument, NULL, 'n' },
-	{ "expand", no_argument, NULL, OPT_EXPAND },
-	{ "fail-on-leak", optional_argument, NULL, OPT_FAIL_ON_LEAK },
-	{ "fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ 'm', "min", required_argument, "SIZE", "keep allocations of SIZE bytes or more (K/M/G)" },
+	{ 'M', "max", required_argument, "SIZE", "keep allocations of SIZE bytes or less" },
+	{ 'I', "ignore", required_argument, "PAT",
+	  "drop what PAT allocates for itself: the frame an\n"
+	  "allocation is attributed to (the innermost one that\n"
+	  "is not a wrapper such as strdup) matches PAT, a\n"
+	  "glob on function, source file or module (libc)" },
+	{ OPT_IGNORE_FRAME, "ignore-frame", required_argument, "PAT",
+	  "drop allocations with any frame matching PAT" },
+	{ OPT_ONLY, "only", required_argument, "PAT",
+	  "keep only allocations with a frame matching PAT" },
+	{ OPT_ALLOC_FN, "alloc-fn", required_argument, "NAME",
+	  "treat NAME as an allocation wrapper too (xmalloc)" },
+	{ 's', "suppressions", required_argument, "FILE",
+	  "drop leaks matching LeakSanitizer leak:PATTERN\n"
+	  "lines; print what each rule suppressed" },
+	{ 't', "transient", no_argument, NULL, "drop allocations freed within --min-age" },
+	{ OPT_MIN_AGE, "min-age", required_argument, "DURATION",
+	  "the age below which a block is transient\n"
+	  "(default 1ms; 10us, 1s...)" },
+	{ OPT_TYPE, "type", required_argument, "T[,T...]", "keep only records of these types" },
+	{ 'p', "pid", required_argument, "PID", "keep only the records of process PID" },
+	{ 'n', "top", required_argument, "N", "keep the N largest sites and leaks (by bytes)" },
+	{ OPT_EXPAND, "expand", no_argument, NULL,
+	  "write each stack with its frames in place, as\n"
+	  "format version 1 does (for older readers)" },
+	{ 'o', "output", required_argument, "FILE",
+	  "write to FILE instead of standard output\n"
+	  "(compressed with zstd if it ends in .zst)" },
+	{ OPT_FAIL_ON_LEAK, "fail-on-leak", optional_argument, "KINDS",
+	  "exit 1 when leaks of these kinds pass the filters\n"
+	  "(default definitely,indirectly,unscanned: what\n"
+	  "the report calls leaked; all for every kind)" },
+	{ OPT_FAIL_ON_ERROR, "fail-on-error", no_argument, NULL,
+	  "exit 1 when memory errors pass the filters" },
+	{ 'q', "quiet", no_argument, NULL, "no warnings, no suppression summary" },
+	{ 0 },
 };
 
 /* -i was --ignore until 0.1: it is ms-record's --interval. */
@@ -85,7 +72,9 @@ static const struct msc_cli_alias aliases[] = {
 	{ NULL, NULL, 0, 0 },
 };
 
-static const struct msc_cli cli = { "ms-filter", help, "m:M:I:s:tp:n:o:q", longopts, aliases };
+static const struct msc_cli cli = {
+	.name = "ms-filter", .usage = usage, .opts = opts, .column = 25, .tail = tail, .aliases = aliases,
+};
 
 /* A growable list of option arguments. */
 struct list {

@@ -26,55 +26,15 @@
 #include "msc_recorder.h"
 #include "msc_util.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-record [options] [--] PROGRAM [ARGS...]\n"
 	"       ms-record [options] -p PID\n"
 	"Run PROGRAM with libmemscope.so preloaded, or load it into the running\n"
 	"process PID, and write what it allocates as memscope records (NDJSON):\n"
 	"allocation sites and leaks with symbolized stacks, rss samples, and a\n"
-	"summary.\n"
-	"\n"
-	"  -p, --pid PID        attach to process PID (no gdb needed), record until\n"
-	"                       interrupted, --duration, or its exit, then detach:\n"
-	"                       it keeps running as it was\n"
-	"      --duration TIME  with -p, detach after TIME (\"30s\", \"5m\")\n"
-	"      --poll           with -p, load nothing into the process: sample its\n"
-	"                       rss, pss, swap and mappings from /proc each\n"
-	"                       interval (-i, default 1000 ms)\n"
-	"  -o, --output FILE    write the records to FILE (default: standard output;\n"
-	"                       on a terminal, memscope.NAME.PID.ndjson), compressed\n"
-	"                       with zstd if it ends in .zst\n"
-	"  -e, --events         also write every allocation and free event\n"
-	"  -i, --interval MS    rss sampling period in milliseconds (default 100,\n"
-	"                       0 for none; 1000 with --poll)\n"
-	"      --depth N        frames per stack, 1 to 256 (default 64)\n"
-	"      --unwind MODE    dwarf (default), fp (frame pointers), libunwind,\n"
-	"                       or none (allocation call site only)\n"
-	"  -f, --follow         record forked and exec'ed children too, as\n"
-	"                       separate pid-tagged streams\n"
-	"      --no-scan        do not classify leaks by reachability at exit\n"
-	"      --alloc-fn NAME  NAME (a glob) allocates for its caller, as xmalloc or\n"
-	"                       g_malloc do: reports attribute what it allocates to\n"
-	"                       its caller (repeatable; common ones are built in)\n"
-	"      --free-stacks    capture whole stacks of frees for memory errors\n"
-	"                       (double or invalid frees, mismatches); by default\n"
-	"                       only the caller of free (cheaper)\n"
-	"      --sample BYTES   record an allocation with probability\n"
-	"                       1 - exp(-size/BYTES) (\"512K\", \"1M\"): about one\n"
-	"                       per BYTES allocated, for an overhead a production\n"
-	"                       server can keep; sites and leaks become unbiased\n"
-	"                       estimates, totals of allocations and bytes stay\n"
-	"                       exact; no reachability scan\n"
-	"      --lossy          drop events rather than slow the program down when\n"
-	"                       ms-record cannot keep up (counted in \"lost\")\n"
-	"      --hook SPEC      record the calls of a custom allocator's function\n"
-	"                       as allocations or frees (repeatable, up to 16):\n"
-	"                       NAME=alloc,size=argN  NAME=free,ptr=argN\n"
-	"                       NAME=realloc,ptr=argN,size=argM  (N, M: 1 to 6)\n"
-	"  -q, --quiet          no summary line on standard error\n"
-	"  -h, --help           show this help and exit\n"
-	"  -V, --version        show the version and exit\n"
-	"\n"
+	"summary.\n";
+
+static const char tail[] =
 	"Exit status: the program's own, 128+N when it died of signal N; 125 when\n"
 	"ms-record failed, 126 when PROGRAM cannot be run or profiled (not\n"
 	"executable, statically linked, setuid), 127 when it was not found.\n"
@@ -84,24 +44,59 @@ static const char help[] =
 enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH,
        OPT_UNWIND, OPT_HOOK, OPT_SAMPLE };
 
-static const struct option longopts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "events", no_argument, NULL, 'e' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "depth", required_argument, NULL, OPT_DEPTH },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "follow", no_argument, NULL, 'f' },
-	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
-	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
-	{ "free-stacks", no_argument, NULL, OPT_FREE_STACKS },
-	{ "lossy", no_argument, NULL, OPT_LOSSY },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "poll", no_argument, NULL, OPT_POLL },
-	{ "hook", required_argument, NULL, OPT_HOOK },
-	{ "sample", required_argument, NULL, OPT_SAMPLE },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ 'p', "pid", required_argument, "PID",
+	  "attach to process PID (no gdb needed), record until\n"
+	  "interrupted, --duration, or its exit, then detach:\n"
+	  "it keeps running as it was" },
+	{ OPT_DURATION, "duration", required_argument, "TIME",
+	  "with -p, detach after TIME (\"30s\", \"5m\")" },
+	{ OPT_POLL, "poll", no_argument, NULL,
+	  "with -p, load nothing into the process: sample its\n"
+	  "rss, pss, swap and mappings from /proc each\n"
+	  "interval (-i, default 1000 ms)" },
+	{ 'o', "output", required_argument, "FILE",
+	  "write the records to FILE (default: standard output;\n"
+	  "on a terminal, memscope.NAME.PID.ndjson), compressed\n"
+	  "with zstd if it ends in .zst" },
+	{ 'e', "events", no_argument, NULL, "also write every allocation and free event" },
+	{ 'i', "interval", required_argument, "MS",
+	  "rss sampling period in milliseconds (default 100,\n"
+	  "0 for none; 1000 with --poll)" },
+	{ OPT_DEPTH, "depth", required_argument, "N", "frames per stack, 1 to 256 (default 64)" },
+	{ OPT_UNWIND, "unwind", required_argument, "MODE",
+	  "dwarf (default), fp (frame pointers), libunwind,\n"
+	  "or none (allocation call site only)" },
+	{ 'f', "follow", no_argument, NULL,
+	  "record forked and exec'ed children too, as\n"
+	  "separate pid-tagged streams" },
+	{ OPT_NO_SCAN, "no-scan", no_argument, NULL,
+	  "do not classify leaks by reachability at exit" },
+	{ OPT_ALLOC_FN, "alloc-fn", required_argument, "NAME",
+	  "NAME (a glob) allocates for its caller, as xmalloc or\n"
+	  "g_malloc do: reports attribute what it allocates to\n"
+	  "its caller (repeatable; common ones are built in)" },
+	{ OPT_FREE_STACKS, "free-stacks", no_argument, NULL,
+	  "capture whole stacks of frees for memory errors\n"
+	  "(double or invalid frees, mismatches); by default\n"
+	  "only the caller of free (cheaper)" },
+	{ OPT_SAMPLE, "sample", required_argument, "BYTES",
+	  "record an allocation with probability\n"
+	  "1 - exp(-size/BYTES) (\"512K\", \"1M\"): about one\n"
+	  "per BYTES allocated, for an overhead a production\n"
+	  "server can keep; sites and leaks become unbiased\n"
+	  "estimates, totals of allocations and bytes stay\n"
+	  "exact; no reachability scan" },
+	{ OPT_LOSSY, "lossy", no_argument, NULL,
+	  "drop events rather than slow the program down when\n"
+	  "ms-record cannot keep up (counted in \"lost\")" },
+	{ OPT_HOOK, "hook", required_argument, "SPEC",
+	  "record the calls of a custom allocator's function\n"
+	  "as allocations or frees (repeatable, up to 16):\n"
+	  "NAME=alloc,size=argN  NAME=free,ptr=argN\n"
+	  "NAME=realloc,ptr=argN,size=argM  (N, M: 1 to 6)" },
+	{ 'q', "quiet", no_argument, NULL, "no summary line on standard error" },
+	{ 0 },
 };
 
 /* -d and -u are ms-top's --delay and --user, as in top(1). */
@@ -111,7 +106,15 @@ static const struct msc_cli_alias aliases[] = {
 	{ NULL, NULL, 0, 0 },
 };
 
-static const struct msc_cli cli = { "ms-record", help, "+o:ei:fqp:", longopts, aliases };
+static const struct msc_cli cli = {
+	.name = "ms-record",
+	.usage = usage,
+	.opts = opts,
+	.column = 23,
+	.tail = tail,
+	.aliases = aliases,
+	.in_order = true,
+};
 
 #define EXIT_OWN 125
 #define EXIT_CANNOT_RUN 126

@@ -12,41 +12,12 @@
 #include "msc_ndjson.h"
 #include "msc_report.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-report [options] [FILE]\n"
 	"Turn a memscope stream (from ms-record, ms-filter, ms-snap or ms-diff),\n"
-	"read from FILE or standard input, into a report.\n"
-	"\n"
-	"      --text            plain text for an 80-column terminal (default)\n"
-	"      --md              GitHub-flavoured Markdown (for a pull request)\n"
-	"      --json            one JSON document, for scripts\n"
-	"      --collapsed       folded stacks for flamegraph.pl\n"
-	"      --svg             a self-contained interactive flame graph\n"
-	"      --html            one self-contained page: summary, heap over time,\n"
-	"                        leaks with their stacks, flame graph\n"
-	"      --pprof           a gzipped pprof profile (profile.proto), for go tool\n"
-	"                        pprof and continuous profilers\n"
-	"  -n, --top N           rows per table (default 10)\n"
-	"      --sections LIST   summary,errors,leaks,top,temporary,sizes,timeline\n"
-	"                        or all\n"
-	"                        (default all)\n"
-	"      --cost WHAT       what --collapsed, --svg and --html weigh: leaked\n"
-	"                        (default; pictures: peak when nothing leaked),\n"
-	"                        allocs, bytes, peak\n"
-	"      --icicle          flame graphs top-down, the callers above\n"
-	"      --alloc-fn NAME   attribute what NAME allocates to its caller\n"
-	"      --title TEXT      the title of the --svg flame graph or --html page\n"
-	"  -o, --output FILE     write to FILE instead of standard output\n"
-	"                        (compressed with zstd if it ends in .zst)\n"
-	"      --fail-on-leak[=KINDS]\n"
-	"                        exit 1 when the stream holds leaks of these kinds\n"
-	"                        (default definitely,indirectly,unscanned: what\n"
-	"                        the report calls leaked; all for every kind)\n"
-	"      --fail-on-error   exit 1 when it holds memory errors\n"
-	"  -q, --quiet           no warnings (errors are still reported)\n"
-	"  -h, --help            show this help and exit\n"
-	"  -V, --version         show the version and exit\n"
-	"\n"
+	"read from FILE or standard input, into a report.\n";
+
+static const char tail[] =
 	"Exit status: 0 ok, 1 a gate failed (the report is written), 2 bad input\n"
 	"or error (the report of what was read before the bad record is still\n"
 	"written).\n";
@@ -56,28 +27,48 @@ enum {
 	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR
 };
 
-static const struct option longopts[] = {
-	{ "text", no_argument, NULL, OPT_TEXT },
-	{ "md", no_argument, NULL, OPT_MD },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
-	{ "svg", no_argument, NULL, OPT_SVG },
-	{ "html", no_argument, NULL, OPT_HTML },
-	{ "pprof", no_argument, NULL, OPT_PPROF },
-	{ "top", required_argument, NULL, 'n' },
-	{ "sections", required_argument, NULL, OPT_SECTIONS },
-	{ "cost", required_argument, NULL, OPT_COST },
-	{ "icicle", no_argument, NULL, OPT_ICICLE },
-	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "fail-on-leak", optional_argument, NULL, OPT_FAIL_ON_LEAK },
-	{ "fail-on-error", no_argument, NULL, OPT_FAIL_ON_ERROR },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ OPT_TEXT, "text", no_argument, NULL, "plain text for an 80-column terminal (default)" },
+	{ OPT_MD, "md", no_argument, NULL, "GitHub-flavoured Markdown (for a pull request)" },
+	{ OPT_JSON, "json", no_argument, NULL, "one JSON document, for scripts" },
+	{ OPT_COLLAPSED, "collapsed", no_argument, NULL, "folded stacks for flamegraph.pl" },
+	{ OPT_SVG, "svg", no_argument, NULL, "a self-contained interactive flame graph" },
+	{ OPT_HTML, "html", no_argument, NULL,
+	  "one self-contained page: summary, heap over time,\n"
+	  "leaks with their stacks, flame graph" },
+	{ OPT_PPROF, "pprof", no_argument, NULL,
+	  "a gzipped pprof profile (profile.proto), for go tool\n"
+	  "pprof and continuous profilers" },
+	{ 'n', "top", required_argument, "N", "rows per table (default 10)" },
+	{ OPT_SECTIONS, "sections", required_argument, "LIST",
+	  "summary,errors,leaks,top,temporary,sizes,timeline\n"
+	  "or all\n"
+	  "(default all)" },
+	{ OPT_COST, "cost", required_argument, "WHAT",
+	  "what --collapsed, --svg and --html weigh: leaked\n"
+	  "(default; pictures: peak when nothing leaked),\n"
+	  "allocs, bytes, peak" },
+	{ OPT_ICICLE, "icicle", no_argument, NULL, "flame graphs top-down, the callers above" },
+	{ OPT_ALLOC_FN, "alloc-fn", required_argument, "NAME",
+	  "attribute what NAME allocates to its caller" },
+	{ OPT_TITLE, "title", required_argument, "TEXT",
+	  "the title of the --svg flame graph or --html page" },
+	{ 'o', "output", required_argument, "FILE",
+	  "write to FILE instead of standard output\n"
+	  "(compressed with zstd if it ends in .zst)" },
+	{ OPT_FAIL_ON_LEAK, "fail-on-leak", optional_argument, "KINDS",
+	  "exit 1 when the stream holds leaks of these kinds\n"
+	  "(default definitely,indirectly,unscanned: what\n"
+	  "the report calls leaked; all for every kind)" },
+	{ OPT_FAIL_ON_ERROR, "fail-on-error", no_argument, NULL,
+	  "exit 1 when it holds memory errors" },
+	{ 'q', "quiet", no_argument, NULL, "no warnings (errors are still reported)" },
+	{ 0 },
 };
 
-static const struct msc_cli cli = { "ms-report", help, "n:o:q", longopts };
+static const struct msc_cli cli = {
+	.name = "ms-report", .usage = usage, .opts = opts, .column = 24, .tail = tail,
+};
 
 /* The report, compressed with zstd into path; 0 or -errno. */
 static int write_zst(const char *path, const char *buf, size_t len)

@@ -16,49 +16,43 @@
 #include "msc_snap.h"
 #include "msc_stream.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-snap [options] -p PID [-p PID...]\n"
 	"       ms-snap [options] -a\n"
-	"Write a snapshot of processes' memory as memscope records (NDJSON).\n"
-	"\n"
-	"  -p, --pid PID       snapshot process PID (repeatable)\n"
-	"  -a, --all           snapshot every process (process records only,\n"
-	"                      from smaps_rollup, unless --groups or --maps)\n"
-	"      --groups        mapping records grouped by what they map: [heap],\n"
-	"                      [stack], [anon], one per file (default with -p)\n"
-	"      --maps          one mapping record per mapping\n"
-	"      --no-maps       process records only (default with -a)\n"
-	"      --kthreads      with -a, include kernel threads\n"
-	"      --leaks         with -p, for a process ms-record is recording: its\n"
-	"                      leaks now (a reachability scan, its threads stopped\n"
-	"                      while its memory is read), as leak records\n"
-	"  -o, --output FILE   write to FILE instead of standard output\n"
-	"                      (compressed with zstd if it ends in .zst)\n"
-	"      --proc DIR      read DIR instead of /proc\n"
-	"  -q, --quiet         do not warn about processes that cannot be read\n"
-	"  -h, --help          show this help and exit\n"
-	"  -V, --version       show the version and exit\n"
-	"\n"
+	"Write a snapshot of processes' memory as memscope records (NDJSON).\n";
+
+static const char tail[] =
 	"Exit status: 0 when the snapshot was written, 2 when nothing could be\n"
 	"read or on error.  Record format: memscope-format(5).\n";
 
 enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS };
 
-static const struct option longopts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all", no_argument, NULL, 'a' },
-	{ "groups", no_argument, NULL, OPT_GROUPS },
-	{ "maps", no_argument, NULL, OPT_MAPS },
-	{ "no-maps", no_argument, NULL, OPT_NO_MAPS },
-	{ "kthreads", no_argument, NULL, OPT_KTHREADS },
-	{ "leaks", no_argument, NULL, OPT_LEAKS },
-	{ "output", required_argument, NULL, 'o' },
-	{ "proc", required_argument, NULL, OPT_PROC },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ 'p', "pid", required_argument, "PID", "snapshot process PID (repeatable)" },
+	{ 'a', "all", no_argument, NULL,
+	  "snapshot every process (process records only,\n"
+	  "from smaps_rollup, unless --groups or --maps)" },
+	{ OPT_GROUPS, "groups", no_argument, NULL,
+	  "mapping records grouped by what they map: [heap],\n"
+	  "[stack], [anon], one per file (default with -p)" },
+	{ OPT_MAPS, "maps", no_argument, NULL, "one mapping record per mapping" },
+	{ OPT_NO_MAPS, "no-maps", no_argument, NULL, "process records only (default with -a)" },
+	{ OPT_KTHREADS, "kthreads", no_argument, NULL, "with -a, include kernel threads" },
+	{ OPT_LEAKS, "leaks", no_argument, NULL,
+	  "with -p, for a process ms-record is recording: its\n"
+	  "leaks now (a reachability scan, its threads stopped\n"
+	  "while its memory is read), as leak records" },
+	{ 'o', "output", required_argument, "FILE",
+	  "write to FILE instead of standard output\n"
+	  "(compressed with zstd if it ends in .zst)" },
+	{ OPT_PROC, "proc", required_argument, "DIR", "read DIR instead of /proc" },
+	{ 'q', "quiet", no_argument, NULL, "do not warn about processes that cannot be read" },
+	{ 0 },
 };
 
-static const struct msc_cli cli = { "ms-snap", help, "p:ao:q", longopts };
+static const struct msc_cli cli = {
+	.name = "ms-snap", .usage = usage, .opts = opts, .column = 22, .tail = tail,
+};
 
 struct all_ctx {
 	struct msc_snapper *snap;

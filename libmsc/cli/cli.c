@@ -237,6 +237,61 @@ static void unknown_long(const struct option *all, const char *arg)
 	msc_usage_error("unrecognized option '%s'", arg);
 }
 
+/* An option's letter, if it has one (its value is one). */
+static int opt_letter(const struct msc_cli_opt *o)
+{
+	return o->val > 0 && o->val < 128 && isalnum(o->val) ? o->val : 0;
+}
+
+/* One option's lines of --help: "  -p, --pid PID" (or "      --groups")
+ * and its description from cli->column on, on the next line when the
+ * option leaves no two spaces before it. */
+static void print_opt(const struct msc_cli *cli, const struct msc_cli_opt *o)
+{
+	const char *h = o->help, *nl;
+	int n;
+
+	if (opt_letter(o))
+		n = printf("  -%c, --%s", opt_letter(o), o->name);
+	else
+		n = printf("      --%s", o->name);
+	if (o->arg)
+		n += printf(o->has_arg == optional_argument ? "[=%s]" : " %s", o->arg);
+	if (n + 2 > cli->column) {
+		putchar('\n');
+		n = 0;
+	}
+	for (;;) {
+		nl = strchr(h, '\n');
+		printf("%*s%.*s\n", cli->column - n, "", nl ? (int)(nl - h) : (int)strlen(h), h);
+		if (!nl)
+			break;
+		h = nl + 1;
+		n = 0;
+	}
+}
+
+static void print_help(const struct msc_cli *cli)
+{
+	static const struct msc_cli_opt help_opts[] = {
+		{ 'h', "help", no_argument, NULL, "show this help and exit" },
+		{ 'V', "version", no_argument, NULL, "show the version and exit" },
+	};
+	const struct msc_cli_opt *o;
+	size_t i;
+
+	fputs(cli->usage, stdout);
+	putchar('\n');
+	for (o = cli->opts; o->name; o++)
+		print_opt(cli, o);
+	for (i = 0; i < ARRAY_SIZE(help_opts); i++)
+		print_opt(cli, &help_opts[i]);
+	if (cli->tail) {
+		putchar('\n');
+		fputs(cli->tail, stdout);
+	}
+}
+
 int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 {
 	static struct option *all;
@@ -248,26 +303,35 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 	while (cli->aliases && cli->aliases[nalias].old)
 		nalias++;
 	if (!all) {
-		size_t n = 0, i, k;
-		const char *so = cli->shortopts ? cli->shortopts : "";
+		size_t n = 0, i, k, len;
 
-		while (cli->longopts && cli->longopts[n].name)
+		while (cli->opts[n].name)
 			n++;
 		all = calloc(n + nalias + 3, sizeof(*all));
-		shortopts = malloc(strlen(so) + 3 * nalias + 4);
+		/* each option's letter and two colons, aliases' too, "+:", "hV" */
+		shortopts = malloc(3 * (n + nalias) + 5);
 		if (!all || !shortopts)
 			msc_die("out of memory");
-		for (i = 0; i < n; i++)
-			all[i] = cli->longopts[i];
+		/* Leading ':' makes getopt report a missing argument as ':';
+		 * '+' (stop at the first non-option, for commands that take a
+		 * program) must come before it. */
+		len = (size_t)sprintf(shortopts, "%s:", cli->in_order ? "+" : "");
+		for (i = 0; i < n; i++) {
+			const struct msc_cli_opt *o = &cli->opts[i];
+
+			all[i] = (struct option){ o->name, o->has_arg, NULL, o->val };
+			if (!opt_letter(o))
+				continue;
+			shortopts[len++] = (char)o->val;
+			if (o->has_arg != no_argument)
+				shortopts[len++] = ':';
+			if (o->has_arg == optional_argument)
+				shortopts[len++] = ':';
+		}
+		shortopts[len] = '\0';
+		strcat(shortopts, "hV");
 		all[n] = (struct option){ "help", no_argument, NULL, 'h' };
 		all[n + 1] = (struct option){ "version", no_argument, NULL, 'V' };
-		/* Leading ':' makes getopt report a missing argument as ':';
-		 * a tool's leading '+' (stop at the first non-option, for
-		 * commands that take a program) must come first. */
-		if (so[0] == '+')
-			sprintf(shortopts, "+:%shV", so + 1);
-		else
-			sprintf(shortopts, ":%shV", so);
 		for (i = 0, k = n + 2; i < nalias; i++) {
 			const struct msc_cli_alias *a = &cli->aliases[i];
 
@@ -275,8 +339,7 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 				all[k++] = (struct option){ a->old + 2, a->has_arg, NULL,
 							    ALIAS_VAL + (int)i };
 			} else {
-				size_t len = strlen(shortopts);
-
+				len = strlen(shortopts);
 				shortopts[len++] = a->old[1];
 				if (a->has_arg == required_argument)
 					shortopts[len++] = ':';
@@ -288,7 +351,7 @@ int msc_cli_getopt(const struct msc_cli *cli, int argc, char *const argv[])
 	c = getopt_long(argc, argv, shortopts, all, NULL);
 	switch (c) {
 	case 'h':
-		fputs(cli->help, stdout);
+		print_help(cli);
 		exit(msc_cli_close_stdout());
 	case 'V':
 		printf("%s (memscope) %s\n", cli->name, MSC_VERSION);

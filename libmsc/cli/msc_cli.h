@@ -59,12 +59,27 @@ struct msc_cli_alias {
 	int val;			/* what msc_cli_getopt() returns for it */
 };
 
+/*
+ * One option of a tool: the table gives both its parsing and its line in
+ * --help.  val is what msc_cli_getopt() returns, a letter for an option
+ * that has one ("-p, --pid PID"), else a value from 256 up ("--groups").
+ */
+struct msc_cli_opt {
+	int val;
+	const char *name;		/* the long option, without "--" */
+	int has_arg;			/* no_argument, required_argument, optional_argument */
+	const char *arg;		/* its argument in --help: "PID", "KINDS" */
+	const char *help;		/* its description, lines ending in '\n' but the last */
+};
+
 struct msc_cli {
 	const char *name;		/* "ms-snap" */
-	const char *help;		/* the whole --help text */
-	const char *shortopts;		/* without h and V: added here */
-	const struct option *longopts;	/* without help/version: added here */
+	const char *usage;		/* --help's "Usage:" lines and what the tool does */
+	const struct msc_cli_opt *opts;	/* ends with name == NULL; -h and -V are added */
+	int column;			/* where --help's descriptions start */
+	const char *tail;		/* --help after the options: exit status, notes */
 	const struct msc_cli_alias *aliases;	/* NULL, or ends with old == NULL */
+	bool in_order;			/* options end at the first argument (a command) */
 };
 
 /* The release in which the old spellings of msc_cli_alias go. */
@@ -80,7 +95,8 @@ void msc_cli_start(const char *name);
 
 /*
  * getopt_long over cli's options plus -h/--help and -V/--version, which it
- * handles (print, exit 0), and cli's aliases (a note on stderr, then the
+ * handles (print, exit 0: --help is cli's usage, a line per option from
+ * the table, and its tail), and cli's aliases (a note on stderr, then the
  * value of the option they stand for).  An unknown option or missing
  * argument is a usage error (exit 2).  Returns the option value, or -1
  * after the last option.

@@ -144,11 +144,13 @@ for t in $tools; do
 	for o in $(cat man.opts); do
 		check_grep "$t: $o of man/$t.1 OPTIONS is in --help" "^$o\$" help.opts
 	done
-	# The option table of the source, when it is a single file: every long
-	# option it accepts is in --help (no hidden options).
+	# The option table of the source (struct msc_cli_opt: { VAL, "name",
+	# ...), which --help is made from: every long option it accepts is in
+	# --help, and --help has no other.
 	src="$TOP/tools/$t.c"
+	[ -f "$src" ] || src="$TOP/tools/$t/main.c"
 	if [ -f "$src" ]; then
-		sed -n 's/^[[:space:]]*{ *"\([a-z][a-z0-9-]*\)",.*/--\1/p' "$src" >src.opts
+		sed -n 's/^[[:space:]]*{ *[A-Z_0-9'"'"'a-z]*, *"\([a-z][a-z0-9-]*\)",.*/--\1/p' "$src" >src.opts
 		echo --help >>src.opts
 		echo --version >>src.opts
 		check_eq "$t: long options accepted = long options in --help" \

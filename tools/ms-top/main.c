@@ -21,27 +21,13 @@
 #include "msc_util.h"
 #include "top.h"
 
-static const char help[] =
+static const char usage[] =
 	"Usage: ms-top [options]\n"
 	"Show processes' memory as it changes: rss, pss, uss, swap, growth and\n"
 	"its history; the mappings of a process; the live heap by allocation\n"
-	"site of processes that ms-record records.\n"
-	"\n"
-	"  -p, --pid PID[,PID...]  show only these processes (repeatable)\n"
-	"  -u, --user USER         show only the processes of USER (name or uid)\n"
-	"  -d, --delay SECONDS     refresh every SECONDS (default 1; \"0.5\", \"250ms\")\n"
-	"  -n, --count COUNT       stop after COUNT refreshes\n"
-	"  -b, --batch             no screen: write memscope records (NDJSON) at\n"
-	"                          every refresh, for scripts and logs\n"
-	"  -o, --output FILE       with --batch, write to FILE instead of standard\n"
-	"                          output\n"
-	"      --window SECONDS    the recent growth's window (default 60)\n"
-	"      --proc DIR          read DIR instead of /proc\n"
-	"  -q, --quiet             with --batch, no warnings (live heaps that\n"
-	"                          could not be read)\n"
-	"  -h, --help              show this help and exit\n"
-	"  -V, --version           show the version and exit\n"
-	"\n"
+	"site of processes that ms-record records.\n";
+
+static const char tail[] =
 	"Keys: arrows move, Enter inspects a process (its mappings and live\n"
 	"heap), 1 to 9 sort by a column (again: reverse), / filters by name or\n"
 	"pid, t shows the tree of processes, ? shows every key, q quits.\n"
@@ -51,20 +37,30 @@ static const char help[] =
 
 enum { OPT_WINDOW = 256, OPT_PROC };
 
-static const struct option longopts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "user", required_argument, NULL, 'u' },
-	{ "delay", required_argument, NULL, 'd' },
-	{ "count", required_argument, NULL, 'n' },
-	{ "batch", no_argument, NULL, 'b' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "proc", required_argument, NULL, OPT_PROC },
-	{ NULL, 0, NULL, 0 },
+static const struct msc_cli_opt opts[] = {
+	{ 'p', "pid", required_argument, "PID[,PID...]", "show only these processes (repeatable)" },
+	{ 'u', "user", required_argument, "USER", "show only the processes of USER (name or uid)" },
+	{ 'd', "delay", required_argument, "SECONDS",
+	  "refresh every SECONDS (default 1; \"0.5\", \"250ms\")" },
+	{ 'n', "count", required_argument, "COUNT", "stop after COUNT refreshes" },
+	{ 'b', "batch", no_argument, NULL,
+	  "no screen: write memscope records (NDJSON) at\n"
+	  "every refresh, for scripts and logs" },
+	{ 'o', "output", required_argument, "FILE",
+	  "with --batch, write to FILE instead of standard\n"
+	  "output" },
+	{ OPT_WINDOW, "window", required_argument, "SECONDS",
+	  "the recent growth's window (default 60)" },
+	{ OPT_PROC, "proc", required_argument, "DIR", "read DIR instead of /proc" },
+	{ 'q', "quiet", no_argument, NULL,
+	  "with --batch, no warnings (live heaps that\n"
+	  "could not be read)" },
+	{ 0 },
 };
 
-static const struct msc_cli cli = { "ms-top", help, "p:u:d:n:bo:q", longopts };
+static const struct msc_cli cli = {
+	.name = "ms-top", .usage = usage, .opts = opts, .column = 26, .tail = tail,
+};
 
 volatile int top_quit_signal;
 volatile sig_atomic_t top_curses_on;
