@@ -68,12 +68,12 @@ LIBMSC_io = ndjson zst
 LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
-LIBMSC_record = sym stacks collect collect_session records scan freeze live inject recorder \
+LIBMSC_record = sym stacks collect collect_session records scan freeze live inject recorder run \
 		recorder_attach
 LIBMSC_analyze = filter report diff_load diff
 LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \
 		render
-LIBMSC_cli = cli
+LIBMSC_cli = cli recfile
 LIBMSC_MODS = $(foreach s,$(LIBMSC_STAGES),$(addprefix $(s)/,$(LIBMSC_$(s))))
 LIBMSC_INC = -Ilibmsc/proto $(addprefix -Ilibmsc/,$(LIBMSC_STAGES))
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))

@@ -23,6 +23,10 @@
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A decimal number that starts with a digit (no space, no sign), all of s:
+ * 0, -EINVAL, or -ERANGE beyond UINT64_MAX. */
+int msc_parse_uint(const char *s, uint64_t *out);
+
 #endif
 
 #define msc_likely(x) __builtin_expect(!!(x), 1)
@@ -122,5 +126,9 @@ uint64_t msc_now_thread_cpu(void);
  * libraries take 1.5-3.5 ms to free, after the recording is written).
  */
 bool msc_leak_checked(void);
+
+/* A decimal number that starts with a digit (no space, no sign), all of s:
+ * 0, -EINVAL, or -ERANGE beyond UINT64_MAX. */
+int msc_parse_uint(const char *s, uint64_t *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,4 +201,26 @@ long msc_read_small(const char *path, char *buf, size_t n)
 	close(fd);
 	buf[r > 0 ? r : 0] = '\0';
 	return (long)r;
+}
+
+int msc_parse_uint(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	/*
+	 * strtoull() skips any leading white space and accepts a sign, so
+	 * "\t-1" would wrap around to UINT64_MAX: the number must start with
+	 * a digit.
+	 */
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

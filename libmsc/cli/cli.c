@@ -390,28 +390,6 @@ unsigned msc_cli_count(const char *arg, unsigned max)
 	return (unsigned)v;
 }
 
-int msc_parse_uint(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	/*
-	 * strtoull() skips any leading white space and accepts a sign, so
-	 * "\t-1" would wrap around to UINT64_MAX: the number must start with
-	 * a digit.
-	 */
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int msc_parse_pid(const char *s, int *pid)
 {
 	uint64_t v;

@@ -17,6 +17,7 @@
 #define MSC_CLI_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
@@ -128,7 +129,6 @@ int msc_parse_size_or_pct(const char *s, uint64_t *out, bool *is_pct);
 /* "250ms", "2s", "1.5m", "10us", "100ns"; a bare number is milliseconds. */
 int msc_parse_duration(const char *s, uint64_t *ns);
 int msc_parse_pid(const char *s, int *pid);
-int msc_parse_uint(const char *s, uint64_t *out);
 /* An option's count, 1 to max; anything else is a usage error (exits 2). */
 unsigned msc_cli_count(const char *arg, unsigned max);
 
@@ -163,5 +163,34 @@ off_t msc_output_cut(int fd);
  * standard output).
  */
 int msc_cli_finish_output(struct msc_writer *w, int fd, const char *output);
+
+/*
+ * ms-record's output file.  Opened without cutting what is there (see
+ * msc_open_output_keep), or, when no path is given and standard output is
+ * a terminal, a file named memscope.NAME.PID.ndjson after prog and pid.
+ */
+struct msc_recfile {
+	const char *path;		/* NULL: standard output */
+	int fd;
+	bool automatic;			/* named by ms-record, not by -o */
+	bool created;			/* -o's file was not there before */
+	char auto_path[PATH_MAX];
+};
+
+/* Opens it: 0, or -1 with the message in err. */
+int msc_recfile_open(struct msc_recfile *f, const char *path, const char *prog, int pid,
+		     struct msc_err *err);
+/* The program runs as pid: an automatic name takes its pid. */
+void msc_recfile_rename(struct msc_recfile *f, const char *prog, int pid);
+/*
+ * After w's last record: releases w, cuts the file's old content after
+ * what was written, and leaves nothing behind when nothing was recorded
+ * (a file it created, empty or, with drop_header, holding a header only;
+ * an automatic one).  Says what failed (a write error, whatever quiet
+ * says) and returns fail then, else status; an automatic file is named
+ * with the command that reports it, unless quiet.
+ */
+int msc_recfile_close(struct msc_recfile *f, struct msc_writer *w, bool recorded, bool drop_header,
+		      bool quiet, int status, int fail);
 
 #endif
