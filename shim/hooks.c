@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libmemscope.so's hooks: the functions it exports in place of the
- * allocator's (the malloc family, the C++ operators, mmap, munmap, mremap,
- * brk, sbrk, the memscope.h annotations and the exit paths), the event
- * source preloaded into the profiled program.
+ * libmemscope.so's hooks of the malloc family and the C++ operators, and
+ * the event path every hook records through: the event source preloaded
+ * into the profiled program.
  *
  * Each hook forwards to the real function and, unless the thread is already
  * inside the shim (the initial-exec TLS guard), appends a fixed-layout binary
@@ -12,26 +11,25 @@
  * the collector once, as a STACK record, and events carry its id.  No JSON,
  * no symbolization, no stdio and no global lock on this path.
  *
- * Safety rules (see DESIGN.md), for every file of the shim: the guard makes
- * every allocation the shim, the unwinder, the loader or a signal handler
- * makes on a thread inside a hook pass straight through; a static bootstrap
- * pool answers allocations made while dlsym runs; a free is recorded before
- * the real free; helper work happens only on the calling thread (there is no
- * helper thread); pthread_atfork keeps children consistent; libunwind is
+ * Safety rules (libmemscope(7), Guarantees), for every file of the shim:
+ * the guard makes every allocation the shim, the unwinder, the loader or a
+ * signal handler makes on a thread inside a hook pass straight through; a
+ * static bootstrap pool answers allocations made while dlsym runs; a free
+ * is recorded before the real free; helper work happens only on the
+ * calling thread (the one thread of the library's own is attach mode's,
+ * attach.c); pthread_atfork keeps children consistent; libunwind is
  * loaded with RTLD_LOCAL; a dead collector stops recording, never the
  * program.
  *
- * Owns the exported hooks but entry.c's (malloc, free, calloc, realloc
- * and C++'s plain new, new[], delete and delete[], whose full hooks are
- * here: malloc_hook, new_hook and the others), the recording of events
- * (record_*), stack interning (stack_id) and the boot pool.  They stay in
- * one file, with the ring operations inlined from shim.h, so that the hot
- * path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit) makes no
- * call the compiler cannot see into but
- * the real function and the unwinder.  The rest of the library: entry.c
- * (those entry points), sample.c (--sample), session.c (the session,
- * fork, init), threads.c (per-thread state), resolve.c (the real
- * functions), modules.c (module maps), unwind.c, attach.c and dlclose.S;
+ * Here: the full hooks of entry.c's entry points (malloc_hook, new_hook
+ * and the others) and the malloc family's and C++'s other hooks, the
+ * recorders (record_alloc_at and record_free_at, each specialised by
+ * constant arguments into the functions record.h names), stack interning
+ * (stack_id) and the boot pool.  They stay in one file, with the ring
+ * operations inlined from shim.h, so that the hot path (hook ->
+ * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
+ * compiler cannot see into but the real function and the unwinder.  The
+ * other hooks (maps.c, custom.c, exits.c) call the recorders out of line;
  * shim.h says who owns what.
  */
 #include <dlfcn.h>
@@ -44,6 +42,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "record.h"
 #include "sample.h"
 #include "shim.h"
 
@@ -95,7 +94,7 @@ static __attribute__((noinline, cold)) void hidden_flush(struct tstate *t)
 
 /* The id of a captured stack the trace cache did not name: interned, and
  * sent when new.  Out of stack_id's way, which the cache's hits take. */
-static __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct capture *cp)
+__attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct capture *cp)
 {
 	struct capture c = *cp;
 	struct intern_slot *s;
@@ -160,23 +159,6 @@ void *calloc_hidden(size_t n, size_t size)
 
 	hidden_note(p);
 	return p;
-}
-
-/* Captures the stack above `frame` and returns its id (0: none).  Inlined
- * into the hooks' recorders: it runs for every allocation. */
-static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t, void *frame)
-{
-	struct capture c;
-
-	if (unlikely(t->shared) && t->uw.stack_hi != t_stack_hi) {
-		/* Another thread's stack: its bound, and nothing to reuse. */
-		t->uw.stack_hi = t_stack_hi;
-		unwind_forget(&t->uw);
-	}
-	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
-	if (c.id)
-		return c.id;
-	return stack_intern(t, &c);
 }
 
 /*
@@ -265,30 +247,21 @@ static inline void forget_pick(void)
 /* Its cases, each a function of its own: no test of `set` on the way of
  * a full recording, nor of `pool` on the malloc family's.  This one, a
  * custom block's (memscope.h, its pools, --hook), forgets the pick. */
-static void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
+void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
 			    const void *pool)
 {
 	forget_pick();
 	record_alloc_at(frame, p, size, fn, pool, false);
 }
 
-static void record_sampled(void *frame, const void *p, uint64_t size, unsigned fn)
+void record_sampled(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_at(frame, p, size, fn, NULL, true);
 }
 
-static void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
+void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
 {
 	record_alloc_at(frame, p, size, fn, NULL, false);
-}
-
-/* ALLOC of a block of the malloc family: into the set when sampling. */
-static inline void record_block(void *frame, const void *p, uint64_t size, unsigned fn)
-{
-	if (g_sample)
-		record_sampled(frame, p, size, fn);
-	else
-		record_alloc(frame, p, size, fn);
 }
 
 /*
@@ -348,7 +321,7 @@ static inline void prepare_alloc(void *frame)
 }
 
 /* FREE, UNFREE, EXIT (one value), MUNMAP (two): events without a stack. */
-static void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
+void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
 {
 	struct tstate *t = get_tstate();
 	const uint64_t v[2] = { a, b };
@@ -401,13 +374,13 @@ static inline __attribute__((always_inline)) void record_free_at(void *frame, un
 }
 
 /* A pool's free (memscope.h). */
-static void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
+void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
 {
 	record_free_at(frame, fn, ptr, pool, false);
 }
 
 /* A free of the malloc family's: the pool's case compiled out. */
-static void record_free(void *frame, unsigned fn, const void *ptr)
+void record_free(void *frame, unsigned fn, const void *ptr)
 {
 	record_free_at(frame, fn, ptr, NULL, false);
 }
@@ -444,52 +417,13 @@ static inline bool free_recorded(void *frame, unsigned fn, const void *ptr)
  * free hooks, which inline free_event, keep the registers of their own
  * way (free_hook saved two more, 4 instructions a free, with it
  * inlined). */
-static __attribute__((noinline)) bool free_event_sampled(void *frame, unsigned fn, const void *ptr)
+__attribute__((noinline)) bool free_event_sampled(void *frame, unsigned fn, const void *ptr)
 {
 	if (free_recorded_sampled(frame, fn, ptr))
 		return true;
 	sample_count_free();
 	return false;
 }
-
-/* A free of the malloc family's: recorded (free_recorded), else counted.
- * True when recorded. */
-static inline bool free_event(void *frame, unsigned fn, const void *ptr)
-{
-	if (likely(!g_sample)) {
-		record_free(frame, fn, ptr);
-		return true;
-	}
-	return free_event_sampled(frame, fn, ptr);
-}
-
-/* MMAP, MREMAP, BRK: events with a stack and up to four values. */
-static void record_region(void *frame, unsigned type, const uint64_t *v, unsigned nv)
-{
-	struct tstate *t = get_tstate();
-
-	if (!t)
-		return;
-	shared_lock(t);
-	emit(t, type, 0, stack_id(t, frame), v, nv);
-	shared_unlock(t);
-}
-
-/*
- * The guard is held, but by a hook that is gone (t_guard_sp): the stack
- * pointer of the asking hook's caller (its frame + 16) is above where the
- * holder took the guard, which a hook called from inside the holder
- * (libunwind's malloc, a signal handler's on the same stack) never is.
- */
-static inline __attribute__((always_inline)) bool guard_lost(uintptr_t caller_sp)
-{
-	return unlikely(t_flags & GUARD_MASK) && unlikely(caller_sp > t_guard_sp) &&
-	       guard_recover(caller_sp) && !t_flags;
-}
-
-#define ACTIVE()                                                                         \
-	((likely(!t_flags) || guard_lost((uintptr_t)__builtin_frame_address(0) + 16)) && \
-	 likely(g_state == ST_ACTIVE))
 
 /* Not recording this call; consumes a pending IN_NEW (true then: the
  * call is a real operator new's). */
@@ -1004,723 +938,3 @@ SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n;
 SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
 SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
 SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
-
-/* ---------------------------------------------------- mappings and brk */
-
-SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	void *p;
-
-	ensure_init();
-	if (unlikely(!real_mmap))
-		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (!ACTIVE() || !(flags & MAP_ANONYMOUS) || (flags & MAP_SHARED))
-		return real_mmap(addr, len, prot, flags, fd, off);
-	guard_in();
-	p = real_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED) {
-		uint64_t v[2] = { (uint64_t)(uintptr_t)p, len };
-
-		record_region(__builtin_frame_address(0), MSC_EV_MMAP, v, 2);
-	}
-	guard_out();
-	return p;
-}
-
-SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-	__attribute__((alias("mmap")));
-
-SHIM_EXPORT int munmap(void *addr, size_t len)
-{
-	int ret;
-
-	ensure_init();
-	if (unlikely(!real_munmap))
-		return (int)syscall(SYS_munmap, addr, len);
-	if (!ACTIVE())
-		return real_munmap(addr, len);
-	guard_in();
-	/* Like free: before the range can be handed out again. */
-	record_simple(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
-	ret = real_munmap(addr, len);
-	guard_out();
-	return ret;
-}
-
-SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
-{
-	void *p, *new_addr = NULL;
-	va_list ap;
-
-	if (flags & MREMAP_FIXED) {
-		va_start(ap, flags);
-		new_addr = va_arg(ap, void *);
-		va_end(ap);
-	}
-	ensure_init();
-	if (unlikely(!real_mremap))
-		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
-	if (!ACTIVE())
-		return real_mremap(old, old_len, new_len, flags, new_addr);
-	guard_in();
-	p = real_mremap(old, old_len, new_len, flags, new_addr);
-	if (p != MAP_FAILED) {
-		uint64_t v[4] = { (uint64_t)(uintptr_t)old, old_len, (uint64_t)(uintptr_t)p, new_len };
-
-		record_region(__builtin_frame_address(0), MSC_EV_MREMAP, v, 4);
-	}
-	guard_out();
-	return p;
-}
-
-SHIM_EXPORT int brk(void *end)
-{
-	void *old;
-	int ret;
-
-	ensure_init();
-	if (!real_brk || !real_sbrk)
-		return (int)syscall(SYS_brk, end) == (long)end ? 0 : -1;
-	if (!ACTIVE())
-		return real_brk(end);
-	guard_in();
-	old = real_sbrk(0);
-	ret = real_brk(end);
-	if (ret == 0) {
-		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)end };
-
-		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
-	}
-	guard_out();
-	return ret;
-}
-
-SHIM_EXPORT void *sbrk(intptr_t inc)
-{
-	void *old;
-
-	ensure_init();
-	if (!real_sbrk)
-		return (void *)-1;
-	if (!ACTIVE() || inc == 0)
-		return real_sbrk(inc);
-	guard_in();
-	old = real_sbrk(inc);
-	if (old != (void *)-1) {
-		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + (uint64_t)inc };
-
-		record_region(__builtin_frame_address(0), MSC_EV_BRK, v, 2);
-	}
-	guard_out();
-	return old;
-}
-
-/* ------------------------------------------- memscope.h annotations */
-
-SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size);
-SHIM_EXPORT void memscope_free(const void *ptr);
-SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size);
-SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name);
-SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size);
-SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr);
-SHIM_EXPORT void memscope_pool_destroy(const void *pool);
-
-SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
-{
-	ensure_init();
-	if (!ptr || !ACTIVE())
-		return;
-	guard_in();
-	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, NULL);
-	guard_out();
-}
-
-SHIM_EXPORT void memscope_free(const void *ptr)
-{
-	ensure_init();
-	if (!ptr || !ACTIVE())
-		return;
-	guard_in();
-	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
-	guard_out();
-}
-
-/*
- * A custom realloc is a free and an allocation, as realloc's own: the block
- * keeps no history, and the new one counts at the caller's site.  The free
- * comes first, so that a block resized in place (old == ptr) is not taken
- * for an allocation of a live address.
- */
-SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
-{
-	void *frame = __builtin_frame_address(0);
-
-	ensure_init();
-	if (!ACTIVE())
-		return;
-	guard_in();
-	if (old)
-		record_free(frame, MSC_FN_CUSTOM, old);
-	if (ptr)
-		record_alloc_in(frame, ptr, size, MSC_FN_CUSTOM, NULL);
-	guard_out();
-}
-
-/* POOL create or destroy: the name goes in whole words, NUL padded and cut
- * to MSC_POOL_NAME bytes (a copy: the caller's string may be on its stack). */
-static void record_pool(void *frame, unsigned op, const void *pool, const char *name)
-{
-	struct tstate *t = get_tstate();
-	uint64_t v[1 + MSC_POOL_NAME / 8] = { (uint64_t)(uintptr_t)pool };
-	char *dst = (char *)&v[1];
-	size_t i;
-
-	if (!t)
-		return;
-	for (i = 0; name && name[i] && i < MSC_POOL_NAME - 1; i++)
-		dst[i] = name[i];
-	shared_lock(t);
-	emit(t, MSC_EV_POOL, op, stack_id(t, frame), v, op == MSC_POOL_CREATE ? 1 + MSC_POOL_NAME / 8 : 1);
-	shared_unlock(t);
-}
-
-SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name)
-{
-	ensure_init();
-	if (!pool || !ACTIVE())
-		return;
-	guard_in();
-	record_pool(__builtin_frame_address(0), MSC_POOL_CREATE, pool, name);
-	guard_out();
-}
-
-SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size)
-{
-	ensure_init();
-	if (!ptr || !ACTIVE())
-		return;
-	guard_in();
-	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool);
-	guard_out();
-}
-
-SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
-{
-	ensure_init();
-	if (!ptr || !ACTIVE())
-		return;
-	guard_in();
-	record_free_in(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool);
-	guard_out();
-}
-
-SHIM_EXPORT void memscope_pool_destroy(const void *pool)
-{
-	ensure_init();
-	if (!pool || !ACTIVE())
-		return;
-	guard_in();
-	record_pool(__builtin_frame_address(0), MSC_POOL_DESTROY, pool, NULL);
-	guard_out();
-}
-
-/* --------------------------------------------- ms-record --hook NAME=... */
-
-struct msc_hookspec g_hooks[MSC_HOOK_MAX];
-uint64_t g_hook_real[MSC_HOOK_MAX];
-unsigned g_nhooks;
-
-typedef uint64_t (*hooked_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-
-/*
- * A call of hooked function k, with the six argument registers of the
- * x86_64 SysV convention: the function is called with all six, whatever
- * it takes (the extra ones are the caller's leftovers, which it ignores),
- * and what it allocates or frees is recorded as custom blocks, the way
- * MEMSCOPE_ALLOC and MEMSCOPE_FREE record them.  Its arguments beyond six
- * (on the stack) and in vector registers do not get through: integer and
- * pointer arguments only.
- */
-static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
-{
-	const struct msc_hookspec *h = &g_hooks[k];
-	hooked_fn real = (hooked_fn)(uintptr_t)g_hook_real[k];
-	uint64_t r, old;
-
-	if (!ACTIVE())
-		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
-	switch (h->kind) {
-	case MSC_HOOK_ALLOC:
-		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (r && ACTIVE()) {
-			guard_in();
-			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
-					MSC_FN_CUSTOM, NULL);
-			guard_out();
-		}
-		return r;
-	case MSC_HOOK_FREE:
-		/* Before the real call, as for free: the block may be handed
-		 * out again before it returns. */
-		if (a[h->ptr_arg - 1]) {
-			guard_in();
-			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1]);
-			guard_out();
-		}
-		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
-	default:
-		/* realloc: after the call, which may fail and keep the block.
-		 * A resize to 0 that returns NULL freed it, as realloc's. */
-		old = a[h->ptr_arg - 1];
-		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (!ACTIVE())
-			return r;
-		guard_in();
-		if (old && (r || !a[h->size_arg - 1]))
-			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
-		if (r)
-			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
-					MSC_FN_CUSTOM, NULL);
-		guard_out();
-		return r;
-	}
-}
-
-/* One trampoline per slot: the slot is all a GOT entry cannot say. */
-#define HOOK_TRAMPOLINE(k)                                                                  \
-	static uint64_t hook_trampoline_##k(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, \
-					    uint64_t a5, uint64_t a6)                       \
-	{                                                                                   \
-		const uint64_t a[6] = { a1, a2, a3, a4, a5, a6 };                           \
-                                                                                            \
-		return hook_call(k, __builtin_frame_address(0), a);                         \
-	}
-HOOK_TRAMPOLINE(0) HOOK_TRAMPOLINE(1) HOOK_TRAMPOLINE(2) HOOK_TRAMPOLINE(3)
-HOOK_TRAMPOLINE(4) HOOK_TRAMPOLINE(5) HOOK_TRAMPOLINE(6) HOOK_TRAMPOLINE(7)
-HOOK_TRAMPOLINE(8) HOOK_TRAMPOLINE(9) HOOK_TRAMPOLINE(10) HOOK_TRAMPOLINE(11)
-HOOK_TRAMPOLINE(12) HOOK_TRAMPOLINE(13) HOOK_TRAMPOLINE(14) HOOK_TRAMPOLINE(15)
-
-uint64_t shim_hook_trampoline(unsigned k)
-{
-	static const hooked_fn tramps[MSC_HOOK_MAX] = {
-		hook_trampoline_0, hook_trampoline_1, hook_trampoline_2, hook_trampoline_3,
-		hook_trampoline_4, hook_trampoline_5, hook_trampoline_6, hook_trampoline_7,
-		hook_trampoline_8, hook_trampoline_9, hook_trampoline_10, hook_trampoline_11,
-		hook_trampoline_12, hook_trampoline_13, hook_trampoline_14, hook_trampoline_15,
-	};
-
-	return k < MSC_HOOK_MAX ? (uint64_t)(uintptr_t)tramps[k] : 0;
-}
-
-/* ------------------------------- built-in hooks: jemalloc, mimalloc, tcmalloc */
-
-uint64_t g_afn_real[MSC_NALLOCFNS];
-
-/* mimalloc's mi_heap_visit_blocks, for mi_heap_destroy: what it frees. */
-typedef bool (*mi_visit_fn)(const void *heap, const void *area, void *block, size_t size, void *arg);
-static bool (*mi_visit_blocks)(const void *heap, bool all, mi_visit_fn visitor, void *arg);
-
-struct visit_arg {
-	void *frame;
-	unsigned fn;
-};
-
-/*
- * What the built-in functions allocate and free is the malloc family's,
- * sampled as malloc's is (--sample): a block is recorded when the
- * countdown chooses it, and its free only if it was.
- */
-static void afn_alloc(void *frame, uint64_t p, uint64_t size, unsigned fn)
-{
-	if (sample_skip(size)) {
-		sample_count_alloc(size);
-		return;
-	}
-	record_block(frame, (const void *)(uintptr_t)p, size, fn);
-}
-
-/* The free of p; true when it was recorded (p was, or no sampling). */
-static bool afn_free(void *frame, unsigned fn, uint64_t p)
-{
-	return free_event(frame, fn, (const void *)(uintptr_t)p);
-}
-
-/* A resize failed after old's free was recorded: it lives on, recorded. */
-static void afn_unfree(unsigned fn, uint64_t old)
-{
-	if (g_sample)
-		sampled_add((const void *)(uintptr_t)old);
-	record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
-}
-
-static bool visit_free(const void *heap, const void *area, void *block, size_t size, void *arg)
-{
-	const struct visit_arg *v = arg;
-
-	(void)heap, (void)area, (void)size;
-	if (block)
-		afn_free(v->frame, v->fn, (uint64_t)(uintptr_t)block);
-	return true;
-}
-
-/* The library that defines the real function k, asked for another name. */
-static void *sibling(unsigned k, const char *name)
-{
-	Dl_info info;
-	void *h, *f = NULL;
-
-	if (!dladdr((void *)(uintptr_t)g_afn_real[k], &info) || !info.dli_fname)
-		return NULL;
-	h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-	if (h) {
-		f = dlsym(h, name);
-		dlclose(h);
-	}
-	return f;
-}
-
-static uint64_t str_size(uint64_t s, bool wide)
-{
-	if (!s)
-		return 0;
-	return wide ? (wcslen((const wchar_t *)(uintptr_t)s) + 1) * sizeof(wchar_t)
-		    : strlen((const char *)(uintptr_t)s) + 1;
-}
-
-#define CALL_REAL() real(a[0], a[1], a[2], a[3], a[4], a[5])
-
-/*
- * A call of built-in function k (msc_allocfns.h), made as hook_call makes
- * --hook's, but with the function's own semantics, and as allocations of
- * the malloc (or new) family: these allocators' blocks are their malloc's.
- * The guard is held across the real call, so that what the allocator does
- * inside (mi_realpath's realpath and free) is not counted again; but not
- * across those that may throw, which nothing of ours must be left inside.
- */
-static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, const uint64_t *a)
-{
-	const struct msc_allocfn *f = msc_allocfn(k);
-	hooked_fn real = (hooked_fn)(uintptr_t)g_afn_real[k];
-	unsigned fn = MSC_FN_BUILTIN + k;
-	uint64_t r, p = f->ptr ? a[f->ptr - 1] : 0, size = f->size ? a[f->size - 1] : 0, old = 0;
-	struct visit_arg v = { frame, fn };
-
-	if (!ACTIVE())
-		return CALL_REAL();
-	if (f->n && f->kind != MSC_AFN_XALLOCX)
-		size *= a[f->n - 1];
-	switch (f->kind) {
-	case MSC_AFN_FREE:
-		if (!p)
-			return CALL_REAL();
-		guard_in();
-		afn_free(frame, fn, p);
-		r = CALL_REAL();
-		guard_out();
-		return r;
-	case MSC_AFN_HEAP_DESTROY:
-		guard_in();
-		if (!mi_visit_blocks)
-			mi_visit_blocks = (bool (*)(const void *, bool, mi_visit_fn, void *))
-				(uintptr_t)sibling(k, "mi_heap_visit_blocks");
-		if (p && mi_visit_blocks)
-			mi_visit_blocks((const void *)(uintptr_t)p, true, visit_free, &v);
-		r = CALL_REAL();
-		guard_out();
-		return r;
-	case MSC_AFN_REALLOC:
-	case MSC_AFN_REALLOCF:
-	case MSC_AFN_REALLOCARR:
-		/* The free first, as realloc's: the block may be handed out
-		 * again before the call returns. */
-		old = f->kind == MSC_AFN_REALLOCARR ? (p ? *(uint64_t *)(uintptr_t)p : 0) : p;
-		guard_in();
-		/* old stays 0 when its free was not recorded (not sampled) */
-		if (old && !afn_free(frame, fn, old))
-			old = 0;
-		if (f->throws) {
-			guard_out();
-			r = CALL_REAL();
-			if (!ACTIVE())
-				return r;
-			guard_in();
-		} else {
-			r = CALL_REAL();
-		}
-		if (f->kind == MSC_AFN_REALLOCARR) {
-			if (r == 0)
-				afn_alloc(frame, *(uint64_t *)(uintptr_t)p, size, fn);
-			else if (old)
-				afn_unfree(fn, old);
-		} else if (r) {
-			afn_alloc(frame, r, size, fn);
-		} else if (old && size && f->kind == MSC_AFN_REALLOC) {
-			/* Failed, and the block is still the caller's (not
-			 * reallocf's, which frees it, nor a resize to 0). */
-			afn_unfree(fn, old);
-		}
-		guard_out();
-		return r;
-	case MSC_AFN_STRDUP:
-		if (f->nul && a[f->nul - 1])
-			return CALL_REAL();	/* realpath into the caller's buffer */
-		break;
-	default:
-		break;
-	}
-	if (f->throws) {
-		r = CALL_REAL();
-		if (!ACTIVE())
-			return r;
-		guard_in();
-	} else {
-		guard_in();
-		r = CALL_REAL();
-	}
-	switch (f->kind) {
-	case MSC_AFN_ALLOC:
-		if (r)
-			afn_alloc(frame, r, size, fn);
-		break;
-	case MSC_AFN_ALLOC_OUT:
-		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
-			afn_alloc(frame, *(uint64_t *)(uintptr_t)p, size, fn);
-		break;
-	case MSC_AFN_STRDUP:
-	case MSC_AFN_WCSDUP:
-		if (r)
-			afn_alloc(frame, r, str_size(r, f->kind == MSC_AFN_WCSDUP), fn);
-		break;
-	case MSC_AFN_DUPENV:
-	case MSC_AFN_WDUPENV:
-		if ((int)r == 0 && p && *(uint64_t *)(uintptr_t)p)
-			afn_alloc(frame, *(uint64_t *)(uintptr_t)p,
-				  str_size(*(uint64_t *)(uintptr_t)p, f->kind == MSC_AFN_WDUPENV), fn);
-		break;
-	case MSC_AFN_EXPAND:
-		/* Resized in place: the same block, of its new size (chosen
-		 * again when sampling, as a realloc's new block is). */
-		if (r) {
-			afn_free(frame, fn, p);
-			afn_alloc(frame, p, size, fn);
-		}
-		break;
-	case MSC_AFN_XALLOCX:
-		/*
-		 * r is the block's usable size now: size or more when the
-		 * resize happened (what was asked for is counted, up to
-		 * size + extra), less when it could not (nothing changed).
-		 */
-		if (p && r >= size) {
-			uint64_t extra = a[f->n - 1], want = size + extra < size ? size : size + extra;
-
-			afn_free(frame, fn, p);
-			afn_alloc(frame, p, r < want ? r : want, fn);
-		}
-		break;
-	default:
-		break;
-	}
-	guard_out();
-	return r;
-}
-
-/* One trampoline per built-in function, as HOOK_TRAMPOLINE. */
-#define AFN_TRAMPOLINE(k)                                                                  \
-	static uint64_t afn_trampoline_##k(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, \
-					   uint64_t a5, uint64_t a6)                       \
-	{                                                                                  \
-		const uint64_t a[6] = { a1, a2, a3, a4, a5, a6 };                          \
-                                                                                           \
-		return afn_call(k, __builtin_frame_address(0), a);                         \
-	}
-#define AFN_TRAMPOLINES10(d)                                                               \
-	AFN_TRAMPOLINE(d##0) AFN_TRAMPOLINE(d##1) AFN_TRAMPOLINE(d##2) AFN_TRAMPOLINE(d##3) \
-	AFN_TRAMPOLINE(d##4) AFN_TRAMPOLINE(d##5) AFN_TRAMPOLINE(d##6) AFN_TRAMPOLINE(d##7) \
-	AFN_TRAMPOLINE(d##8) AFN_TRAMPOLINE(d##9)
-#define AFN_ADDR10(d)                                                                      \
-	afn_trampoline_##d##0, afn_trampoline_##d##1, afn_trampoline_##d##2,               \
-	afn_trampoline_##d##3, afn_trampoline_##d##4, afn_trampoline_##d##5,               \
-	afn_trampoline_##d##6, afn_trampoline_##d##7, afn_trampoline_##d##8,               \
-	afn_trampoline_##d##9
-AFN_TRAMPOLINES10() AFN_TRAMPOLINES10(1) AFN_TRAMPOLINES10(2) AFN_TRAMPOLINES10(3)
-AFN_TRAMPOLINES10(4) AFN_TRAMPOLINES10(5) AFN_TRAMPOLINES10(6) AFN_TRAMPOLINES10(7)
-AFN_TRAMPOLINES10(8) AFN_TRAMPOLINES10(9) AFN_TRAMPOLINES10(10) AFN_TRAMPOLINES10(11)
-AFN_TRAMPOLINES10(12)
-AFN_TRAMPOLINE(130) AFN_TRAMPOLINE(131) AFN_TRAMPOLINE(132) AFN_TRAMPOLINE(133)
-
-uint64_t shim_afn_trampoline(unsigned k)
-{
-	static const hooked_fn tramps[] = {
-		AFN_ADDR10(), AFN_ADDR10(1), AFN_ADDR10(2), AFN_ADDR10(3), AFN_ADDR10(4),
-		AFN_ADDR10(5), AFN_ADDR10(6), AFN_ADDR10(7), AFN_ADDR10(8), AFN_ADDR10(9),
-		AFN_ADDR10(10), AFN_ADDR10(11), AFN_ADDR10(12),
-		afn_trampoline_130, afn_trampoline_131, afn_trampoline_132, afn_trampoline_133,
-	};
-
-	_Static_assert(sizeof(tramps) / sizeof(tramps[0]) == MSC_NALLOCFNS,
-		       "a trampoline for each of msc_allocfns.h's functions");
-	return k < MSC_NALLOCFNS ? (uint64_t)(uintptr_t)tramps[k] : 0;
-}
-
-/* ---------------------------------------------------------- exit paths */
-
-static void record_exit(int status)
-{
-	if (!ACTIVE() || getpid() != g_pid)
-		return;
-	guard_in();
-	record_simple(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
-	guard_out();
-}
-
-SHIM_EXPORT void exit(int status)
-{
-	ensure_init();
-	record_exit(status);
-	if (real_exit)
-		real_exit(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-SHIM_EXPORT void _exit(int status)
-{
-	ensure_init();
-	record_exit(status);
-	request_scan();
-	if (real__exit)
-		real__exit(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-SHIM_EXPORT void _Exit(int status)
-{
-	ensure_init();
-	record_exit(status);
-	request_scan();
-	if (real__Exit)
-		real__Exit(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-/* ---------------------------------------------------------------- exec */
-
-/*
- * An exec ends the image without its exit: with --sample, what this
- * thread's fast path counted since it last published (up to a draw's
- * bytes of allocations, 4096 frees) goes to its ring's header first, for
- * the collector's end of the image (where it was lost: a program that
- * allocated 100,000 blocks and exec'd ended with 96,448 counted at 512K,
- * 12 at 1T).  Not in a vfork child (another pid, the parent's TLS and
- * ring: the parent's counts stay its own), and not the other threads'
- * (the exec ends them; read from here, they would be counted twice
- * should it fail, and they run on).  A failed exec goes on as before.
- */
-static void before_exec(void)
-{
-	struct tstate *t;
-
-	if (!g_sample || !ACTIVE() || getpid() != g_pid)
-		return;
-	guard_in();
-	t = t_state;
-	if (t && t != TSTATE_DEAD && sample_hot())
-		sample_publish(t);
-	guard_out();
-}
-
-SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	before_exec();
-	if (!real_execve)
-		return (int)syscall(SYS_execve, path, argv, envp);
-	return real_execve(path, argv, envp);
-}
-
-SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
-			 int flags)
-{
-	before_exec();
-	if (!real_execveat)
-		return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
-	return real_execveat(dirfd, path, argv, envp, flags);
-}
-
-/* glibc's execv, execvp, execvpe, fexecve and execl* call its execve by
- * its hidden name, never ours: each is the real one, after before_exec. */
-#define EXEC_PASS(real, ...)                                                    \
-	do {                                                                    \
-		before_exec();                                                  \
-		if (!(real)) {                                                  \
-			errno = ENOSYS;                                         \
-			return -1;                                              \
-		}                                                               \
-		return (real)(__VA_ARGS__);                                     \
-	} while (0)
-
-SHIM_EXPORT int execv(const char *path, char *const argv[])
-{
-	EXEC_PASS(real_execv, path, argv);
-}
-
-SHIM_EXPORT int execvp(const char *file, char *const argv[])
-{
-	EXEC_PASS(real_execvp, file, argv);
-}
-
-SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	EXEC_PASS(real_execvpe, file, argv, envp);
-}
-
-SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	EXEC_PASS(real_fexecve, fd, argv, envp);
-}
-
-/* execl, execle, execlp: their arguments into an array on the stack (as
- * glibc's own do), then execv's, execve's, execvp's way. */
-enum exec_list_how { EXEC_L, EXEC_LE, EXEC_LP };
-
-static int exec_list(enum exec_list_how how, const char *path, const char *arg, va_list ap)
-{
-	va_list count;
-	size_t n = 1, i = 0;
-
-	va_copy(count, ap);
-	if (arg)
-		while (va_arg(count, const char *))
-			n++;
-	va_end(count);
-	{
-		char *argv[n + 1];
-
-		argv[i] = (char *)arg;
-		while (argv[i])
-			argv[++i] = va_arg(ap, char *);
-		if (how == EXEC_LE)
-			EXEC_PASS(real_execve, path, argv, va_arg(ap, char *const *));
-		if (how == EXEC_LP)
-			EXEC_PASS(real_execvp, path, argv);
-		EXEC_PASS(real_execv, path, argv);
-	}
-}
-
-/* The exported variadic ones, each exec_list's way. */
-#define EXEC_LIST_FN(name, how)                                                 \
-	SHIM_EXPORT int name(const char *path, const char *arg, ...)            \
-	{                                                                       \
-		va_list ap;                                                     \
-		int ret;                                                        \
-		va_start(ap, arg);                                              \
-		ret = exec_list(how, path, arg, ap);                            \
-		va_end(ap);                                                     \
-		return ret;                                                     \
-	}
-
-EXEC_LIST_FN(execl, EXEC_L)
-EXEC_LIST_FN(execlp, EXEC_LP)
-EXEC_LIST_FN(execle, EXEC_LE)

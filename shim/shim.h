@@ -12,8 +12,13 @@
  *			new[], delete, delete[]: --sample's fast path of a
  *			call not recorded, a call inside a hook passed
  *			through, else a jump to hooks.c's
- *	hooks.c		the other exported hooks and the full ones of
- *			entry.c's, recording, stack interning, the boot pool
+ *	hooks.c		the full hooks of entry.c's and the rest of the
+ *			malloc family and C++ operators, recording (the
+ *			event path, record.h), stack interning, the boot pool
+ *	maps.c		mmap, munmap, mremap, brk, sbrk
+ *	custom.c	memscope.h's annotations, --hook's trampolines, the
+ *			built-in hooks of jemalloc, mimalloc, tcmalloc
+ *	exits.c		exit, _exit, _Exit, and the exec family
  *	session.c	the session (g_state, the region, the
  *			options), the rings' slow path (wait_space), fork,
  *			init and exit, attach mode's entry points
@@ -24,7 +29,10 @@
  *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
  *	modules.c	the module maps sent before a new stack
  *	unwind.c	stack capture, struct unwind_state (unwind.h)
- *	attach.c	GOT patching for attach mode; dlclose.S, the dlclose hook
+ *	got.c		GOT patching: attach mode's hooks, --hook's, the
+ *			built-in ones
+ *	attach.c	attach mode: memscope_attach, memscope_detach and
+ *			the library's own thread; dlclose.S, the dlclose hook
  *
  * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
  * stays within hooks.c (entered from entry.c by a jump, not a call) and
@@ -135,8 +143,6 @@ void shim_session_unclaim(void);
 bool shim_session_claimed(void);
 int shim_session_attach(const char *sock);
 void shim_session_attach_begin(void);
-void shim_unhook_child(void);
-void shim_unhook_orphaned(void);
 bool shim_session_orphaned(void);
 void shim_session_detach(void);
 void shim_session_detach_begin(void);
@@ -146,8 +152,8 @@ void shim_session_detach_end(void);
 /*
  * ms-record --hook (MEMSCOPE_HOOKS): functions hooked by name.  Slot k
  * has its spec, the function its calls reach (the real one) and our
- * trampoline for it (hooks.c), which the GOT entries that call the name
- * are made to hold (attach.c).  Specs and real functions are written
+ * trampoline for it (custom.c), which the GOT entries that call the name
+ * are made to hold (got.c).  Specs and real functions are written
  * before any entry is patched, and never after.
  */
 #include "msc_hookspec.h"
@@ -155,16 +161,32 @@ extern struct msc_hookspec g_hooks[MSC_HOOK_MAX];
 extern uint64_t g_hook_real[MSC_HOOK_MAX];
 extern unsigned g_nhooks;
 uint64_t shim_hook_trampoline(unsigned k);
-/* Reads MEMSCOPE_HOOKS and patches every loaded module (from the
- * constructor, once recording is on), for --hook and the built-in hooks. */
+
+/* GOT patching (got.c).  Reads MEMSCOPE_HOOKS and patches every loaded
+ * module (from the constructor, once recording is on), for --hook and the
+ * built-in hooks. */
 void shim_hooks_install(void);
+/* Attach mode's hooks: our exported hooks' addresses from self, a dlopen
+ * handle of this library loaded at base (dlclose'd here), the loader's
+ * dlopen, the built-in hooks' trampolines. */
+void got_attach_hooks(void *self, uintptr_t base);
+/* Patching begins: every loaded module, and those dlopen loads later. */
+void got_patch_start(void);
+/* Every slot still ours written back, patching stopped: how many, or
+ * -(those still hooked). */
+long got_slots_back(void);
+/* In a fork's child not followed: the slots back (only this thread is
+ * left). */
+void shim_unhook_child(void);
+/* The collector died: the slots back, unless patching is under way. */
+void shim_unhook_orphaned(void);
 
 /*
  * The built-in hooks: msc_allocfns.h's functions (jemalloc's mallocx,
  * mimalloc's mi_*, tcmalloc's tc_*), hooked in the GOT entries of the
  * modules that import them, without being asked.  Function k has the
  * definition its calls reach (written once, before its first entry is
- * patched) and our trampoline (hooks.c).
+ * patched) and our trampoline (custom.c).
  */
 extern uint64_t g_afn_real[MSC_NALLOCFNS];
 uint64_t shim_afn_trampoline(unsigned k);

@@ -922,6 +922,13 @@ if cc -static -o "$OUT/static" "$OUT/st.c" 2>/dev/null; then
 	"$OUT/static" &
 	ST=$!
 	_bg_pids="$_bg_pids $ST"
+	# until the shell's child is the program (an attach before its exec
+	# meets the shell, and then the exec)
+	i=0
+	while [ "$(readlink "/proc/$ST/exe" 2>/dev/null)" != "$OUT/static" ] && [ $i -lt 3000 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
 	refuse "static binary" "statically linked" -p $ST
 else
 	not_ok "cannot build a static test program"
