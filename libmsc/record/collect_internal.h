@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collect_internal: what the two files of the collector share (private to
- * libmsc: collect.c and collect_session.c include it, tools never do; they
- * see msc_collect.h only).
+ * collect_internal: what the files of the collector share (private to
+ * libmsc: the collect*.c files include it, tools never do; they see
+ * msc_collect.h only).
  *
  * Who owns what:
- *	collect.c		the clock and its calibration, the collector's
- *				creation, the rings and their decoding (module
- *				maps, stacks, the merge by timestamp: ring_peek,
- *				deliver, watermark, pump), rss samples, the poll
- *				loop, finish and free
+ *	collect.c		the hot path: the rings and their decoding, the
+ *				merge by timestamp (ring_peek, deliver,
+ *				watermark, collect_pump), settle
+ *	collect_clock.c		the clock and its calibration, msc_collector_now
+ *	collect_maps.c		module maps and STACK records: the frames'
+ *				modules (/proc/PID/maps as a fallback), the
+ *				shim's stack ids mapped to canonical ones
+ *	collect_poll.c		the poll loop and its pace, rss samples, watch
+ *	collect_setup.c		the collector's creation (directory, socket,
+ *				stale ones pruned), ring sizing, finish and free
  *	collect_session.c	the sessions: a connecting process (hello,
- *				region, welcome), its end and freeing, the
- *				direct child (reaping, its usage), allow_uid
+ *				region, welcome), its end and freeing, their
+ *				count and unsampled figures, the direct child
+ *				(reaping, its usage), allow_uid
  *
- * Everything called per event stays static in collect.c: what crosses
- * between the files is called once per connection, session end or round.
+ * Everything called per event stays static in collect.c, or static inline
+ * here: what crosses between the files is called once per connection,
+ * session end, round, clock check, or STACK or module record.
  */
 #ifndef MSC_COLLECT_INTERNAL_H
 #define MSC_COLLECT_INTERNAL_H
@@ -25,10 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <x86intrin.h>
 
 #include "msc_collect.h"
 #include "msc_hash.h"
 #include "msc_proto.h"
+#include "msc_util.h"
 
 /* Module segments of one view of a process's address space. */
 struct modseg {
@@ -145,11 +154,63 @@ struct msc_collector {
 	size_t pfd_cap;
 };
 
+/* ---- the clock's readings, per event */
+
+static inline uint64_t raw_now(const struct msc_collector *c)
+{
+	return c->ts_kind == MSC_TS_TSC ? __rdtsc() : msc_now_monotonic();
+}
+
+/*
+ * ns = ns_at + (raw - raw_at) * ns_mult / 2^32: one multiplication per
+ * event.  (raw_at, ns_at) is raw0 and 0 but after a rate measured early
+ * was measured again (collect_clock_ready): then the moment of the new
+ * rate, so that the times already given go on without a jump.  An event
+ * from before that moment (a ring read late) goes back from it at the new
+ * rate.
+ */
+static inline uint64_t to_ns(const struct msc_collector *c, uint64_t raw)
+{
+	uint64_t d;
+
+	if (raw >= c->raw_at)
+		return c->ns_at + (uint64_t)(((unsigned __int128)(raw - c->raw_at) * c->ns_mult) >> 32);
+	if (raw <= c->raw0)
+		return 0;
+	d = (uint64_t)(((unsigned __int128)(c->raw_at - raw) * c->ns_mult) >> 32);
+	return d < c->ns_at ? c->ns_at - d : 0;
+}
+
 /*
  * Delivers every event of p older than the watermark (all that were
  * committed when final), in time order; returns how many (collect.c).
  */
 unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, bool final);
+
+/*
+ * collect_clock.c.  collect_calibrate_begin() picks the clock and takes the
+ * first readings of the TSC's rate, when the collector is made.
+ * collect_clock_ready() says whether the clock is set up; with wait, it
+ * sets it up now, from what was measured so far if it must.
+ * collect_calibrate_left() is how long, at CLOCK_MONOTONIC now, the rate's
+ * measurement has still to run (0 once it can end, or for no TSC).
+ */
+void collect_calibrate_begin(struct msc_collector *c);
+bool collect_clock_ready(struct msc_collector *c, bool wait);
+uint64_t collect_calibrate_left(const struct msc_collector *c, uint64_t now);
+
+/*
+ * collect_maps.c, for ring_peek.  collect_handle_stack() places a STACK
+ * record's frames in their modules, interns the stack and maps the shim's
+ * id to it.  collect_handle_module() adds a MODULE record's segments to the
+ * map cur is receiving; collect_finish_modmap() makes it cur's view of the
+ * modules at MODULES_END (shared with p's last map when nothing changed).
+ */
+void collect_handle_stack(struct msc_collector *c, struct msc_collector_private *p,
+			  struct ring_cur *cur, uint32_t shim_id, const uint64_t *ips, unsigned n);
+void collect_handle_module(struct msc_collector *c, struct ring_cur *cur, const uint64_t *rec,
+			   unsigned words);
+void collect_finish_modmap(struct msc_collector_private *p, struct ring_cur *cur);
 
 /*
  * collect_session.c.  collect_accept_one() takes one connection from the

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The collector's sessions, from hello to end, and its direct child: see collect_internal.h. */
+/*
+ * The collector's sessions, from hello to end, their count and unsampled
+ * figures, and its direct child: see collect_internal.h.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -402,6 +405,40 @@ void collect_end_session(struct msc_collector *c, struct msc_collector_private *
 		}
 	c->nprocs--;
 	collect_free_session(p);
+}
+
+bool msc_cproc_unsampled(const struct msc_cproc *pub, uint64_t *allocs, uint64_t *bytes,
+			 uint64_t *frees)
+{
+	const struct msc_collector_private *p = pub->priv;
+	uint32_t used, i;
+
+	*allocs = *bytes = *frees = 0;
+	if (!p || !p->region || !p->cur)
+		return false;
+	/* Every ring ever claimed: the counts outlive their threads. */
+	used = __atomic_load_n(&p->ctl->rings_used, __ATOMIC_ACQUIRE);
+	if (used < p->rings_used)
+		used = p->rings_used;
+	if (used > p->ncur)
+		used = p->ncur;
+	for (i = 0; i < used; i++) {
+		const struct msc_ring *r = p->cur[i].ring;
+
+		*allocs += __atomic_load_n(&r->unsampled_allocs, __ATOMIC_RELAXED);
+		*bytes += __atomic_load_n(&r->unsampled_bytes, __ATOMIC_RELAXED);
+		*frees += __atomic_load_n(&r->unsampled_frees, __ATOMIC_RELAXED);
+	}
+	/* The end's flush of the threads still running (struct msc_ctl). */
+	*allocs += __atomic_load_n(&p->ctl->flushed_allocs, __ATOMIC_RELAXED);
+	*bytes += __atomic_load_n(&p->ctl->flushed_bytes, __ATOMIC_RELAXED);
+	*frees += __atomic_load_n(&p->ctl->flushed_frees, __ATOMIC_RELAXED);
+	return true;
+}
+
+unsigned msc_collector_sessions(const struct msc_collector *c)
+{
+	return c->nprocs;
 }
 
 int msc_collector_allow_uid(struct msc_collector *c, unsigned uid)

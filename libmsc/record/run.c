@@ -229,7 +229,7 @@ static bool wake_only(int sig)
  * ms-snap's and ms-top's requests and a thread whose ring is full wake it
  * at once; a program that records steadily sets a shorter nap by its pace;
  * one that records nothing lengthens it from 2 ms up to 8 timeouts, 100 ms
- * at most: collect.c): 2 ms, what a burst of full-speed recording takes to
+ * at most: collect_poll.c): 2 ms, what a burst of full-speed recording takes to
  * fill a 64 KiB stretch of a ring several times over.  A sampled recording
  * writes a record per sampled block, about one per BYTES allocated: 100 ms
  * fill a ring's first 64 KiB only for a program allocating 3 GB a second
