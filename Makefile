@@ -83,7 +83,7 @@ TOOL_BINS = $(addprefix tools/,$(TOOLS))
 MSC_LIBS = -ljansson -ldw -lelf -lunwind-ptrace -lunwind-generic -lzstd -lz -lm
 TOOL_LIBS = $(LIBMSC) $(MSC_LIBS)
 # ms-top, the tool with a screen: ncurses with wide characters.
-TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui view util))
+TOP_OBJS = $(addprefix tools/ms-top/,$(addsuffix .o,main sample heap inspect batch ui draw view util))
 TOP_BIN = tools/ms-top/ms-top
 CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 

@@ -17,7 +17,8 @@
  * when the sort, the filter or the tree changes, never while a frame is
  * drawn, and the selection is a process (pid and start time), not a row,
  * so that it never jumps to another process when the list re-sorts.
- * ui.c draws and reads keys (ncurses), batch.c writes records instead.
+ * ui.c reads keys and draw.c draws (ncurses), batch.c writes records
+ * instead.
  */
 #ifndef MS_TOP_H
 #define MS_TOP_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ms-top: what the screen (ui.c) and its view (view.c) share. */
+/* ms-top: what the screen (ui.c: loop and keys; draw.c: drawing) and its view (view.c) share. */
 #ifndef MS_TOP_UI_H
 #define MS_TOP_UI_H
 
@@ -23,6 +23,8 @@ struct column {
 };
 
 extern const struct column cols[C_NCOLS];
+/* Display order (ui.c): the sort keys 1-9 follow it, the history aside. */
+extern const enum col col_order[C_NCOLS];
 
 enum { PAIR_TITLE = 1, PAIR_COLHEAD, PAIR_USED, PAIR_CACHE, PAIR_UP, PAIR_DOWN, PAIR_HEAP,
        PAIR_SPARK, PAIR_BAR, PAIR_DIM };
@@ -73,5 +75,8 @@ struct ui {
 /* the view (view.c) */
 void ui_rebuild(struct ui *u);
 void ui_select_row(struct ui *u, long to);
+
+/* the drawing (draw.c): the whole screen, from the view as it is */
+void ui_draw(struct ui *u);
 
 #endif
