@@ -466,8 +466,72 @@ out:
 	return rc;
 }
 
+/*
+ * The image pid runs: its executable's device and inode and where its text
+ * starts (/proc/pid/stat's startcode).  An exec changes it; false when it
+ * cannot be read (the process is gone).
+ */
+struct image {
+	dev_t dev;
+	ino_t ino;
+	unsigned long long start_code;
+};
+
+static bool image_of(int pid, struct image *im)
+{
+	char path[64], buf[1024];
+	const char *p;
+	struct stat st;
+	unsigned field;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (msc_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return false;
+	/* p + 2 is field 3 (state); startcode is field 26 */
+	for (p += 2, field = 3; field < 26 && (p = strchr(p, ' ')); field++)
+		p++;
+	if (!p)
+		return false;
+	im->dev = st.st_dev;
+	im->ino = st.st_ino;
+	im->start_code = strtoull(p, NULL, 10);
+	return true;
+}
+
+static int inject_call_once(int pid, const char *lib, unsigned flags, const char *entry,
+			    const char *arg, int timeout_ms, long *ret, struct msc_inject_stats *st,
+			    struct msc_err *err);
+
+/*
+ * A process that execs while it is attached to (a shell's child about to
+ * become the program, attached to as it starts) leaves the attach with the
+ * memory of an image that is gone: "cannot write its memory", or a libc
+ * that is not the program's.  Nothing of the attach is left in the new
+ * image, which is attached to from the start again, twice at most.
+ */
 int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
 		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err)
+{
+	struct image before, after;
+	int rc, tries;
+
+	for (tries = 0;; tries++) {
+		bool known = image_of(pid, &before);
+
+		rc = inject_call_once(pid, lib, flags, entry, arg, timeout_ms, ret, st, err);
+		if (!rc || !known || tries == 2 || !image_of(pid, &after) ||
+		    (after.dev == before.dev && after.ino == before.ino &&
+		     after.start_code == before.start_code))
+			return rc;
+	}
+}
+
+static int inject_call_once(int pid, const char *lib, unsigned flags, const char *entry,
+			    const char *arg, int timeout_ms, long *ret, struct msc_inject_stats *st,
+			    struct msc_err *err)
 {
 	struct msc_inject_stats dummy;
 	struct target t;

@@ -930,6 +930,21 @@ if cc -static -o "$OUT/static" "$OUT/st.c" 2>/dev/null; then
 		i=$((i + 1))
 	done
 	refuse "static binary" "statically linked" -p $ST
+	kill $ST
+	# ... and attached to as it starts, before or while the shell's child
+	# execs it: the attach starts over on the image the exec made.
+	: >"$OUT/static.err"
+	i=0
+	while [ $i -lt 5 ]; do
+		"$OUT/static" &
+		ST=$!
+		ms-record -q -p $ST -o /dev/null 2>>"$OUT/static.err"
+		kill $ST
+		wait $ST 2>/dev/null
+		i=$((i + 1))
+	done
+	check_eq "static binary as it starts: refused as static, 5 times in 5" 5 \
+		"$(grep -c 'statically linked' "$OUT/static.err")"
 else
 	not_ok "cannot build a static test program"
 fi
