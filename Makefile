@@ -64,7 +64,7 @@ TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
 # checks the includes and the symbols.
 LIBMSC_STAGES = base io format procfs agg record analyze render cli
 LIBMSC_base = arena err util fsafe hash
-LIBMSC_io = ndjson zst
+LIBMSC_io = ndjson ndjson_read ndjson_jval zst
 LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll

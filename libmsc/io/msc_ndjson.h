@@ -32,9 +32,11 @@
  * as the records it decompresses to; compressed data that is cut short or
  * corrupt ends the input with an error, after the records before it.
  *
- * Files.  ndjson.c writes and reads the records; zst.c holds everything
- * zstd (compressing the writer's buffer, sniffing and decompressing the
- * reader's input, msc_zst_name); what they share is in ndjson_internal.h.
+ * Files.  ndjson.c writes the records; ndjson_read.c reads them (lines,
+ * JSON validation, records, msc_jiter, msc_jval_member) and ndjson_jval.c
+ * reads their fields' values; zst.c holds everything zstd (compressing the
+ * writer's buffer, sniffing and decompressing the reader's input,
+ * msc_zst_name); what they share is in ndjson_internal.h.
  */
 #ifndef MSC_NDJSON_H
 #define MSC_NDJSON_H
