@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports from memscope streams: the records that describe a process and
+ * its run (header, end, error, sample, delta, process, mapping), read into
+ * the report model, and the images (programs) they describe.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_format.h"
+#include "msc_report.h"
+#include "msc_stream.h"
+#include "msc_util.h"
+#include "report_internal.h"
+
+/* How many members or elements an object or array has. */
+static size_t members(const struct msc_jval *v)
+{
+	struct msc_jiter it;
+	struct msc_jval x;
+	size_t n = 0;
+
+	msc_jiter_init(&it, v);
+	while (msc_jiter_next(&it, NULL, &x) > 0)
+		n++;
+	return n;
+}
+
+/* The strings of an array (other elements are skipped), in the arena. */
+static int strings(struct msc_report *r, const struct msc_jval *arr, const char ***out, unsigned *n)
+{
+	size_t cap = members(arr);
+	struct msc_jiter it;
+	struct msc_jval x;
+
+	*out = msc_arena_alloc(&r->arena, (cap + !cap) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*n = 0;
+	msc_jiter_init(&it, arr);
+	while (*n < cap && msc_jiter_next(&it, NULL, &x) > 0) {
+		(*out)[*n] = msc_jval_str(&x, &r->arena, NULL);
+		if ((*out)[*n])
+			(*n)++;
+	}
+	return 0;
+}
+
+int report_load_error(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rerror *e;
+	uint64_t stack = 0, alloc_stack = 0, free_stack = 0;
+	int ret;
+
+	if (MSC_GROW(r->errors, r->nerrors + 1, r->errors_cap, 16))
+		return -ENOMEM;
+	e = &r->errors[r->nerrors];
+	memset(e, 0, sizeof(*e));
+	e->kind = str(r, rec, "kind");
+	if (!e->kind)
+		return msc_rec_err(err, rec, -EINVAL, "error record needs a \"kind\"");
+	msc_rec_u64(rec, "stack", &stack);
+	msc_rec_u64(rec, "alloc_stack", &alloc_stack);
+	msc_rec_u64(rec, "free_stack", &free_stack);
+	if ((ret = report_check_stack(r, rec, stack, err)) ||
+	    (ret = report_check_stack(r, rec, alloc_stack, err)) ||
+	    (ret = report_check_stack(r, rec, free_stack, err)))
+		return ret;
+	e->pid = msc_rec_pid(rec, r->pid);
+	if (r->pid && e->pid != r->pid)
+		return 0;
+	e->stack = (uint32_t)stack;
+	e->alloc_stack = (uint32_t)alloc_stack;
+	e->free_stack = (uint32_t)free_stack;
+	e->fn = str(r, rec, "fn");
+	e->alloc_fn = str(r, rec, "alloc_fn");
+	e->free_fn = str(r, rec, "free_fn");
+	msc_rec_hex(rec, "ptr", &e->ptr);
+	e->has_block = msc_rec_u64(rec, "size", &e->size) == 0;
+	e->offset = u64(rec, "offset");
+	r->nerrors++;
+	return 0;
+}
+
+static void pages_of(struct msc_rpages *pg, const struct msc_rec *rec)
+{
+	pg->have = msc_rec_u64(rec, "heap_peak", &pg->heap_peak) == 0;
+	pg->heap_peak_ts = u64(rec, "heap_peak_ts");
+	pg->mapped_peak = u64(rec, "mapped_peak");
+	pg->mapped_peak_ts = u64(rec, "mapped_peak_ts");
+	pg->mapped = u64(rec, "mapped");
+	pg->rss_peak = u64(rec, "hwm");
+}
+
+/* An image's end: how and when it ended. */
+static void image_end(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rimage *im = image_of(r, msc_rec_pid(rec, r->pid));
+	int64_t v;
+
+	if (!im || im->complete)
+		return;
+	im->complete = true;
+	im->reason = str(r, rec, "reason");
+	if (msc_rec_i64(rec, "status", &v) == 0) {
+		im->status = (int)v;
+		im->has_status = true;
+	}
+	if (msc_rec_i64(rec, "signal", &v) == 0)
+		im->signal = (int)v;
+	im->duration = u64(rec, "ts");
+	im->peak = u64(rec, "peak");
+	im->peak_ts = u64(rec, "peak_ts");
+	im->lost = u64(rec, "lost");
+	pages_of(&im->pages, rec);
+}
+
+/* ms-diff's "paired" processes as one line: "svc -> svc2, ...". */
+static int diff_paired(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *f = msc_rec_field(rec, "paired");
+	struct msc_jiter it;
+	struct msc_jval v;
+	char line[512];
+	size_t len = 0;
+
+	if (!f || f->val.kind != MSC_J_ARR)
+		return 0;
+	line[0] = '\0';
+	msc_jiter_init(&it, &f->val);
+	while (msc_jiter_next(&it, NULL, &v) > 0 && len < sizeof(line)) {
+		const char *b = v.kind == MSC_J_OBJ ? msc_jval_member_str(&v, "before", &r->arena) : NULL;
+		const char *a = v.kind == MSC_J_OBJ ? msc_jval_member_str(&v, "after", &r->arena) : NULL;
+		int n;
+
+		if (!a || !b)
+			continue;
+		n = snprintf(line + len, sizeof(line) - len, "%s%s -> %s", len ? ", " : "", b, a);
+		len = n < 0 ? sizeof(line) : len + (size_t)n;
+	}
+	if (!line[0])
+		return 0;
+	r->diff_paired = msc_arena_strdup(&r->arena, line);
+	return r->diff_paired ? 0 : -1;
+}
+int report_load_end(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *f;
+	int64_t v;
+
+	image_end(r, rec);
+
+	/* The main process's end describes the program (the first stream's;
+	 * with --follow, the others end before or after it). */
+	if (r->complete || (r->pid && msc_rec_pid(rec, r->pid) != r->pid))
+		return 0;
+	r->complete = true;
+	r->reason = str(r, rec, "reason");
+	if (msc_rec_i64(rec, "status", &v) == 0) {
+		r->status = (int)v;
+		r->has_status = true;
+	}
+	if (msc_rec_i64(rec, "signal", &v) == 0)
+		r->signal = (int)v;
+	if (r->mode && !strcmp(r->mode, "diff")) {
+		r->diff_metric = str(r, rec, "metric");
+		msc_rec_i64(rec, "before", &r->diff_before);
+		msc_rec_i64(rec, "after", &r->diff_after);
+		r->diff_has_elapsed = msc_rec_i64(rec, "elapsed", &r->diff_elapsed) == 0;
+		r->diff_new = u64(rec, "processes_new");
+		r->diff_gone = u64(rec, "processes_gone");
+		if (diff_paired(r, rec))
+			return -ENOMEM;
+	}
+	r->duration = u64(rec, "ts");
+	r->peak = u64(rec, "peak");
+	r->peak_ts = u64(rec, "peak_ts");
+	r->lost = u64(rec, "lost");
+	pages_of(&r->pages, rec);
+	r->has_end_totals = msc_rec_u64(rec, "allocs", &r->end_allocs) == 0;
+	r->end_frees = u64(rec, "frees");
+	r->end_bytes = u64(rec, "bytes");
+	r->leaked_bytes = u64(rec, "leaked_bytes");
+	r->leaked_blocks = u64(rec, "leaked_blocks");
+	r->end_errors = u64(rec, "errors");
+	msc_rec_bool(rec, "scanned", &r->scanned);
+	f = msc_rec_field(rec, "filtered");
+	if (f && f->val.kind == MSC_J_OBJ) {
+		struct msc_jiter it;
+		struct msc_field k;
+		struct msc_jval c;
+		size_t n = members(&f->val);
+
+		r->filtered = msc_arena_zalloc(&r->arena, (n + !n) * sizeof(*r->filtered));
+		if (!r->filtered)
+			return -ENOMEM;
+		r->nfiltered = 0;
+		msc_jiter_init(&it, &f->val);
+		while (r->nfiltered < n && msc_jiter_next(&it, &k, &c) > 0) {
+			struct msc_filtered *fl = &r->filtered[r->nfiltered++];
+
+			fl->type = msc_arena_strndup(&r->arena, k.key, k.key_len);
+			msc_filtered_add(&c, fl);
+		}
+	}
+	f = msc_rec_field(rec, "filters");
+	if (f && f->val.kind == MSC_J_ARR && strings(r, &f->val, &r->filters, &r->nfilters))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The header's argv as one string (NULL without one), in the arena;
+ * *program (if not NULL), its first element's last part. */
+static const char *header_argv(struct msc_report *r, const struct msc_rec *rec, const char **program)
+{
+	const struct msc_field *argv = msc_rec_field(rec, "argv");
+	struct msc_jiter it;
+	struct msc_jval v;
+	char buf[1024];
+	size_t n = 0;
+
+	if (!argv || argv->val.kind != MSC_J_ARR)
+		return NULL;
+	msc_jiter_init(&it, &argv->val);
+	buf[0] = '\0';
+	while (msc_jiter_next(&it, NULL, &v) > 0 && n < sizeof(buf) - 2) {
+		const char *a = msc_jval_str(&v, &r->arena, NULL);
+
+		if (!a)
+			continue;
+		if (program && !*program)
+			*program = msc_base_name(a);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "", a);
+	}
+	return msc_arena_strdup(&r->arena, buf);
+}
+
+/* A recording's header (not a --poll one's: no heap) starts an image. */
+static int new_image_of(struct msc_report *r, const struct msc_rec *rec, int pid)
+{
+	const char *mode = msc_rec_str(rec, "mode", NULL);
+	struct msc_rimage *im;
+	int64_t ppid;
+
+	if (!mode || (strcmp(mode, "launch") != 0 && strcmp(mode, "attach") != 0))
+		return 0;
+	if (MSC_GROW(r->images, r->nimages + 1, r->images_cap, 16))
+		return -ENOMEM;
+	im = &r->images[r->nimages++];
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	if (msc_rec_i64(rec, "ppid", &ppid) == 0)
+		im->ppid = (int)ppid;
+	im->argv = header_argv(r, rec, &im->program);
+	im->start = str(r, rec, "start");
+	return msc_u64map_put(&r->image_of, (uint64_t)pid + 1, r->nimages);
+}
+
+int report_load_header(struct msc_report *r, const struct msc_rec *rec)
+{
+	const struct msc_field *opts;
+	const char *argv;
+	struct msc_jval ms;
+	int64_t pid;
+	int p = msc_rec_pid(rec, r->pid);
+
+	if (!msc_u64map_get(&r->pids, (uint64_t)p)) {
+		if (msc_u64map_put(&r->pids, (uint64_t)p, 1))
+			return -ENOMEM;
+		r->streams++;
+	}
+	if (new_image_of(r, rec, p))
+		return -ENOMEM;
+	if (r->tool) {
+		/* The first stream names the report, unless its process
+		 * exec'ed: then the program it became does. */
+		if (p != r->pid || !r->complete || !r->reason || strcmp(r->reason, "exec") != 0)
+			return 0;
+		if (report_new_image(r))
+			return -ENOMEM;
+		r->start = str(r, rec, "start");
+		goto argv;
+	}
+	r->tool = str(r, rec, "tool");
+	r->mode = str(r, rec, "mode");
+	r->before = str(r, rec, "before");
+	r->after = str(r, rec, "after");
+	opts = msc_rec_field(rec, "options");
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "metrics", &ms) > 0 &&
+	    ms.kind == MSC_J_ARR && strings(r, &ms, &r->diff_metrics, &r->ndiff_metrics))
+		return -ENOMEM;
+	r->start = str(r, rec, "start");
+	if (msc_rec_i64(rec, "pid", &pid) == 0)
+		r->pid = (int)pid;
+	/* ms-record --alloc-fn: wrappers to attribute past, with the user's */
+	if (msc_header_alloc_fns(rec, &r->arena, &r->alloc_fns, &r->nalloc_fns))
+		return -ENOMEM;
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "sample", &ms) > 0 &&
+	    msc_jval_u64(&ms, &r->sample))
+		r->sample = 0;
+	if (opts && opts->val.kind == MSC_J_OBJ && msc_jval_member(&opts->val, "depth", &ms) > 0) {
+		uint64_t d = 0;
+
+		if (!msc_jval_u64(&ms, &d) && d <= UINT32_MAX)
+			r->depth = (unsigned)d;
+	}
+	msc_rec_u64(rec, "start_epoch", &r->start_epoch);
+argv:
+	argv = header_argv(r, rec, NULL);
+	if (argv)
+		r->argv = argv;
+	return 0;
+}
+
+int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rsample *s;
+
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	if (MSC_GROW(r->samples, r->nsamples + 1, r->samples_cap, 64))
+		return -ENOMEM;
+	s = &r->samples[r->nsamples++];
+	memset(s, 0, sizeof(*s));	/* a --poll sample has no heap */
+	s->pid = msc_rec_pid(rec, r->pid);
+	s->ts = u64(rec, "ts");
+	s->rss = u64(rec, "rss");
+	s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
+	s->pss = u64(rec, "pss");
+	s->swap = u64(rec, "swap");
+	s->has_counts = msc_rec_u64(rec, "allocs", &s->allocs) == 0;
+	s->bytes = u64(rec, "bytes");
+	return 0;
+}
+
+int report_load_delta(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rdelta *d;
+	int64_t v;
+	uint64_t stack = 0;
+
+	if (MSC_GROW(r->deltas, r->ndeltas + 1, r->deltas_cap, 64))
+		return -ENOMEM;
+	d = &r->deltas[r->ndeltas];
+	memset(d, 0, sizeof(*d));
+	d->key = str(r, rec, "key");
+	d->comm = str(r, rec, "comm");
+	d->name = str(r, rec, "name");
+	d->group = str(r, rec, "kind");
+	d->metric = str(r, rec, "metric");
+	d->status = str(r, rec, "status");
+	d->pid = msc_rec_pid(rec, r->pid);
+	if (msc_rec_i64(rec, "before", &d->before) || msc_rec_i64(rec, "after", &d->after) ||
+	    msc_rec_i64(rec, "change", &v))
+		return msc_rec_err(err, rec, -EINVAL, "delta needs integer before, after, change");
+	d->change = v;
+	msc_rec_u64(rec, "stack", &stack);
+	if (report_check_stack(r, rec, stack, err))
+		return -EINVAL;
+	d->stack = (uint32_t)stack;
+	d->size = u64(rec, "size");
+	r->ndeltas++;
+	return 0;
+}
+
+int report_load_process(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rproc *p;
+	const struct msc_field *cmd = msc_rec_field(rec, "cmdline");
+
+	if (MSC_GROW(r->procs, r->nprocs + 1, r->procs_cap, 64))
+		return -ENOMEM;
+	p = &r->procs[r->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = msc_rec_pid(rec, r->pid);
+	p->comm = str(r, rec, "comm");
+	p->rss = u64(rec, "rss");
+	p->has_pss = msc_rec_u64(rec, "pss", &p->pss) == 0;
+	p->swap = u64(rec, "swap");
+	p->private_bytes = u64(rec, "private_clean") + u64(rec, "private_dirty");
+	if (cmd && cmd->val.kind == MSC_J_ARR) {
+		struct msc_jiter it;
+		struct msc_jval v;
+
+		msc_jiter_init(&it, &cmd->val);
+		if (msc_jiter_next(&it, NULL, &v) > 0)
+			p->cmdline = msc_jval_str(&v, &r->arena, NULL);
+	}
+	return 0;
+}
+
+int report_load_mapping(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rmapping *m;
+
+	if (MSC_GROW(r->maps, r->nmaps + 1, r->maps_cap, 64))
+		return -ENOMEM;
+	m = &r->maps[r->nmaps++];
+	m->pid = msc_rec_pid(rec, r->pid);
+	m->name = str(r, rec, "name");
+	m->kind = str(r, rec, "kind");
+	m->ts = u64(rec, "ts");
+	m->size = u64(rec, "size");
+	m->rss = u64(rec, "rss");
+	m->pss = u64(rec, "pss");
+	m->swap = u64(rec, "swap");
+	return 0;
+}
+
+const char *msc_report_program(const struct msc_report *r, int image)
+{
+	return image >= 0 && (size_t)image < r->nimages ? r->images[image].program : NULL;
+}
