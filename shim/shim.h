@@ -29,6 +29,8 @@
  *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
  *	modules.c	the module maps sent before a new stack
  *	unwind.c	stack capture, struct unwind_state (unwind.h)
+ *	dwarf.c		the unwind rules, decoded from .eh_frame
+ *	unwind_setup.c	the unwinder's setup, libunwind, MEMSCOPE_UNWIND_CHECK
  *	got.c		GOT patching: attach mode's hooks, --hook's, the
  *			built-in ones
  *	attach.c	attach mode: memscope_attach, memscope_detach and
