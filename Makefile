@@ -69,8 +69,8 @@ LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
-		collect_setup collect_session records scan freeze live inject inject_stop inject_elf recorder \
-		recorder_attach run
+		collect_setup collect_session records scan scan_index scan_read freeze live inject inject_stop \
+		inject_elf recorder recorder_attach run
 LIBMSC_analyze = filter report report_stacks report_records diff_load diff
 LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \
 		render
