@@ -65,12 +65,12 @@ TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
 LIBMSC_STAGES = base io format procfs agg record analyze render cli
 LIBMSC_base = arena err util fsafe hash
 LIBMSC_io = ndjson ndjson_read ndjson_jval zst
-LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors
+LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors scan scan_index scan_read
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
-		collect_setup collect_session records scan scan_index scan_read freeze live inject inject_stop \
-		inject_elf recorder recorder_attach run
+		collect_setup collect_session records freeze live inject inject_stop inject_elf recorder \
+		recorder_attach run
 LIBMSC_analyze = filter report report_stacks report_records diff_load diff
 LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \
 		render
@@ -164,7 +164,6 @@ FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 .PHONY: all check check-layers print-stages demo deps bench-deps shot-deps fuzz-deps soak-attach install uninstall clean unit e2e bench \
 	screenshot pictures fuzz fuzz-replay stress check-sanitize
 .DEFAULT_GOAL := all
-.SECONDARY:
 
 all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS) $(STRESS_BINS)
 
