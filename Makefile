@@ -102,8 +102,8 @@ THIRDPARTY_LIB_tcmalloc = libtcmalloc_minimal.so.4
 
 SHIM = shim/libmemscope.so
 SHIM_OBJS = shim/entry.o shim/hooks.o shim/maps.o shim/custom.o shim/exits.o shim/session.o \
-	    shim/threads.o shim/resolve.o shim/modules.o shim/unwind.o shim/dwarf.o \
-	    shim/unwind_setup.o shim/dlclose.o shim/got.o shim/attach.o shim/sample.o
+	    shim/rings.o shim/aslimit.o shim/threads.o shim/resolve.o shim/modules.o shim/unwind.o \
+	    shim/dwarf.o shim/unwind_setup.o shim/dlclose.o shim/got.o shim/attach.o shim/sample.o
 # Hooks pass their own frame address to the recorder: they need frame
 # pointers and must not become sibling calls.  TLS stays initial-exec (no
 # malloc on first access), symbols hidden unless exported on purpose.  Of

@@ -59,7 +59,7 @@ static const char *const hooked[] = {
 	"_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t",
 	"_ZdaPvmSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
 	"_ZdaPvSt11align_val_tRKSt9nothrow_t",
-	/* session.c: a limit the program sets on its address space */
+	/* aslimit.c: a limit the program sets on its address space */
 	"setrlimit", "setrlimit64", "getrlimit", "getrlimit64", "prlimit", "prlimit64",
 	"pthread_getattr_np",	/* threads.c: not a hook, a guard */
 	"dlopen",
@@ -706,7 +706,7 @@ void shim_unhook_child(void)
 	restore_slots(NULL);
 }
 
-/* The collector died (session.c, wait_space): the slots go back, unless
+/* The collector died (rings.c, wait_space): the slots go back, unless
  * patching is under way (then the next attach does it). */
 void shim_unhook_orphaned(void)
 {

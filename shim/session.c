@@ -11,7 +11,8 @@
  * A fork child is recorded only with --follow, as a session of its own.  At
  * the end, the program waits while the collector scans its memory for leaks
  * (request_scan).  A collector that died stops recording; the program runs
- * on.  Also here, the rings' slow path: waiting for room (wait_space).
+ * on.  The rings' slow path, waiting for room (wait_space), and a region's
+ * end are rings.c's, the address-space limit is aslimit.c's (session.h).
  *
  * Owns the session's state (g_state, g_ctl, the region, the options the
  * collector chose, the session generation g_gen) and the fork handlers.
@@ -20,12 +21,9 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,7 +32,7 @@
 #include <unistd.h>
 
 #include "sample.h"
-#include "shim.h"
+#include "session.h"
 
 struct shim_wiped g_wiped;
 /* Not wiped: shim_init ran in this process, or in the one it was copied
@@ -44,281 +42,28 @@ static bool g_started;
 static int g_state_at_fork;
 struct msc_ctl *g_ctl;
 void *g_region;
-static size_t g_region_size;
+size_t g_region_size;
 pid_t g_pid;
 unsigned g_unwind, g_depth;
 bool g_free_stacks;
-static bool g_lossy, g_follow, g_scan;
+bool g_lossy;
+static bool g_follow, g_scan;
 bool g_scrub;
 bool g_tsc;
 unsigned g_threads_seen;
 bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static pid_t g_collector_pid;
+pid_t g_collector_pid;
 uint32_t g_ring_size, g_nrings;
 bool g_attached;
 unsigned g_gen;
 /* The region under g_region is a session's no more (buried), and the
  * address space its buried predecessors keep. */
-static bool g_buried;
+bool g_buried;
 /* An attach claimed the library and has not begun recording yet. */
 static bool g_claimed;
-static uint64_t g_buried_bytes;
+uint64_t g_buried_bytes;
 char g_exe[512];
-
-/* ---------------------------------------------------------------- rings */
-
-static void set_state(int st)
-{
-	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);
-}
-
-/*
- * A session's end (a detach, or the next attach after its collector died):
- * our mapping of its region is replaced, in place, by private zero pages
- * that are never unmapped.  A thread preempted inside a hook holds the
- * region's addresses (its ring, the shared ring's lock, the control page)
- * and may write to them when it runs again, however many sessions later:
- * 200 busy threads on 2 CPUs wait that long.  Unmapped, the address
- * faulted (SIGSEGV in the program), or held whatever was mapped there
- * next: a later session's ring (corrupt records) or the program's own
- * memory.  Buried, such a write lands in memory of ours that nothing
- * reads, and a wait for room there gives up (its session is over).  What
- * stays is address space (g_buried_bytes), no memory: the collector's
- * pages go with its own mapping.
- */
-#define BURY_SPARE_RINGS 16u
-
-unsigned g_ring_scanners, g_ring_scan_limit;
-
-static void region_bury(void)
-{
-	int prot = PROT_READ | PROT_WRITE;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
-	uint64_t used, keep;
-	unsigned wait;
-	void *p;
-
-	tstate_pool_close();
-	if (!g_region || g_buried)
-		return;
-	/*
-	 * Threads write only to the rings they took, which are the lowest
-	 * free ones (thread_init), and a thread still looking for one stops
-	 * at the first free: the rings up to the highest taken, and spares
-	 * for lookers, are kept; the rest (untouched, address space only:
-	 * 2 MiB a ring with few threads) goes.
-	 */
-	used = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE) + BURY_SPARE_RINGS;
-	if (used > g_nrings)
-		used = g_nrings;
-	/* No ring scan may go past what stays mapped (thread_init): bound
-	 * them, then wait for those under way, 100 ms at most (a thread
-	 * held elsewhere: the rings then stay mapped, as safe). */
-	__atomic_store_n(&g_ring_scan_limit, (unsigned)used, __ATOMIC_SEQ_CST);
-	for (wait = 0; __atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST) && wait < 1000; wait++) {
-		struct timespec ts = { 0, 100000 };
-
-		nanosleep(&ts, NULL);
-	}
-	if (__atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST))
-		used = g_nrings;
-	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_ring_size);
-	keep = (keep + 4095) & ~4095ull;
-	if (keep > g_region_size)
-		keep = g_region_size;
-	p = real_mmap ? real_mmap(g_region, keep, prot, flags, -1, 0) :
-			mmap(g_region, keep, prot, flags, -1, 0);
-	/* Else the region stays mapped as it is, for good: as safe. */
-	if (p == g_region) {
-		if (keep < g_region_size)
-			unmap((char *)g_region + keep, g_region_size - keep);
-		g_buried_bytes += keep;
-	}
-	g_buried = true;
-}
-
-static void stop_recording(void)
-{
-	set_state(ST_OFF);
-}
-
-/* Is the collector still there?  (Slow path only.)  Its pid is the one
- * the kernel named for the socket (session_start), not the page's. */
-static bool collector_alive(void)
-{
-	if (g_ctl->stop || g_ctl->dead)
-		return false;
-	if (g_collector_pid > 0 && kill(g_collector_pid, 0) < 0 && errno == ESRCH)
-		return false;
-	return true;
-}
-
-/* A round of the collector now, not after its nap (ms-record takes SIGURG
- * as a wake-up: msc_proto.h). */
-static void wake_collector(void)
-{
-	if (g_collector_pid > 0)
-		kill(g_collector_pid, SIGURG);
-}
-
-/*
- * How long the program waits for a collector that makes no progress (a
- * stopped ms-record, one under a debugger, one whose output is read
- * slowly): then what it would wait for is dropped and counted in `lost`.
- */
-#define STALL_NS 1000000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A small /proc file whole into buf (NUL-terminated): its length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t n)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t len;
-
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, n - 1);
-	close(fd);
-	if (len < 0)
-		return -1;
-	buf[len] = '\0';
-	return len;
-}
-
-/* The decimal number at p (0 if none). */
-static uint64_t parse_u64(const char *p)
-{
-	uint64_t v = 0;
-
-	for (; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
-}
-
-/*
- * The collector's CPU time in clock ticks (utime + stime, fields 14 and 15
- * of /proc/PID/stat, proc(5)), or -1 when it cannot be read: a collector
- * that scans a heap works, one that is stopped or blocked does not.
- */
-static long long collector_cpu(void)
-{
-	char path[32], buf[512], *p, *q;
-	long long ticks = 0;
-	unsigned field;
-
-	if (g_collector_pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)g_collector_pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return -1;
-	/* After ") ", field 3 (the state) begins. */
-	for (field = 2, q = p + 1; *q && field < 15; q++) {
-		if (*q != ' ')
-			continue;
-		field++;
-		if (field == 14 || field == 15)
-			ticks += (long long)parse_u64(q + 1);
-	}
-	return field == 15 ? ticks : -1;
-}
-
-/* Drops a record the ring has no room for: counted, said at the end. */
-static bool drop(int saved)
-{
-	__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
-	errno = saved;
-	return false;
-}
-
-/*
- * Waits until `need` bytes past t->head are free.  False: give up.  A short
- * spin first (the collector may be about to move the tail), then sleeps on
- * the ring's futex word until the collector frees space (msc_proto.h), and
- * looks now and then whether the collector is still alive.  Lossless
- * means waiting while the collector makes progress: a tail that has not
- * moved for STALL_NS drops the record, and so do the ring's next ones
- * until the tail moves again (stalled_at).
- */
-bool wait_space(struct tstate *t, uint64_t need)
-{
-	struct msc_ring *r = t->ring;
-	unsigned gen = t->gen;
-	unsigned spins = 0, naps = 0;
-	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE), since = 0;
-	int saved = errno;
-
-	if (r->stalled_at) {
-		if (r->stalled_at == tail + 1)
-			return drop(saved);
-		r->stalled_at = 0;
-	}
-	while (!have_space(t, need)) {
-		uint32_t seq;
-
-		/* An abandoned ring gets no room again (msc_proto.h). */
-		/* Also a ring of an earlier session (attach mode): one
-		 * detached and another begun while this thread waited. */
-		if (g_lossy || g_state != ST_ACTIVE || r->abandoned ||
-		    __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
-			if (g_lossy)
-				return drop(saved);
-			errno = saved;
-			return false;
-		}
-		if (spins++ == 0) {
-			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
-			/* The collector may nap for up to 100 ms when sampling:
-			 * a full ring must not wait that long. */
-			wake_collector();
-		}
-		if (spins < 64) {
-			__builtin_ia32_pause();
-			continue;
-		}
-		seq = __atomic_load_n(&r->wake, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&r->waiting, 1, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (!have_space(t, need)) {
-			/* At most 10 ms: the collector may be gone. */
-			struct timespec ts = { 0, 10000000 };
-
-			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, &ts, NULL, 0);
-			if ((++naps & 3) == 0 && __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == gen &&
-			    !collector_alive()) {
-				g_ctl->dead = 1;
-				stop_recording();
-				/* Attached: nothing will detach us now. */
-				if (g_attached)
-					shim_unhook_orphaned();
-				errno = saved;
-				return false;
-			}
-			if ((naps & 3) == 0) {
-				uint64_t now = mono_ns(), at = t->tail_cache;
-
-				if (at != tail || !since) {
-					tail = at;
-					since = now;
-				} else if (now - since >= STALL_NS) {
-					__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
-					r->stalled_at = tail + 1;
-					return drop(saved);
-				}
-			}
-		}
-		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
-	}
-	errno = saved;
-	return true;
-}
 
 /* ----------------------------------------------------------------- init */
 
@@ -393,8 +138,6 @@ static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
 	return true;
 }
 
-static void as_hello(struct msc_hello *h);
-static void as_make_room(uint64_t extra);
 
 /* Connects to the collector and maps this process's region. */
 static bool session_start(bool forked)
@@ -868,164 +611,4 @@ __attribute__((destructor)) static void shim_dtor(void)
 	if (g_state == ST_ACTIVE && getpid() == g_pid)
 		unwind_report();
 	request_scan();
-}
-
-/* ------------------------------------------------ the address-space limit */
-
-/*
- * A limit on the address space (RLIMIT_AS) is the program's, for what it
- * maps, not for what we map in it: the region, and the threads' unwinder
- * caches and stack tables (about 384 KiB a thread for as many threads as
- * there are rings).
- *
- * One it has when a session starts (ulimit -v, a limit set before an
- * attach) is raised by that much before the region is mapped, as far as
- * we may: the hard limit too when we are privileged, else the soft one up
- * to the hard one.  The collector sizes the region to what that leaves
- * (the hello's as_room and as_free, as_hello), and says it when it had to
- * take some of the program's own room.  One the program sets meanwhile
- * below what it maps already (a fixed 256 MiB under us) is raised the
- * same way.  Either is read back lowered by as much, so that the program
- * reads what it set.  A limit set above what is mapped now (reckoned from
- * /proc/self/statm, which counts the region too) is left as it is.
- * Through the system call itself: glibc's setrlimit, getrlimit and
- * prlimit are each that one call.
- */
-static uint64_t g_raised_cur, g_raised_max;
-
-static uint64_t our_space(void)
-{
-	uint64_t size = (g_region && !g_buried ? g_region_size : 0) + g_buried_bytes;
-
-	return size ? size + (64ull << 20) + (uint64_t)g_nrings * TSTATE_SLOT : 0;
-}
-
-/* The address space mapped now, from /proc/self/statm (proc(5)). */
-static uint64_t mapped_now(void)
-{
-	char buf[64];
-
-	if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
-		return 0;
-	return parse_u64(buf) * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-static rlim_t raise_by(rlim_t v, uint64_t extra)
-{
-	return v == RLIM_INFINITY || v + extra < v ? RLIM_INFINITY : v + extra;
-}
-
-static int prlimit_(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
-{
-	return (int)syscall(SYS_prlimit64, pid, resource, want, old);
-}
-
-/* Whether we may raise our hard limit (CAP_SYS_RESOURCE): tried, and put
- * back at once (lowering it is always allowed). */
-static bool may_raise_max(const struct rlimit *now)
-{
-	struct rlimit up = { now->rlim_cur, now->rlim_max + 4096 };
-
-	if (now->rlim_max == RLIM_INFINITY || prlimit_(0, RLIMIT_AS, &up, NULL) < 0)
-		return false;
-	prlimit_(0, RLIMIT_AS, now, NULL);
-	return true;
-}
-
-/* The hello's as_room and as_free (msc_proto.h). */
-static void as_hello(struct msc_hello *h)
-{
-	struct rlimit now;
-	uint64_t mapped;
-
-	h->as_room = h->as_free = 0;
-	if (prlimit_(0, RLIMIT_AS, NULL, &now) < 0 || now.rlim_cur == RLIM_INFINITY ||
-	    now.rlim_max == RLIM_INFINITY || may_raise_max(&now))
-		return;
-	mapped = mapped_now();
-	h->as_room = now.rlim_max > mapped ? now.rlim_max - mapped : 1;
-	h->as_free = now.rlim_cur > mapped ? now.rlim_cur - mapped : 0;
-}
-
-/* The limit raised by extra bytes (see above), as far as we may: before
- * the region is mapped by its size and 64 MiB, once its layout is known
- * by the threads' state. */
-static void as_make_room(uint64_t extra)
-{
-	struct rlimit now, want;
-
-	if (prlimit_(0, RLIMIT_AS, NULL, &now) < 0 || now.rlim_cur == RLIM_INFINITY)
-		return;
-	want.rlim_cur = raise_by(now.rlim_cur, extra);
-	want.rlim_max = raise_by(now.rlim_max, extra);
-	if (prlimit_(0, RLIMIT_AS, &want, NULL) < 0) {
-		want.rlim_max = now.rlim_max;
-		if (want.rlim_cur > now.rlim_max)
-			want.rlim_cur = now.rlim_max;
-		if (prlimit_(0, RLIMIT_AS, &want, NULL) < 0)
-			return;
-	}
-	g_raised_cur += want.rlim_cur == RLIM_INFINITY ? 0 : want.rlim_cur - now.rlim_cur;
-	g_raised_max += want.rlim_max == RLIM_INFINITY ? 0 : want.rlim_max - now.rlim_max;
-}
-
-static rlim_t lowered(rlim_t v, uint64_t by)
-{
-	return v != RLIM_INFINITY && v >= by ? v - by : v;
-}
-
-static int limit_call(pid_t pid, int resource, const struct rlimit *want, struct rlimit *old)
-{
-	struct rlimit raised;
-	uint64_t extra = 0;
-	int rc;
-	bool mine = resource == RLIMIT_AS && (pid == 0 || pid == getpid());
-
-	if (mine && want && want->rlim_cur != RLIM_INFINITY && want->rlim_cur < mapped_now())
-		extra = our_space();
-	if (extra) {
-		raised.rlim_cur = raise_by(want->rlim_cur, extra);
-		raised.rlim_max = raise_by(want->rlim_max, extra);
-		want = &raised;
-	}
-	rc = prlimit_(pid, resource, want, old);
-	if (rc == 0 && mine && old) {
-		old->rlim_cur = lowered(old->rlim_cur, g_raised_cur);
-		old->rlim_max = lowered(old->rlim_max, g_raised_max);
-	}
-	if (rc == 0 && mine && want)
-		g_raised_cur = g_raised_max = extra;
-	return rc;
-}
-
-SHIM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
-{
-	return limit_call(0, (int)resource, rl, NULL);
-}
-
-SHIM_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
-{
-	return limit_call(0, (int)resource, (const struct rlimit *)rl, NULL);
-}
-
-SHIM_EXPORT int getrlimit(__rlimit_resource_t resource, struct rlimit *rl)
-{
-	return limit_call(0, (int)resource, NULL, rl);
-}
-
-SHIM_EXPORT int getrlimit64(__rlimit_resource_t resource, struct rlimit64 *rl)
-{
-	return limit_call(0, (int)resource, NULL, (struct rlimit *)rl);
-}
-
-SHIM_EXPORT int prlimit(pid_t pid, enum __rlimit_resource resource, const struct rlimit *want,
-			struct rlimit *old)
-{
-	return limit_call(pid, (int)resource, want, old);
-}
-
-SHIM_EXPORT int prlimit64(pid_t pid, enum __rlimit_resource resource, const struct rlimit64 *want,
-			  struct rlimit64 *old)
-{
-	return limit_call(pid, (int)resource, (const struct rlimit *)want, (struct rlimit *)old);
 }

@@ -20,8 +20,11 @@
  *			built-in hooks of jemalloc, mimalloc, tcmalloc
  *	exits.c		exit, _exit, _Exit, and the exec family
  *	session.c	the session (g_state, the region, the
- *			options), the rings' slow path (wait_space), fork,
- *			init and exit, attach mode's entry points
+ *			options), fork, init and exit, attach mode's entry
+ *			points
+ *	rings.c		the rings' slow path (wait_space), a session's
+ *			region at its end (region_bury)
+ *	aslimit.c	the address-space limit: setrlimit, getrlimit, prlimit
  *	threads.c	t_state, t_hot (the guard, the fast path's state),
  *			the shared ring's state
  *	sample.c	--sample: g_sample, the set of recorded blocks
@@ -75,7 +78,7 @@
 
 struct tstate;
 
-/* -------------------------------------------------- session (session.c) */
+/* ---------------------------------- session (session.c, rings.c, aslimit.c) */
 
 enum { ST_UNINIT = 0, ST_INIT, ST_ACTIVE, ST_OFF };
 

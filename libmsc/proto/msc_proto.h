@@ -215,7 +215,7 @@ struct msc_ring {
 	volatile uint64_t unsampled_bytes;
 	volatile uint64_t unsampled_frees;
 	/* The producer's: 1 + the tail at which it gave up waiting for a
-	 * collector that made no progress (STALL_NS, session.c); while the
+	 * collector that made no progress (STALL_NS, shim/session.h); while the
 	 * tail stays there, its records are dropped at once.  0: none. */
 	volatile uint64_t stalled_at;
 	/* Collector's cache line. */
