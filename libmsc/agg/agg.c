@@ -51,7 +51,7 @@ static struct msc_live *live_map(size_t cap);
 static void live_layout(struct msc_agg *a, size_t cap);
 static size_t live_bytes(size_t slots);
 
-int msc_agg_init(struct msc_agg *a)
+int msc_agg_init(struct msc_agg *a, const struct msc_agg_opts *o)
 {
 	memset(a, 0, sizeof(*a));
 	a->live = live_map(4096);
@@ -65,6 +65,13 @@ int msc_agg_init(struct msc_agg *a)
 	    msc_u64map_init(&a->thread_first, 16)) {
 		msc_agg_release(a);
 		return -ENOMEM;
+	}
+	if (o) {
+		a->unseen_frees_ok = o->unseen_frees_ok;
+		a->no_errors = o->no_errors;
+		a->sample = o->sample;
+		if (o->hold_window_ns)
+			msc_agg_hold(a, o->hold_window_ns);
 	}
 	return 0;
 }
@@ -144,6 +151,15 @@ uint64_t msc_sample_weight(uint64_t rate, uint64_t size, uint64_t h)
 	uint64_t n = (uint64_t)w;
 
 	return n + ((double)(msc_hash_u64(h) >> 11) * 0x1p-53 < w - (double)n);
+}
+
+void msc_agg_set_unsampled(struct msc_agg *a, bool known, uint64_t allocs, uint64_t bytes,
+			   uint64_t frees)
+{
+	a->unsampled_known = known;
+	a->unsampled_allocs = allocs;
+	a->unsampled_bytes = bytes;
+	a->unsampled_frees = frees;
 }
 
 void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, uint64_t *frees)
@@ -572,7 +588,7 @@ static void hold_add(struct msc_agg *a, const struct msc_cevent *ev)
  * address just before (msc_recent); true if it did. */
 static bool hold_ambiguous(struct msc_agg *a, const struct msc_cevent *ev)
 {
-	if (!recent_other(a, ev->v[0], ev->tid, ev->ts))
+	if (!recent_other(a, ev->free.ptr, ev->tid, ev->ts))
 		return false;
 	hold_add(a, ev);
 	a->held[a->nheld - 1].v[2] |= HELD_AMBIGUOUS;
@@ -709,7 +725,8 @@ int msc_agg_alloc(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, ui
  * alloc_key. */
 static inline __attribute__((always_inline)) int
 free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
-	    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold, bool shim_temporary)
+	    uint32_t stack, struct msc_freed *out, const struct msc_agg_error **errp,
+	    const struct msc_cevent *hold, bool shim_temporary)
 {
 	struct msc_live *b;
 	struct msc_site *s;
@@ -731,8 +748,9 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	}
 	if (!b) {
 		a->unknown_frees++;
-		if (msc_fn_checked(fn) && !a->no_errors)
-			msc_agg_unseen_free(a, ts, tid, ptr, fn, stack);
+		if (msc_fn_checked(fn) && !a->no_errors &&
+		    msc_agg_unseen_free(a, ts, tid, ptr, fn, stack) && errp)
+			*errp = &a->err;
 		return 0;
 	}
 	if (msc_unlikely(a->recent) && hold && hold_ambiguous(a, hold))
@@ -740,8 +758,9 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 	ambiguous = msc_unlikely(a->recent) &&
 		    (a->hold_how == MSC_HOLD_AMBIGUOUS || recent_other(a, ptr, tid, ts));
 	s = msc_agg_site(a, b->site);
-	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors)
-		msc_agg_mismatch(a, ts, tid, b, s, fn, stack);
+	if (msc_fn_family(s->fn) != msc_fn_family(fn) && msc_fn_checked(fn) && !a->no_errors &&
+	    msc_agg_mismatch(a, ts, tid, b, s, fn, stack) && errp)
+		*errp = &a->err;
 	/* Sampled: whether the thread allocated in between is not known
 	 * here (the shim tells: it counts down every allocation). */
 	last = msc_likely(!a->sample) ? last_alloc_of(a, tid) : NULL;
@@ -782,7 +801,7 @@ free_key_in(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned
 int agg_free_key(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 		    uint32_t stack, struct msc_freed *out, const struct msc_cevent *hold)
 {
-	return free_key_in(a, ts, tid, ptr, fn, stack, out, hold, false);
+	return free_key_in(a, ts, tid, ptr, fn, stack, out, NULL, hold, false);
 }
 
 int msc_agg_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
@@ -855,57 +874,62 @@ static __attribute__((noinline)) int apply_other(struct msc_agg *a, const struct
 {
 	switch (ev->type) {
 	case MSC_CEV_ALLOC:
-		msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->v[2], ev->v[0], ev->v[1], ev->stack);
+		msc_agg_pool_alloc(a, ev->ts, ev->tid, ev->alloc.pool, ev->alloc.ptr,
+				   ev->alloc.size, ev->stack);
 		return 0;
 	case MSC_CEV_FREE:
-		return msc_agg_pool_free(a, ev->ts, ev->tid, ev->v[1], ev->v[0], ev->stack, fr) > 0;
+		return msc_agg_pool_free(a, ev->ts, ev->tid, ev->free.pool, ev->free.ptr, ev->stack,
+					 fr) > 0 ? MSC_AGG_FREED : MSC_AGG_APPLIED;
 	case MSC_CEV_POOL_CREATE: {
 		char name[MSC_POOL_NAME];
 
-		memcpy(name, &ev->v[1], MSC_POOL_NAME);
+		memcpy(name, ev->pool.name, MSC_POOL_NAME);
 		name[MSC_POOL_NAME - 1] = '\0';
-		msc_agg_pool_create(a, ev->v[0], name);
+		msc_agg_pool_create(a, ev->pool.id, name);
 		return 0;
 	}
 	case MSC_CEV_POOL_DESTROY:
-		msc_agg_pool_destroy(a, ev->ts, ev->v[0]);
+		msc_agg_pool_destroy(a, ev->ts, ev->pool.id);
 		return 0;
 	case MSC_CEV_UNFREE:
-		msc_agg_unfree(a, ev->ts, ev->tid, ev->v[0]);
+		msc_agg_unfree(a, ev->ts, ev->tid, ev->block.ptr);
 		return 0;
 	case MSC_CEV_HIDDEN:
-		msc_agg_hidden(a, ev->v[0]);
+		msc_agg_hidden(a, ev->block.ptr);
 		return 0;
 	case MSC_CEV_MMAP:
-		msc_agg_mmap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
+		msc_agg_mmap(a, ev->ts, ev->tid, ev->map.addr, ev->map.len, ev->stack);
 		return 0;
 	case MSC_CEV_MUNMAP:
-		msc_agg_munmap(a, ev->ts, ev->v[0], ev->v[1]);
+		msc_agg_munmap(a, ev->ts, ev->map.addr, ev->map.len);
 		return 0;
 	case MSC_CEV_MREMAP:
-		msc_agg_mremap(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->v[2], ev->v[3], ev->stack);
+		msc_agg_mremap(a, ev->ts, ev->tid, ev->remap.old, ev->remap.old_len, ev->remap.addr,
+			       ev->remap.len, ev->stack);
 		return 0;
 	case MSC_CEV_BRK:
-		msc_agg_brk(a, ev->ts, ev->tid, ev->v[0], ev->v[1], ev->stack);
+		msc_agg_brk(a, ev->ts, ev->tid, ev->brk.old_end, ev->brk.new_end, ev->stack);
 		return 0;
 	default:
-		return -1;
+		return MSC_AGG_NOT_MINE;
 	}
 }
 
-int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr)
+int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_agg_result *res)
 {
 	int r;
 
 	if (ev->type == MSC_CEV_ALLOC && !pool_event(ev)) {
-		r = alloc_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->v[1], ev->stack,
-				 ev->fn, 0, hold_may(a) ? ev : NULL);
-		return r == MSC_AGG_HELD ? r : 0;
+		r = alloc_key_in(a, ev->ts, ev->tid, block_key(ev->alloc.ptr, ev->fn), ev->alloc.size,
+				 ev->stack, ev->fn, 0, hold_may(a) ? ev : NULL);
+		return r == MSC_AGG_HELD ? r : MSC_AGG_APPLIED;
 	}
 	if (ev->type == MSC_CEV_FREE && !pool_event(ev)) {
-		r = free_key_in(a, ev->ts, ev->tid, block_key(ev->v[0], ev->fn), ev->fn, ev->stack, fr,
-				hold_may(a) ? ev : NULL, ev->v[2] != 0);
-		return r == MSC_AGG_HELD || r == MSC_AGG_HIDDEN ? r : r > 0;
+		r = free_key_in(a, ev->ts, ev->tid, block_key(ev->free.ptr, ev->fn), ev->fn,
+				ev->stack, &res->freed, &res->error, hold_may(a) ? ev : NULL,
+				ev->free.temporary != 0);
+		return r == MSC_AGG_HELD || r == MSC_AGG_HIDDEN ? r : r > 0 ? MSC_AGG_FREED :
+									  MSC_AGG_APPLIED;
 	}
-	return apply_other(a, ev, fr);
+	return apply_other(a, ev, &res->freed);
 }

@@ -78,13 +78,15 @@ static void error_block(struct msc_agg *a, const struct msc_live *b, const struc
 	a->err.alloc_fn = s->fn;
 }
 
-void msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,
+bool msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,
 		      const struct msc_site *s, unsigned fn, uint32_t stack)
 {
 	if (!msc_fn_family(fn) || !msc_fn_family(s->fn))
-		return;
-	if (error_begin(a, MSC_ERR_MISMATCH, ts, tid, b->ptr, fn, stack))
-		error_block(a, b, s);
+		return false;
+	if (!error_begin(a, MSC_ERR_MISMATCH, ts, tid, b->ptr, fn, stack))
+		return false;
+	error_block(a, b, s);
+	return true;
 }
 
 /* The newest remembered free of ptr, or NULL. */
@@ -135,7 +137,7 @@ static bool before_first(const struct msc_agg *a, uint32_t tid, uint64_t ts)
 	return first && ts < *first;
 }
 
-void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+bool msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 			 uint32_t stack)
 {
 	bool realloc = msc_fn_is_realloc(fn);
@@ -149,7 +151,7 @@ void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t 
 	if (q) {
 		if (!error_begin(a, realloc ? MSC_ERR_REALLOC_FREED : MSC_ERR_DOUBLE_FREE, ts, tid,
 				 ptr, fn, stack))
-			return;
+			return false;
 		a->err.have_block = true;
 		a->err.block = q->ptr;
 		a->err.size = q->size;
@@ -160,16 +162,17 @@ void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t 
 		a->err.free_stack = q->free_stack;
 		a->err.free_tid = q->tid;
 		a->err.free_fn = q->free_fn;
-		return;
+		return true;
 	}
 	if (a->unseen_frees_ok)
-		return;
+		return false;
 	if (!error_begin(a, MSC_ERR_INVALID_FREE, ts, tid, ptr, fn, stack))
-		return;
+		return false;
 	/* a walk of the live table: for the first errors only */
 	b = a->errors[MSC_ERR_INVALID_FREE] <= 100 ? containing(a, ptr) : NULL;
 	if (b)
 		error_block(a, b, msc_agg_site(a, b->site));
+	return true;
 }
 
 /* ---------------------------------------------------------------- gates */

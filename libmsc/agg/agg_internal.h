@@ -218,6 +218,8 @@ static inline uint64_t block_key(uint64_t ptr, unsigned fn)
  * is v2 of an ALLOC, v1 of a FREE). */
 static inline bool pool_event(const struct msc_cevent *ev)
 {
+	/* alloc.pool or free.pool, by index: a choice of the two members
+	 * compiles into msc_agg_apply's per-event path as two loads */
 	return ev->fn == MSC_FN_CUSTOM && ev->v[ev->type == MSC_CEV_ALLOC ? 2 : 1];
 }
 
@@ -227,7 +229,7 @@ static inline uint64_t event_key(const struct msc_cevent *ev)
 {
 	if ((ev->type != MSC_CEV_ALLOC && ev->type != MSC_CEV_FREE) || pool_event(ev))
 		return 0;
-	return block_key(ev->v[0], ev->fn);
+	return block_key(ev->alloc.ptr, ev->fn);	/* a free's ptr is there too */
 }
 
 /* May the event msc_agg_apply is about to apply be held? */

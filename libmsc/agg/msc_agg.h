@@ -408,6 +408,10 @@ double msc_sample_inverse(uint64_t rate, uint64_t size);
 /* The totals of a (sampled or not) recording: exact when every block was
  * recorded or the shim's counts are known, else estimates. */
 void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, uint64_t *frees);
+/* A sampled recording's shim counts what it did not record: its counts,
+ * and whether they are known (then msc_agg_totals is exact). */
+void msc_agg_set_unsampled(struct msc_agg *a, bool known, uint64_t allocs, uint64_t bytes,
+			   uint64_t frees);
 
 /*
  * An event, as the collector delivers it (msc_collect.h) and as ms-report
@@ -415,38 +419,96 @@ void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, 
  * msc_agg_apply().
  */
 enum msc_cev {
-	MSC_CEV_ALLOC,		/* v0 ptr, v1 size */
-	MSC_CEV_FREE,		/* v0 ptr */
-	MSC_CEV_UNFREE,		/* v0 ptr */
-	MSC_CEV_MMAP,		/* v0 addr, v1 len */
-	MSC_CEV_MUNMAP,		/* v0 addr, v1 len */
-	MSC_CEV_MREMAP,		/* v0 old, v1 old_len, v2 new, v3 new_len */
-	MSC_CEV_BRK,		/* v0 old end, v1 new end */
-	MSC_CEV_THREAD,		/* tid; v0 shim state, v1 stack top, v2 state size,
-				 * v3 stack bottom, v4 thread pointer */
+	MSC_CEV_ALLOC,		/* alloc */
+	MSC_CEV_FREE,		/* free */
+	MSC_CEV_UNFREE,		/* block */
+	MSC_CEV_MMAP,		/* map */
+	MSC_CEV_MUNMAP,		/* map */
+	MSC_CEV_MREMAP,		/* remap */
+	MSC_CEV_BRK,		/* brk */
+	MSC_CEV_THREAD,		/* tid; thread */
 	MSC_CEV_THREAD_EXIT,	/* tid */
-	MSC_CEV_EXIT,		/* v0 status given to exit() */
-	MSC_CEV_SAMPLE,		/* v0 rss bytes */
-	MSC_CEV_POOL_CREATE,	/* v0 pool id, v1..v5 its name (MSC_POOL_NAME
-				 * bytes, NUL padded) */
-	MSC_CEV_POOL_DESTROY,	/* v0 pool id */
-	MSC_CEV_HIDDEN,		/* v0 ptr: a block that is not the program's
+	MSC_CEV_EXIT,		/* exit */
+	MSC_CEV_SAMPLE,		/* sample */
+	MSC_CEV_POOL_CREATE,	/* pool, with its name */
+	MSC_CEV_POOL_DESTROY,	/* pool */
+	MSC_CEV_HIDDEN,		/* block: one that is not the program's
 				 * (msc_agg_hidden) */
 };
 
+/* An event's values, by its type (v[] is the same six words, as the
+ * collector decodes them). */
 struct msc_cevent {
 	unsigned type;
 	unsigned fn;			/* enum msc_fn */
 	uint64_t ts;			/* ns since the collector started */
 	uint32_t tid;
 	uint32_t stack;			/* canonical stack id, 0 when none */
-	uint64_t v[6];			/* ALLOC: v2 pool id, FREE: v1 pool id
-					 * (MSC_FN_CUSTOM, 0 = none); FREE:
-					 * v2 1 when a sampled recording's
-					 * shim saw it temporary */
+	union {
+		uint64_t v[6];
+		struct {
+			uint64_t ptr, size;
+			uint64_t pool;	/* MSC_FN_CUSTOM's pool id, 0 = none */
+		} alloc;
+		struct {
+			uint64_t ptr;
+			uint64_t pool;	/* as alloc's */
+			uint64_t temporary;	/* 1: a sampled recording's shim
+						 * saw it temporary */
+		} free;
+		struct {
+			uint64_t ptr;
+		} block;
+		struct {
+			uint64_t addr, len;
+		} map;
+		struct {
+			uint64_t old, old_len, addr, len;
+		} remap;
+		struct {
+			uint64_t old_end, new_end;
+		} brk;
+		struct {
+			/* the shim's state, its stack's top, the state's size,
+			 * its stack's bottom, its thread pointer */
+			uint64_t state, stack_top, state_size, stack_bottom, tp;
+		} thread;
+		struct {
+			uint64_t status;	/* given to exit() */
+		} exit;
+		struct {
+			uint64_t rss;		/* bytes */
+		} sample;
+		struct {
+			uint64_t id;
+			char name[MSC_POOL_NAME];	/* NUL padded */
+		} pool;
+	};
 };
 
-int msc_agg_init(struct msc_agg *a);
+_Static_assert(sizeof(((struct msc_cevent *)0)->pool) <= 6 * sizeof(uint64_t),
+	       "a pool's name fits in an event's values");
+_Static_assert(offsetof(struct msc_cevent, alloc.pool) == offsetof(struct msc_cevent, v[2]) &&
+		       offsetof(struct msc_cevent, free.pool) == offsetof(struct msc_cevent, v[1]),
+	       "a pool id is v2 of an ALLOC, v1 of a FREE");
+
+/* How an aggregator is set up. */
+struct msc_agg_opts {
+	/* Frees of blocks never seen allocated are normal, not errors:
+	 * attached, a forked child, a lossy or a sampled recording. */
+	bool unseen_frees_ok;
+	/* No error checks, no ring of frees: a reader aggregating again
+	 * what a recorder checked. */
+	bool no_errors;
+	/* --sample's rate (see the top), 0 when every block was recorded. */
+	uint64_t sample;
+	/* The cross-thread order repair's window (msc_agg_push), 0 for none;
+	 * out of memory for it, the repair stays off. */
+	uint64_t hold_window_ns;
+};
+
+/* o NULL: every option off.  0 or -ENOMEM. */
+int msc_agg_init(struct msc_agg *a, const struct msc_agg_opts *o);
 void msc_agg_release(struct msc_agg *a);
 
 /*
@@ -522,9 +584,18 @@ struct msc_recent {
  * margin), not anywhere in the window.
  */
 #define MSC_AGG_HOLD_REACH_NS 20000
-#define MSC_AGG_HELD 2
-/* A free of a block msc_agg_hidden() was told of: applied, as nothing. */
-#define MSC_AGG_HIDDEN 3
+/* What msc_agg_apply() did with an event. */
+enum msc_agg_outcome {
+	MSC_AGG_NOT_MINE = -1,	/* a type that is not the aggregator's
+				 * (THREAD, SAMPLE, ...) */
+	MSC_AGG_APPLIED = 0,	/* applied (a free of an unknown block: counted) */
+	MSC_AGG_FREED = 1,	/* a FREE of a known block: the result says which */
+	MSC_AGG_HELD = 2,	/* an allocation or free held for now (see
+				 * msc_agg_push: it comes back from msc_agg_pop) */
+	MSC_AGG_HIDDEN = 3,	/* the free of a block that was not the
+				 * program's (msc_agg_hidden): applied, as nothing */
+};
+/* The order repair's window, when it was not set up by msc_agg_init. */
 int msc_agg_hold(struct msc_agg *a, uint64_t window_ns);
 int msc_agg_push_held(struct msc_agg *a, const struct msc_cevent *ev);
 bool msc_agg_pop_queued(struct msc_agg *a, struct msc_cevent *ev);
@@ -620,15 +691,24 @@ int msc_agg_brk(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t old_end, 
 		uint32_t stack);
 
 /*
- * Applies an allocation event (ALLOC, FREE, UNFREE, MMAP, MUNMAP, MREMAP,
- * BRK) with the function above for its type.  Returns 1 for a FREE of a
- * known block (with *fr filled when not NULL), 0 for any other event it
- * applied, MSC_AGG_HELD for an allocation or free it holds for now (see
- * msc_agg_push: it comes back from msc_agg_pop), MSC_AGG_HIDDEN for the
- * free of a block that was not the program's (msc_agg_hidden), -1 for a
- * type that is not the aggregator's (THREAD, SAMPLE, ...).
+ * What events did, besides their outcome.  freed is the last event's, when
+ * it was MSC_AGG_FREED.  error is set to the memory error an event made
+ * (it points into the aggregator: valid until the next event) and left as
+ * it is by an event that made none, so that the events of a batch cost
+ * nothing for it: the caller starts with NULL and clears it once it took
+ * the error.
  */
-int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_freed *fr);
+struct msc_agg_result {
+	struct msc_freed freed;
+	const struct msc_agg_error *error;
+};
+
+/*
+ * Applies an allocation event (ALLOC, FREE, UNFREE, MMAP, MUNMAP, MREMAP,
+ * BRK, the pools', HIDDEN) with the function above for its type, and says
+ * how (enum msc_agg_outcome) and with what result (res, not NULL).
+ */
+int msc_agg_apply(struct msc_agg *a, const struct msc_cevent *ev, struct msc_agg_result *res);
 
 
 /*
@@ -689,9 +769,10 @@ static inline bool msc_fn_checked(unsigned fn)
  * block was this thread's, from before its first event).
  */
 void msc_agg_thread_begins(struct msc_agg *a, uint32_t tid, uint64_t ts);
-void msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
+/* Each true when it made a->err the event's error. */
+bool msc_agg_unseen_free(struct msc_agg *a, uint64_t ts, uint32_t tid, uint64_t ptr, unsigned fn,
 			 uint32_t stack);
-void msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,
+bool msc_agg_mismatch(struct msc_agg *a, uint64_t ts, uint32_t tid, const struct msc_live *b,
 		      const struct msc_site *s, unsigned fn, uint32_t stack);
 bool msc_agg_quarantine_alloc(struct msc_agg *a);
 
@@ -765,7 +846,38 @@ static inline size_t msc_live_slots(const struct msc_agg *a)
 	return a->live_mask + 1 + MSC_LIVE_TAIL;
 }
 
-/* Iterates live blocks: for (i = 0; i < msc_live_slots(a); i++) if (a->live[i].ptr) ... */
+/*
+ * The live blocks by slot, for a walk over all of them that may be cut in
+ * ranges of slots and run in parallel (the leak scan's):
+ *
+ *	for (i = 0; i < msc_live_slots(a); i++)
+ *		if ((l = msc_agg_live_at(a, i)))
+ *			... block l, named by slot i while the table is as it is
+ *
+ * and the mapped regions by index, 0 to msc_agg_nregions(a) - 1.
+ */
+static inline struct msc_live *msc_agg_live_at(const struct msc_agg *a, size_t slot)
+{
+	struct msc_live *l = &a->live[slot];
+
+	return l->ptr ? l : NULL;
+}
+
+/* Live blocks, live regions. */
+static inline size_t msc_agg_live_count(const struct msc_agg *a)
+{
+	return a->live_count;
+}
+
+static inline size_t msc_agg_nregions(const struct msc_agg *a)
+{
+	return a->nregions;
+}
+
+static inline struct msc_region *msc_agg_region(const struct msc_agg *a, size_t i)
+{
+	return &a->regions[i];
+}
 
 /*
  * Leaks: live blocks and regions grouped by (site, kind), largest first.

@@ -211,11 +211,11 @@ static void kinds_of_blocks(struct chunks *c, size_t from, size_t to, unsigned k
 		uint8_t kind = kind_of[s->state[i]];
 
 		if (b->ref & REF_REGION)
-			c->a->regions[b->ref >> 2].kind = kind;
+			msc_agg_region(c->a, b->ref >> 2)->kind = kind;
 		else if (by_slot)
 			by_slot[b->ref >> 2] = kind;
 		else
-			msc_live_set_kind(&c->a->live[b->ref >> 2], kind);
+			msc_live_set_kind(msc_agg_live_at(c->a, b->ref >> 2), kind);
 	}
 }
 
@@ -224,12 +224,13 @@ static void kinds_into_table(struct chunks *c, size_t from, size_t to, unsigned 
 {
 	const uint8_t *by_slot = (const uint8_t *)c->s->edge_at;
 	struct msc_agg *a = c->a;
+	struct msc_live *l;
 	size_t i;
 
 	(void)k;
 	for (i = from; i < to; i++)
-		if (a->live[i].ptr)
-			msc_live_set_kind(&a->live[i], by_slot[i]);
+		if ((l = msc_agg_live_at(a, i)))
+			msc_live_set_kind(l, by_slot[i]);
 }
 
 static void set_kinds(struct scan *s, struct msc_agg *a)

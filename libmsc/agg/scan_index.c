@@ -253,7 +253,7 @@ static void count_chunk(struct chunks *c, size_t from, size_t to, unsigned k)
 	size_t i, n = 0;
 
 	for (i = from; i < to; i++)
-		n += c->a->live[i].ptr != 0;
+		n += msc_agg_live_at(c->a, i) != NULL;
 	c->at[k + 1] = n;
 }
 
@@ -266,10 +266,10 @@ static void fill_chunk(struct chunks *c, size_t from, size_t to, unsigned k)
 	size_t i;
 
 	for (i = from; i < to; i++) {
-		const struct msc_live *l = &a->live[i];
+		const struct msc_live *l = msc_agg_live_at(a, i);
 		uint64_t size;
 
-		if (!l->ptr)
+		if (!l)
 			continue;
 		size = msc_live_size(a, l);
 		/* a custom or pool block's key holds more than its address */
@@ -284,32 +284,32 @@ static void fill_chunk(struct chunks *c, size_t from, size_t to, unsigned k)
 int scan_build(struct scan *s, struct msc_agg *a)
 {
 	struct chunks c = { .s = s, .a = a };
+	size_t i, n, nlive = msc_agg_live_count(a), nregions = msc_agg_nregions(a);
 	uint64_t bytes = a->live_bytes;
-	size_t i, n;
 	unsigned k;
 
 	s->a = a;
-	if (a->live_count + a->nregions >= EDGE_START || msc_live_slots(a) > REF_MAX ||
-	    a->nregions > REF_MAX)
+	if (nlive + nregions >= EDGE_START || msc_live_slots(a) > REF_MAX || nregions > REF_MAX)
 		return -EOVERFLOW;
-	for (i = 0; i < a->nregions; i++)
-		bytes += a->regions[i].end - a->regions[i].start;
+	for (i = 0; i < nregions; i++)
+		bytes += msc_agg_region(a, i)->end - msc_agg_region(a, i)->start;
 	s->nthreads = threads_for(bytes);
-	s->nalloc = a->live_count + a->nregions;
+	s->nalloc = nlive + nregions;
 	s->b = scan_alloc_array(s->nalloc * sizeof(*s->b));
 	if (!s->b)
 		return -ENOMEM;
 	scan_run_chunks(&c, msc_live_slots(a), s->nthreads, count_chunk);
 	for (k = 0; k < c.nchunks; k++)
 		c.at[k + 1] += c.at[k];
-	if (c.at[c.nchunks] != a->live_count)
+	if (c.at[c.nchunks] != nlive)
 		return -EOVERFLOW;	/* the table's count is off: no scan */
 	scan_run_chunks(&c, msc_live_slots(a), s->nthreads, fill_chunk);
 	n = c.at[c.nchunks];
-	for (i = 0; i < a->nregions; i++) {
-		uint64_t size = a->regions[i].end - a->regions[i].start;
+	for (i = 0; i < nregions; i++) {
+		const struct msc_region *r = msc_agg_region(a, i);
+		uint64_t size = r->end - r->start;
 
-		s->b[n++] = (struct block){ a->regions[i].start,
+		s->b[n++] = (struct block){ r->start,
 					    size >= HUGE_SIZE ? HUGE_SIZE : size ? (uint32_t)size : 1,
 					    (uint32_t)i << 2 | REF_REGION };
 	}

@@ -228,8 +228,8 @@ static inline uint64_t block_end(const struct scan *s, const struct block *b)
 	if (msc_likely(b->size != HUGE_SIZE))
 		return b->start + b->size;
 	if (b->ref & REF_REGION)
-		return s->a->regions[i].end;
-	return b->start + msc_live_size(s->a, &s->a->live[i]);
+		return msc_agg_region(s->a, i)->end;
+	return b->start + msc_live_size(s->a, msc_agg_live_at(s->a, i));
 }
 
 /* The bytes of b's whole words. */

@@ -270,12 +270,10 @@ static int agg_ready(struct msc_report *r)
 {
 	if (r->agg_ready)
 		return 0;
-	if (msc_agg_init(&r->agg))
+	/* the recorder wrote the errors it saw: not checked again; a
+	 * sampled recording's blocks weigh as they did in the recorder */
+	if (msc_agg_init(&r->agg, &(struct msc_agg_opts){ .no_errors = true, .sample = r->sample }))
 		return -ENOMEM;
-	/* the recorder wrote the errors it saw: not checked again */
-	r->agg.no_errors = true;
-	/* a sampled recording's blocks weigh as they did in the recorder */
-	r->agg.sample = r->sample;
 	r->agg_ready = true;
 	r->from_events = true;
 	return 0;
@@ -304,6 +302,7 @@ static int load_pool(struct msc_report *r, const struct msc_rec *rec, struct msc
 static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t,
 		      struct msc_err *err)
 {
+	struct msc_agg_result res = { .error = NULL };
 	uint64_t ts = 0, tid = 0, ptr = 0, size = 0, stack = 0, a2 = 0, a3 = 0, before;
 	const char *fn = msc_rec_str(rec, "fn", NULL);
 	struct msc_cevent ev = { 0 };
@@ -381,7 +380,7 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 		return 0;
 	}
 	before = r->agg.live_bytes;
-	msc_agg_apply(&r->agg, &ev, NULL);
+	msc_agg_apply(&r->agg, &ev, &res);
 	/* A free's record names the stack of the block it frees. */
 	if (r->want_heap_series && r->agg.live_bytes != before &&
 	    heap_change(&r->heap, ts, ev.stack, (int64_t)(r->agg.live_bytes - before), r->agg.live_bytes))
@@ -402,9 +401,8 @@ int report_new_image(struct msc_report *r)
 	if (r->agg_ready) {
 		msc_agg_release(&r->agg);
 		r->agg_ready = false;
-		if (msc_agg_init(&r->agg))
+		if (msc_agg_init(&r->agg, &(struct msc_agg_opts){ .no_errors = true }))
 			return -ENOMEM;
-		r->agg.no_errors = true;
 		r->agg_ready = true;
 	}
 	r->complete = false;

@@ -41,6 +41,7 @@ struct thread {
 /* A recorded process. */
 struct rproc {
 	struct msc_agg agg;
+	struct msc_agg_result res;	/* its events' (calloc'ed: no error) */
 	int pid;
 	struct msc_range *own;		/* shim memory, excluded from the scan */
 	size_t nown, capown;
@@ -211,22 +212,27 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	 * place) is recorded. */
 	if (!is_main && !r->o.follow)
 		return false;
+	struct msc_agg_opts ao = {
+		/* Blocks from before us can be freed: a forked child frees
+		 * its parent's, an attached process those of before the
+		 * attach, and in lossy mode an allocation may be lost.  Such
+		 * frees are no errors. */
+		.unseen_frees_ok = p->forked || r->attached || r->o.lossy || r->o.sample,
+		/* Sampled: what each recorded block counts for (msc_agg.h). */
+		.sample = r->o.sample,
+		/* Allocations and frees of different threads that came in the
+		 * wrong order (their RDTSC stamps, msc_agg.h) are put back in
+		 * order. */
+		.hold_window_ns = HOLD_WINDOW_NS,
+	};
+
 	pr = calloc(1, sizeof(*pr));
-	if (!pr || msc_agg_init(&pr->agg)) {
+	if (!pr || msc_agg_init(&pr->agg, &ao)) {
 		free(pr);
 		return false;
 	}
 	pr->pid = p->pid;
 	p->user = pr;
-	/* Blocks from before us can be freed: a forked child frees its
-	 * parent's, an attached process those of before the attach, and in
-	 * lossy mode an allocation may be lost.  Such frees are no errors. */
-	pr->agg.unseen_frees_ok = p->forked || r->attached || r->o.lossy || r->o.sample;
-	/* Sampled: what each recorded block counts for (msc_agg.h). */
-	pr->agg.sample = r->o.sample;
-	/* Allocations and frees of different threads that came in the wrong
-	 * order (their RDTSC stamps, msc_agg.h) are put back in order. */
-	msc_agg_hold(&pr->agg, HOLD_WINDOW_NS);
 	if (r->o.interval_ms)
 		pr->last_rss = rss_of(p->pid);
 	if (is_main) {
@@ -245,10 +251,8 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
  * A memory error the last event made: out at once, before the program
  * (which glibc may abort right after that free) can take it with it.
  */
-static void write_error(struct msc_recorder *r, struct rproc *pr, int pid)
+static void write_error(struct msc_recorder *r, const struct msc_agg_error *e, int pid)
 {
-	const struct msc_agg_error *e = &pr->agg.err;
-
 	if (!r->output_gone) {
 		msc_stacks_write(&r->stacks, r->w, e->stack);
 		msc_stacks_write(&r->stacks, r->w, e->alloc_stack);
@@ -256,17 +260,18 @@ static void write_error(struct msc_recorder *r, struct rproc *pr, int pid)
 		msc_write_error(r->w, e, r->o.follow ? pid : -1);
 		flush_output(r);
 	}
-	pr->agg.err.kind = MSC_ERR_NONE;
 }
 
 /* Sampled: the shim's counts of what it did not record, for the totals. */
 static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
 {
-	struct msc_agg *a = &pr->agg;
+	uint64_t allocs, bytes, frees;
+	bool known;
 
-	if (a->sample)
-		a->unsampled_known = msc_cproc_unsampled(p, &a->unsampled_allocs, &a->unsampled_bytes,
-							 &a->unsampled_frees);
+	if (pr->agg.sample) {
+		known = msc_cproc_unsampled(p, &allocs, &bytes, &frees);
+		msc_agg_set_unsampled(&pr->agg, known, allocs, bytes, frees);
+	}
 }
 
 /* One event of the agg's, in the order msc_agg_push gives.  Inlined: it
@@ -274,19 +279,21 @@ static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
 static inline __attribute__((always_inline)) void
 apply_event(struct msc_recorder *r, struct rproc *pr, int pid, const struct msc_cevent *ev)
 {
-	struct msc_agg *a = &pr->agg;
-	struct msc_freed fr;
-	int found = msc_agg_apply(a, ev, &fr);
+	struct msc_agg_result *res = &pr->res;
+	int how = msc_agg_apply(&pr->agg, ev, res);
 
-	if (found < 0 || found == MSC_AGG_HELD || found == MSC_AGG_HIDDEN)
+	if (how == MSC_AGG_NOT_MINE || how == MSC_AGG_HELD || how == MSC_AGG_HIDDEN)
 		return;
-	if (a->err.kind)
-		write_error(r, pr, pid);
+	if (res->error) {
+		write_error(r, res->error, pid);
+		res->error = NULL;
+	}
 	if (r->o.events && !r->output_gone) {
 		/* a free's own stack is in its error record, if any */
 		if (ev->stack && ev->type != MSC_CEV_FREE)
 			msc_stacks_write(&r->stacks, r->w, ev->stack);
-		msc_write_event(r->w, ev, r->o.follow ? pid : -1, found > 0 ? &fr : NULL);
+		msc_write_event(r->w, ev, r->o.follow ? pid : -1,
+				how == MSC_AGG_FREED ? &res->freed : NULL);
 	}
 }
 

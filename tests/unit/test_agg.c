@@ -43,7 +43,7 @@ static void test_big_sizes_and_times(void **state)
 	struct msc_live *l;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x10000, 5 * GiB, 1, MSC_FN_MALLOC), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0 + 500, 1, 0x20000, 48, 2, MSC_FN_MALLOC), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0 + 700, 1, 0x30000, UINT32_MAX, 3, MSC_FN_MALLOC), 0);
@@ -93,7 +93,7 @@ static void test_many_blocks(void **state)
 	uint64_t i, bytes = 0;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	for (i = 0; i < N; i++) {
 		assert_int_equal(msc_agg_alloc(&a, 1000 + i, 1, 0x100000 + i * 16, 16 + i % 100,
 					       1 + (uint32_t)(i % 7), MSC_FN_MALLOC), 0);
@@ -159,7 +159,7 @@ static void test_live_hash_strides(void **state)
 		uint64_t past = 0, n = 0;
 		size_t i;
 
-		assert_int_equal(msc_agg_init(&a), 0);
+		assert_int_equal(msc_agg_init(&a, NULL), 0);
 		for (i = 0; i < N; i++)
 			assert_int_equal(msc_agg_alloc(&a, T0 + i, 1, 0x55d0c83b6940ull + i * strides[j], 24,
 						       1, MSC_FN_MALLOC), 0);
@@ -204,7 +204,7 @@ static void test_live_table_growth(void **state)
 			addr[nhot++] = 0x7f0000000000ull + k * 16;
 	for (i = NHOT; i < N; i++)
 		addr[i] = 0x560000000000ull + (uint64_t)i * 48;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	last_mask = a.live_mask;
 	/* First the hot ones alone: a run of 1100 from the last homes. */
 	for (i = 0; i < NHOT; i++) {
@@ -266,7 +266,8 @@ static unsigned fed_n;
 
 static void apply_logged(struct msc_agg *a, const struct msc_cevent *ev)
 {
-	int r = msc_agg_apply(a, ev, NULL);
+	struct msc_agg_result res;
+	int r = msc_agg_apply(a, ev, &res);
 
 	assert_true(r >= 0);
 	if (r == MSC_AGG_HELD)
@@ -316,7 +317,7 @@ static void test_hold_order(void **state)
 
 	(void)state;
 	fed_n = 0;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_hold(&a, 1000), 0);
 	/* One thread so far: nothing is held, an unknown free is one. */
 	feed(&a, A, 10, 1, 0x1000, 1);
@@ -367,7 +368,7 @@ static void test_hold_order(void **state)
 	/* Where unseen frees are normal (attached): partners only within
 	 * MSC_AGG_HOLD_REACH_NS; a free further before the allocation of
 	 * its address is an older block's, and the allocation a new one. */
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_hold(&a, 200000), 0);
 	a.unseen_frees_ok = true;
 	fed_n = 0;
@@ -392,7 +393,7 @@ static void test_hold_order(void **state)
 	msc_agg_release(&a);
 
 	/* Without msc_agg_hold: every event applies as it comes. */
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	feed(&a, A, 10, 1, 0x1000, 1);
 	feed(&a, F, 20, 2, 0x3000, 0);
 	feed(&a, A, 21, 1, 0x3000, 3);
@@ -453,7 +454,7 @@ static void test_unfree_undoes_the_free(void **state)
 	unsigned b;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x10000, 100, 1, MSC_FN_MALLOC), 0);
 	/* Freed 500 ns later by the thread that made it: temporary, bucket 0. */
 	assert_int_equal(msc_agg_free(&a, T0 + 500, 1, 0x10000, MSC_FN_REALLOC, 0, NULL), 1);
@@ -484,7 +485,7 @@ static void test_folded_mapping_leak(void **state)
 	bool found = false;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_mmap(&a, T0, 1, 0x7f0000000000ull, 1 << 20, 7), 0);
 	for (size = 1; size <= MSC_AGG_EXACT_SIZES + 1; size++)
 		assert_int_equal(msc_agg_alloc(&a, T0 + size, 1, 0x1000 * size, size, 7,
@@ -538,7 +539,7 @@ static void test_fold_interleaved(void **state)
 	uint32_t i;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	for (k = 0; k < MSC_AGG_EXACT_SIZES; k++) {
 		uint64_t s7 = 16 * (k + 1), s9 = 1000 + k;
 
@@ -602,7 +603,7 @@ static void test_regions(void **state)
 	const uint64_t M = 1 << 20, base = 0x7f0000000000ull;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	/* Five 1 MiB mappings with 1 MiB gaps between them. */
 	for (uint64_t k = 0; k < 5; k++)
 		assert_int_equal(msc_agg_mmap(&a, T0 + k, 1, base + 2 * k * M, M, 3), 0);
@@ -643,7 +644,7 @@ static void test_brk_and_peaks(void **state)
 	const uint64_t K = 1024, brk0 = 0x555500000000ull;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 100 * K, 2, MSC_FN_MALLOC), 0);
 	assert_int_equal(msc_agg_brk(&a, T0 + 1, 1, brk0, brk0 + 256 * K, 3), 0);
 	assert_int_equal(msc_agg_brk(&a, T0 + 2, 1, brk0 + 256 * K, brk0 + 320 * K, 4), 0);
@@ -703,7 +704,7 @@ static void test_builtin_fns(void **state)
 	assert_true(msc_fn_is_realloc(builtin_fn("rallocx")));
 	assert_false(msc_fn_is_realloc(builtin_fn("xallocx")));
 	assert_false(msc_fn_is_realloc(builtin_fn("mi_reallocf")));
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	/* tc_new freed by tc_deletearray */
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, builtin_fn("tc_new")), 0);
 	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, builtin_fn("tc_deletearray"), 9, NULL), 1);
@@ -735,7 +736,7 @@ static void test_errors(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	/* mismatch: new[] released by delete; the free still happens */
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, MSC_FN_NEW_ARRAY), 0);
 	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_DELETE, 9, NULL), 1);
@@ -803,10 +804,11 @@ static void test_errors(void **state)
  */
 static void test_hidden(void **state)
 {
+	struct msc_agg_result res;
 	struct msc_agg a;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 24, 7, MSC_FN_MALLOC), 0);
 	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_FREE, 9, NULL), 1);
 	assert_int_equal(msc_agg_hidden(&a, 0x1000), 0);
@@ -827,12 +829,81 @@ static void test_hidden(void **state)
 	assert_int_equal(a.unknown_frees, 2);
 	/* through msc_agg_apply, as the recorder applies events */
 	assert_int_equal(msc_agg_apply(&a, &(struct msc_cevent){ .type = MSC_CEV_HIDDEN,
-								.v = { 0x3000 } }, NULL), 0);
+								.v = { 0x3000 } }, &res), 0);
 	assert_int_equal(msc_agg_apply(&a, &(struct msc_cevent){ .type = MSC_CEV_FREE,
 								.fn = MSC_FN_FREE, .ts = T0 + 7,
-								.v = { 0x3000 } }, NULL),
+								.v = { 0x3000 } }, &res),
 			 MSC_AGG_HIDDEN);
 	assert_int_equal(a.unknown_frees, 2);
+	msc_agg_release(&a);
+}
+
+/* msc_agg_apply's outcomes and result, and msc_agg_init's options. */
+static void test_apply_result(void **state)
+{
+	struct msc_agg_result res = { .error = NULL };
+	struct msc_agg a;
+	const struct msc_cevent alloc = { .type = MSC_CEV_ALLOC, .fn = MSC_FN_NEW, .ts = T0,
+					  .tid = 1, .stack = 7, .alloc = { 0x1000, 24, 0 } };
+	struct msc_cevent fr = { .type = MSC_CEV_FREE, .fn = MSC_FN_FREE, .ts = T0 + 5, .tid = 1,
+				 .stack = 9, .free = { .ptr = 0x1000 } };
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
+	assert_int_equal(msc_agg_apply(&a, &alloc, &res), MSC_AGG_APPLIED);
+	assert_null(res.error);
+	/* a new'd block freed with free: freed, and an error */
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_FREED);
+	assert_int_equal(res.freed.size, 24);
+	assert_int_equal(res.freed.stack, 7);
+	assert_int_equal(res.freed.fn, MSC_FN_NEW);
+	assert_int_equal(res.freed.alloc_ts, T0);
+	assert_non_null(res.error);
+	assert_int_equal(res.error->kind, MSC_ERR_MISMATCH);
+	assert_int_equal(res.error->stack, 9);
+	/* kept until the caller clears it: an event without an error leaves it */
+	assert_int_equal(msc_agg_apply(&a, &alloc, &res), MSC_AGG_APPLIED);
+	assert_non_null(res.error);
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_FREED);
+	assert_int_equal(res.error->kind, MSC_ERR_MISMATCH);
+	res.error = NULL;
+	/* again: not known now, a double free */
+	fr.ts = T0 + 6;
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_APPLIED);
+	assert_non_null(res.error);
+	assert_int_equal(res.error->kind, MSC_ERR_DOUBLE_FREE);
+	res.error = NULL;
+	/* an event that is not the aggregator's */
+	assert_int_equal(msc_agg_apply(&a, &(struct msc_cevent){ .type = MSC_CEV_SAMPLE }, &res),
+			 MSC_AGG_NOT_MINE);
+	assert_null(res.error);
+	msc_agg_release(&a);
+
+	/* unseen_frees_ok: a free of an unknown block is no error */
+	assert_int_equal(msc_agg_init(&a, &(struct msc_agg_opts){ .unseen_frees_ok = true }), 0);
+	fr.free.ptr = 0x2000;
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_APPLIED);
+	assert_null(res.error);
+	assert_int_equal(a.unknown_frees, 1);
+	msc_agg_release(&a);
+	/* without it, it is an invalid free */
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_APPLIED);
+	assert_non_null(res.error);
+	assert_int_equal(res.error->kind, MSC_ERR_INVALID_FREE);
+	res.error = NULL;
+	msc_agg_release(&a);
+	/* no_errors: the mismatch is not checked */
+	assert_int_equal(msc_agg_init(&a, &(struct msc_agg_opts){ .no_errors = true }), 0);
+	fr.free.ptr = 0x1000;
+	assert_int_equal(msc_agg_apply(&a, &alloc, &res), MSC_AGG_APPLIED);
+	assert_int_equal(msc_agg_apply(&a, &fr, &res), MSC_AGG_FREED);
+	assert_null(res.error);
+	assert_int_equal(a.errors[MSC_ERR_MISMATCH], 0);
+	msc_agg_release(&a);
+	/* hold_window_ns: the repair is on */
+	assert_int_equal(msc_agg_init(&a, &(struct msc_agg_opts){ .hold_window_ns = 1000 }), 0);
+	assert_int_equal(a.hold_window, 1000);
 	msc_agg_release(&a);
 }
 
@@ -842,7 +913,7 @@ static void test_no_errors(void **state)
 	struct msc_agg a;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	a.no_errors = true;
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 40, 7, MSC_FN_NEW_ARRAY), 0);
 	assert_int_equal(msc_agg_free(&a, T0 + 1, 1, 0x1000, MSC_FN_FREE, 9, NULL), 1);
@@ -936,7 +1007,7 @@ static void test_site_samples(void **state)
 	uint64_t i, total = 0;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	a.sample = 65536;
 	assert_int_equal(msc_agg_alloc(&a, T0, 1, 0x1000, 1 << 20, 1, MSC_FN_MALLOC), 0);
 	assert_int_equal(msc_site_samples(&a.sites[0]), 1);
@@ -965,7 +1036,7 @@ static void test_pools(void **state)
 	uint64_t i;
 
 	(void)state;
-	assert_int_equal(msc_agg_init(&a), 0);
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
 	assert_int_equal(msc_agg_pool_create(&a, P1, "frames"), 0);
 	assert_int_equal(msc_agg_pool_create(&a, P2, "nodes"), 0);
 	/* One address, three blocks. */
@@ -1023,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_fns),
 		cmocka_unit_test(test_no_errors),
 		cmocka_unit_test(test_hidden),
+		cmocka_unit_test(test_apply_result),
 		cmocka_unit_test(test_gate_kinds),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_sample_weight),
