@@ -71,7 +71,8 @@ LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
 		collect_setup collect_session records freeze live inject inject_stop inject_elf recorder \
 		recorder_attach run
-LIBMSC_analyze = filter report report_stacks report_records diff_load diff
+LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_records diff_load \
+		diff
 LIBMSC_render = pprof render_model render_text render_json render_flame render_html render_pprof \
 		render
 LIBMSC_cli = cli recfile

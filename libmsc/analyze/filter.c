@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The stream filter of ms-filter: see msc_filter.h. */
+/*
+ * The stream filter of ms-filter (see msc_filter.h): the run over the
+ * records, the stacks (held back, judged by the rules once, written before
+ * the first record that goes out with them), the kinds of records, and the
+ * records it writes anew: the end record, with what was dropped and the
+ * filters applied, and --expand's version 1 header.
+ */
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,236 +19,11 @@
 #include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_util.h"
-
-/* ------------------------------------------------------------ matching */
-
-static bool glob_or_equal(const char *pattern, const char *s)
-{
-	return s && fnmatch(pattern, s, 0) == 0;
-}
-
-bool msc_frame_matches(const char *pattern, const char *fn, const char *file, const char *obj)
-{
-	char buf[512];
-	const char *base;
-
-	if (fn) {
-		const char *paren = strchr(fn, '(');
-
-		if (glob_or_equal(pattern, fn))
-			return true;
-		/* "ns::Widget::grow(unsigned long)" also as "ns::Widget::grow" */
-		if (paren && (size_t)(paren - fn) < sizeof(buf)) {
-			memcpy(buf, fn, (size_t)(paren - fn));
-			buf[paren - fn] = '\0';
-			if (glob_or_equal(pattern, buf))
-				return true;
-		}
-	}
-	if (file) {
-		base = strrchr(file, '/');
-		if (glob_or_equal(pattern, file) || (base && glob_or_equal(pattern, base + 1)))
-			return true;
-	}
-	if (obj) {
-		const char *so;
-
-		base = strrchr(obj, '/');
-		base = base ? base + 1 : obj;
-		if (glob_or_equal(pattern, obj) || glob_or_equal(pattern, base))
-			return true;
-		/* "libc" for libc.so.6 */
-		so = strstr(base, ".so");
-		if (so && (size_t)(so - base) < sizeof(buf)) {
-			memcpy(buf, base, (size_t)(so - base));
-			buf[so - base] = '\0';
-			if (glob_or_equal(pattern, buf))
-				return true;
-		}
-	}
-	return false;
-}
-
-/* -------------------------------------------------------- suppressions */
-
-int msc_supp_load(struct msc_supp *s, const char *path, struct msc_err *err)
-{
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
-	int ret = 0;
-
-	memset(s, 0, sizeof(*s));
-	if (!f)
-		return msc_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
-		char *p = line, *end;
-		struct msc_supp_rule *r, *nr;
-		size_t plen;
-
-		lineno++;
-		line[strcspn(line, "\r\n")] = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		end = p + strlen(p);
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		if (!*p || *p == '#')
-			continue;
-		if (strncmp(p, "leak:", 5) != 0) {
-			ret = msc_err_set(err, -EINVAL, "%s:%u: not a suppression: '%.60s' "
-					  "(expected leak:PATTERN)", path, lineno, p);
-			break;
-		}
-		p += 5;
-		if (!*p) {
-			ret = msc_err_set(err, -EINVAL, "%s:%u: empty pattern after 'leak:'", path, lineno);
-			break;
-		}
-		nr = realloc(s->rules, (s->n + 1) * sizeof(*nr));
-		if (!nr) {
-			ret = msc_err_set(err, -ENOMEM, "out of memory");
-			break;
-		}
-		s->rules = nr;
-		r = &s->rules[s->n];
-		memset(r, 0, sizeof(*r));
-		r->line = lineno;
-		r->pattern = strdup(p);
-		/* LSan: a substring unless anchored by ^ or $. */
-		plen = strlen(p);
-		r->glob = malloc(2 * plen + 3);
-		if (!r->pattern || !r->glob) {
-			free(r->pattern);
-			free(r->glob);
-			ret = msc_err_set(err, -ENOMEM, "out of memory");
-			break;
-		}
-		{
-			char *g = r->glob;
-			const char *q = p;
-			size_t qlen = plen;
-
-			if (*q == '^') {
-				q++;
-				qlen--;
-			} else {
-				*g++ = '*';
-			}
-			bool anchored = qlen && q[qlen - 1] == '$';
-
-			if (anchored)
-				qlen--;
-			/* LeakSanitizer knows only '*': '?', '[' and '\\' are
-			 * themselves (operator[], templates). */
-			for (size_t k = 0; k < qlen; k++) {
-				if (q[k] == '?' || q[k] == '[' || q[k] == ']' || q[k] == '\\')
-					*g++ = '\\';
-				*g++ = q[k];
-			}
-			if (!anchored)
-				*g++ = '*';
-			*g = '\0';
-		}
-		s->n++;
-	}
-	if (!ret && ferror(f))
-		ret = msc_err_set(err, -EIO, "%s: read error", path);
-	free(line);
-	fclose(f);
-	if (ret)
-		msc_supp_release(s);
-	return ret;
-}
-
-void msc_supp_release(struct msc_supp *s)
-{
-	unsigned i;
-
-	for (i = 0; i < s->n; i++) {
-		free(s->rules[i].pattern);
-		free(s->rules[i].glob);
-	}
-	free(s->rules);
-	memset(s, 0, sizeof(*s));
-}
+#include "filter_internal.h"
 
 /* -------------------------------------------------------------- stacks */
 
-/* What the filter knows of a stack record (its definition's user data). */
-struct fstack {
-	struct msc_stackdef *def;
-	bool written;
-	bool decided;
-	bool ignored, only, ignored_frame;
-	int supp;			/* rule index, -1 none */
-	unsigned attr;
-};
-
-/* Of a frame record: whether the output has it. */
-struct fframe {
-	bool written;
-};
-
-struct filter {
-	const struct msc_filter_opts *o;
-	struct msc_writer *w;
-	struct msc_err *err;
-	struct msc_arena arena;		/* struct fstack, struct fframe */
-	struct msc_stackdefs defs;	/* frame and stack records, lines kept */
-	int failed;			/* -errno of writing a stack, 0 */
-	struct msc_filter_stats *st;
-	/* --alloc-fn and the first header's alloc_fns (ms-record --alloc-fn) */
-	const char *const *alloc_fns;
-	unsigned nalloc_fns;
-	bool alloc_fns_read;
-	int cur_pid;			/* pid of the last header */
-	struct stream *streams;
-	unsigned nstreams;
-	/* --transient on events: a window of records held back */
-	struct held *held;
-	size_t nheld, held_head, held_cap;
-	uint64_t now;
-	struct msc_u64map pending_alloc;	/* hash(ptr, ts) -> held index + 1 */
-	int age_bucket;			/* buckets below it are transient */
-	bool saw_site_ages;		/* --transient used a site's histogram */
-};
-
-enum { C_SITE, C_LEAK, C_ALLOC, C_FREE, C_MMAP, C_OTHER, C_KINDS };
-static const char *const count_names[C_KINDS] = { "site", "leak", "alloc", "free", "mmap", "other" };
-
-struct buffered {
-	char *line;
-	size_t len;
-	uint64_t bytes, blocks;
-	uint32_t stack;
-	bool leak;
-	uint8_t leak_kind;		/* enum msc_leak_kind of a leak */
-	/* a site --transient trims as it goes out: what it takes out */
-	uint64_t trimmed, trimmed_bytes;
-};
-
-struct stream {
-	int pid;
-	bool started, ended;		/* saw its header, its end */
-	struct msc_filtered dropped[C_KINDS];
-	struct buffered *top;		/* --top: site and leak records */
-	size_t ntop, top_cap;
-};
-
-struct held {
-	char *line;
-	size_t len;
-	uint64_t ts;
-	uint32_t stack;
-	bool dropped;
-	bool is_alloc;
-	uint64_t key;
-	int pid;
-};
-
-static struct stream *stream_of(struct filter *f, int pid)
+struct stream *filter_stream_of(struct filter *f, int pid)
 {
 	struct stream *s;
 	unsigned i;
@@ -361,7 +141,7 @@ static void write_one(struct filter *f, struct msc_stackdef *def)
  * its parents, outermost first, and the frame records they and it name.
  * With --expand, one record with every frame in place instead.
  */
-static void write_stack(struct filter *f, uint64_t id)
+void filter_write_stack(struct filter *f, uint64_t id)
 {
 	struct msc_stackdef *def = id ? msc_stackdefs_get(&f->defs, id) : NULL, *p, **chain;
 	struct fstack *s = def ? def->user : NULL;
@@ -447,7 +227,7 @@ static bool type_wanted(const struct msc_filter_opts *o, const char *type)
 
 static void count_drop(struct filter *f, int pid, int kind, const struct msc_rec *rec)
 {
-	struct stream *s = stream_of(f, pid);
+	struct stream *s = filter_stream_of(f, pid);
 	uint64_t blocks = 0;
 
 	if (!s)
@@ -458,80 +238,13 @@ static void count_drop(struct filter *f, int pid, int kind, const struct msc_rec
 		msc_sat_add(&s->dropped[kind].blocks, blocks);
 }
 
-/* ------------------------------------------------------------- output */
-
-static void emit(struct filter *f, const char *line, size_t len, uint32_t stack)
-{
-	write_stack(f, stack);
-	msc_w_line(f->w, line, len);
-}
-
-/* Events held for --transient leave in order once they can no longer
- * turn out transient. */
-static void release_held(struct filter *f, bool all)
-{
-	while (f->held_head < f->nheld) {
-		struct held *h = &f->held[f->held_head];
-
-		if (!all && h->ts + f->o->min_age > f->now)
-			break;
-		if (!h->dropped)
-			emit(f, h->line, h->len, h->stack);
-		if (h->is_alloc)
-			msc_u64map_del(&f->pending_alloc, h->key, NULL);
-		free(h->line);
-		f->held_head++;
-	}
-	if (f->held_head == f->nheld)
-		f->held_head = f->nheld = 0;
-}
-
-static int hold(struct filter *f, const struct msc_rec *rec, uint64_t ts, uint32_t stack,
-		bool is_alloc, uint64_t key, int pid)
-{
-	struct held *h;
-
-	if (f->nheld == f->held_cap) {
-		if (f->held_head > 0) {
-			memmove(f->held, f->held + f->held_head, (f->nheld - f->held_head) * sizeof(*h));
-			f->nheld -= f->held_head;
-			/* Indexes in pending_alloc moved: rebuild. */
-			msc_u64map_release(&f->pending_alloc);
-			if (msc_u64map_init(&f->pending_alloc, f->nheld))
-				return -ENOMEM;
-			for (size_t i = 0; i < f->nheld; i++)
-				if (f->held[i].is_alloc && !f->held[i].dropped)
-					msc_u64map_put(&f->pending_alloc, f->held[i].key, i + 1);
-			f->held_head = 0;
-		}
-		if (MSC_GROW(f->held, f->nheld + 1, f->held_cap, 1024))
-			return -ENOMEM;
-	}
-	h = &f->held[f->nheld];
-	h->line = malloc(rec->len);
-	if (!h->line)
-		return -ENOMEM;
-	memcpy(h->line, rec->line, rec->len);
-	h->len = rec->len;
-	h->ts = ts;
-	h->stack = stack;
-	h->dropped = false;
-	h->is_alloc = is_alloc;
-	h->key = key;
-	h->pid = pid;
-	if (is_alloc && msc_u64map_put(&f->pending_alloc, key, f->nheld + 1))
-		return -ENOMEM;
-	f->nheld++;
-	return 0;
-}
-
 static uint64_t alloc_key(uint64_t ptr, uint64_t ts)
 {
 	return msc_hash_u64(ptr ^ msc_hash_u64(ts)) | 1;
 }
 
 /* A record with its members but those in skip, open for more members. */
-static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const char *const *skip,
+void filter_copy_members(struct msc_writer *w, const struct msc_rec *rec, const char *const *skip,
 			 unsigned nskip)
 {
 	unsigned i, k;
@@ -548,169 +261,7 @@ static void copy_members(struct msc_writer *w, const struct msc_rec *rec, const 
 	}
 }
 
-/*
- * A site record without its transient blocks (aggregated streams): the
- * lifetime histogram says how many were freed younger than --min-age.
- * Returns 1 when the site goes entirely, 0 when it stays; writes it (as
- * it stays) only when write is set; *kept gets the bytes it keeps.  What
- * it takes out of a site that stays is added to trim (if set).
- */
-static int site_transient(struct filter *f, struct msc_filtered *trim, const struct msc_rec *rec,
-			  uint32_t stack, bool write, uint64_t *kept)
-{
-	static const char *const skip[] = { "allocs", "frees", "bytes", "ages", "temporary" };
-	const struct msc_field *ages = msc_rec_field(rec, "ages");
-	uint64_t counts[MSC_AGE_BUCKETS] = { 0 }, allocs = 0, frees = 0, bytes = 0, size = 0, n = 0;
-	uint64_t size_max = 0, live;
-	struct msc_jiter it;
-	struct msc_jval v;
-	unsigned b = 0;
-
-	msc_rec_u64(rec, "bytes", &bytes);
-	*kept = bytes;
-	f->saw_site_ages = true;
-	if (!ages || msc_jiter_init(&it, &ages->val))
-		goto whole;
-	while (b < MSC_AGE_BUCKETS && msc_jiter_next(&it, NULL, &v) > 0)
-		msc_jval_u64(&v, &counts[b++]);
-	msc_rec_u64(rec, "allocs", &allocs);
-	msc_rec_u64(rec, "frees", &frees);
-	msc_rec_u64(rec, "size", &size);
-	live = allocs - frees;
-	for (b = 0; b < (unsigned)f->age_bucket; b++)
-		n += counts[b];
-	if (!n)
-		goto whole;
-	if (msc_rec_u64(rec, "size_max", &size_max) == 0) {
-		/* A size class: its transient blocks' sizes are not known one
-		 * by one; only a site that was all transient can go. */
-		if (n == allocs && !live)
-			return 1;
-		goto whole;
-	}
-	if (n >= allocs)
-		return 1;
-	*kept = bytes - n * size;
-	if (trim) {
-		trim->trimmed_allocs += n;
-		trim->trimmed_bytes += n * size;
-	}
-	if (!write)
-		return 0;
-	write_stack(f, stack);
-	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
-	msc_w_u64(f->w, "allocs", allocs - n);
-	msc_w_u64(f->w, "frees", frees - n);
-	msc_w_u64(f->w, "bytes", bytes - n * size);
-	msc_w_arr(f->w, "ages");
-	for (b = 0; b < MSC_AGE_BUCKETS; b++)
-		msc_w_u64(f->w, NULL, b < (unsigned)f->age_bucket ? 0 : counts[b]);
-	msc_w_arr_end(f->w);
-	msc_w_end(f->w);
-	return 0;
-whole:
-	if (write)
-		emit(f, rec->line, rec->len, stack);
-	return 0;
-}
-
-static int cmp_buffered(const void *x, const void *y)
-{
-	const struct buffered *a = x, *b = y;
-
-	if (a->leak != b->leak)
-		return a->leak ? 1 : -1;
-	if (a->bytes != b->bytes)
-		return a->bytes > b->bytes ? -1 : 1;
-	return 0;
-}
-
-static void flush_top(struct filter *f, struct stream *s)
-{
-	size_t i, sites = 0, leaks = 0;
-
-	if (!s->ntop)
-		return;
-	qsort(s->top, s->ntop, sizeof(*s->top), cmp_buffered);
-	for (i = 0; i < s->ntop; i++) {
-		struct buffered *b = &s->top[i];
-		size_t *seen = b->leak ? &leaks : &sites;
-
-		/* Kept or dropped, a site's transient part goes as trimmed
-		 * (dropped, the rest of it as a dropped site). */
-		msc_sat_add(&s->dropped[C_SITE].trimmed_allocs, b->trimmed);
-		msc_sat_add(&s->dropped[C_SITE].trimmed_bytes, b->trimmed_bytes);
-		if (*seen < f->o->top && b->trimmed) {
-			struct msc_reader r;
-			struct msc_rec rec;
-			uint64_t kept;
-
-			msc_reader_init_mem(&r, b->line, b->len, "site");
-			if (msc_reader_next(&r, &rec, NULL) > 0)
-				site_transient(f, NULL, &rec, b->stack, true, &kept);
-			msc_reader_release(&r);
-		} else if (*seen < f->o->top) {
-			if (b->leak)
-				msc_sat_add(&f->st->leaks[b->leak_kind], b->blocks);
-			emit(f, b->line, b->len, b->stack);
-		} else {
-			int kind = b->leak ? C_LEAK : C_SITE;
-
-			s->dropped[kind].records++;
-			msc_sat_add(&s->dropped[kind].blocks, b->blocks);
-			msc_sat_add(&s->dropped[kind].bytes, b->bytes);
-		}
-		(*seen)++;
-		free(b->line);
-	}
-	free(s->top);
-	s->top = NULL;
-	s->ntop = s->top_cap = 0;
-}
-
-/* Holds a site or leak back for --top; bytes: what it weighs. */
-/* A leak record's kind; unscanned when it says none. */
-static unsigned leak_kind_of(const struct msc_rec *rec)
-{
-	size_t len;
-	const char *name = msc_rec_str(rec, "kind", &len);
-	unsigned k;
-
-	for (k = 0; name && k < MSC_LEAK_KINDS; k++)
-		if (strlen(msc_leak_kind_name(k)) == len && !strncmp(name, msc_leak_kind_name(k), len))
-			return k;
-	return MSC_LEAK_UNSCANNED;
-}
-
-static int buffer_top(struct filter *f, int pid, const struct msc_rec *rec, uint32_t stack, bool leak,
-		      uint64_t bytes, const struct msc_filtered *trim)
-{
-	struct stream *s = stream_of(f, pid);
-	struct buffered *b;
-
-	if (!s)
-		return -ENOMEM;
-	if (MSC_GROW(s->top, s->ntop + 1, s->top_cap, 256))
-		return -ENOMEM;
-	b = &s->top[s->ntop];
-	b->line = malloc(rec->len);
-	if (!b->line)
-		return -ENOMEM;
-	memcpy(b->line, rec->line, rec->len);
-	b->len = rec->len;
-	b->bytes = bytes;
-	b->blocks = 0;
-	if (leak) {
-		msc_rec_u64(rec, "count", &b->blocks);
-		b->leak_kind = (uint8_t)leak_kind_of(rec);
-	}
-	b->stack = stack;
-	b->leak = leak;
-	b->trimmed = trim ? trim->trimmed_allocs : 0;
-	b->trimmed_bytes = trim ? trim->trimmed_bytes : 0;
-	s->ntop++;
-	return 0;
-}
+static const char *const count_names[C_KINDS] = { "site", "leak", "alloc", "free", "mmap", "other" };
 
 /* The filters applied, as words, for the end record. */
 static void describe(const struct msc_filter_opts *o, struct msc_writer *w)
@@ -803,7 +354,7 @@ static void write_end(struct filter *f, const struct msc_rec *rec, struct stream
 			if (msc_jval_member(&prev->val, count_names[k], &c) > 0)
 				msc_filtered_add(&c, &total[k]);
 		}
-	copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
+	filter_copy_members(f->w, rec, skip, ARRAY_SIZE(skip));
 	msc_w_obj(f->w, "filtered");
 	for (k = 0; k < C_KINDS; k++) {
 		if (!total[k].records && !total[k].trimmed_allocs)
@@ -885,13 +436,13 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		f->alloc_fns_read = true;
 
 		if (o->transient)
-			release_held(f, true);
+			filter_release_held(f, true);
 		f->cur_pid = msc_rec_i64(rec, "pid", &hp) == 0 ? (int)hp : 0;
 		/* --pid: the other processes' streams go entirely, so that what
 		 * is left is that process's own valid stream. */
 		if (o->pid && f->cur_pid != o->pid)
 			return 0;
-		str = stream_of(f, f->cur_pid);
+		str = filter_stream_of(f, f->cur_pid);
 		if (!str)
 			return -ENOMEM;
 		str->started = true;
@@ -912,12 +463,12 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 
 		if (o->pid && pid != o->pid)
 			return 0;
-		str = stream_of(f, pid);
+		str = filter_stream_of(f, pid);
 		if (!str)
 			return -ENOMEM;
 		if (o->transient)
-			release_held(f, true);
-		flush_top(f, str);
+			filter_release_held(f, true);
+		filter_flush_top(f, str);
 		str->ended = true;
 		write_end(f, rec, str);
 		/* A pid's next stream (after exec) counts its own drops. */
@@ -955,16 +506,16 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 			uint64_t more;
 
 			if (msc_rec_u64(rec, "alloc_stack", &more) == 0)
-				write_stack(f, more);
+				filter_write_stack(f, more);
 			if (msc_rec_u64(rec, "free_stack", &more) == 0)
-				write_stack(f, more);
+				filter_write_stack(f, more);
 			f->st->errors++;
 		}
 		if (o->transient && f->nheld > f->held_head) {
 			if (msc_rec_u64(rec, "ts", &ts) == 0 && ts > f->now)
 				f->now = ts;
-			ret = hold(f, rec, f->now, (uint32_t)stack, false, 0, pid);
-			release_held(f, false);
+			ret = filter_hold(f, rec, f->now, (uint32_t)stack, false, 0, pid);
+			filter_release_held(f, false);
 			return ret;
 		}
 		emit(f, rec->line, rec->len, (uint32_t)stack);
@@ -995,17 +546,17 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	}
 	if (o->transient) {
 		if (kind == C_SITE) {
-			struct stream *str = stream_of(f, pid);
+			struct stream *str = filter_stream_of(f, pid);
 			struct msc_filtered trim = { 0 };
 			uint64_t kept;
 
-			release_held(f, true);
-			/* With --top, counted when the site leaves (flush_top). */
-			if (site_transient(f, o->top ? &trim : str ? &str->dropped[C_SITE] : NULL, rec,
-					   (uint32_t)stack, !o->top, &kept))
+			filter_release_held(f, true);
+			/* With --top, counted when the site leaves (filter_flush_top). */
+			if (filter_site_transient(f, o->top ? &trim : str ? &str->dropped[C_SITE] : NULL,
+						  rec, (uint32_t)stack, !o->top, &kept))
 				goto drop;
 			if (o->top)
-				return buffer_top(f, pid, rec, (uint32_t)stack, false, kept, &trim);
+				return filter_buffer_top(f, pid, rec, (uint32_t)stack, false, kept, &trim);
 			return 0;
 		}
 		if (kind != C_LEAK && msc_rec_u64(rec, "ts", &ts) == 0) {
@@ -1023,27 +574,27 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 					h->dropped = true;
 					count_drop(f, h->pid, C_ALLOC, rec);
 				}
-				release_held(f, false);
+				filter_release_held(f, false);
 				goto drop;
 			}
 			if (kind == C_ALLOC && msc_rec_hex(rec, "ptr", &alloc_ts) == 0)
-				ret = hold(f, rec, ts, (uint32_t)stack, true, alloc_key(alloc_ts, ts), pid);
+				ret = filter_hold(f, rec, ts, (uint32_t)stack, true, alloc_key(alloc_ts, ts), pid);
 			else
-				ret = hold(f, rec, ts, (uint32_t)stack, false, 0, pid);
-			release_held(f, false);
+				ret = filter_hold(f, rec, ts, (uint32_t)stack, false, 0, pid);
+			filter_release_held(f, false);
 			return ret;
 		}
 	}
 	/* Aggregates come after the events: those held go out first. */
 	if (o->transient && (kind == C_SITE || kind == C_LEAK))
-		release_held(f, true);
+		filter_release_held(f, true);
 	if (o->top && (kind == C_SITE || kind == C_LEAK))
-		return buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), NULL);
+		return filter_buffer_top(f, pid, rec, (uint32_t)stack, kind == C_LEAK, bytes_of(rec, kind), NULL);
 	if (kind == C_LEAK) {
 		uint64_t count = 0;
 
 		msc_rec_u64(rec, "count", &count);
-		msc_sat_add(&f->st->leaks[leak_kind_of(rec)], count);
+		msc_sat_add(&f->st->leaks[filter_leak_kind_of(rec)], count);
 	}
 	emit(f, rec->line, rec->len, (uint32_t)stack);
 	return 0;
@@ -1102,9 +653,9 @@ int msc_filter_run(const struct msc_filter_opts *o, struct msc_reader *r, struct
 		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", r->name);
 	/* Whatever is held goes out, even on bad input: nothing is lost. */
 	if (o->transient)
-		release_held(&f, true);
+		filter_release_held(&f, true);
 	for (b = 0; b < f.nstreams; b++)
-		flush_top(&f, &f.streams[b]);
+		filter_flush_top(&f, &f.streams[b]);
 	/* (Not known when a write error stopped the reading.) */
 	for (b = 0; b < f.nstreams && !w->error; b++)
 		if (f.streams[b].started && !f.streams[b].ended)
