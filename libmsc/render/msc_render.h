@@ -4,8 +4,9 @@
  *
  * msc_report_render() (render.c) hands a loaded report to one renderer per
  * output: render_text.c (80-column text and GitHub Markdown, the same
- * sections), render_json.c (one JSON document), render_flame.c
- * (flamegraph.pl's folded stacks and a self-contained SVG flame graph),
+ * sections; its files share render_text_internal.h), render_json.c (one
+ * JSON document), render_flame.c (flamegraph.pl's folded stacks and a
+ * self-contained SVG flame graph),
  * render_html.c (one self-contained page: summary, heap over time, leaks
  * and the flame graph), render_pprof.c (a gzipped pprof profile, its
  * protobuf encoding in pprof.c).

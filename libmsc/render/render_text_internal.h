@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render_text_internal: what the files of the text and Markdown renderer
+ * share (private to libmsc/render/; the others see render_text() in
+ * msc_render.h).
+ *
+ *	render_text.c		render_text(), which report a stream gets,
+ *				the summary, the stacks and rows the
+ *				sections print with
+ *	render_text_sections.c	a recording's other sections: errors,
+ *				leaks, top sites, temporary, sizes,
+ *				timeline
+ *	render_text_diff.c	ms-diff's and ms-snap's reports, --poll
+ *				recordings
+ */
+#ifndef MSC_RENDER_TEXT_INTERNAL_H
+#define MSC_RENDER_TEXT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "msc_render.h"
+#include "msc_report.h"
+#include "msc_util.h"
+
+struct ctx {
+	struct msc_report *r;
+	const struct msc_report_opts *o;
+	FILE *out;
+	bool md;
+};
+
+static inline const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static inline char *sz(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
+}
+
+static inline char *cnt(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_count(buf, n, msc_clamp_i64(v));
+}
+
+/* Exact bytes, "89,609 B": what leaked is an answer, not an estimate. */
+static inline char *exact(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_exact(buf, n, msc_clamp_i64(v));
+}
+
+/* An attach recording: no leaks, blocks live at the end are of unknown fate. */
+static inline bool attached(const struct msc_report *r)
+{
+	return r->mode && !strcmp(r->mode, "attach");
+}
+
+static inline const char *blocks_word(uint64_t n)
+{
+	return n == 1 ? "block" : "blocks";
+}
+
+static inline char *seconds(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+static inline void heading(struct ctx *c, const char *title)
+{
+	if (c->md)
+		fprintf(c->out, "\n### %s\n\n", title);
+	else
+		fprintf(c->out, "\n%s\n", title);
+}
+
+/* -------------------------------------------- render_text.c, for the others */
+
+/* A frame's place in at most width columns: the function name gives way
+ * before the file and line do.  Returns buf. */
+const char *text_fit(char *buf, size_t n, const struct msc_rframe *f, size_t width);
+/* Stack id, one frame per line after indent, below the C runtime's frames
+ * (see render_text.c). */
+void text_print_stack(struct ctx *c, uint32_t id, const char *indent);
+
+/* -------------------------------- render_text_sections.c, for render_text.c */
+
+void text_errors(struct ctx *c);
+void text_leaks(struct ctx *c);
+void text_top(struct ctx *c);
+void text_temporary(struct ctx *c);
+void text_sizes(struct ctx *c);
+void text_timeline(struct ctx *c);
+
+/* --------------------------------------- render_text_diff.c, for the others */
+
+/* What a diff compared, when, and its total. */
+void text_growth_header(struct ctx *c);
+/* A diff's or a snapshot's deltas, grouped. */
+void text_deltas(struct ctx *c);
+/* A --poll recording: rss over time and the growth of each mapping group. */
+void text_poll_view(struct ctx *c);
+/* A snapshot's processes and their mappings. */
+void text_processes(struct ctx *c);
+
+#endif
