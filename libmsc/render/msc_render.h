@@ -6,10 +6,11 @@
  * output: render_text.c (80-column text and GitHub Markdown, the same
  * sections; its files share render_text_internal.h), render_json.c (one
  * JSON document), render_flame.c (flamegraph.pl's folded stacks and a
- * self-contained SVG flame graph),
- * render_html.c (one self-contained page: summary, heap over time, leaks
- * and the flame graph), render_pprof.c (a gzipped pprof profile, its
- * protobuf encoding in pprof.c).
+ * self-contained SVG flame graph), render_html.c (one self-contained
+ * page: summary, heap over time, leaks and the flame graph; its charts in
+ * render_html_chart.c, what the two share in render_html_internal.h),
+ * render_pprof.c (a gzipped pprof profile, its protobuf encoding in
+ * pprof.c).
  * They share the views of the model defined in render_model.c: sites and
  * leaks grouped by stack, the orders they are listed in, the totals, and
  * what a filter dropped.  The renderers use render_model.c, never render.c:

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render_html_internal: what the two files of the HTML renderer share
+ * (private to libmsc/render/; the others see render_html() in
+ * msc_render.h).
+ *
+ *	render_html.c		render_html(), the page, its styles and
+ *				script, the summary, leaks and sites
+ *	render_html_chart.c	the charts: heap over time, rss, the peak
+ *				by site
+ */
+#ifndef MSC_RENDER_HTML_INTERNAL_H
+#define MSC_RENDER_HTML_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "msc_render.h"
+#include "msc_report.h"
+#include "msc_util.h"
+
+#define TOP_SERIES 8		/* sites stacked in the heap chart */
+
+struct page {
+	struct msc_report *r;
+	const struct msc_report_opts *o;
+	FILE *out;
+};
+
+static inline char *sz(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
+}
+
+static inline char *seconds(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+static inline void esc(struct page *p, const char *s)
+{
+	render_xml(p->out, s ? s : "");
+}
+
+struct chart {
+	size_t npts, nseries;		/* series: top sites, then the rest */
+	uint64_t *ts;			/* [npts] */
+	uint64_t *v;			/* [npts * nseries] */
+	uint32_t stacks[TOP_SERIES];	/* the sites' stacks */
+	unsigned nsites;
+	bool by_site;
+};
+
+struct charts {
+	struct chart heap, rss;
+	char **names;			/* heap series */
+	bool have_heap, have_rss;
+};
+
+/* ----------------------------------- render_html.c, for render_html_chart.c */
+
+/* "fn file.c:12 < caller file.c:30": where a site is, and who called it. */
+void html_site_name(struct page *p, uint32_t stack);
+
+/* ----------------------------------- render_html_chart.c, for render_html.c */
+
+/* The charts of a recording: its heap (by site from its events, else from
+ * its samples) and its rss.  0 or -ENOMEM; release them either way. */
+int html_charts_build(struct charts *cs, const struct msc_report *r);
+void html_charts_release(struct charts *cs);
+/* The time the charts end at: the recording's or their last point's. */
+uint64_t html_chart_tmax(const struct msc_report *r, const struct charts *cs);
+/* The chart's data for its tooltip: times, values, names. */
+void html_chart_data(struct page *p, const struct chart *c, const char *id, const char *const *names);
+/* The "Heap over time" section: the charts, their legend and notes. */
+void html_heap_section(struct page *p, const struct charts *cs);
+/* What the peak is made of, when the chart cannot show it over time. */
+void html_peak_bar(struct page *p);
+
+#endif
