@@ -140,22 +140,25 @@ static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
 
 
 /* Connects to the collector and maps this process's region. */
-static bool session_start(bool forked)
+static int session_start(bool forked)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct msc_hello hello = { 0 };
 	struct msc_welcome welcome;
-	int s, fd = -1, hi;
+	int s, fd = -1, hi, rc;
 	void *region;
 	ssize_t n;
 
 	if (!g_sock_path[0])
-		return false;
+		return -ENOENT;
 	memcpy(sa.sun_path, g_sock_path, sizeof(sa.sun_path));
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return false;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !collector_trusted(s))
+		return -errno;
+	rc = connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno :
+	     !collector_trusted(s)				  ? -EPERM :
+								    0;
+	if (rc)
 		goto fail;
 	/* Far from the descriptors programs pick and reuse (dup2(x, 3)). */
 	hi = fcntl(s, F_DUPFD_CLOEXEC, 900);
@@ -172,19 +175,29 @@ static bool session_start(bool forked)
 	n = (ssize_t)strnlen(g_exe, sizeof(hello.exe) - 1);
 	memcpy(hello.exe, g_exe, (size_t)n);
 	as_hello(&hello);
-	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+		rc = -EPIPE;
 		goto fail;
-	if (!recv_welcome(s, &welcome, &fd) || welcome.status != 0 ||
-	    !region_fd_ok(fd, welcome.region_size))
+	}
+	/* The collector closed the connection without a welcome: it did not
+	 * take the hello (ECONNRESET), or refused us (its status). */
+	rc = !recv_welcome(s, &welcome, &fd)		  ? -ECONNRESET :
+	     welcome.status != 0			  ? (welcome.status < 0 ? welcome.status : -EPERM) :
+	     !region_fd_ok(fd, welcome.region_size) ? -EPROTO :
+							    0;
+	if (rc)
 		goto fail;
 	as_make_room(welcome.region_size + (64ull << 20));
 	region = mmap(NULL, welcome.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	fd = -1;
-	if (region == MAP_FAILED)
+	if (region == MAP_FAILED) {
+		rc = -ENOMEM;
 		goto fail;
+	}
 	if (!layout_ok(region, welcome.region_size)) {
 		munmap(region, welcome.region_size);
+		rc = -EPROTO;
 		goto fail;
 	}
 	as_make_room((uint64_t)g_nrings * TSTATE_SLOT);
@@ -215,6 +228,7 @@ static bool session_start(bool forked)
 		munmap(region, welcome.region_size);
 		g_region = NULL;
 		g_ctl = NULL;
+		rc = -ENOMEM;
 		goto fail;
 	}
 	/*
@@ -238,12 +252,12 @@ static bool session_start(bool forked)
 		emit_thread(&g_shared, 0, 0, &g_shared, 0, 0);
 		shared_unlock(&g_shared);
 	}
-	return true;
+	return 0;
 fail:
 	if (fd >= 0)
 		close(fd);
 	close(s);
-	return false;
+	return rc;
 }
 
 /* Removes our entry from LD_PRELOAD in place (no malloc): children that
@@ -319,7 +333,7 @@ static void fork_child(void)
 		g_ctl = NULL;
 	}
 	g_pid = getpid();
-	if (g_state_at_fork == ST_ACTIVE && g_follow && session_start(true)) {
+	if (g_state_at_fork == ST_ACTIVE && g_follow && session_start(true) == 0) {
 		set_state(ST_ACTIVE);
 	} else {
 		/*
@@ -434,9 +448,12 @@ bool shim_session_claimed(void)
 	return __atomic_load_n(&g_claimed, __ATOMIC_ACQUIRE);
 }
 
-/* Then the session, claimed: 0 or -ECONNREFUSED (the claim let go). */
+/* Then the session, claimed: 0, or -errno of the step of session_start
+ * that failed (the claim let go). */
 int shim_session_attach(const char *sock)
 {
+	int rc;
+
 	guard_in();
 	g_started = true;
 	g_attached = true;
@@ -444,10 +461,11 @@ int shim_session_attach(const char *sock)
 	region_bury();
 	session_prepare(sock);
 	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
-	if (!session_start(false)) {
+	rc = session_start(false);
+	if (rc) {
 		shim_session_unclaim();
 		guard_out();
-		return -ECONNREFUSED;
+		return rc;
 	}
 	register_atfork();
 	guard_out();
@@ -512,7 +530,7 @@ void shim_init(void)
 	 * capabilities), loaded by /etc/ld.so.preload, the environment is
 	 * the caller's, not to be trusted: no socket, no recording. */
 	session_prepare(secure_getenv("MEMSCOPE_SOCK"));
-	if (!session_start(false)) {
+	if (session_start(false)) {
 		/* Not recorded (not followed, or no collector): our children
 		 * must not load us either. */
 		if (g_sock_path[0])

@@ -121,6 +121,20 @@ static bool send_welcome(int s, int status, uint64_t size, int fd)
 	return n == (ssize_t)sizeof(w);
 }
 
+/* pid is there and not ending (a zombie, or dead). */
+static bool running(int pid)
+{
+	struct msc_procfs fs;
+	struct msc_pstat ps;
+	bool yes;
+
+	if (msc_procfs_init(&fs, NULL))
+		return false;
+	yes = msc_proc_stat(&fs, pid, &ps, NULL) == 0 && ps.state != 'Z' && ps.state != 'X';
+	msc_procfs_release(&fs);
+	return yes;
+}
+
 /* Reads the hello within a second; the shim sends it right after connect. */
 static bool read_hello(int s, struct msc_hello *h)
 {
@@ -257,8 +271,14 @@ void collect_accept_one(struct msc_collector *c)
 	/* Only processes of our own user may talk to us (the directory is
 	 * 0700 already; this also names the real pid). */
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-	    (cred.uid != geteuid() && !(c->peer_uid_set && cred.uid == c->peer_uid)) ||
-	    !read_hello(s, &h) || h.pid != cred.pid) {
+	    (cred.uid != geteuid() && !(c->peer_uid_set && cred.uid == c->peer_uid))) {
+		close(s);
+		return;
+	}
+	if (!read_hello(s, &h) || h.pid != cred.pid) {
+		if (c->ops->warn && running(cred.pid))
+			c->ops->warn(c->ctx, "pid %d connected and sent no valid hello within a second: not recorded",
+				     (int)cred.pid);
 		close(s);
 		return;
 	}

@@ -195,6 +195,10 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 		/* Another ms-record's attach is under way in the library. */
 		return msc_err_set(err, -EBUSY,
 				   "pid %d is being attached to by another ms-record at this moment", pid);
+	case -ECONNRESET:
+		return msc_err_set(err, -ECONNRESET,
+				   "pid %d: libmemscope.so could not start: ms-record closed its connection before welcoming it",
+				   pid);
 	default:
 		return msc_err_set(err, (int)c.ret, "pid %d: libmemscope.so could not start: %s", pid,
 				   strerror((int)-c.ret));
