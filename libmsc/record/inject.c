@@ -63,16 +63,19 @@ static int mem_write(struct target *t, uint64_t addr, const void *buf, size_t n)
 	return r == (ssize_t)n ? 0 : -EIO;
 }
 
-/* Why its memory could not be written: it is ending (a zombie, or gone),
- * or something else. */
+/* Why its memory could not be written: it is ending (a zombie, gone, or
+ * exiting: PF_EXITING), or something else. */
 static int write_failed(struct target *t)
 {
-	char path[64], buf[512];
-	const char *paren;
+	struct msc_procfs fs;
+	bool gone;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", t->pid);
-	if (msc_read_small(path, buf, sizeof(buf)) <= 0 || !(paren = strrchr(buf, ')')) ||
-	    paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X')
+	if (msc_procfs_init(&fs, NULL))
+		return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
+				   t->pid, t->pid);
+	gone = inject_process_gone(&fs, t->pid);
+	msc_procfs_release(&fs);
+	if (gone)
 		return msc_err_set(t->err, -ESRCH, "pid %d exited during the attach", t->pid);
 	return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
 			   t->pid, t->pid);
