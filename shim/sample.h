@@ -30,10 +30,8 @@
  * is read only when that is set.  NULL and the boot pool's blocks are
  * pinned (sampled_pin): their count and bit say "recorded", so that the
  * fast path needs no test of its own to send them to the full hook.  With n
- * recorded blocks live, about n / 65536 of the frees read a bucket
- * (python3's dictionary at 512K, 600 live: 0.3 % of its 8 million frees; a
- * server's 1 GiB heap, 2,000 live: 3 %; a count per 8 buckets in their
- * stead was not 0 for 2.7 % and 22 % of them).  The region counts are
+ * recorded blocks live, about n / 65536 of the frees read a bucket.  The
+ * region counts are
  * exact, each block's counted before it is returned and until its own free,
  * so a 0 is never wrong; one that reaches 255 stays there until the set is
  * emptied for the next session (its region's frees then always look

@@ -114,11 +114,10 @@ static void unboost(struct target *t)
  * A thread stopped asleep in a system call goes back into it through user
  * mode (the kernel's restart, as after SIGSTOP and SIGCONT), and a signal
  * that comes before it is there runs its handler first, the call made
- * again after it: `while (!stop) pause();` then slept for good (2 runs in
- * 16 of t0340's 200 threads, SIGTERM after two cycles: the thread, at its
- * own nice among busy threads, waited that long for a CPU).  So it is let
- * go at nice -20, and put back to its own once it sleeps again, 20 ms at
- * most.
+ * again after it: `while (!stop) pause();` then sleeps for good (a thread
+ * at its own nice among many busy ones waits that long for a CPU).  So it
+ * is let go at nice -20, and put back to its own once it sleeps again,
+ * 20 ms at most.
  */
 static void unboost_asleep(struct target *t, struct msc_procfs *fs)
 {

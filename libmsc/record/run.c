@@ -234,11 +234,8 @@ static bool wake_only(int sig)
  * writes a record per sampled block, about one per BYTES allocated: 100 ms
  * fill a ring's first 64 KiB only for a program allocating 3 GB a second
  * at 512 KiB.  Each wake-up we spare is a context switch on a CPU the
- * program may be running on (on a busy 2-CPU machine, sqlite3 under
- * --sample 512K was preempted by ms-record 512 times in 1.4 s at 200 us
- * naps), and CPU that a recording left on for hours costs (an idle
- * program: 25 ms a second at full recording's 2 ms naps, 6.4 ms at the
- * sampled 20 ms).
+ * program may be running on, and CPU that a recording left on for hours
+ * costs.
  */
 #define NAP_MS 2
 #define NAP_ATTACHED_MS 10

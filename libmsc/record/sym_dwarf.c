@@ -265,9 +265,8 @@ static int load_cus(struct module *m)
 /*
  * The unit holding DWARF address a, or NULL.  .debug_aranges (GCC writes
  * it; libdw reads it once, a table of a few thousand entries for libc) saves
- * reading the ranges of every unit, which took 8 ms for libc's 1,937 on
- * every recording whose stacks reach it (all of them: main's caller is
- * there).  An address it does not cover (a unit without an entry: clang
+ * reading the ranges of every unit (libc has about two thousand) in every
+ * recording whose stacks reach it (all of them: main's caller is there).  An address it does not cover (a unit without an entry: clang
  * writes none by default, assembler files may have none) makes every unit's
  * ranges read after all.
  */
