@@ -79,6 +79,10 @@ void region_bury(void)
 	if (p == g_region) {
 		if (keep < g_region_size)
 			unmap((char *)g_region + keep, g_region_size - keep);
+		/* What is left of it: the rest of the range is the address
+		 * space's again (another library may be mapped there), and a
+		 * fork's child unmaps only this (fork_child). */
+		g_region_size = keep;
 		g_buried_bytes += keep;
 	}
 	g_buried = true;

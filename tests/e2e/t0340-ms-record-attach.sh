@@ -486,6 +486,40 @@ check_grep "fork while attached: the parent is hooked" "^parent memscope" "$OUT/
 check_grep "fork while attached: its child is not" "^child libc" "$OUT/forker.log"
 kill $FK
 
+# --- two copies of libmemscope.so, one after the other ----------------------
+# The first one's detach left its region's pages past its rings free, and
+# the second library was loaded into them; the first one's fork handler
+# then unmapped the region by its old size in every child, the second
+# library with it: every child the program forked died (SIGSEGV).
+mkdir -p "$OUT/copy"
+cp "$TOP/shim/libmemscope.so" "$OUT/copy/libmemscope.so"
+rm -f "$OUT/two-libs.stop" "$OUT/two-libs.died" "$OUT/two-libs.iter"
+cat >"$OUT/two-libs.sh" <<EOF
+while [ ! -e "$OUT/two-libs.stop" ]; do
+	/bin/true || echo died >>"$OUT/two-libs.died"
+	echo x >>"$OUT/two-libs.iter"
+	sleep 0.02
+done
+EOF
+bash "$OUT/two-libs.sh" 2>/dev/null &
+TL=$!
+_bg_pids="$_bg_pids $TL"
+wait_for_line "$OUT/two-libs.iter" "^x"
+check_status "two libraries: a copy of the shim attached and detached" 0 \
+	env MEMSCOPE_SHIM="$OUT/copy/libmemscope.so" ms-record -q -p $TL --duration 0.3s -o /dev/null
+check_status "two libraries: then the shim itself" 0 ms-record -q -p $TL --duration 0.3s -o /dev/null
+# twenty more forks of the shell
+n=$(($(wc -l <"$OUT/two-libs.iter") + 20))
+i=0
+while [ "$(wc -l <"$OUT/two-libs.iter")" -lt $n ] && [ $i -lt 3000 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
+touch "$OUT/two-libs.stop"
+wait $TL
+check_eq "two libraries: the children it forks since live" 0 \
+	"$(cat "$OUT/two-libs.died" 2>/dev/null | wc -l)"
+
 # --- two ms-record -p at once ----------------------------------------------
 # One records, the other is told why not, in words about the other
 # ms-record (it said "not permitted to trace pid N (needs CAP_SYS_PTRACE
