@@ -112,9 +112,9 @@ static const struct msc_cli cli = {
 	.in_order = true,
 };
 
-#define EXIT_OWN 125
-#define EXIT_CANNOT_RUN 126
-#define EXIT_NOT_FOUND 127
+#define EXIT_OWN MSC_RUN_EXIT_OWN
+#define EXIT_CANNOT_RUN MSC_RUN_EXIT_CANNOT_RUN
+#define EXIT_NOT_FOUND MSC_RUN_EXIT_NOT_FOUND
 
 /* ------------------------------------------------------------ launching */
 

@@ -68,12 +68,8 @@ static int mem_write(struct target *t, uint64_t addr, const void *buf, size_t n)
 static int write_failed(struct target *t)
 {
 	struct msc_procfs fs;
-	bool gone;
+	bool gone = msc_procfs_init(&fs, NULL) == 0 && inject_process_gone(&fs, t->pid);
 
-	if (msc_procfs_init(&fs, NULL))
-		return msc_err_set(t->err, -EIO, "pid %d: cannot write its memory through /proc/%d/mem",
-				   t->pid, t->pid);
-	gone = inject_process_gone(&fs, t->pid);
 	msc_procfs_release(&fs);
 	if (gone)
 		return msc_err_set(t->err, -ESRCH, "pid %d exited during the attach", t->pid);

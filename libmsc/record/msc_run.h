@@ -26,6 +26,12 @@
 #include "msc_ndjson.h"
 #include "msc_recorder.h"
 
+/* ms-record's own exit statuses, as env(1)'s: it failed; the program
+ * cannot be run (or profiled); it was not found. */
+#define MSC_RUN_EXIT_OWN 125
+#define MSC_RUN_EXIT_CANNOT_RUN 126
+#define MSC_RUN_EXIT_NOT_FOUND 127
+
 struct msc_run {
 	const struct msc_recorder_opts *opts;	/* the recorder's (interval, sample) */
 	int pid;			/* attach to it or poll it; 0: launch */

@@ -20,10 +20,10 @@
 #include "msc_util.h"
 
 /* The vfork'ed child's exit when it cannot become the program (the parent
- * learns why from errno, and says it). */
-#define EXIT_OWN 125
-#define EXIT_CANNOT_RUN 126
-#define EXIT_NOT_FOUND 127
+ * learns why from errno, and says it): MSC_RUN_EXIT_*. */
+#define EXIT_OWN MSC_RUN_EXIT_OWN
+#define EXIT_CANNOT_RUN MSC_RUN_EXIT_CANNOT_RUN
+#define EXIT_NOT_FOUND MSC_RUN_EXIT_NOT_FOUND
 
 /* run->say, formatted. */
 static void __attribute__((format(printf, 2, 3))) say(const struct msc_run *run, const char *fmt, ...)
