@@ -67,8 +67,16 @@ void region_bury(void)
 
 		nanosleep(&ts, NULL);
 	}
-	if (__atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST)) {
 		used = g_nrings;
+	} else {
+		/* Scans that were under way took rings past the bound, and
+		 * said them before they ended. */
+		uint64_t now = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE);
+
+		if (now > used)
+			used = now < g_nrings ? now : g_nrings;
+	}
 	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_ring_size);
 	keep = (keep + 4095) & ~4095ull;
 	if (keep > g_region_size)

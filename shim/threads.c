@@ -363,8 +363,9 @@ struct tstate *thread_init(void)
 	 * past those in use and a few spare, so it first bounds this scan
 	 * (g_ring_scan_limit) and waits for the scans under way to end
 	 * (g_ring_scanners; the two are read in the other order there).
-	 * With 200 threads more than the spare rings' worth of them looked
-	 * at once, and one read past the end (SIGSEGV, 1 soak in 4).
+	 * A thread says the ring it took (rings_used) before its scan ends:
+	 * taken and not yet said, a ring past what the bury counted was
+	 * unmapped under it.
 	 */
 	__atomic_add_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
 	lim = __atomic_load_n(&g_ring_scan_limit, __ATOMIC_SEQ_CST);
@@ -378,6 +379,16 @@ struct tstate *thread_init(void)
 		    __atomic_compare_exchange_n(&r->state, &expect, MSC_RING_OWNED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			break;
+	}
+	/* Said before the scan ends: a bury waits for the scans, then keeps
+	 * the rings up to rings_used mapped. */
+	if (i < n) {
+		uint32_t used = g_ctl->rings_used;
+
+		while (used < i + 1 &&
+		       !__atomic_compare_exchange_n(&g_ctl->rings_used, &used, i + 1, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
 	}
 	__atomic_sub_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
 	if (i >= n)
@@ -399,14 +410,6 @@ struct tstate *thread_init(void)
 			tstate_unmap(t);
 		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
 		goto shared;
-	}
-	{
-		uint32_t used = g_ctl->rings_used;
-
-		while (used < i + 1 &&
-		       !__atomic_compare_exchange_n(&g_ctl->rings_used, &used, i + 1, false,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
 	}
 	t->tid = raw_gettid();
 	t->gen = gen;
