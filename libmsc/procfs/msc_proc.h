@@ -84,8 +84,23 @@ struct msc_pstat {
 	uint64_t starttime;		/* ns after boot: with pid, names a process */
 	uint64_t vsize;			/* bytes */
 	uint64_t rss;			/* bytes */
+	uint64_t start_code;		/* where its text starts (0: hidden, or
+					 * no memory): an exec changes it */
 };
 int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err);
+/*
+ * The image pid runs: its executable's device and inode and where its text
+ * starts.  An exec changes it (the same program exec'd again too, but
+ * for a non-PIE one without address randomisation).  0, or -errno (gone).
+ */
+struct msc_image {
+	uint64_t dev, ino, start_code;
+};
+int msc_proc_image(int pid, struct msc_image *im);
+bool msc_image_same(const struct msc_image *a, const struct msc_image *b);
+/* Whether pid has memory: an exiting process loses it before it is a
+ * zombie, a gone one has none. */
+bool msc_proc_has_memory(int pid);
 /* The same from the stat text in fs->buf (after msc_proc_reread); pid names it in err. */
 int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err);
 

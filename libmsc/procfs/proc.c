@@ -208,7 +208,7 @@ int msc_proc_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct m
 
 int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, struct msc_err *err)
 {
-	unsigned long long f[21];
+	unsigned long long f[23];
 	const char *open_paren, *close_paren, *p;
 	char *end;
 	size_t clen;
@@ -232,7 +232,8 @@ int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, st
 	if (!*p)
 		return msc_err_set(err, -EINVAL, "%s/%d/stat: cannot parse", fs->root, pid);
 	st->state = *p++;
-	/* f[0] is field 4 (ppid) of proc(5); f[20] is rss (field 24), the last used. */
+	/* f[0] is field 4 (ppid) of proc(5); f[20] is rss (field 24), f[22]
+	 * startcode (26), the last used. */
 	while (n < (int)ARRAY_SIZE(f)) {
 		while (*p == ' ')
 			p++;
@@ -274,7 +275,52 @@ int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, st
 	st->starttime = ticks_to_ns(fs, f[18]);
 	st->vsize = f[19];
 	st->rss = f[20] * (uint64_t)fs->page_size;
+	st->start_code = n > 22 ? f[22] : 0;
 	return 0;
+}
+
+int msc_proc_image(int pid, struct msc_image *im)
+{
+	struct msc_procfs fs;
+	struct msc_pstat ps;
+	char path[64];
+	struct stat st;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (stat(path, &st))
+		return -errno;
+	rc = msc_procfs_init(&fs, NULL);
+	if (rc)
+		return rc;
+	rc = msc_proc_stat(&fs, pid, &ps, NULL);
+	msc_procfs_release(&fs);
+	if (rc)
+		return rc;
+	im->dev = st.st_dev;
+	im->ino = st.st_ino;
+	im->start_code = ps.start_code;
+	return 0;
+}
+
+bool msc_image_same(const struct msc_image *a, const struct msc_image *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->start_code == b->start_code;
+}
+
+bool msc_proc_has_memory(int pid)
+{
+	char path[64], c;
+	int fd;
+	bool any;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	any = read(fd, &c, 1) == 1;
+	close(fd);
+	return any;
 }
 
 /* Parses "   1234 kB" (or a bare number) into bytes. */

@@ -78,6 +78,8 @@ struct sample {
 struct msc_collector_private {
 	struct msc_cproc pub;
 	int pidfd, statm_fd;
+	int mem_fd;			/* /proc/PID/mem as at the session's start:
+					 * reads nothing once that image is gone */
 	void *region;
 	size_t region_size;
 	uint32_t ring_size;		/* as made: the page may be overwritten */
@@ -110,6 +112,8 @@ struct msc_collector_private {
 	uint64_t procmaps_at;
 };
 
+#define COLLECT_HELLOS_MAX 32
+
 struct msc_collector {
 	struct msc_collect_opts o;
 	const struct msc_collect_ops *ops;
@@ -136,6 +140,7 @@ struct msc_collector {
 	uint64_t future_raw;		/* no event is stamped after this */
 	uint64_t future_slack_raw;	/* how far ahead of our clock it is */
 	uint64_t next_sample_raw;
+	uint64_t next_exec_check_ns;	/* CLOCK_MONOTONIC */
 	uint64_t next_check_ns;		/* msc_collector_poll: poll by then */
 	uint64_t last_round_ns;		/* when the last round began */
 	uint64_t round_bytes;		/* ring bytes read by collect_pump */
@@ -148,7 +153,15 @@ struct msc_collector {
 	bool child_done;
 	struct rusage child_usage;
 	long page_size;
-	/* msc_collector_poll's descriptors: 3 + one per session */
+	/* connections whose hello is still coming (collect_session.c) */
+	struct collect_hello_wait {
+		int fd, pid;
+		uint64_t deadline_ns;	/* CLOCK_MONOTONIC */
+		size_t got;
+		struct msc_hello h;
+	} hellos[COLLECT_HELLOS_MAX];
+	unsigned nhellos;
+	/* msc_collector_poll's descriptors: 4 + one per session and hello */
 	struct pollfd *pfd;
 	struct msc_collector_private **owner;
 	size_t pfd_cap;
@@ -215,7 +228,10 @@ void collect_finish_modmap(struct msc_collector_private *p, struct ring_cur *cur
 /*
  * collect_session.c.  collect_accept_one() takes one connection from the
  * listening socket: a process of our user (or the allowed one) that says
- * hello gets a region, or is turned away.  collect_end_session() drains p
+ * hello gets a region, or is turned away.  A hello that is not there at
+ * once is waited for among the other descriptors (c->hellos):
+ * collect_hello_ready() reads what came of hellos[i], collect_hellos_expire()
+ * gives up on those past their deadline, as of now.  collect_end_session() drains p
  * to its last committed record, hands it to ops->detach with what is known
  * of its end and frees it; reason is "exit", "exec", ..., and wait_status
  * counts only when have_status.  collect_free_session() frees a session
@@ -224,6 +240,8 @@ void collect_finish_modmap(struct msc_collector_private *p, struct ring_cur *cur
  * it has ended, ends its session.
  */
 void collect_accept_one(struct msc_collector *c);
+void collect_hello_ready(struct msc_collector *c, unsigned i);
+void collect_hellos_expire(struct msc_collector *c, uint64_t now);
 void collect_own_room(void);
 void collect_end_session(struct msc_collector *c, struct msc_collector_private *p,
 			 const char *reason, int wait_status, bool have_status);

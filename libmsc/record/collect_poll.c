@@ -13,6 +13,7 @@
 
 #include "collect_internal.h"
 #include "msc_collect.h"
+#include "msc_proc.h"
 #include "msc_util.h"
 
 static void take_samples(struct msc_collector *c)
@@ -41,6 +42,32 @@ static void take_samples(struct msc_collector *c)
 		if (MSC_GROW(p->samples, p->nsamples + 1, p->samples_cap, 64))
 			continue;
 		p->samples[p->nsamples++] = (struct sample){ now, resident * (uint64_t)c->page_size };
+	}
+}
+
+/*
+ * An image that exec'd without a word (attached, its library is gone with
+ * it; launched, an exec the preload does not reach): the /proc/PID/mem
+ * opened at its start reads nothing once its memory is gone (a read at 0
+ * fails with EIO while it is there), while the pid still has memory: a new
+ * image.  An exiting one has none, and its pidfd tells.  Looked at every
+ * EXEC_CHECK_NS: one read each.
+ */
+#define EXEC_CHECK_NS 50000000ull
+static void check_execs(struct msc_collector *c, uint64_t now)
+{
+	struct msc_collector_private *p, *next;
+	char b;
+
+	if (now < c->next_exec_check_ns)
+		return;
+	c->next_exec_check_ns = now + EXEC_CHECK_NS;
+	for (p = c->procs; p; p = next) {
+		next = p->next;
+		if (p->mem_fd < 0 || p->ended || pread(p->mem_fd, &b, 1, 0) != 0)
+			continue;
+		if (msc_proc_has_memory(p->pub.pid))
+			collect_end_session(c, p, "exec", 0, false);
 	}
 }
 
@@ -107,7 +134,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 {
 	struct pollfd *pfd;
 	struct msc_collector_private *p, *next, **owner;
-	unsigned n = 0, i, first_proc, delivered = 0;
+	unsigned n = 0, i, first_proc, hellos_at, delivered = 0;
 	int ret = 0, extra_at = -1, child_at = -1, watch_at = -1;
 	uint64_t wait_ns = timeout_ms < 0 ? UINT64_MAX : (uint64_t)timeout_ms * 1000000ull, now;
 	uint64_t since;
@@ -119,6 +146,7 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		delivered += collect_pump(c, p, false);
 	take_samples(c);
 	now = msc_now_monotonic();
+	check_execs(c, now);
 	since = now - c->last_round_ns;
 	c->last_round_ns = now;
 	if (delivered >= ROUND_BUSY_EVENTS) {
@@ -158,8 +186,18 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		wait_ns = clamp_ns(sample_due_ns(c), ROUND_NAP_NS, wait_ns);
 	}
 	c->next_check_ns = now + ROUND_CHECK_NS;
-	if (c->pfd_cap < 4 + (size_t)c->nprocs) {
-		size_t cap = 2 * (4 + (size_t)c->nprocs);
+	if (c->nhellos) {
+		/* A hello that is late is given up on in time. */
+		uint64_t soonest = UINT64_MAX;
+
+		for (i = 0; i < c->nhellos; i++)
+			if (c->hellos[i].deadline_ns < soonest)
+				soonest = c->hellos[i].deadline_ns;
+		soonest = soonest > now ? soonest - now : 0;
+		wait_ns = soonest < wait_ns ? soonest : wait_ns;
+	}
+	if (c->pfd_cap < 4 + (size_t)c->nprocs + c->nhellos) {
+		size_t cap = 2 * (4 + (size_t)c->nprocs + COLLECT_HELLOS_MAX);
 		struct pollfd *np = realloc(c->pfd, cap * sizeof(*np));
 		struct msc_collector_private **no;
 
@@ -203,12 +241,17 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 		owner[n] = p;
 		pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
 	}
+	hellos_at = n;
+	for (i = 0; i < c->nhellos; i++)
+		pfd[n++] = (struct pollfd){ c->hellos[i].fd, POLLIN, 0 };
 	to.tv_sec = (time_t)(wait_ns / 1000000000ull);
 	to.tv_nsec = (long)(wait_ns % 1000000000ull);
 	if (ppoll(pfd, n, wait_ns == UINT64_MAX ? NULL : &to, NULL) <= 0) {
 		/* Without a child pidfd (old kernels), reap by polling. */
 		if (c->child_pidfd < 0)
 			collect_reap_child(c);
+		if (c->nhellos)
+			collect_hellos_expire(c, msc_now_monotonic());
 		return 0;
 	}
 	if (extra_at >= 0 && (pfd[extra_at].revents & POLLIN))
@@ -216,11 +259,17 @@ int msc_collector_poll(struct msc_collector *c, int extra_fd, int timeout_ms)
 	if (watch_at >= 0 && (pfd[watch_at].revents & POLLIN))
 		ret |= MSC_POLL_WATCH;
 	/* Ends first, then new connections (which may end an exec'ed image). */
-	for (i = first_proc; i < n; i++)
+	for (i = first_proc; i < hellos_at; i++)
 		if (pfd[i].revents & (POLLIN | POLLHUP))
 			collect_end_session(c, owner[i], "exit", 0, false);
 	if ((child_at >= 0 && (pfd[child_at].revents & POLLIN)) || c->child_pidfd < 0)
 		collect_reap_child(c);
+	/* Hellos that came (each one's entry may move: from the last). */
+	for (i = n; i-- > hellos_at;)
+		if (pfd[i].revents)
+			collect_hello_ready(c, i - hellos_at);
+	if (c->nhellos)
+		collect_hellos_expire(c, msc_now_monotonic());
 	if (pfd[0].revents & POLLIN)
 		for (;;) {
 			struct pollfd lp = { c->listen_fd, POLLIN, 0 };

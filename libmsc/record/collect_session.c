@@ -90,6 +90,8 @@ void collect_free_session(struct msc_collector_private *p)
 		close(p->pidfd);
 	if (p->statm_fd >= 0)
 		close(p->statm_fd);
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
 	free(p);
 }
 
@@ -135,26 +137,35 @@ static bool running(int pid)
 	return yes;
 }
 
-/* Reads the hello within a second; the shim sends it right after connect. */
-static bool read_hello(int s, struct msc_hello *h)
+/*
+ * How long a hello may take after the connect.  The shim sends it right
+ * after, but on a thread that may wait for a CPU, or for the memory map's
+ * lock behind the program's own threads, for seconds when hundreds of them
+ * keep the CPUs busy; meanwhile the other sessions are served.
+ */
+#define HELLO_WAIT_NS 10000000000ull
+
+/* Reads what is there of w's hello: 1 complete, 0 more to come, -1 gone. */
+static int hello_read(struct collect_hello_wait *w)
 {
-	size_t got = 0;
+	while (w->got < sizeof(w->h)) {
+		ssize_t n = read(w->fd, (char *)&w->h + w->got, sizeof(w->h) - w->got);
 
-	while (got < sizeof(*h)) {
-		struct pollfd pfd = { s, POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&pfd, 1, 1000) <= 0)
-			return false;
-		n = read(s, (char *)h + got, sizeof(*h) - got);
-		if (n <= 0) {
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			return false;
+		if (n > 0) {
+			w->got += (size_t)n;
+			continue;
 		}
-		got += (size_t)n;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN ? 0 : -1;
 	}
-	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0;
+	return 1;
+}
+
+static bool hello_ok(const struct msc_hello *h, int pid)
+{
+	return h->magic == MSC_PROTO_MAGIC && h->version == MSC_PROTO_VERSION && h->pid > 0 &&
+	       h->pid == pid;
 }
 
 /* ------------------------------------------- the region and a limit */
@@ -253,17 +264,14 @@ static int fit_layout(const struct msc_hello *h, uint32_t *ring_size, uint32_t *
 	return 1;
 }
 
+static void session_begin(struct msc_collector *c, int s, struct msc_hello *hp, int pid);
+
 void collect_accept_one(struct msc_collector *c)
 {
-	struct msc_collector_private *p, *old, *next;
-	struct msc_hello h;
-	struct msc_ctl *ctl;
+	struct collect_hello_wait w;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	char path[64];
-	uint32_t ring_size = c->o.ring_size, nrings = c->o.nrings;
-	uint64_t took = 0;
-	int s, fd = -1, fit;
+	int s, got;
 
 	s = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (s < 0)
@@ -275,13 +283,79 @@ void collect_accept_one(struct msc_collector *c)
 		close(s);
 		return;
 	}
-	if (!read_hello(s, &h) || h.pid != cred.pid) {
-		if (c->ops->warn && running(cred.pid))
-			c->ops->warn(c->ctx, "pid %d connected and sent no valid hello within a second: not recorded",
-				     (int)cred.pid);
+	w = (struct collect_hello_wait){ .fd = s, .pid = (int)cred.pid };
+	if (fcntl(s, F_SETFL, O_NONBLOCK) < 0 || (got = hello_read(&w)) < 0) {
 		close(s);
 		return;
 	}
+	if (!got) {
+		if (c->nhellos == COLLECT_HELLOS_MAX) {
+			close(s);
+			return;
+		}
+		w.deadline_ns = msc_now_monotonic() + HELLO_WAIT_NS;
+		c->hellos[c->nhellos++] = w;
+		return;
+	}
+	session_begin(c, s, &w.h, w.pid);
+}
+
+void collect_hello_ready(struct msc_collector *c, unsigned i)
+{
+	struct collect_hello_wait w = c->hellos[i];
+	int got = hello_read(&w);
+
+	if (!got) {
+		c->hellos[i] = w;
+		return;
+	}
+	c->hellos[i] = c->hellos[--c->nhellos];
+	if (got < 0)
+		close(w.fd);
+	else
+		session_begin(c, w.fd, &w.h, w.pid);
+}
+
+void collect_hellos_expire(struct msc_collector *c, uint64_t now)
+{
+	unsigned i = 0;
+
+	while (i < c->nhellos) {
+		struct collect_hello_wait *w = &c->hellos[i];
+
+		if (now < w->deadline_ns) {
+			i++;
+			continue;
+		}
+		if (c->ops->warn && running(w->pid))
+			c->ops->warn(c->ctx, "pid %d connected and sent no hello within %llu s: not recorded",
+				     w->pid, HELLO_WAIT_NS / 1000000000ull);
+		close(w->fd);
+		*w = c->hellos[--c->nhellos];
+	}
+}
+
+/* A session for the process that said hello h on socket s (pid: its
+ * credentials'): its region, or a refusal. */
+static void session_begin(struct msc_collector *c, int s, struct msc_hello *hp, int pid)
+{
+	struct msc_collector_private *p, *old, *next;
+	struct msc_hello h = *hp;
+	struct msc_ctl *ctl;
+	char path[64];
+	uint32_t ring_size = c->o.ring_size, nrings = c->o.nrings;
+	uint64_t took = 0;
+	int fd = -1, fit;
+
+	if (!hello_ok(&h, pid)) {
+		if (c->ops->warn && running(pid))
+			c->ops->warn(c->ctx, "pid %d connected and sent no valid hello: not recorded",
+				     pid);
+		close(s);
+		return;
+	}
+	/* Blocking again: the welcome carries a descriptor. */
+	fcntl(s, F_SETFL, 0);
 	/* An exec: the pid's previous image is gone. */
 	/* (collect_end_session may free old: its successor is read first.) */
 	for (old = c->procs; old; old = next) {
@@ -296,6 +370,7 @@ void collect_accept_one(struct msc_collector *c)
 	}
 	p->pidfd = -1;
 	p->statm_fd = -1;
+	p->mem_fd = -1;
 	p->exit_call_status = -1;
 	p->pub.pid = h.pid;
 	p->pub.ppid = h.ppid;
@@ -367,6 +442,8 @@ void collect_accept_one(struct msc_collector *c)
 	p->pidfd = pidfd_open_(h.pid);
 	snprintf(path, sizeof(path), "/proc/%d/statm", h.pid);
 	p->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/mem", h.pid);
+	p->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (!send_welcome(s, 0, p->region_size, fd))
 		goto fail;
 	/* All else goes through the region and the pidfd. */

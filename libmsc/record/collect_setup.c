@@ -213,6 +213,8 @@ void msc_collector_free(struct msc_collector *c)
 		c->procs = p->next;
 		collect_free_session(p);
 	}
+	while (c->nhellos)
+		close(c->hellos[--c->nhellos].fd);
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
 	if (c->child_pidfd >= 0)

@@ -464,41 +464,6 @@ out:
 	return rc;
 }
 
-/*
- * The image pid runs: its executable's device and inode and where its text
- * starts (/proc/pid/stat's startcode).  An exec changes it; false when it
- * cannot be read (the process is gone).
- */
-struct image {
-	dev_t dev;
-	ino_t ino;
-	unsigned long long start_code;
-};
-
-static bool image_of(int pid, struct image *im)
-{
-	char path[64], buf[1024];
-	const char *p;
-	struct stat st;
-	unsigned field;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if (stat(path, &st))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (msc_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return false;
-	/* p + 2 is field 3 (state); startcode is field 26 */
-	for (p += 2, field = 3; field < 26 && (p = strchr(p, ' ')); field++)
-		p++;
-	if (!p)
-		return false;
-	im->dev = st.st_dev;
-	im->ino = st.st_ino;
-	im->start_code = strtoull(p, NULL, 10);
-	return true;
-}
-
 static int inject_call_once(int pid, const char *lib, unsigned flags, const char *entry,
 			    const char *arg, int timeout_ms, long *ret, struct msc_inject_stats *st,
 			    struct msc_err *err);
@@ -513,16 +478,17 @@ static int inject_call_once(int pid, const char *lib, unsigned flags, const char
 int msc_inject_call(int pid, const char *lib, unsigned flags, const char *entry, const char *arg,
 		    int timeout_ms, long *ret, struct msc_inject_stats *st, struct msc_err *err)
 {
-	struct image before, after;
+	struct msc_image before, after;
 	int rc, tries;
 
 	for (tries = 0;; tries++) {
-		bool known = image_of(pid, &before);
+		bool known = msc_proc_image(pid, &before) == 0;
 
 		rc = inject_call_once(pid, lib, flags, entry, arg, timeout_ms, ret, st, err);
-		if (!rc || !known || tries == 2 || !image_of(pid, &after) ||
-		    (after.dev == before.dev && after.ino == before.ino &&
-		     after.start_code == before.start_code))
+		if (st)
+			st->image = known ? before : (struct msc_image){ 0 };
+		if (!rc || !known || tries == 2 || msc_proc_image(pid, &after) ||
+		    msc_image_same(&before, &after))
 			return rc;
 	}
 }

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "msc_err.h"
+#include "msc_proc.h"
 
 struct msc_inject_stats {
 	int tid;			/* the thread that made the call */
@@ -44,6 +45,8 @@ struct msc_inject_stats {
 	uint64_t stopped_ns;		/* time that thread was stopped, in all */
 	uint64_t call_ns;		/* of which in the call itself */
 	bool restarted;			/* its system call was restarted for it */
+	struct msc_image image;		/* the image it was made in (zeros:
+					 * unknown) */
 };
 
 #define MSC_INJECT_LOAD 1u		/* dlopen lib (else it must be loaded already) */

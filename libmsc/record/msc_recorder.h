@@ -65,6 +65,7 @@ struct msc_recorder_summary {
 	uint64_t unknown_frees;		/* frees of blocks we never saw allocated */
 	bool scanned;
 	uint64_t lost;
+	bool execd;			/* attached, it ended by an exec */
 };
 
 struct msc_recorder;

@@ -74,8 +74,10 @@ static void warn(void *ctx, const char *fmt, ...)
 	r->o.warn(r->o.warn_ctx, msg);
 }
 
-static void flush_output(struct msc_recorder *r)
+void recorder_flush(struct msc_recorder *r)
 {
+	if (r->held)
+		return;
 	if (r->w->error) {
 		if (!r->output_gone && r->w->error != EPIPE)
 			warn(r, "write error: %s (the program keeps running)", strerror(r->w->error));
@@ -148,7 +150,7 @@ void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char
 	}
 	msc_w_obj_end(w);
 	msc_w_end(w);
-	flush_output(r);
+	recorder_flush(r);
 }
 
 /* ------------------------------------------------------- threads, memory */
@@ -258,7 +260,7 @@ static void write_error(struct msc_recorder *r, const struct msc_agg_error *e, i
 		msc_stacks_write(&r->stacks, r->w, e->alloc_stack);
 		msc_stacks_write(&r->stacks, r->w, e->free_stack);
 		msc_write_error(r->w, e, r->o.follow ? pid : -1);
-		flush_output(r);
+		recorder_flush(r);
 	}
 }
 
@@ -330,7 +332,7 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 		take_unsampled(pr, p);
 		if (!r->output_gone) {
 			msc_write_sample(r->w, a, p->pid, ev->ts, ev->v[0]);
-			flush_output(r);
+			recorder_flush(r);
 		}
 		return;
 	default:
@@ -522,7 +524,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	if (end->corrupt)
 		msc_w_bool(w, "corrupt", true);
 	msc_w_end(w);
-	flush_output(r);
+	recorder_flush(r);
 }
 
 /* ------------------------------------------------------------ live heap */
@@ -732,14 +734,17 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		r->main_pr = NULL;
 		live_stop(r);
 	}
-	if (p->pid == r->main_pid && !exec) {
+	/* Attached, an exec ends the recording: the new image has no
+	 * library. */
+	if (p->pid == r->main_pid && (!exec || r->attached)) {
 		r->main_ended = true;
 		r->main_status = end->signal ? end->signal : (end->status > 0 ? end->status : 0) << 8;
 	}
-	if (p->pid == r->main_pid && !exec) {
+	if (p->pid == r->main_pid && (!exec || r->attached)) {
 		struct msc_recorder_summary *s = &r->sum;
 
 		s->recorded = true;
+		s->execd = exec;
 		msc_agg_totals(&pr->agg, &s->allocs, &s->bytes, &s->frees);
 		s->peak = pr->agg.peak_live_bytes;
 		s->live = pr->agg.live_bytes;

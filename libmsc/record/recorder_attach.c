@@ -69,24 +69,8 @@ static int remote(struct msc_recorder *r, struct remote *c, struct msc_err *err)
  */
 #define RESULT_TIMEOUT_NS 5000000000ull
 
-/* An exiting process (its memory gone, before it is a zombie) has empty
- * maps; a gone one none. */
-static bool has_memory(int pid)
-{
-	char path[64], c;
-	int fd;
-	bool any;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	any = read(fd, &c, 1) == 1;
-	close(fd);
-	return any;
-}
-
-static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf, size_t n)
+static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf, size_t n,
+		       const struct msc_image *im)
 {
 	uint64_t t0 = msc_now_monotonic();
 	char path[64];
@@ -98,7 +82,15 @@ static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf
 		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EIO;
 	for (;;) {
 		if (pread(fd, buf, n, (off_t)addr) != (ssize_t)n) {
-			rc = has_memory(pid) ? -EIO : -ESRCH;
+			struct msc_image now;
+
+			if (!msc_proc_has_memory(pid))
+				rc = -ESRCH;
+			else if (im && im->ino && msc_proc_image(pid, &now) == 0 &&
+				 !msc_image_same(im, &now))
+				rc = -ENOEXEC;
+			else
+				rc = -EIO;
 			break;
 		}
 		memcpy(&first, buf, sizeof(first));
@@ -115,10 +107,11 @@ static int read_result(struct msc_recorder *r, int pid, uint64_t addr, void *buf
 }
 
 /* The attach's result, an int: 1 recording, or -errno.  0, or -errno with
- * err said. */
-static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct msc_err *err)
+ * err said (-ENOEXEC: the process exec'd meanwhile). */
+static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, const struct msc_image *im,
+			struct msc_err *err)
 {
-	int status = 0, rc = read_result(r, pid, addr, &status, sizeof(status));
+	int status = 0, rc = read_result(r, pid, addr, &status, sizeof(status), im);
 
 	if (rc)
 		status = rc;
@@ -126,6 +119,9 @@ static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct m
 		return 0;
 	if (status == -ESRCH)
 		return msc_err_set(err, -ESRCH, "pid %d exited during the attach", pid);
+	if (status == -ENOEXEC)
+		return msc_err_set(err, -ENOEXEC, "pid %d executed another program during the attach",
+				   pid);
 	if (status == -ETIMEDOUT)
 		return msc_err_set(err, -ETIMEDOUT,
 				   "pid %d: libmemscope.so did not start recording within %llu s (the process stopped?)",
@@ -136,16 +132,74 @@ static int wait_started(struct msc_recorder *r, int pid, uint64_t addr, struct m
 			   strerror(-status));
 }
 
+/* Loads the library (or finds it loaded) and has it start its session:
+ * 0 once the process connected, or the error said. */
+static int start_session(struct msc_recorder *r, struct remote *c, struct msc_err *err)
+{
+	int rc, pid = c->pid;
+
+	rc = remote(r, c, err);
+	if (rc)
+		return rc;
+	switch (c->ret > 0 ? 1 : c->ret) {
+	case 0:
+		break;
+	case 1:
+		/* Started on the library's own thread: its result. */
+		rc = wait_started(r, pid, (uint64_t)c->ret, &c->st.image, err);
+		if (rc)
+			return rc;
+		break;
+	case -EALREADY:
+		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",
+				   pid);
+	case -EBUSY:
+		/* Another ms-record's attach is under way in the library. */
+		return msc_err_set(err, -EBUSY,
+				   "pid %d is being attached to by another ms-record at this moment", pid);
+	case -ECONNRESET:
+		return msc_err_set(err, -ECONNRESET,
+				   "pid %d: libmemscope.so could not start: ms-record closed its connection before welcoming it",
+				   pid);
+	default:
+		return msc_err_set(err, (int)c->ret, "pid %d: libmemscope.so could not start: %s", pid,
+				   strerror((int)-c->ret));
+	}
+	if (!r->main_seen)
+		return msc_err_set(err, -ECONNREFUSED, "pid %d did not connect to ms-record", pid);
+	return 0;
+}
+
+/*
+ * After an exec that came during the attach: the old image's session, if
+ * it began, is ended (the collector sees its memory go) and forgotten with
+ * all it wrote, which was held.  0, or -ETIMEDOUT.
+ */
+static int restart(struct msc_recorder *r)
+{
+	uint64_t t0 = msc_now_monotonic();
+
+	while (msc_recorder_sessions(r)) {
+		if (msc_now_monotonic() - t0 > 1000000000ull)
+			return -ETIMEDOUT;
+		msc_collector_poll(r->col, -1, 10);
+	}
+	r->main_seen = r->main_ended = false;
+	r->main_status = 0;
+	memset(&r->sum, 0, sizeof(r->sum));
+	r->w->len = 0;		/* held: nothing of it went out */
+	msc_stacks_out_release(&r->stacks.out);
+	return msc_stacks_out_init(&r->stacks.out) ? -ENOMEM : 0;
+}
+
 int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 			struct msc_inject_stats *st, struct msc_err *err)
 {
-	struct remote c = { .pid = pid, .lib = shim, .entry = "memscope_attach",
-			    .arg = msc_collector_socket(r->col), .flags = MSC_INJECT_LOAD };
 	struct msc_procfs fs;
 	struct msc_pstatus ps;
 	char exe[256] = "", path[64];
 	ssize_t n;
-	int rc;
+	int rc, tries;
 
 	rc = msc_inject_check(pid, shim, err);
 	if (rc)
@@ -163,48 +217,45 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 		}
 	}
 	msc_procfs_release(&fs);
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
 	free(r->shim);
 	r->shim = strdup(shim);
 	if (!r->shim)
 		return msc_err_set(err, -ENOMEM, "out of memory");
 	r->attached = true;
 	r->main_pid = pid;
-	recorder_write_header(r, pid, 0, exe, NULL);
-	r->main_header = true;
-	rc = remote(r, &c, err);
-	if (st)
-		*st = c.st;
+	for (tries = 0;; tries++) {
+		struct remote c = { .pid = pid, .lib = shim, .entry = "memscope_attach",
+				    .arg = msc_collector_socket(r->col), .flags = MSC_INJECT_LOAD };
+
+		if (tries && (rc = msc_inject_check(pid, shim, err)))
+			return rc;
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		/* Held until the process is ours: a refused attach writes
+		 * nothing. */
+		r->held = true;
+		recorder_write_header(r, pid, 0, exe, NULL);
+		r->main_header = true;
+		rc = start_session(r, &c, err);
+		if (st)
+			*st = c.st;
+		if (rc && !r->w->bytes) {
+			/* An exec after the library was loaded: the new image
+			 * is attached to afresh. */
+			if (rc == -ENOEXEC && tries < 2 && restart(r) == 0)
+				continue;
+			r->held = false;
+			r->w->len = 0;
+			r->output_gone = true;
+			return rc;
+		}
+		break;
+	}
+	r->held = false;
+	recorder_flush(r);
 	if (rc)
 		return rc;
-	switch (c.ret > 0 ? 1 : c.ret) {
-	case 0:
-		break;
-	case 1:
-		/* Started on the library's own thread: its result. */
-		rc = wait_started(r, pid, (uint64_t)c.ret, err);
-		if (rc)
-			return rc;
-		break;
-	case -EALREADY:
-		return msc_err_set(err, -EALREADY, "pid %d is recorded already (by another ms-record)",
-				   pid);
-	case -EBUSY:
-		/* Another ms-record's attach is under way in the library. */
-		return msc_err_set(err, -EBUSY,
-				   "pid %d is being attached to by another ms-record at this moment", pid);
-	case -ECONNRESET:
-		return msc_err_set(err, -ECONNRESET,
-				   "pid %d: libmemscope.so could not start: ms-record closed its connection before welcoming it",
-				   pid);
-	default:
-		return msc_err_set(err, (int)c.ret, "pid %d: libmemscope.so could not start: %s", pid,
-				   strerror((int)-c.ret));
-	}
-	if (!r->main_seen)
-		return msc_err_set(err, -ECONNREFUSED, "pid %d did not connect to ms-record", pid);
 	/* Only once the process is ours: the live socket's name is the
 	 * pid's, and a refused second ms-record took it over from the one
 	 * recording it (whose snapshots then said "not recorded"). */
@@ -248,7 +299,7 @@ int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, str
 		*st = c.st;
 	/* Recording stopped; the library's thread writes the slots back. */
 	if (rc == 0 && c.ret > 4096 && strcmp(c.entry, "memscope_detach_start") == 0) {
-		rc = read_result(r, r->main_pid, (uint64_t)c.ret, &res, sizeof(res));
+		rc = read_result(r, r->main_pid, (uint64_t)c.ret, &res, sizeof(res), NULL);
 		if (rc == 0)
 			c.ret = res.result;
 		else if (rc == -ESRCH)
@@ -279,6 +330,10 @@ void msc_recorder_attach_line(const struct msc_recorder_summary *s, int pid, boo
 	if (detached)
 		snprintf(how, sizeof(how), "detached (thread stopped %.1f ms to attach, %.1f ms to detach)",
 			 at->stopped_ns / 1e6, de->stopped_ns / 1e6);
+	else if (s->execd)
+		snprintf(how, sizeof(how),
+			 "it executed another program, which is not recorded (thread stopped %.1f ms to attach)",
+			 at->stopped_ns / 1e6);
 	else
 		snprintf(how, sizeof(how), "the process ended (thread stopped %.1f ms to attach)",
 			 at->stopped_ns / 1e6);

@@ -35,9 +35,13 @@ struct msc_recorder {
 	struct rproc *main_pr;		/* the main process, while recorded */
 	int live_fd;			/* msc_live.h: its live heap, -1 */
 	bool output_gone;		/* a write error: keep draining, stop writing */
+	bool held;			/* attaching: written, not flushed (a refused
+					 * attach leaves nothing behind) */
 	struct msc_recorder_summary sum;
 };
 
+/* Writes what is buffered, unless held. */
+void recorder_flush(struct msc_recorder *r);
 /* The header record of a process (argv may be NULL). */
 void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv);
 /* Serves the process's live heap (msc_live.h), once it is ours. */

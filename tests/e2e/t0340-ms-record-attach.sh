@@ -93,6 +93,9 @@ wait_recorded $TK
 check_status "a second ms-record -p: refused" 2 ms-record -p $TK --duration 1s -o "$OUT/second.ndjson"
 check_grep "a second ms-record -p: says why" "recorded already" "$OUT/last.err"
 check_eq "a second ms-record -p: leaves no file" "" "$(ls "$OUT/second.ndjson" 2>/dev/null)"
+ms-record -p $TK --duration 1s 2>"$OUT/second.err" | cat >"$OUT/second.out"
+check_eq "a second ms-record -p into a pipe: writes nothing" 0 "$(wc -c <"$OUT/second.out")"
+check_grep "a second ms-record -p into a pipe: says why" "recorded already" "$OUT/second.err"
 check_grep "a second ms-record -p: the first one's snapshots go on" '"recorded":true' \
 	"$(ms-snap -p $TK >"$OUT/first.snap" 2>&1; echo "$OUT/first.snap")"
 kill -INT $REC
@@ -1032,6 +1035,35 @@ while [ $i -lt 5 ]; do
 	i=$((i + 1))
 done
 check_eq "attached as they start: every one recorded" "5 " "$starts $(cat "$OUT/start.err")"
+# A process whose image changes under the attach at any moment (each
+# image allocates for 25 ms, then executes the next): an exec during the
+# attach is attached to afresh, one while attached ends the recording with
+# reason "exec" (nothing of the new image is hooked).  Never an error.
+check_status "build execchain" 0 cc -O1 -o "$OUT/execchain" "$TOP/tests/e2e/execchain.c"
+"$OUT/execchain" 2000 25 &
+P=$!
+i=0
+ok=0
+execs=0
+: >"$OUT/chain.err"
+while [ $i -lt 12 ]; do
+	if ms-record -p $P --duration 0.5s -o "$OUT/chain.ndjson" 2>"$OUT/chain.last"; then
+		r=$(jqr "$OUT/chain.ndjson" end .reason)
+		case "$r" in
+		exec)	grep -q "it executed another program, which is not recorded" "$OUT/chain.last" &&
+				ok=$((ok + 1)) execs=$((execs + 1)) ;;
+		detached) ok=$((ok + 1)) ;;	# a starved image outlived --duration
+		esac
+	fi
+	[ "$(grep -c '"type":"header"' "$OUT/chain.ndjson")" = 1 ] || echo "headers" >>"$OUT/chain.err"
+	cat "$OUT/chain.last" >>"$OUT/chain.err"
+	i=$((i + 1))
+done
+kill $P 2>/dev/null
+wait $P 2>/dev/null
+check_eq "exec under the attach: every attach recorded, ended by the exec or detached" \
+	"12 " "$ok $(grep -v -e 'it executed another program' -e ': detached' "$OUT/chain.err")"
+check_range "exec under the attach: ended by the exec" 1 12 "$execs"
 
 # Processes that end while we attach: a clean refusal or a recording.
 i=0
