@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Benchmark of libmsc/sym.c: resolves distinct addresses spread over the
- * .text of a large binary with debug info, in random order, first cold (the
- * symbol table, unit table and per-unit scans are built on the way) and then
- * warm (every address cached), and prints microseconds per address.
+ * Benchmark of the symbolizer (libmsc/record/sym.c): resolves distinct
+ * addresses spread over the .text of a large binary with debug info, in
+ * random order, first cold (the symbol table, unit table and per-unit scans
+ * are built on the way) and then warm (every address cached), and prints
+ * microseconds per address.
  *
  *   sym_bench [BINARY [COUNT]]
  *

@@ -127,7 +127,7 @@ check_eq "-a --groups: memhog's groups are there" "$(names groups.json)" \
 # Kernel threads and zombies exist but have no memory map: Linux 6.18 fails
 # the open of their smaps_rollup with ESRCH (older kernels the read).  They
 # are listed without memory figures, and that is no reason to warn.
-# (libmsc/proc.c once took that ESRCH for "no such process".)
+# (libmsc/procfs/proc.c once took that ESRCH for "no such process".)
 ms-snap -a --kthreads >allk.json 2>allk.err
 check_eq "ms-snap -a --kthreads: exit status" 0 $?
 check_eq "-a --kthreads: pid 2 (kthreadd) with kthread true" "kthreadd true" \

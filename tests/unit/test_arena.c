@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the bump allocator of libmsc/arena.c. */
+/* Unit tests for the bump allocator of libmsc/base/arena.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

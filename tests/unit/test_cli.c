@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the value parsers and formatters of libmsc/cli.c. */
+/* Unit tests for the value parsers of libmsc/cli/cli.c and the formatters of
+ * libmsc/base/util.c. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

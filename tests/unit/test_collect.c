@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the collector's ring decoding (libmsc/collect.c), driven
+ * Unit tests for the collector's ring decoding (libmsc/record/collect.c), driven
  * through its public API as ms-record drives it.  The test plays the shim by
  * hand: it connects and says hello, maps the region it is handed, lays
  * records out in the rings as msc_proto.h says and publishes them by moving

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the record vocabulary (libmsc/format.c). */
+/* Unit tests for the record vocabulary (libmsc/format/format.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

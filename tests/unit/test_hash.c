@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the hash functions and tables of libmsc/hash.c. */
+/* Unit tests for the hash functions and tables of libmsc/base/hash.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

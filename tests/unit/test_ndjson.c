@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the NDJSON writer and reader of libmsc/ndjson.c. */
+/* Unit tests for the NDJSON writer and reader of libmsc/io/ (ndjson.c, ndjson_read.c,
+ * ndjson_jval.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the protobuf encoding and gzip of libmsc/pprof.c. */
+/* Unit tests for the protobuf encoding and gzip of libmsc/render/pprof.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the recorder (libmsc/recorder.c), fed by hand through the
+ * Unit tests for the recorder (libmsc/record/recorder.c), fed by hand through the
  * collector's callbacks: the records a process's events turn into, the end
  * record's figures, what --follow and an exec change, and a reader that
  * went away.

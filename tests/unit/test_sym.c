@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for libmsc/sym.c.  The known answers are in this binary (built
- * -O2 -g) and in bin/libsymcxx.so: every call whose return address is
- * symbolized sits on one line with a statement recording __LINE__, and
- * inlining is forced with always_inline, so frames, names and lines are exact.
+ * Unit tests for the symbolizer, libmsc/record/sym.c and its sym_*.c.  The
+ * known answers are in this binary (built -O2 -g) and in bin/libsymcxx.so:
+ * every call whose return address is symbolized sits on one line with a
+ * statement recording __LINE__, and inlining is forced with always_inline,
+ * so frames, names and lines are exact.
  */
 #include <dlfcn.h>
 #include <elf.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the shared helpers of libmsc/util.c. */
+/* Unit tests for the shared helpers of libmsc/base/util.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
