@@ -138,8 +138,8 @@ double msc_sample_inverse(uint64_t rate, uint64_t size)
 
 	/* 1 / (1 - e^-x) = 1/x + 1/2 + x/12 - x^3/720 + x^5/30240 - ...: for
 	 * blocks under a 64th of the rate (most of a sampled recording's)
-	 * what is left out is below 1e-15 of it, and expm1 cost the collector
-	 * 6 % of its instructions (twice a recorded block). */
+	 * what is left out is below 1e-15 of it, and the series spares the
+	 * collector two calls of expm1 per recorded block. */
 	if (x < 0x1p-6)
 		return 1 / x + 0.5 + x * (1.0 / 12 - x * x * (1.0 / 720));
 	return 1.0 / -expm1(-x);
@@ -181,11 +181,9 @@ _Static_assert(sizeof(struct msc_live) == 24, "a live block's entry is 24 bytes"
 
 /*
  * The table is mmap'ed, so that it grows in place: mremap() moves its
- * pages (no copy, and no second table beside the first: at 4.5M blocks
- * that was 96 MiB more at the moment of growth), and the entries are
- * rehashed where they are (live_grow).  (MADV_HUGEPAGE, for the TLB
- * misses of random entries, was tried: on Python's 4.5M blocks it gained
- * nothing measurable, 7 interleaved runs.)
+ * pages (no copy, and no second table beside the first, which for a heap
+ * of millions of blocks would be as large again at the moment of growth),
+ * and the entries are rehashed where they are (live_grow).
  */
 static size_t live_bytes(size_t slots)
 {
@@ -452,8 +450,8 @@ static int fold_stack(struct msc_agg *a, uint32_t stack)
 	memset(&a->class_slots[(size_t)a->nclass_blocks * MSC_AGG_CLASSES], 0,
 	       MSC_AGG_CLASSES * sizeof(*a->class_slots));
 	/* The stack's exact sites, oldest first (as they were made): from
-	 * its chain, not a walk of every site (which, 512 stacks folding on
-	 * the sampled storm, was a tenth of ms-record's time). */
+	 * its chain, not a walk of every site, which would make each stack
+	 * that folds pay for the sites of all the others. */
 	for (i1 = ss->exact; i1; i1 = a->sites[i1 - 1].prev_exact)
 		n++;
 	if (n > MSC_AGG_EXACT_SIZES && !(order = malloc(n * sizeof(*order))))

@@ -179,9 +179,8 @@ struct msc_live {
  * multiply alone maps blocks of one size made one after the other (an
  * arithmetic sequence: glibc's 56-byte and 120-byte blocks are 64 and 128
  * bytes apart) onto a lattice of homes that for some strides crowds
- * them: 1M such blocks probed 5.8 and 12 slots past their home on
- * average (ms-record's instructions on them 694 and 835 an event, against
- * 544 at a stride of 112); folded, 0.1-0.7 at every stride of 32..8208.
+ * them, and every event on them probes many slots past its home; folded
+ * first, the homes spread out at every stride a heap's blocks have.
  */
 static inline size_t msc_live_hash(uint64_t ptr, size_t mask)
 {

@@ -15,8 +15,8 @@
  *
  * Reading every block once, in order, costs a read per few megabytes;
  * following pointers through the target's memory costs a read per block
- * along a list (a Python heap of 30 million blocks took a minute that
- * way).  Finding the block a word points into, for the millions of words
+ * along a list, a system call for each of millions of blocks.  Finding
+ * the block a word points into, for the millions of words
  * that do, costs about as much as reading: a hash table of the pages that
  * hold blocks takes a word to the few blocks of one sixteenth of a page,
  * in two cache misses that a pipeline overlaps with those of the next

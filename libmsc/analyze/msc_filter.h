@@ -90,8 +90,8 @@ struct msc_filter_opts {
 	 * Someone watches the output (a pipe, a terminal): a header, sample
 	 * or end record flushes the writer after it is read, so that a
 	 * running recording shows as it goes, at most a sample interval
-	 * late, without a write(2) per record (six times slower on an
-	 * --events stream).
+	 * late, without a write(2) per record (which would cost an --events
+	 * stream more than filtering it).
 	 */
 	bool live;
 	bool expand;			/* stacks with their frames in place (version 1) */

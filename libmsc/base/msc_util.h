@@ -122,8 +122,9 @@ uint64_t msc_now_thread_cpu(void);
  * Whether a leak checker watches this process (valgrind's memcheck, or a
  * build with AddressSanitizer): then what a tool frees only to be tidy at
  * its exit is freed, so that the checker reports real leaks only.  Else
- * the exit gives it all back faster (libdw's tables of a program and its
- * libraries take 1.5-3.5 ms to free, after the recording is written).
+ * the exit gives it all back at once (freeing libdw's tables of a program
+ * and its libraries piece by piece would be work after the recording is
+ * written, for nothing).
  */
 bool msc_leak_checked(void);
 

@@ -140,7 +140,7 @@ size_t msc_json_quote(char *out, const char *s, size_t n);
  * is passed, and whether its bytes are plain is found once per call site:
  * then copied as they are) or NULL (an array's element).  The end of a
  * recording writes tens of thousands of numbers, nearly all of them so:
- * 150 instructions a number through member(), about 90 this way.
+ * their keys are checked once per call site, not once per number.
  */
 void msc_w_u64_lit_(struct msc_writer *w, const char *key, size_t kl, uint64_t v,
 		    signed char *plain);

@@ -58,8 +58,8 @@ static bool pid_exists(struct msc_procfs *fs, int pid)
 }
 
 /*
- * smaps_rollup of a kernel thread or a zombie: recent kernels (6.18 here)
- * fail the open with ESRCH, older ones the read.  Either way the process
+ * smaps_rollup of a kernel thread or a zombie: recent kernels fail the
+ * open with ESRCH, older ones the read.  Either way the process
  * exists but has no mm: -ENODATA.
  */
 static long read_failed(struct msc_procfs *fs, int pid, int e)
@@ -248,9 +248,9 @@ int msc_proc_parse_stat(struct msc_procfs *fs, int pid, struct msc_pstat *st, st
 			f[n] = (unsigned long long)v;
 			p = end;
 		} else if (*p >= '0' && *p <= '9') {
-			/* by hand: strtoull was ms-top's costliest function of
-			 * its own (ms-top parses stat of every process each
-			 * refresh), and stat holds plain decimals */
+			/* by hand: ms-top parses stat of every process each
+			 * refresh, and stat holds plain decimals, which need
+			 * none of strtoull's bases, signs and locale */
 			unsigned long long v = 0;
 
 			while (*p >= '0' && *p <= '9')

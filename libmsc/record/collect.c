@@ -501,9 +501,10 @@ unsigned collect_pump(struct msc_collector *c, struct msc_collector_private *p, 
 		if (cur->have)
 			cand[ncand++] = i;
 	}
-	/* A min-heap of the rings by their next event's time: with 200
-	 * threads' events interleaved, a scan of every ring per event was
-	 * most of the collector's time. */
+	/* A min-heap of the rings by their next event's time: the next
+	 * event in time order is a few steps of the heap away, not a scan
+	 * of every ring, which with hundreds of threads' events interleaved
+	 * would be most of the collector's work. */
 	for (i = ncand / 2; i-- > 0;)
 		cand_sift(p, cand, ncand, i);
 	for (;;) {

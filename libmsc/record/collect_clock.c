@@ -38,15 +38,15 @@ static bool tsc_usable(void)
  * first readings are taken then (collect_calibrate_begin), the last 5 ms
  * later, when its events are first read (collect_clock_ready).  Until then
  * the events wait in their rings, and the program runs rather than wait
- * 5 ms for ms-record (half of a small program's cost of recording).  Events
+ * 5 ms for ms-record (for a small program, much of what recording it
+ * costs).  Events
  * that must be read sooner (a process's last ones, the time asked for) end
  * the measurement early, over what has run so far but at least 1 ms: every
  * event until then lies inside that span, so it is as exact for them
  * (within the readings' own ~0.1 us); the rate is measured again once the
  * 5 ms are up, for the events that come later (another process's), from
- * that moment on.  A program that ended within 5 ms of ms-record's start
- * used to keep it spinning for the rest: most of ms-record's cost on
- * /bin/true.
+ * that moment on.  So a program that ends within 5 ms of ms-record's start
+ * does not keep it spinning for the rest.
  */
 #define CALIBRATE_NS 5000000
 #define CALIBRATE_MIN_NS 1000000
@@ -55,8 +55,9 @@ static bool tsc_usable(void)
  * CLOCK_MONOTONIC and the TSC at one moment: the TSC halfway between two
  * reads around the clock's, from the try whose two reads came closest.  A
  * thread preempted between reading one and the other (a loaded machine)
- * would skew the rate by the preemption's length over the 5 ms: 3 ms made
- * a 0.5 s sleep 0.8 s in t0330 once.  Eight tries take under a microsecond.
+ * would skew the rate by the preemption's length over the 5 ms, and every
+ * duration with it; one of eight tries is all but never preempted, and
+ * eight take under a microsecond.
  */
 static void clock_pair(uint64_t *mono, uint64_t *tsc)
 {

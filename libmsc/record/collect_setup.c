@@ -76,7 +76,7 @@ static void prune_stale(const char *base)
 
 /*
  * Whether prune_stale is due: it reads all of base, and a server's /tmp may
- * hold thousands of names (700 here took 0.3 ms of every start).  A stamp
+ * hold thousands of names, read at every start if it ran each time.  A stamp
  * in this user's private directory (msc_live_dir) says when it ran last:
  * once in PRUNE_EVERY seconds, or every time without a place for it.
  */

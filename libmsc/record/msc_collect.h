@@ -107,10 +107,10 @@ const struct rlimit *msc_collector_own_limit(void);
  * The rings of the sessions from now on, for a process of `threads`
  * threads already running (attach): smaller with more threads, so that
  * what they can write ahead of the collector stays about 8 MiB.  The
- * collector shares the CPUs with them: 200 busy threads leave it a
- * hundredth, and 200 rings of 2 MiB took a minute and more to read after
- * a detach.  Smaller rings make the threads wait sooner, which gives the
- * collector the CPU while they record.
+ * collector shares the CPUs with them: hundreds of busy threads leave it
+ * a sliver, and what full-sized rings let them write ahead would take it
+ * long to read after a detach.  Smaller rings make the threads wait
+ * sooner, which gives the collector the CPU while they record.
  */
 void msc_collector_size_rings(struct msc_collector *c, int threads);
 

@@ -9,7 +9,8 @@
  *
  * It is built on libdwfl, one Dwfl per module, and keeps the caches that make
  * libdw fast enough for hundreds of thousands of addresses (heaptrack's
- * interpret/dwarfdiecache.cpp does the same; naive libdw is ~100x slower):
+ * interpret/dwarfdiecache.cpp does the same; libdw alone scans linearly
+ * for each):
  *   - the ELF symbol table, FUNC/IFUNC symbols with a size, sorted by address
  *     (dwfl_module_addrinfo scans it linearly on every call);
  *   - the compilation units sorted by address range; per unit, scanned on

@@ -871,8 +871,8 @@ int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
 	int ret = r->col ? msc_collector_poll(r->col, extra_fd, timeout_ms) : 0;
 
 	/* Only when a client waits: an accept that finds none still makes a
-	 * socket and a file in the kernel and frees them (half of an idle
-	 * recording's kernel time, when it was tried every round). */
+	 * socket and a file in the kernel and frees them, which every round
+	 * of an idle recording would pay for. */
 	if (r->live_fd >= 0 && (ret & MSC_POLL_WATCH))
 		live_serve(r);
 	return (ret & MSC_POLL_EXTRA) != 0;

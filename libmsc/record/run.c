@@ -149,8 +149,8 @@ static char **child_env(const struct msc_run *run, const char *sock, char *owned
 
 /*
  * Starts the program from a vfork, not a fork, so that nothing of ours is
- * copied, page tables included (a fork and the copy-on-write faults after
- * it cost about 4 ms here, in every recording).  Not posix_spawn: glibc's
+ * copied, page tables included (a fork copies them, and copy-on-write
+ * faults follow it, in every recording).  Not posix_spawn: glibc's
  * leaves its internal signals (32 and 33) ignored in the program.  The
  * child shares our memory until it execs: it only calls async-signal-safe
  * functions, its signal dispositions are its own, and ms-record handles

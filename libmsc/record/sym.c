@@ -27,8 +27,8 @@
 /*
  * libstdc++'s demangler (<cxxabi.h> is C++ only; it returns malloc'd
  * text), loaded the first time a name needs it: linked in, libstdc++
- * costs every run of every tool about 3 ms to load (measured here, its
- * relocations and page faults), and most programs are C.  Without it,
+ * would be loaded, relocated and faulted in by every run of every tool,
+ * and most programs are C.  Without it,
  * names stay as the symbol table has them.
  */
 typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
@@ -56,8 +56,8 @@ static char *demangle(const char *name, int *status)
 
 /*
  * The address cache.  A repeated address should cost one cache miss, not the
- * two of a u64map value pointing into a frame pool (measured: 0.2 us against
- * 0.1 us per random lookup), so each 32-byte slot holds the first frame;
+ * two of a u64map value pointing into a frame pool, so each 32-byte slot
+ * holds the first frame;
  * only the further frames of an inline chain live in the pool.  Open
  * addressing with linear probing, grown at 3/4 load, never deleted from.
  */

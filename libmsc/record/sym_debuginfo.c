@@ -25,9 +25,9 @@
 
 /*
  * Debian's -dbg packages ship their debug files with compressed sections
- * (SHF_COMPRESSED, zlib), which libdw inflates every time it opens one:
- * 110 ms of CPU for python3's, 50 ms for libc's, in every recording, most
- * of what recording a short program costs.  The first time such a file is
+ * (SHF_COMPRESSED, zlib), which libdw inflates every time it opens one, in
+ * every recording: most of what recording a short program costs.  The
+ * first time such a file is
  * found, a copy with the sections decompressed is written to the cache
  * directory, named by its build-id; from then on that copy is opened in
  * its place.  A copy whose build-id is not its name is not used (and is
@@ -224,9 +224,9 @@ fail:
  * /usr/lib/debug under its directory's path or directly.  When none of
  * these is there, the search has nothing left to ask but debuginfod, which
  * has no server to ask (msc_sym_new unsets DEBUGINFOD_URLS), yet libdw
- * loads libdebuginfod for it first: with libcurl and its chain, 27
- * libraries, 5-10 ms of every recording that names a function of a
- * distribution binary without debug information (ls, sqlite3).
+ * loads libdebuginfod for it first: with libcurl and its chain, dozens of
+ * libraries, in every recording that names a function of a distribution
+ * binary without debug information (ls, sqlite3).
  */
 static bool debug_file_near(const char *file_name, const char *debuglink_file)
 {

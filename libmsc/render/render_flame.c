@@ -429,8 +429,8 @@ static const struct msc_stackdef *shared_parent(const struct msc_stackdef *d)
 /*
  * The node of stack d's innermost frame, under top: its parent's node,
  * then its own frames.  Memoized per stack and top, so that a chain of
- * stacks costs each of its frames once, not once for every stack of it
- * (16,383 sites on one chain: 12 s before).
+ * stacks costs each of its frames once, not once for every stack of it:
+ * linear in a deep chain's length, not quadratic.
  */
 static struct node *stack_node(struct tree *t, const struct msc_stackdef *d, struct node *top)
 {

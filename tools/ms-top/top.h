@@ -38,8 +38,8 @@
 #define TOP_NO_UID 0xffffffffu
 
 /*
- * smaps_rollup makes the kernel walk the process's page tables: about 6 ms
- * for 1 GiB of 4 KiB pages, most of a refresh's cost.  A process whose rss
+ * smaps_rollup makes the kernel walk the process's page tables, in time
+ * proportional to its rss: most of a refresh's cost.  A process whose rss
  * (in stat, which costs nothing to read) has not moved keeps the figures of
  * its last read for TOP_MEM_MAX_AGE, or for TOP_MEM_IDLE_PACE times what
  * that read took if longer (a large idle process costs at most 0.05% of a
