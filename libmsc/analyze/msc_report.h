@@ -233,8 +233,7 @@ struct msc_report {
 	struct msc_agg agg;
 	bool agg_ready;
 	uint64_t events;
-	unsigned last_fn;		/* the last event's allocation function */
-	char last_fn_name[40];
+	struct msc_strmap fn_codes;	/* allocation function name -> code */
 	const char *const *alloc_fns;	/* for attribution (ms-filter --alloc-fn) */
 	unsigned nalloc_fns;
 	bool want_heap_series;		/* set before loading: keep heap */

@@ -239,30 +239,29 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 	return 0;
 }
 
-static unsigned fn_from_name(const char *name)
+/* The allocation functions' codes by name, for the events' "fn": of two
+ * codes with one name, the lower. */
+static int fn_codes_init(struct msc_strmap *m)
 {
 	unsigned i;
 
-	for (i = 1; name && i < MSC_FN_MAX; i++)
-		if (strcmp(msc_fn_name(i), name) == 0)
-			return i;
-	for (i = MSC_FN_BUILTIN; name && i < MSC_FN_CODES; i++)
-		if (strcmp(msc_fn_name(i), name) == 0)
-			return i;
-	return MSC_FN_NONE;
+	if (msc_strmap_init(m, MSC_FN_CODES))
+		return -ENOMEM;
+	for (i = 1; i < MSC_FN_CODES; i++) {
+		const char *name = msc_fn_name(i);
+
+		if ((i < MSC_FN_MAX || i >= MSC_FN_BUILTIN) && !msc_strmap_get(m, name) &&
+		    msc_strmap_put(m, name, (void *)(uintptr_t)i))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
-/* The allocation function of an event; the last one is remembered, as
- * runs of the same function are the rule. */
-static unsigned fn_id(struct msc_report *r, const char *name)
+/* The allocation function of an event, by its name; MSC_FN_NONE for a
+ * name that is none of them. */
+static unsigned fn_id(const struct msc_report *r, const char *name)
 {
-	if (!name)
-		return MSC_FN_NONE;
-	if (r->last_fn_name[0] && strcmp(name, r->last_fn_name) == 0)
-		return r->last_fn;
-	r->last_fn = fn_from_name(name);
-	snprintf(r->last_fn_name, sizeof(r->last_fn_name), "%s", name);
-	return r->last_fn;
+	return name ? (unsigned)(uintptr_t)msc_strmap_get(&r->fn_codes, name) : MSC_FN_NONE;
 }
 
 /* The aggregation of an --events stream, made at its first event. */
@@ -270,6 +269,8 @@ static int agg_ready(struct msc_report *r)
 {
 	if (r->agg_ready)
 		return 0;
+	if (!r->fn_codes.slots && fn_codes_init(&r->fn_codes))
+		return -ENOMEM;
 	/* the recorder wrote the errors it saw: not checked again; a
 	 * sampled recording's blocks weigh as they did in the recorder */
 	if (msc_agg_init(&r->agg, &(struct msc_agg_opts){ .no_errors = true, .sample = r->sample }))
@@ -600,6 +601,7 @@ void msc_report_release(struct msc_report *r)
 	msc_u64map_release(&r->stacks);
 	msc_u64map_release(&r->pids);
 	msc_u64map_release(&r->image_of);
+	msc_strmap_release(&r->fn_codes);
 	msc_stackdefs_release(&r->defs);
 	msc_arena_release(&r->arena);
 }
