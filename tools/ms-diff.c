@@ -27,17 +27,10 @@ static const char tail[] =
 	"recordings of one program each are paired whatever the names).\n"
 	"Exit status: 0 ok, 1 growth above --fail-on-growth, 2 trouble.\n";
 
-enum {
-	OPT_METRIC = 256,
-	OPT_MIN_CHANGE,
-	OPT_UNCHANGED,
-	OPT_FAIL,
-	OPT_TEXT,
-	OPT_MD,
-	OPT_JSON,
-	OPT_PAIR,
-	OPT_NO_PAIR,
-};
+/* --text, --md and --json in enum msc_report_format's order: OPT_TEXT + format. */
+enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_UNCHANGED, OPT_FAIL, OPT_TEXT, OPT_MD, OPT_JSON, OPT_PAIR,
+       OPT_NO_PAIR };
+_Static_assert(OPT_JSON - OPT_TEXT == MSC_REPORT_JSON, "a report option per format, in order");
 
 static const struct msc_cli_opt opts[] = {
 	{ OPT_METRIC, "metric", required_argument, "LIST",
@@ -68,9 +61,7 @@ static const struct msc_cli_opt opts[] = {
 	{ 'n', "top", required_argument, "N",
 	  "rows per table with --text or --md\n"
 	  "(default 10)" },
-	{ 'o', "output", required_argument, "FILE",
-	  "write to FILE instead of standard output\n"
-	  "(compressed with zstd if it ends in .zst)" },
+	MSC_CLI_OPT_OUTPUT,
 	{ 'q', "quiet", no_argument, NULL, "no warnings" },
 	{ 0 },
 };
@@ -141,16 +132,10 @@ int main(int argc, char **argv)
 			fail = true;
 			break;
 		case OPT_TEXT:
-			report = true;
-			format = MSC_REPORT_TEXT;
-			break;
 		case OPT_MD:
-			report = true;
-			format = MSC_REPORT_MD;
-			break;
 		case OPT_JSON:
 			report = true;
-			format = MSC_REPORT_JSON;
+			format = (enum msc_report_format)(c - OPT_TEXT);
 			break;
 		case 'n':
 			top = msc_cli_count(optarg, 1000000);
@@ -188,14 +173,7 @@ int main(int argc, char **argv)
 			msc_die("out of memory");
 		o.metrics = metrics;
 	} else if (metric_arg) {
-		char *tok, *save = NULL;
-
-		metric_copy = strdup(metric_arg);
-		metrics = calloc(strlen(metric_arg) + 1, sizeof(*metrics));
-		if (!metric_copy || !metrics)
-			msc_die("out of memory");
-		for (tok = strtok_r(metric_copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			metrics[o.nmetrics++] = tok;
+		metric_copy = msc_cli_split(metric_arg, &metrics, &o.nmetrics);
 		if (!o.nmetrics)
 			msc_usage_error("--metric needs at least one name");
 		o.metrics = metrics;

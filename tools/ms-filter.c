@@ -23,8 +23,7 @@ static const char tail[] =
 	"(the output is complete), 2 bad input or error (what was written before\n"
 	"the bad record stays written).\n";
 
-enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND,
-       OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR };
+enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND };
 
 static const struct msc_cli_opt opts[] = {
 	{ 'm', "min", required_argument, "SIZE", "keep allocations of SIZE bytes or more (K/M/G)" },
@@ -53,15 +52,9 @@ static const struct msc_cli_opt opts[] = {
 	{ OPT_EXPAND, "expand", no_argument, NULL,
 	  "write each stack with its frames in place, as\n"
 	  "format version 1 does (for older readers)" },
-	{ 'o', "output", required_argument, "FILE",
-	  "write to FILE instead of standard output\n"
-	  "(compressed with zstd if it ends in .zst)" },
-	{ OPT_FAIL_ON_LEAK, "fail-on-leak", optional_argument, "KINDS",
-	  "exit 1 when leaks of these kinds pass the filters\n"
-	  "(default definitely,indirectly,unscanned: what\n"
-	  "the report calls leaked; all for every kind)" },
-	{ OPT_FAIL_ON_ERROR, "fail-on-error", no_argument, NULL,
-	  "exit 1 when memory errors pass the filters" },
+	MSC_CLI_OPT_OUTPUT,
+	MSC_CLI_OPT_FAIL_ON_LEAK("exit 1 when leaks of these kinds pass the filters"),
+	MSC_CLI_OPT_FAIL_ON_ERROR("exit 1 when memory errors pass the filters"),
 	{ 'q', "quiet", no_argument, NULL, "no warnings, no suppression summary" },
 	{ 0 },
 };
@@ -87,26 +80,6 @@ static void add(struct list *l, const char *s)
 	msc_cli_push(&l->v, &l->n, s);
 }
 
-static void print_suppressions(const struct msc_supp *s)
-{
-	unsigned i;
-	bool any = false;
-
-	for (i = 0; i < s->n; i++)
-		any |= s->rules[i].hits > 0;
-	if (!any)
-		return;
-	/* As LeakSanitizer prints them. */
-	fprintf(stderr, "-----------------------------------------------------\n");
-	fprintf(stderr, "Suppressions used:\n");
-	fprintf(stderr, "  count      bytes template\n");
-	for (i = 0; i < s->n; i++)
-		if (s->rules[i].hits)
-			fprintf(stderr, "%7llu %10llu %s\n", (unsigned long long)s->rules[i].hits,
-				(unsigned long long)s->rules[i].bytes, s->rules[i].pattern);
-	fprintf(stderr, "-----------------------------------------------------\n");
-}
-
 int main(int argc, char **argv)
 {
 	struct msc_filter_opts o = { .min_age = 1000000 };
@@ -125,6 +98,8 @@ int main(int argc, char **argv)
 
 	msc_cli_start("ms-filter");
 	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		if (msc_gates_opt(&gates, c, optarg))
+			continue;
 		switch (c) {
 		case 'm':
 			if (msc_parse_size(optarg, &o.min_size))
@@ -159,20 +134,12 @@ int main(int argc, char **argv)
 				msc_usage_error("invalid duration '%s'", optarg);
 			o.transient = true;
 			break;
-		case OPT_TYPE: {
-			char *tok, *save = NULL;
-
+		case OPT_TYPE:
 			free(types_copy);
-			types_copy = strdup(optarg);
-			if (!types_copy)
-				msc_die("out of memory");
-			types.n = 0;
-			for (tok = strtok_r(types_copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				add(&types, tok);
+			types_copy = msc_cli_split(optarg, &types.v, &types.n);
 			if (!types.n)
 				msc_usage_error("--type needs at least one record type");
 			break;
-		}
 		case 'p':
 			if (msc_parse_pid(optarg, &o.pid))
 				msc_usage_error("invalid pid '%s'", optarg);
@@ -182,12 +149,6 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EXPAND:
 			o.expand = true;
-			break;
-		case OPT_FAIL_ON_LEAK:
-			msc_gates_leak_opt(&gates, optarg);
-			break;
-		case OPT_FAIL_ON_ERROR:
-			gates.error = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -245,7 +206,7 @@ int main(int argc, char **argv)
 	if (!status)
 		status = msc_gates_check(&gates, st.leaks, st.errors);
 	if (o.supp && !quiet)
-		print_suppressions(o.supp);
+		msc_supp_print_used(o.supp, stderr);
 	if (fd != 1 && close(fd) && !status) {
 		msc_warn("write error on '%s': %s", output, strerror(errno));
 		status = MSC_EXIT_TROUBLE;

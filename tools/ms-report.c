@@ -22,10 +22,12 @@ static const char tail[] =
 	"or error (the report of what was read before the bad record is still\n"
 	"written).\n";
 
+/* --text to --pprof in enum msc_report_format's order: OPT_TEXT + format. */
 enum {
 	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_SECTIONS, OPT_COST,
-	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_FAIL_ON_LEAK, OPT_FAIL_ON_ERROR
+	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
 };
+_Static_assert(OPT_PPROF - OPT_TEXT == MSC_REPORT_PPROF, "a format option per format, in order");
 
 static const struct msc_cli_opt opts[] = {
 	{ OPT_TEXT, "text", no_argument, NULL, "plain text for an 80-column terminal (default)" },
@@ -53,15 +55,9 @@ static const struct msc_cli_opt opts[] = {
 	  "attribute what NAME allocates to its caller" },
 	{ OPT_TITLE, "title", required_argument, "TEXT",
 	  "the title of the --svg flame graph or --html page" },
-	{ 'o', "output", required_argument, "FILE",
-	  "write to FILE instead of standard output\n"
-	  "(compressed with zstd if it ends in .zst)" },
-	{ OPT_FAIL_ON_LEAK, "fail-on-leak", optional_argument, "KINDS",
-	  "exit 1 when the stream holds leaks of these kinds\n"
-	  "(default definitely,indirectly,unscanned: what\n"
-	  "the report calls leaked; all for every kind)" },
-	{ OPT_FAIL_ON_ERROR, "fail-on-error", no_argument, NULL,
-	  "exit 1 when it holds memory errors" },
+	MSC_CLI_OPT_OUTPUT,
+	MSC_CLI_OPT_FAIL_ON_LEAK("exit 1 when the stream holds leaks of these kinds"),
+	MSC_CLI_OPT_FAIL_ON_ERROR("exit 1 when it holds memory errors"),
 	{ 'q', "quiet", no_argument, NULL, "no warnings (errors are still reported)" },
 	{ 0 },
 };
@@ -88,21 +84,6 @@ static int write_zst(const char *path, const char *buf, size_t len)
 	return c;
 }
 
-/* --fail-on-leak and --fail-on-error: on the leak and error records read. */
-static int report_gates(const struct msc_report *r, const struct msc_gates *g)
-{
-	uint64_t leaks[MSC_LEAK_KINDS] = { 0 };
-	size_t i;
-	unsigned k;
-
-	for (i = 0; i < r->nleaks; i++)
-		/* the report's process (--pprof holds every process's) */
-		for (k = 0; k < MSC_LEAK_KINDS && (!r->pid || r->leaks[i].pid == r->pid); k++)
-			if (!strcmp(r->leaks[i].kind, msc_leak_kind_name(k)))
-				msc_sat_add(&leaks[k], r->leaks[i].count);
-	return msc_gates_check(g, leaks, r->nerrors);
-}
-
 int main(int argc, char **argv)
 {
 	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false };
@@ -114,34 +95,18 @@ int main(int argc, char **argv)
 	unsigned nalloc_fns = 0;
 	FILE *out = stdout;
 	struct msc_gates gates = { 0 };
+	uint64_t leaks[MSC_LEAK_KINDS] = { 0 };
 	char *zbuf = NULL;
 	size_t zlen = 0;
 	int c, ret, status = 0;
 
 	msc_cli_start("ms-report");
 	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
+		if (c >= OPT_TEXT && c <= OPT_PPROF)
+			o.format = (enum msc_report_format)(c - OPT_TEXT);
+		else if (msc_gates_opt(&gates, c, optarg))
+			continue;
 		switch (c) {
-		case OPT_TEXT:
-			o.format = MSC_REPORT_TEXT;
-			break;
-		case OPT_MD:
-			o.format = MSC_REPORT_MD;
-			break;
-		case OPT_JSON:
-			o.format = MSC_REPORT_JSON;
-			break;
-		case OPT_COLLAPSED:
-			o.format = MSC_REPORT_COLLAPSED;
-			break;
-		case OPT_SVG:
-			o.format = MSC_REPORT_SVG;
-			break;
-		case OPT_HTML:
-			o.format = MSC_REPORT_HTML;
-			break;
-		case OPT_PPROF:
-			o.format = MSC_REPORT_PPROF;
-			break;
 		case OPT_ICICLE:
 			o.icicle = true;
 			break;
@@ -154,25 +119,11 @@ int main(int argc, char **argv)
 						"sizes, timeline, all)", optarg);
 			break;
 		case OPT_COST:
-			if (!strcmp(optarg, "leaked"))
-				o.cost = MSC_COST_LEAKED;
-			else if (!strcmp(optarg, "allocs"))
-				o.cost = MSC_COST_ALLOCS;
-			else if (!strcmp(optarg, "bytes"))
-				o.cost = MSC_COST_BYTES;
-			else if (!strcmp(optarg, "peak"))
-				o.cost = MSC_COST_PEAK;
-			else
+			if (msc_report_cost_parse(optarg, &o.cost))
 				msc_usage_error("invalid cost '%s' (leaked, allocs, bytes, peak)", optarg);
 			break;
 		case OPT_ALLOC_FN:
 			msc_cli_push(&alloc_fns, &nalloc_fns, optarg);
-			break;
-		case OPT_FAIL_ON_LEAK:
-			msc_gates_leak_opt(&gates, optarg);
-			break;
-		case OPT_FAIL_ON_ERROR:
-			gates.error = true;
 			break;
 		case OPT_TITLE:
 			o.title = optarg;
@@ -264,8 +215,9 @@ int main(int argc, char **argv)
 			 rd.name);
 		status = MSC_EXIT_TROUBLE;
 	}
+	msc_report_leak_blocks(&r, leaks);
 	if (!status)
-		status = report_gates(&r, &gates);
+		status = msc_gates_check(&gates, leaks, r.nerrors);
 	msc_report_release(&r);
 	msc_reader_release(&rd);
 	free(alloc_fns);

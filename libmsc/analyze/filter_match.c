@@ -161,3 +161,22 @@ void msc_supp_release(struct msc_supp *s)
 	free(s->rules);
 	memset(s, 0, sizeof(*s));
 }
+
+void msc_supp_print_used(const struct msc_supp *s, FILE *out)
+{
+	unsigned i;
+	bool any = false;
+
+	for (i = 0; i < s->n; i++)
+		any |= s->rules[i].hits > 0;
+	if (!any)
+		return;
+	fprintf(out, "-----------------------------------------------------\n");
+	fprintf(out, "Suppressions used:\n");
+	fprintf(out, "  count      bytes template\n");
+	for (i = 0; i < s->n; i++)
+		if (s->rules[i].hits)
+			fprintf(out, "%7llu %10llu %s\n", (unsigned long long)s->rules[i].hits,
+				(unsigned long long)s->rules[i].bytes, s->rules[i].pattern);
+	fprintf(out, "-----------------------------------------------------\n");
+}

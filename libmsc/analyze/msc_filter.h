@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "msc_agg.h"
 #include "msc_arena.h"
@@ -67,6 +68,8 @@ struct msc_supp {
  * ("FILE:LINE: what"). */
 int msc_supp_load(struct msc_supp *s, const char *path, struct msc_err *err);
 void msc_supp_release(struct msc_supp *s);
+/* Writes to out what each rule suppressed, as LeakSanitizer does, if any did. */
+void msc_supp_print_used(const struct msc_supp *s, FILE *out);
 
 struct msc_filter_opts {
 	bool has_min, has_max;

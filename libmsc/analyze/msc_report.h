@@ -247,6 +247,11 @@ struct msc_report {
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);
+/*
+ * The blocks of the leak records read, by kind (leaks[MSC_LEAK_KINDS],
+ * added to): the report's process's, as the gates count them.
+ */
+void msc_report_leak_blocks(const struct msc_report *r, uint64_t *leaks);
 /* Is fn where a process's or a thread's stack begins (_start,
  * __libc_start_main, start_thread, clone...): the C runtime's own frames,
  * which nothing calls and a report leaves out. */
@@ -309,6 +314,8 @@ struct msc_report_opts {
 
 /* Parses "summary,leaks,..."; returns 0 or -EINVAL. */
 int msc_report_sections(const char *list, unsigned *out);
+/* Parses a cost's name ("leaked", "allocs", "bytes", "peak"); returns 0 or -EINVAL. */
+int msc_report_cost_parse(const char *name, enum msc_report_cost *out);
 
 /*
  * Why the stream cannot be a pprof profile (an ms-diff stream, /proc

@@ -585,6 +585,18 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	return ret;
 }
 
+void msc_report_leak_blocks(const struct msc_report *r, uint64_t *leaks)
+{
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < r->nleaks; i++)
+		/* the report's process (--pprof holds every process's) */
+		for (k = 0; k < MSC_LEAK_KINDS && (!r->pid || r->leaks[i].pid == r->pid); k++)
+			if (!strcmp(r->leaks[i].kind, msc_leak_kind_name(k)))
+				msc_sat_add(&leaks[k], r->leaks[i].count);
+}
+
 void msc_report_release(struct msc_report *r)
 {
 	free(r->sites);

@@ -521,14 +521,33 @@ void msc_cli_push(const char ***v, unsigned *n, const char *s)
 	nv[(*n)++] = s;
 }
 
+char *msc_cli_split(const char *list, const char ***v, unsigned *n)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+
+	if (!copy)
+		msc_die("out of memory");
+	*n = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		msc_cli_push(v, n, tok);
+	return copy;
+}
+
 /* ---------------------------------------------------------------- gates */
 
-void msc_gates_leak_opt(struct msc_gates *g, const char *kinds)
+bool msc_gates_opt(struct msc_gates *g, int c, const char *arg)
 {
+	if (c == MSC_CLI_FAIL_ON_ERROR) {
+		g->error = true;
+		return true;
+	}
+	if (c != MSC_CLI_FAIL_ON_LEAK)
+		return false;
 	g->leak = true;
-	if (msc_gate_parse_kinds(kinds, &g->leak_mask))
+	if (msc_gate_parse_kinds(arg, &g->leak_mask))
 		msc_usage_error("invalid leak kinds '%s' (definitely, indirectly, possibly, "
-				"reachable, unscanned, unknown, all)", kinds);
+				"reachable, unscanned, unknown, all)", arg);
+	return true;
 }
 
 int msc_gates_check(const struct msc_gates *g, const uint64_t *leaks, uint64_t errors)

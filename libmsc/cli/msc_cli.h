@@ -31,6 +31,12 @@
 #define MSC_EXIT_TROUBLE 2
 /* Appends s to the array *v of *n strings (repeatable options); dies out of memory. */
 void msc_cli_push(const char ***v, unsigned *n, const char *s);
+/*
+ * A comma-separated list ("site,leak") as its *n non-empty items in *v
+ * (emptied first, grown with msc_cli_push): they point into the copy of
+ * list it returns, which the caller frees after *v.  Dies out of memory.
+ */
+char *msc_cli_split(const char *list, const char ***v, unsigned *n);
 
 /* The CI gates of ms-filter and ms-report. */
 struct msc_gates {
@@ -38,8 +44,15 @@ struct msc_gates {
 	unsigned leak_mask;		/* msc_gate_parse_kinds() */
 };
 
-/* Handles --fail-on-leak[=KINDS] (usage error on a bad list) and --fail-on-error. */
-void msc_gates_leak_opt(struct msc_gates *g, const char *kinds);
+/* The option values of the gates' rows (MSC_CLI_OPT_FAIL_ON_*, below). */
+#define MSC_CLI_FAIL_ON_LEAK 0x1000
+#define MSC_CLI_FAIL_ON_ERROR 0x1001
+
+/*
+ * Handles c when it is --fail-on-leak[=KINDS] (usage error on a bad list)
+ * or --fail-on-error, with its argument arg: returns whether it was.
+ */
+bool msc_gates_opt(struct msc_gates *g, int c, const char *arg);
 /*
  * Says which gate failed on stderr and returns MSC_EXIT_FINDING, or 0: leaks[]
  * are the blocks of the leak records that went out, by kind; errors the
@@ -82,6 +95,23 @@ struct msc_cli {
 	const struct msc_cli_alias *aliases;	/* NULL, or ends with old == NULL */
 	bool in_order;			/* options end at the first argument (a command) */
 };
+
+/*
+ * Rows that several tools' tables share word for word: -o FILE, and the
+ * gates' (msc_gates_opt), whose first line ("exit 1 when ...") is the
+ * tool's.
+ */
+#define MSC_CLI_OPT_OUTPUT							\
+	{ 'o', "output", required_argument, "FILE",				\
+	  "write to FILE instead of standard output\n"				\
+	  "(compressed with zstd if it ends in .zst)" }
+#define MSC_CLI_OPT_FAIL_ON_LEAK(first_line)					\
+	{ MSC_CLI_FAIL_ON_LEAK, "fail-on-leak", optional_argument, "KINDS",	\
+	  first_line "\n"							\
+	  "(default definitely,indirectly,unscanned: what\n"			\
+	  "the report calls leaked; all for every kind)" }
+#define MSC_CLI_OPT_FAIL_ON_ERROR(help)						\
+	{ MSC_CLI_FAIL_ON_ERROR, "fail-on-error", no_argument, NULL, help }
 
 /* The release in which the old spellings of msc_cli_alias go. */
 #define MSC_CLI_ALIAS_UNTIL "0.2"

@@ -43,6 +43,22 @@ int msc_report_sections(const char *list, unsigned *out)
 	return *out ? 0 : -EINVAL;
 }
 
+int msc_report_cost_parse(const char *name, enum msc_report_cost *out)
+{
+	static const struct { const char *name; enum msc_report_cost cost; } names[] = {
+		{ "leaked", MSC_COST_LEAKED }, { "allocs", MSC_COST_ALLOCS },
+		{ "bytes", MSC_COST_BYTES }, { "peak", MSC_COST_PEAK },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i].name)) {
+			*out = names[i].cost;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /*
  * Text for a terminal: what the recording names (functions, files, other
  * users' process names and command lines) may hold control characters

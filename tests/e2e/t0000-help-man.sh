@@ -145,12 +145,17 @@ for t in $tools; do
 		check_grep "$t: $o of man/$t.1 OPTIONS is in --help" "^$o\$" help.opts
 	done
 	# The option table of the source (struct msc_cli_opt: { VAL, "name",
-	# ...), which --help is made from: every long option it accepts is in
+	# ...), which --help is made from, with the rows msc_cli.h's
+	# MSC_CLI_OPT_* macros give: every long option it accepts is in
 	# --help, and --help has no other.
 	src="$TOP/tools/$t.c"
 	[ -f "$src" ] || src="$TOP/tools/$t/main.c"
 	if [ -f "$src" ]; then
-		sed -n 's/^[[:space:]]*{ *[A-Z_0-9'"'"'a-z]*, *"\([a-z][a-z0-9-]*\)",.*/--\1/p' "$src" >src.opts
+		row='s/^[[:space:]]*{ *[A-Z_0-9'"'"'a-z]*, *"\([a-z][a-z0-9-]*\)",.*/--\1/p'
+		sed -n "$row" "$src" >src.opts
+		for m in $(sed -n 's/^[[:space:]]*\(MSC_CLI_OPT_[A-Z_]*\).*/\1/p' "$src"); do
+			sed -n "/^#define $m\\b/,/[^\\\\]\$/p" "$TOP/libmsc/cli/msc_cli.h" | sed -n "$row"
+		done >>src.opts
 		echo --help >>src.opts
 		echo --version >>src.opts
 		check_eq "$t: long options accepted = long options in --help" \
