@@ -2,7 +2,6 @@
 /* ms-snap: write a snapshot of processes' memory as NDJSON records. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,6 @@
 #include "msc_ndjson.h"
 #include "msc_proc.h"
 #include "msc_snap.h"
-#include "msc_stream.h"
 
 static const char usage[] =
 	"Usage: ms-snap [options] -p PID [-p PID...]\n"
@@ -42,9 +40,7 @@ static const struct msc_cli_opt opts[] = {
 	  "with -p, for a process ms-record is recording: its\n"
 	  "leaks now (a reachability scan, its threads stopped\n"
 	  "while its memory is read), as leak records" },
-	{ 'o', "output", required_argument, "FILE",
-	  "write to FILE instead of standard output\n"
-	  "(compressed with zstd if it ends in .zst)" },
+	MSC_CLI_OPT_OUTPUT,
 	{ OPT_PROC, "proc", required_argument, "DIR", "read DIR instead of /proc" },
 	{ 'q', "quiet", no_argument, NULL, "do not warn about processes that cannot be read" },
 	{ 0 },
@@ -53,24 +49,6 @@ static const struct msc_cli_opt opts[] = {
 static const struct msc_cli cli = {
 	.name = "ms-snap", .usage = usage, .opts = opts, .column = 22, .tail = tail,
 };
-
-struct all_ctx {
-	struct msc_snapper *snap;
-	unsigned partial, failed;
-};
-
-static int snap_one_of_all(int pid, void *arg)
-{
-	struct all_ctx *ctx = arg;
-	struct msc_err err;
-	int ret = msc_snap_process(ctx->snap, pid, &err);
-
-	if (ret < 0 && ret != -ESRCH)	/* exited while we looked: normal */
-		ctx->failed++;
-	else if (ret > 0)
-		ctx->partial++;
-	return ctx->snap->w->error ? -ctx->snap->w->error : 0;
-}
 
 /*
  * The stacks and sites of a process ms-record is recording, as of now
@@ -116,7 +94,7 @@ int main(int argc, char **argv)
 	bool all = false, quiet = false, kthreads = false, leaks = false;
 	int maps = -1;
 	const char *output = NULL, *proc = NULL;
-	unsigned written = 0, failed = 0, partial = 0;
+	unsigned failed = 0, partial = 0;
 
 	msc_cli_start("ms-snap");
 	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
@@ -178,19 +156,10 @@ int main(int argc, char **argv)
 
 	/* None of the pids asked for is there: said before anything is
 	 * written (an -o file there is left as it was). */
-	if (!all) {
-		unsigned there = 0;
-
-		for (i = 0; i < npids; i++) {
-			char path[PATH_MAX];
-
-			snprintf(path, sizeof(path), "%s/%d", fs.root, pids[i]);
-			there += access(path, F_OK) == 0;
-		}
-		if (!there && npids == 1)
+	if (!all && !msc_snap_present(&fs, pids, npids)) {
+		if (npids == 1)
 			msc_die("pid %d: no such process", pids[0]);
-		if (!there)
-			msc_die("none of the %u pids is a process", npids);
+		msc_die("none of the %u pids is a process", npids);
 	}
 	if (output) {
 		fd = msc_open_output_err(output, &err);
@@ -201,30 +170,11 @@ int main(int argc, char **argv)
 		msc_die("out of memory");
 	msc_snapper_init(&snap, &fs, &w, maps);
 
-	msc_stream_header_begin(&w, "ms-snap", "snapshot");
-	if (npids == 1)
-		msc_w_i64(&w, "pid", pids[0]);
-	msc_w_arr(&w, "pids");
-	for (i = 0; i < npids; i++)
-		msc_w_i64(&w, NULL, pids[i]);
-	msc_w_arr_end(&w);
-	msc_w_obj(&w, "options");
-	msc_w_bool(&w, "all", all);
-	msc_w_str(&w, "maps", maps == MSC_SNAP_MAPS_ALL ? "all" :
-			      maps == MSC_SNAP_MAPS_GROUPED ? "grouped" : "none");
-	if (proc)
-		msc_w_str(&w, "proc", fs.root);
-	msc_w_obj_end(&w);
-	msc_w_end(&w);
+	msc_snap_write_header(&snap, pids, npids, all, proc);
 
 	if (all) {
-		struct all_ctx ctx = { .snap = &snap };
-
 		snap.skip_kthreads = !kthreads;
-		msc_proc_foreach_pid(&fs, snap_one_of_all, &ctx);
-		written = snap.processes;
-		failed = ctx.failed;
-		partial = ctx.partial;
+		msc_snap_all(&snap, &partial, &failed);
 		if (!quiet && partial)
 			msc_warn("%u process%s could not be read fully%s; the missing figures "
 				 "are omitted", partial, partial == 1 ? "" : "es",
@@ -248,19 +198,12 @@ int main(int argc, char **argv)
 			else if (ret >= 0 && !leaks)
 				live_sites(&w, pids[i], quiet);
 		}
-		written = snap.processes;
 	}
 	if (msc_snap_meminfo(&snap, &err) && !quiet)
 		msc_warn("%s", err.msg);
 
-	msc_w_record(&w, MSC_R_END);
-	msc_w_str(&w, "reason", "complete");
-	msc_w_u64(&w, "processes", written);
-	msc_w_u64(&w, "partial", partial);
-	msc_w_u64(&w, "unreadable", failed);
-	msc_w_end(&w);
-
-	if (written == 0 || (leaks && failed))
+	msc_snap_write_end(&snap, partial, failed);
+	if (snap.processes == 0 || (leaks && failed))
 		status = MSC_EXIT_TROUBLE;
 	msc_snapper_release(&snap);
 	if (msc_cli_finish_output(&w, fd, output))

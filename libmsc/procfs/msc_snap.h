@@ -77,6 +77,28 @@ void msc_snap_write_group(struct msc_writer *w, int pid, const struct msc_map_gr
 /* Writes the "meminfo" record. */
 int msc_snap_meminfo(struct msc_snapper *s, struct msc_err *err);
 
+/*
+ * A snapshot's stream, around its process records: the header names the
+ * pids[0..n) asked for ("pid" too for one) and the options (all: every
+ * process, the mappings' view, proc: the root when it is not /proc, or
+ * NULL); the end counts the processes written, those partial and those
+ * unreadable.
+ */
+void msc_snap_write_header(struct msc_snapper *s, const int *pids, int n, bool all,
+			   const char *proc);
+void msc_snap_write_end(struct msc_snapper *s, unsigned partial, unsigned unreadable);
+
+/*
+ * Snapshots every process of the proc root (but kernel threads with
+ * skip_kthreads), adding to *partial those that could not be read fully
+ * and to *failed those that could not be read at all (one that ended
+ * meanwhile is neither).  Stops at a write error.
+ */
+void msc_snap_all(struct msc_snapper *s, unsigned *partial, unsigned *failed);
+
+/* How many of pids[0..n) are there under the proc root. */
+unsigned msc_snap_present(const struct msc_procfs *fs, const int *pids, int n);
+
 /* Groups a mapping: returns the group name and sets *kind
  * ("heap", "stack", "anon", "file", "shmem", "special"). */
 const char *msc_mapping_group(const struct msc_mapping *m, const char **kind);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Process snapshots as records: see msc_snap.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msc_format.h"
 #include "msc_hash.h"
 #include "msc_snap.h"
+#include "msc_stream.h"
 
 void msc_snapper_init(struct msc_snapper *s, struct msc_procfs *fs, struct msc_writer *w,
 		      enum msc_snap_maps maps)
@@ -343,4 +346,78 @@ int msc_snap_meminfo(struct msc_snapper *s, struct msc_err *err)
 	msc_w_u64(w, "commit_limit", mi.commit_limit);
 	msc_w_end(w);
 	return 0;
+}
+
+/* --------------------------------------------------------------- stream */
+
+void msc_snap_write_header(struct msc_snapper *s, const int *pids, int n, bool all,
+			   const char *proc)
+{
+	struct msc_writer *w = s->w;
+	int i;
+
+	msc_stream_header_begin(w, "ms-snap", "snapshot");
+	if (n == 1)
+		msc_w_i64(w, "pid", pids[0]);
+	msc_w_arr(w, "pids");
+	for (i = 0; i < n; i++)
+		msc_w_i64(w, NULL, pids[i]);
+	msc_w_arr_end(w);
+	msc_w_obj(w, "options");
+	msc_w_bool(w, "all", all);
+	msc_w_str(w, "maps", s->maps == MSC_SNAP_MAPS_ALL ? "all" :
+			     s->maps == MSC_SNAP_MAPS_GROUPED ? "grouped" : "none");
+	if (proc)
+		msc_w_str(w, "proc", s->fs->root);
+	msc_w_obj_end(w);
+	msc_w_end(w);
+}
+
+void msc_snap_write_end(struct msc_snapper *s, unsigned partial, unsigned unreadable)
+{
+	msc_w_record(s->w, MSC_R_END);
+	msc_w_str(s->w, "reason", "complete");
+	msc_w_u64(s->w, "processes", s->processes);
+	msc_w_u64(s->w, "partial", partial);
+	msc_w_u64(s->w, "unreadable", unreadable);
+	msc_w_end(s->w);
+}
+
+struct all_ctx {
+	struct msc_snapper *snap;
+	unsigned *partial, *failed;
+};
+
+static int snap_one_of_all(int pid, void *arg)
+{
+	struct all_ctx *ctx = arg;
+	struct msc_err err;
+	int ret = msc_snap_process(ctx->snap, pid, &err);
+
+	if (ret < 0 && ret != -ESRCH)	/* exited while we looked: normal */
+		(*ctx->failed)++;
+	else if (ret > 0)
+		(*ctx->partial)++;
+	return ctx->snap->w->error ? -ctx->snap->w->error : 0;
+}
+
+void msc_snap_all(struct msc_snapper *s, unsigned *partial, unsigned *failed)
+{
+	struct all_ctx ctx = { s, partial, failed };
+
+	msc_proc_foreach_pid(s->fs, snap_one_of_all, &ctx);
+}
+
+unsigned msc_snap_present(const struct msc_procfs *fs, const int *pids, int n)
+{
+	unsigned there = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%d", fs->root, pids[i]);
+		there += access(path, F_OK) == 0;
+	}
+	return there;
 }
