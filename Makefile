@@ -75,7 +75,7 @@ LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_rec
 		diff
 LIBMSC_render = pprof render_model render_text render_text_sections render_text_diff render_json \
 		render_flame render_html render_html_chart render_pprof render
-LIBMSC_cli = cli recfile
+LIBMSC_cli = cli recfile record
 LIBMSC_MODS = $(foreach s,$(LIBMSC_STAGES),$(addprefix $(s)/,$(LIBMSC_$(s))))
 LIBMSC_INC = -Ilibmsc/proto $(addprefix -Ilibmsc/,$(LIBMSC_STAGES))
 LIBMSC_OBJS = $(addprefix libmsc/,$(addsuffix .o,$(LIBMSC_MODS)))

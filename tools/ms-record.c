@@ -5,18 +5,11 @@
  * periodic samples, and with --events every allocation event.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "msc_cli.h"
-#include "msc_inject.h"
 #include "msc_proto.h"
 #include "msc_recorder.h"
 #include "msc_run.h"
@@ -112,83 +105,19 @@ static const struct msc_cli cli = {
 	.in_order = true,
 };
 
-#define EXIT_OWN MSC_RUN_EXIT_OWN
-#define EXIT_CANNOT_RUN MSC_RUN_EXIT_CANNOT_RUN
-#define EXIT_NOT_FOUND MSC_RUN_EXIT_NOT_FOUND
-
-/* ------------------------------------------------------------ launching */
-
-static bool quiet;
-
-static char *find_program(const char *name, int *status)
-{
-	char *path = msc_find_program(name);
-	bool missing = !path && errno == ENOENT;
-
-	*status = path ? 0 : missing ? EXIT_NOT_FOUND : EXIT_OWN;
-	if (missing)
-		msc_warn("'%s': command not found", name);
-	else if (!path)
-		msc_warn("out of memory");
-	return path;
-}
-
-/* Refuses what LD_PRELOAD cannot reach, before it runs. */
-static int check_program(const char *path)
-{
-	struct msc_err err;
-	int ret = msc_preload_check(path, &err);
-
-	if (!ret)
-		return 0;
-	msc_warn("%s", err.msg);
-	return ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-}
-
-
-static struct msc_recfile out;
-
-static void warn_cb(void *ctx, const char *msg)
-{
-	(void)ctx;
-	if (!quiet)
-		msc_warn("%s", msg);
-}
-
-static void say_cb(void *ctx, const char *msg)
-{
-	(void)ctx;
-	msc_warn("%s", msg);
-}
-
-/* The program runs as pid: an automatic output is named after it. */
-static void started_cb(void *ctx, int pid)
-{
-	const struct msc_run *run = ctx;
-
-	msc_recfile_rename(&out, run->prog, pid);
-	if (out.automatic && !quiet)
-		msc_warn("recording to %s", out.path);
-}
-
 int main(int argc, char **argv)
 {
 	struct msc_recorder_opts o = { .mode = "launch", .depth = 64, .unwind = MSC_UNWIND_DWARF,
-				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100,
-				       .warn = warn_cb };
-	struct msc_run run = { .opts = &o, .started = started_cb, .say = say_cb, .warn = warn_cb };
-	struct msc_recorder *rec = NULL;
-	struct msc_writer w;
+				       .unwind_name = "dwarf", .scan = true, .interval_ms = 100 };
+	struct msc_run run = { .opts = &o };
 	const char **alloc_fns = NULL;
 	unsigned nalloc_fns = 0;
-	char *prog = NULL, *shim = NULL;
 	const char *output = NULL;
 	struct msc_err err;
-	int c, status = 0, ret;
+	int c, status, ret;
 	uint64_t v;
-	bool interval_set = false, recorded = false;
+	bool interval_set = false, quiet = false;
 
-	run.ctx = &run;
 	run.orig_pipe = signal(SIGPIPE, SIG_DFL);
 	msc_cli_start("ms-record");
 	while ((c = msc_cli_getopt(&cli, argc, argv)) != -1) {
@@ -277,64 +206,13 @@ int main(int argc, char **argv)
 	ret = msc_run_check(&run, &o, optind < argc, interval_set, getenv("MEMSCOPE_SEED"), &err);
 	if (ret == -ERANGE) {
 		msc_warn("%s", err.msg);
-		return EXIT_OWN;
+		return MSC_RUN_EXIT_OWN;
 	}
 	if (ret)
 		msc_usage_error("%s", err.msg);
-	if (!run.pid) {
+	if (!run.pid)
 		run.argv = argv + optind;
-		prog = find_program(argv[optind], &status);
-		if (!prog)
-			return status ? status : EXIT_OWN;
-		status = check_program(prog);
-		if (status)
-			goto out;
-	}
-	run.prog = prog;
-	if (!run.poll && !(shim = msc_recorder_find_shim())) {
-		msc_warn("cannot find libmemscope.so (set MEMSCOPE_SHIM to its path)");
-		status = EXIT_OWN;
-		goto out;
-	}
-	if (msc_recfile_open(&out, output, run.pid ? NULL : prog, run.pid ? run.pid : getpid(), &err)) {
-		msc_warn("%s", err.msg);
-		status = EXIT_OWN;
-		goto out;
-	}
-	if (msc_writer_init(&w, out.fd, 256 * 1024) || msc_writer_compress_by_name(&w, out.path)) {
-		msc_warn("out of memory");
-		status = EXIT_OWN;
-		goto out;
-	}
-	rec = run.poll ? NULL : msc_recorder_new(&o, &w, &err);
-	if (!rec && !run.poll) {
-		msc_warn("%s", err.msg);
-		status = EXIT_OWN;
-		goto out_writer;
-	}
-	if (out.automatic && run.pid && !quiet)
-		msc_warn("recording to %s", out.path);
-	run.shim = shim;
-	run.quiet = quiet;
-	run.stdout_to_stderr = !out.path && !isatty(1);
-	ret = msc_run(&run, rec, &w, &err);
-	if (ret < 0) {
-		msc_warn("%s", err.msg);
-		status = run.pid ? 2 : ret == -ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-	} else if (run.pid) {
-		status = run.status;	/* 1: recorded, but not detached */
-	} else {
-		/* ms-record exits as the program did. */
-		status = WIFSIGNALED(run.status) ? 128 + WTERMSIG(run.status) :
-						   WEXITSTATUS(run.status);
-	}
-	recorded = ret == 0;
-out_writer:
-	msc_recorder_exit(rec);		/* ms-record exits next */
-	status = msc_recfile_close(&out, &w, recorded, run.pid && !run.poll, quiet, status, EXIT_OWN);
-out:
-	free(prog);
-	free(shim);
+	status = msc_cli_record(&run, &o, output, quiet);
 	free(alloc_fns);
 	return status;
 }

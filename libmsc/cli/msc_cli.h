@@ -223,4 +223,19 @@ void msc_recfile_rename(struct msc_recfile *f, const char *prog, int pid);
 int msc_recfile_close(struct msc_recfile *f, struct msc_writer *w, bool recorded, bool drop_header,
 		      bool quiet, int status, int fail);
 
+struct msc_run;
+struct msc_recorder_opts;
+/*
+ * ms-record once its options are read and checked (msc_run_check): finds
+ * the program run->argv[0] names (launch: on the PATH, and one LD_PRELOAD
+ * can reach) and libmemscope.so (but for --poll), opens the output (path,
+ * or NULL: see msc_recfile), makes o's recorder and records (msc_run).
+ * Sets run's callbacks and o's warn: warnings and the summary line go to
+ * stderr unless quiet, what must be said is said whatever quiet says.
+ * Returns ms-record's exit status: launched, the program's own (128+N
+ * for signal N); attached, 0, 1 when it recorded but could not detach,
+ * 2 when it could not attach; else MSC_RUN_EXIT_* (msc_run.h).
+ */
+int msc_cli_record(struct msc_run *run, struct msc_recorder_opts *o, const char *path, bool quiet);
+
 #endif
