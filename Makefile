@@ -1,6 +1,7 @@
 # memscope: a memory profiler for Linux C and C++ programs.
 #
-#   make            build libmsc.a, the tools, libmemscope.so and the examples
+#   make            build libmsc.a, the tools, libmemscope.so, the examples and
+#                   the other programs the tests run
 #   make check      install missing packages, build, run every test
 #   make check-sanitize  the same tests, the tools built with ASan and UBSan
 #   make fuzz       each fuzz target FUZZ_TIME seconds (default 60) under libFuzzer
@@ -119,6 +120,10 @@ shim/entry.o: SHIM_CFLAGS += -foptimize-sibling-calls -fomit-frame-pointer
 
 # Stress workloads (tests/stress/), plain -O2 -g like the examples.
 STRESS_BINS = tests/stress/bin/stress tests/stress/bin/stress_cxx tests/stress/bin/genstream
+# The bench's workloads an end-to-end test runs too (t0300: the leak scan
+# of a large heap in several threads): made by make, so that a test run
+# by hand after it finds them.
+E2E_BENCH_BINS = tests/bench/bin/live_heap
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
 BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin/alloc_storm \
@@ -166,7 +171,7 @@ FUZZ_BINS = $(addprefix tests/fuzz/bin/fuzz-,$(FUZZ_TARGETS))
 	screenshot pictures fuzz fuzz-replay stress check-sanitize
 .DEFAULT_GOAL := all
 
-all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS) $(STRESS_BINS)
+all: $(LIBMSC) $(TOOL_BINS) $(TOP_BIN) $(SHIM) $(EXAMPLE_BINS) $(STRESS_BINS) $(E2E_BENCH_BINS)
 
 libmsc/%.o: libmsc/%.c
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -343,7 +348,7 @@ unit: $(UNIT_TESTS)
 # End-to-end scripts that measure no time run this many at a time (see
 # tests/e2e/run.sh): the cores, at most 2.
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 2 ] && n=2; echo $$n)
-e2e: all tests/bench/bin/live_heap
+e2e: all
 	$(Q)E2E_JOBS=$(E2E_JOBS) sh tests/e2e/run.sh
 
 check: deps
