@@ -30,7 +30,7 @@ SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 	if (!ptr || !ACTIVE())
 		return;
 	guard_in();
-	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, NULL);
+	record_alloc(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, NULL, REC_CUSTOM);
 	guard_out();
 }
 
@@ -40,7 +40,7 @@ SHIM_EXPORT void memscope_free(const void *ptr)
 	if (!ptr || !ACTIVE())
 		return;
 	guard_in();
-	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr);
+	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, NULL, REC_CUSTOM);
 	guard_out();
 }
 
@@ -59,9 +59,9 @@ SHIM_EXPORT void memscope_realloc(const void *old, const void *ptr, size_t size)
 		return;
 	guard_in();
 	if (old)
-		record_free(frame, MSC_FN_CUSTOM, old);
+		record_free(frame, MSC_FN_CUSTOM, old, NULL, REC_CUSTOM);
 	if (ptr)
-		record_alloc_in(frame, ptr, size, MSC_FN_CUSTOM, NULL);
+		record_alloc(frame, ptr, size, MSC_FN_CUSTOM, NULL, REC_CUSTOM);
 	guard_out();
 }
 
@@ -99,7 +99,7 @@ SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t s
 	if (!ptr || !ACTIVE())
 		return;
 	guard_in();
-	record_alloc_in(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool);
+	record_alloc(__builtin_frame_address(0), ptr, size, MSC_FN_CUSTOM, pool, REC_CUSTOM);
 	guard_out();
 }
 
@@ -109,7 +109,7 @@ SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr)
 	if (!ptr || !ACTIVE())
 		return;
 	guard_in();
-	record_free_in(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool);
+	record_free(__builtin_frame_address(0), MSC_FN_CUSTOM, ptr, pool, REC_CUSTOM);
 	guard_out();
 }
 
@@ -153,8 +153,8 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		r = real(a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (r && ACTIVE()) {
 			guard_in();
-			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
-					MSC_FN_CUSTOM, NULL);
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
+				     MSC_FN_CUSTOM, NULL, REC_CUSTOM);
 			guard_out();
 		}
 		return r;
@@ -163,7 +163,8 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 		 * out again before it returns. */
 		if (a[h->ptr_arg - 1]) {
 			guard_in();
-			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1]);
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)a[h->ptr_arg - 1],
+				    NULL, REC_CUSTOM);
 			guard_out();
 		}
 		return real(a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -176,10 +177,11 @@ static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 			return r;
 		guard_in();
 		if (old && (r || !a[h->size_arg - 1]))
-			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old);
+			record_free(frame, MSC_FN_CUSTOM, (const void *)(uintptr_t)old, NULL,
+				    REC_CUSTOM);
 		if (r)
-			record_alloc_in(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
-					MSC_FN_CUSTOM, NULL);
+			record_alloc(frame, (const void *)(uintptr_t)r, a[h->size_arg - 1],
+				     MSC_FN_CUSTOM, NULL, REC_CUSTOM);
 		guard_out();
 		return r;
 	}
@@ -235,21 +237,13 @@ static void afn_alloc(void *frame, uint64_t p, uint64_t size, unsigned fn)
 		sample_count_alloc(size);
 		return;
 	}
-	record_block(frame, (const void *)(uintptr_t)p, size, fn);
+	record_alloc(frame, (const void *)(uintptr_t)p, size, fn, NULL, REC_MALLOC);
 }
 
 /* The free of p; true when it was recorded (p was, or no sampling). */
 static bool afn_free(void *frame, unsigned fn, uint64_t p)
 {
-	return free_event(frame, fn, (const void *)(uintptr_t)p);
-}
-
-/* A resize failed after old's free was recorded: it lives on, recorded. */
-static void afn_unfree(unsigned fn, uint64_t old)
-{
-	if (g_sample)
-		sampled_add((const void *)(uintptr_t)old);
-	record_simple(MSC_EV_UNFREE, fn, old, 0, 3);
+	return record_free(frame, fn, (const void *)(uintptr_t)p, NULL, REC_MALLOC | REC_COUNT);
 }
 
 static bool visit_free(const void *heap, const void *area, void *block, size_t size, void *arg)
@@ -350,13 +344,13 @@ static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, cons
 			if (r == 0)
 				afn_alloc(frame, *(uint64_t *)(uintptr_t)p, size, fn);
 			else if (old)
-				afn_unfree(fn, old);
+				record_unfree(fn, (const void *)(uintptr_t)old);
 		} else if (r) {
 			afn_alloc(frame, r, size, fn);
 		} else if (old && size && f->kind == MSC_AFN_REALLOC) {
 			/* Failed, and the block is still the caller's (not
 			 * reallocf's, which frees it, nor a resize to 0). */
-			afn_unfree(fn, old);
+			record_unfree(fn, (const void *)(uintptr_t)old);
 		}
 		guard_out();
 		return r;

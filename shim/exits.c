@@ -21,7 +21,7 @@ static void record_exit(int status)
 	if (!ACTIVE() || getpid() != g_pid)
 		return;
 	guard_in();
-	record_simple(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
+	record_stackless(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
 	guard_out();
 }
 

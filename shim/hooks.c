@@ -23,13 +23,12 @@
  *
  * Here: the full hooks of entry.c's entry points (malloc_hook, new_hook
  * and the others) and the malloc family's and C++'s other hooks, the
- * recorders (record_alloc_at and record_free_at, each specialised by
- * constant arguments into the functions record.h names), stack interning
- * (stack_id) and the boot pool.  They stay in one file, with the ring
- * operations inlined from shim.h, so that the hot path (hook ->
+ * event path's out-of-line parts (record.h: a session that samples,
+ * stacks without an id, stackless events), stack interning and the boot
+ * pool.  Each hook inlines record.h's record_alloc or record_free, with
+ * the ring operations from shim.h, so that its hot path (hook ->
  * get_tstate -> stack_id -> ring_begin/ring_commit) makes no call the
- * compiler cannot see into but the real function and the unwinder.  The
- * other hooks (maps.c, custom.c, exits.c) call the recorders out of line;
+ * compiler cannot see into but the real function and the unwinder.
  * shim.h says who owns what.
  */
 #include <dlfcn.h>
@@ -161,11 +160,9 @@ void *calloc_hidden(size_t n, size_t size)
 	return p;
 }
 
-/*
- * The id of the one-frame stack [ip]: the return address of a hook, where
- * the program called it.  Sent once per thread and address, like a stack.
- */
-static __attribute__((noinline)) uint32_t caller_new(struct tstate *t, uint64_t ip, unsigned j)
+/* caller_id's new address (record.h): its one-frame stack [ip], the
+ * return address of a hook, where the program called it. */
+__attribute__((noinline)) uint32_t caller_new(struct tstate *t, uint64_t ip, unsigned j)
 {
 	uint64_t *rec;
 	uint32_t id;
@@ -183,85 +180,16 @@ static __attribute__((noinline)) uint32_t caller_new(struct tstate *t, uint64_t 
 	return id;
 }
 
-static inline __attribute__((always_inline)) uint32_t caller_id(struct tstate *t, uint64_t ip)
-{
-	unsigned j = (unsigned)((ip >> 3) ^ (ip >> 11)) & (CALLER_SLOTS - 1);
-
-	if (likely(t->callers[j].ip == ip))
-		return t->callers[j].id;
-	return caller_new(t, ip, j);
-}
-
 /* ------------------------------------------------------------ recording */
 
 /*
- * ALLOC; a pool block (memscope.h) has a third value, its pool.  `set`:
- * a block of the malloc family that sample_skip() chose, whose free is
- * recorded only if it is in the set of recorded blocks (sample.h); a full
- * bucket makes it a block that was not chosen after all.  The bucket's
- * line is rarely in any cache (the storm's recorded allocations waited for
- * it most of their time in malloc): it is fetched while the stack is
- * taken, and the block joins the set before its ALLOC is written.
+ * record_alloc's way (record.h) for a block of the malloc family in a
+ * session that samples: one that sample_skip() chose.
  */
-static inline __attribute__((always_inline)) void record_alloc_at(void *frame, const void *p,
-								   uint64_t size, unsigned fn,
-								   const void *pool, bool set)
+__attribute__((noinline)) void record_alloc_sampling(void *frame, const void *p, uint64_t size,
+						     unsigned fn)
 {
-	const uint64_t v[3] = { (uint64_t)(uintptr_t)p, size, (uint64_t)(uintptr_t)pool };
-	struct tstate *t;
-	uint32_t id;
-
-	if (set)
-		sampled_prefetch(p);
-	t = get_tstate();
-	if (!t)
-		return;
-	shared_lock(t);
-	id = stack_id(t, frame);
-	if (set && !sampled_add(p)) {
-		sample_count_alloc(size);
-		p = NULL;
-	} else if (pool) {
-		emit(t, MSC_EV_ALLOC, fn, id, v, 3);
-	} else {
-		emit_block(t, MSC_EV_ALLOC, fn, id, v, 2);
-	}
-	if (set && !t->shared) {
-		t->pick_ptr = (uint64_t)(uintptr_t)p;	/* 0 when not in the set after all */
-		t->pick_left = t_hot.held;
-	}
-	shared_unlock(t);
-}
-
-/* A custom block (memscope.h, --hook), always recorded, is an allocation
- * of its thread's too: the block it recorded last, freed now, was not
- * temporary. */
-static inline void forget_pick(void)
-{
-	struct tstate *t = t_state;
-
-	if (g_sample && t && t != TSTATE_DEAD)
-		t->pick_ptr = 0;
-}
-
-/* Its cases, each a function of its own: no test of `set` on the way of
- * a full recording, nor of `pool` on the malloc family's.  This one, a
- * custom block's (memscope.h, its pools, --hook), forgets the pick. */
-void record_alloc_in(void *frame, const void *p, uint64_t size, unsigned fn,
-			    const void *pool)
-{
-	forget_pick();
-	record_alloc_at(frame, p, size, fn, pool, false);
-}
-
-void record_sampled(void *frame, const void *p, uint64_t size, unsigned fn)
-{
-	record_alloc_at(frame, p, size, fn, NULL, true);
-}
-
-void record_alloc(void *frame, const void *p, uint64_t size, unsigned fn)
-{
-	record_alloc_at(frame, p, size, fn, NULL, false);
+	record_alloc(frame, p, size, fn, NULL, REC_MALLOC | REC_SAMPLING);
 }
 
 /*
@@ -298,12 +226,12 @@ static inline void scrub(void *p, uint64_t from, uint64_t size)
 			*w = 0;
 }
 
-/* A block of malloc, new or the aligned family: emptied, recorded. */
-static inline void record_fresh_block(void *frame, void *p, uint64_t size, unsigned fn)
+/* A block of malloc, new or the aligned family just handed out (by fn):
+ * emptied before it is recorded. */
+static inline void scrub_fresh(void *p, uint64_t size, unsigned fn)
 {
 	if (g_new_std || (fn != MSC_FN_NEW && fn != MSC_FN_NEW_ARRAY))
 		scrub(p, 0, size);
-	record_block(frame, p, size, fn);
 }
 
 /*
@@ -320,8 +248,8 @@ static inline void prepare_alloc(void *frame)
 		unwind_prepare(&t->uw, frame, (int)g_depth);
 }
 
-/* FREE, UNFREE, EXIT (one value), MUNMAP (two): events without a stack. */
-void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
+/* UNFREE, EXIT, MUNMAP (record.h). */
+void record_stackless(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned words)
 {
 	struct tstate *t = get_tstate();
 	const uint64_t v[2] = { a, b };
@@ -333,95 +261,25 @@ void record_simple(unsigned type, unsigned fn, uint64_t a, uint64_t b, unsigned 
 	shared_unlock(t);
 }
 
-/* A free's whole stack (--free-stacks), out of the frees' way. */
-static __attribute__((noinline)) uint32_t free_stack_id(struct tstate *t, void *frame)
+__attribute__((noinline)) uint32_t free_stack_id(struct tstate *t, void *frame)
 {
 	return stack_id(t, frame);
 }
 
 /*
- * FREE of ptr by fn, with the stack of the call: the collector names the
- * bad call with it when the free is an error (double, invalid, mismatched).
+ * record_free's way (record.h) for a block of the malloc family in a
+ * session that samples: recorded if the block was (then forgotten), else
+ * counted if `count`.  Out of line, so that a full recording's free hooks
+ * keep the registers of their own way (free_hook saved two more, 4
+ * instructions a free, with it inlined).
  */
-static inline __attribute__((always_inline)) void record_free_at(void *frame, unsigned fn,
-								 const void *ptr, const void *pool,
-								 bool sampled)
+__attribute__((noinline)) bool record_free_sampling(void *frame, unsigned fn, const void *ptr,
+						    bool count)
 {
-	struct tstate *t = get_tstate();
-	const uint64_t v[2] = { (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pool };
-	uint32_t id;
-
-	if (!t)
-		return;
-	shared_lock(t);
-	/* A whole stack costs a frees as much as an allocation's capture
-	 * (about 40 ns); the caller, from a table, a few. */
-	id = unlikely(g_free_stacks) ? free_stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
-	if (pool) {
-		emit(t, MSC_EV_FREE, fn, id, v, 2);
-	} else {
-		/* A recorded block its thread frees before it allocated again:
-		 * its countdown has not moved since. */
-		if (sampled && t->pick_ptr == v[0] && sample_hot() && t_hot.held == t->pick_left) {
-			id |= MSC_FREE_TEMPORARY;
-			t->pick_ptr = 0;
-		}
-		emit_block(t, MSC_EV_FREE, fn, id, v, 1);
-	}
-	shared_unlock(t);
-	if (sampled && !t->shared)
-		sample_publish_frees(t);
-}
-
-/* A pool's free (memscope.h). */
-void record_free_in(void *frame, unsigned fn, const void *ptr, const void *pool)
-{
-	record_free_at(frame, fn, ptr, pool, false);
-}
-
-/* A free of the malloc family's: the pool's case compiled out. */
-void record_free(void *frame, unsigned fn, const void *ptr)
-{
-	record_free_at(frame, fn, ptr, NULL, false);
-}
-
-/* The same, sampling: of a block in the set (sample.h). */
-static void record_sampled_free(void *frame, unsigned fn, const void *ptr)
-{
-	record_free_at(frame, fn, ptr, NULL, true);
-}
-
-/*
- * The FREE of a block of the malloc family's, when it is to be recorded:
- * always, or when sampling, if ptr was recorded (then forgotten).  True
- * when recorded; else the caller counts the free once it is done.
- */
-static inline bool free_recorded_sampled(void *frame, unsigned fn, const void *ptr)
-{
-	if (!sampled_del(ptr))
-		return false;
-	record_sampled_free(frame, fn, ptr);
-	return true;
-}
-
-static inline bool free_recorded(void *frame, unsigned fn, const void *ptr)
-{
-	if (likely(!g_sample)) {
-		record_free(frame, fn, ptr);
+	if (record_free(frame, fn, ptr, NULL, REC_MALLOC | REC_SAMPLING))
 		return true;
-	}
-	return free_recorded_sampled(frame, fn, ptr);
-}
-
-/* free_event's sampling way: out of line, so that a full recording's
- * free hooks, which inline free_event, keep the registers of their own
- * way (free_hook saved two more, 4 instructions a free, with it
- * inlined). */
-__attribute__((noinline)) bool free_event_sampled(void *frame, unsigned fn, const void *ptr)
-{
-	if (free_recorded_sampled(frame, fn, ptr))
-		return true;
-	sample_count_free();
+	if (count)
+		sample_count_free();
 	return false;
 }
 
@@ -606,8 +464,10 @@ void *malloc_hook(size_t size)
 	}
 	prepare_alloc(frame);
 	p = real_malloc(size);
-	if (p)
-		record_fresh_block(frame, p, size, MSC_FN_MALLOC);
+	if (p) {
+		scrub_fresh(p, size, MSC_FN_MALLOC);
+		record_alloc(frame, p, size, MSC_FN_MALLOC, NULL, REC_MALLOC);
+	}
 	guard_out();
 	return p;
 }
@@ -629,7 +489,7 @@ void free_hook(void *ptr)
 	}
 	guard_in();
 	/* Before the real free: afterwards another thread may get ptr back. */
-	free_event(frame, MSC_FN_FREE, ptr);
+	record_free(frame, MSC_FN_FREE, ptr, NULL, REC_MALLOC | REC_COUNT);
 	real_free(ptr);
 	guard_out();
 }
@@ -667,7 +527,7 @@ void *calloc_hook(size_t n, size_t size)
 	prepare_alloc(frame);
 	p = real_calloc(n, size);
 	if (p)
-		record_block(frame, p, (uint64_t)n * size, MSC_FN_CALLOC);
+		record_alloc(frame, p, (uint64_t)n * size, MSC_FN_CALLOC, NULL, REC_MALLOC);
 	guard_out();
 	return p;
 }
@@ -690,7 +550,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	/* --sample: the old block's free is recorded if the block was, and
 	 * counted otherwise once the realloc did free it; the new block is
 	 * a new choice. */
-	old_recorded = ptr && free_recorded(frame, fn, ptr);
+	old_recorded = ptr && record_free(frame, fn, ptr, NULL, REC_MALLOC);
 	skip = sample_skip(size);
 	/* What the program had of the old block is copied or kept; past it,
 	 * what an earlier block left (scrub). */
@@ -707,15 +567,12 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		sample_count_alloc(size);
 	} else if (p) {
 		scrub(p, old_size, size);
-		record_block(frame, p, size, fn);
+		record_alloc(frame, p, size, fn, NULL, REC_MALLOC);
 	}
 	if (ptr && !old_recorded && (p || !size))
 		sample_count_free();
-	else if (!p && ptr && size && old_recorded) {
-		record_simple(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
-		if (g_sample)
-			sampled_add(ptr);
-	}
+	else if (!p && ptr && size && old_recorded)
+		record_unfree(fn, ptr);
 	guard_out();
 	return p;
 }
@@ -779,8 +636,11 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	ret = real_posix_memalign(out, align, size);
 	if (ret == 0 && skip)
 		sample_count_alloc(size);
-	else if (ret == 0)
-		record_fresh_block(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN);
+	else if (ret == 0) {
+		scrub_fresh(*out, size, MSC_FN_POSIX_MEMALIGN);
+		record_alloc(__builtin_frame_address(0), *out, size, MSC_FN_POSIX_MEMALIGN, NULL,
+			     REC_MALLOC);
+	}
 	guard_out();
 	return ret;
 }
@@ -804,8 +664,11 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		p = realcall;                                                                 \
 		if (p && skip)                                                                \
 			sample_count_alloc(sizeexpr);                                         \
-		else if (p)                                                                   \
-			record_fresh_block(__builtin_frame_address(0), p, sizeexpr, fn);      \
+		else if (p) {                                                                 \
+			scrub_fresh(p, sizeexpr, fn);                                         \
+			record_alloc(__builtin_frame_address(0), p, sizeexpr, fn, NULL,       \
+				     REC_MALLOC);                                             \
+		}                                                                             \
 		guard_out();                                                                    \
 		return p;                                                                     \
 	}
@@ -861,8 +724,11 @@ static void *new_fallback(size_t size)
 			guard_in();                                                      \
 			if (skip)                                                       \
 				sample_count_alloc(size);                               \
-			else                                                            \
-				record_fresh_block(__builtin_frame_address(0), p, size, fn); \
+			else {                                                          \
+				scrub_fresh(p, size, fn);                               \
+				record_alloc(__builtin_frame_address(0), p, size, fn,   \
+					     NULL, REC_MALLOC);                         \
+			}                                                               \
 			guard_out();                                                      \
 		}                                                                       \
 		return p;                                                               \
@@ -902,7 +768,7 @@ static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned 
 		return;
 	}
 	guard_in();
-	free_event(__builtin_frame_address(0), fn, ptr);
+	record_free(__builtin_frame_address(0), fn, ptr, NULL, REC_MALLOC | REC_COUNT);
 	realfn(ptr);
 	guard_out();
 }
@@ -922,7 +788,7 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 		return;
 	}
 	guard_in();
-	free_event(__builtin_frame_address(0), fn, ptr);
+	record_free(__builtin_frame_address(0), fn, ptr, NULL, REC_MALLOC | REC_COUNT);
 	realfn(ptr, al);
 	guard_out();
 }

@@ -62,7 +62,7 @@ SHIM_EXPORT int munmap(void *addr, size_t len)
 		return real_munmap(addr, len);
 	guard_in();
 	/* Like free: before the range can be handed out again. */
-	record_simple(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
+	record_stackless(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
 	ret = real_munmap(addr, len);
 	guard_out();
 	return ret;

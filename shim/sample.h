@@ -534,9 +534,10 @@ static inline void sample_publish_frees(struct tstate *t)
  * Called with the guard held before an allocation of size: true when
  * sampling and this one is not to be recorded (sample_count_alloc then
  * counts it); false when it is to be recorded (or there is no state: then
- * nothing is).
+ * nothing is).  Always inlined: GCC left most of it out of line in the
+ * hooks, which inline the event path (record.h) too.
  */
-static inline bool sample_skip(uint64_t size)
+static inline __attribute__((always_inline)) bool sample_skip(uint64_t size)
 {
 	struct tstate *t;
 

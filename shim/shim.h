@@ -13,8 +13,11 @@
  *			call not recorded, a call inside a hook passed
  *			through, else a jump to hooks.c's
  *	hooks.c		the full hooks of entry.c's and the rest of the
- *			malloc family and C++ operators, recording (the
- *			event path, record.h), stack interning, the boot pool
+ *			malloc family and C++ operators, the event path's
+ *			out-of-line parts, stack interning, the boot pool
+ *	record.h	the event path: record_alloc, record_free (always
+ *			inlined into each hook), record_unfree,
+ *			record_stackless
  *	maps.c		mmap, munmap, mremap, brk, sbrk
  *	custom.c	memscope.h's annotations, --hook's trampolines, the
  *			built-in hooks of jemalloc, mimalloc, tcmalloc
@@ -40,8 +43,8 @@
  *			the library's own thread; dlclose.S, the dlclose hook
  *
  * The hot path (hook -> get_tstate -> stack_id -> ring_begin/ring_commit)
- * stays within hooks.c (entered from entry.c by a jump, not a call) and
- * the static inline functions below: the only
+ * stays within the hook (entered from entry.c by a jump, not a call) and
+ * the always-inline functions of record.h and below: the only
  * calls out of it are those it always made (the real function, the
  * unwinder; thread_init at a thread's first event, wait_space when the
  * ring is full).
@@ -656,7 +659,9 @@ static inline struct tstate *shared_state(void)
 	return g_shared_ready ? &g_shared : NULL;
 }
 
-static inline struct tstate *get_tstate(void)
+/* Always inlined, as ring_begin: GCC's own budget runs out in a hook
+ * that inlines the whole event path (record.h), and made both calls. */
+static inline __attribute__((always_inline)) struct tstate *get_tstate(void)
 {
 	struct tstate *t = t_state;
 
@@ -743,7 +748,7 @@ static inline bool have_space(struct tstate *t, uint64_t need)
  */
 #define RING_REWIND (64u * 1024)
 
-static inline uint64_t *ring_begin(struct tstate *t, unsigned words)
+static inline __attribute__((always_inline)) uint64_t *ring_begin(struct tstate *t, unsigned words)
 {
 	uint64_t bytes = (uint64_t)words * 8, off = t->head & t->mask;
 
@@ -803,8 +808,8 @@ static inline void shared_unlock(struct tstate *t)
  * after the commit, so that the collector's watermark waits for it.  False
  * when there was no room (lossy, or stopping).  Always inlined: it is most
  * of the hot path, and GCC's own choice depends on what else the file
- * holds (it stopped inlining it into record_simple, the free hook's
- * recorder, when the module code left that file).
+ * holds (it stopped inlining it into the free hook's recorder when the
+ * module code left that file).
  */
 __attribute__((always_inline))
 static inline bool emit_ts(struct tstate *t, unsigned type, unsigned fn, uint32_t aux,
