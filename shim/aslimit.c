@@ -34,9 +34,10 @@ static uint64_t g_raised_cur, g_raised_max;
 
 static uint64_t our_space(void)
 {
-	uint64_t size = (g_region && !g_buried ? g_region_size : 0) + g_buried_bytes;
+	uint64_t size = (g_conf.region && !g_conf.buried ? g_conf.region_size : 0) +
+			g_conf.buried_bytes;
 
-	return size ? size + (64ull << 20) + (uint64_t)g_nrings * TSTATE_SLOT : 0;
+	return size ? size + (64ull << 20) + (uint64_t)g_conf.nrings * TSTATE_SLOT : 0;
 }
 
 /* The address space mapped now, from /proc/self/statm (proc(5)). */

@@ -125,10 +125,6 @@ SHIM_EXPORT void memscope_pool_destroy(const void *pool)
 
 /* --------------------------------------------- ms-record --hook NAME=... */
 
-struct msc_hookspec g_hooks[MSC_HOOK_MAX];
-uint64_t g_hook_real[MSC_HOOK_MAX];
-unsigned g_nhooks;
-
 typedef uint64_t (*hooked_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 
 /*
@@ -142,8 +138,8 @@ typedef uint64_t (*hooked_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, 
  */
 static uint64_t hook_call(unsigned k, void *frame, const uint64_t *a)
 {
-	const struct msc_hookspec *h = &g_hooks[k];
-	hooked_fn real = (hooked_fn)(uintptr_t)g_hook_real[k];
+	const struct msc_hookspec *h = &g_conf.hooks[k];
+	hooked_fn real = (hooked_fn)(uintptr_t)g_conf.hook_real[k];
 	uint64_t r, old;
 
 	if (!ACTIVE())
@@ -215,8 +211,6 @@ uint64_t shim_hook_trampoline(unsigned k)
 
 /* ------------------------------- built-in hooks: jemalloc, mimalloc, tcmalloc */
 
-uint64_t g_afn_real[MSC_NALLOCFNS];
-
 /* mimalloc's mi_heap_visit_blocks, for mi_heap_destroy: what it frees. */
 typedef bool (*mi_visit_fn)(const void *heap, const void *area, void *block, size_t size, void *arg);
 static bool (*mi_visit_blocks)(const void *heap, bool all, mi_visit_fn visitor, void *arg);
@@ -262,7 +256,7 @@ static void *sibling(unsigned k, const char *name)
 	Dl_info info;
 	void *h, *f = NULL;
 
-	if (!dladdr((void *)(uintptr_t)g_afn_real[k], &info) || !info.dli_fname)
+	if (!dladdr((void *)(uintptr_t)g_conf.afn_real[k], &info) || !info.dli_fname)
 		return NULL;
 	h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (h) {
@@ -293,7 +287,7 @@ static uint64_t str_size(uint64_t s, bool wide)
 static __attribute__((noinline)) uint64_t afn_call(unsigned k, void *frame, const uint64_t *a)
 {
 	const struct msc_allocfn *f = msc_allocfn(k);
-	hooked_fn real = (hooked_fn)(uintptr_t)g_afn_real[k];
+	hooked_fn real = (hooked_fn)(uintptr_t)g_conf.afn_real[k];
 	unsigned fn = MSC_FN_BUILTIN + k;
 	uint64_t r, p = f->ptr ? a[f->ptr - 1] : 0, size = f->size ? a[f->size - 1] : 0, old = 0;
 	struct visit_arg v = { frame, fn };

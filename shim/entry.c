@@ -48,7 +48,7 @@ static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t 
 
 	if (guard)
 		guard_in();
-	p = real_calloc(n, size);
+	p = g_real.calloc(n, size);
 	if (likely(p))
 		sample_fast_count_alloc();
 	else
@@ -64,7 +64,7 @@ static inline __attribute__((always_inline)) void *realloc_body(void *ptr, size_
 
 	if (guard)
 		guard_in();
-	p = real_realloc(ptr, size);
+	p = g_real.realloc(ptr, size);
 	if (likely(p))
 		sample_fast_count_alloc();
 	else
@@ -84,7 +84,7 @@ static __attribute__((noinline)) void *realloc_plain(void *ptr, size_t size) { r
 static __attribute__((noinline)) void free_guarded(void *ptr)
 {
 	guard_in();
-	real_free(ptr);
+	g_real.free(ptr);
 	guard_out();
 }
 
@@ -106,7 +106,7 @@ static __attribute__((noinline)) void *malloc_guarded(size_t size)
 	void *p;
 
 	guard_in();
-	p = real_malloc(size);
+	p = g_real.malloc(size);
 	guard_out();
 	if (unlikely(!p))
 		sample_fast_uncount_alloc(size);
@@ -130,10 +130,11 @@ void entry_routes(bool libc_heap)
 {
 	__atomic_store_n(&libc_heap_routes, libc_heap, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_fast_cap, libc_heap ? PRECOUNT_MAX : INT64_MAX, __ATOMIC_RELAXED);
-	__atomic_store_n(&malloc_target, libc_heap ? real_malloc : malloc_guarded, __ATOMIC_RELAXED);
+	__atomic_store_n(&malloc_target, libc_heap ? g_real.malloc : malloc_guarded,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&calloc_route, libc_heap ? calloc_plain : calloc_fast, __ATOMIC_RELAXED);
 	__atomic_store_n(&realloc_route, libc_heap ? realloc_plain : realloc_fast, __ATOMIC_RELAXED);
-	__atomic_store_n(&free_route, libc_heap ? real_free : free_guarded, __ATOMIC_RELAXED);
+	__atomic_store_n(&free_route, libc_heap ? g_real.free : free_guarded, __ATOMIC_RELAXED);
 }
 
 /* delete, delete[] when they are not libstdc++'s (free_entry below): they
@@ -163,12 +164,12 @@ SHIM_EXPORT void *malloc(size_t size)
 		return malloc_target(size);
 	}
 	gate = t_hot.gate;
-	if ((uint32_t)gate && likely(real_malloc) && !guard_maybe_lost()) {
+	if ((uint32_t)gate && likely(g_real.malloc) && !guard_maybe_lost()) {
 		if (gate & IN_NEW)
 			t_hot.gate = gate & ~(uint64_t)IN_NEW;
 		else if (unlikely(from_loader(__builtin_return_address(0))))
 			return malloc_hidden(size);
-		return real_malloc(size);
+		return g_real.malloc(size);
 	}
 	return malloc_hook(size);
 }
@@ -238,7 +239,7 @@ static inline void free_entry(void *ptr, void (*const *real)(void *), void (*hoo
 
 SHIM_EXPORT void free(void *ptr)
 {
-	free_entry(ptr, &real_free, free_hook, &free_as_free);
+	free_entry(ptr, &g_real.free, free_hook, &free_as_free);
 }
 
 SHIM_EXPORT void *calloc(size_t n, size_t size)
@@ -289,7 +290,7 @@ static inline __attribute__((always_inline)) void *new_malloc(size_t size, bool 
 
 	if (guard)
 		guard_in();
-	p = real_malloc(size + !size);
+	p = g_real.malloc(size + !size);
 	if (guard)
 		guard_out();
 	return p;
@@ -310,7 +311,7 @@ static __attribute__((noinline, cold)) void *new_after_failure(size_t size,
 	void (*handler)(void);
 	void *p;
 
-	while ((handler = real_get_new_handler())) {
+	while ((handler = g_real.get_new_handler())) {
 		handler();
 		p = new_malloc(size, guard);
 		if (p)
@@ -358,7 +359,7 @@ static __attribute__((noinline)) void *new_guarded(size_t size, void *(*realfn)(
 
 void *entry_new_call(size_t size, bool arr)
 {
-	void *(*realfn)(size_t) = arr ? real_new_arr : real_new;
+	void *(*realfn)(size_t) = arr ? g_real.new_arr : g_real.new;
 
 	return (arr ? new_arr_as_malloc : new_as_malloc) ? new_by_malloc(size, realfn)
 							 : IN_NEW_CALL(realfn(size));
@@ -406,32 +407,32 @@ static inline void *new_entry(size_t size, void *(*realfn)(size_t), void *(*hook
 
 SHIM_EXPORT void *_Znwm(size_t size)
 {
-	return new_entry(size, real_new, new_hook, &new_as_malloc);
+	return new_entry(size, g_real.new, new_hook, &new_as_malloc);
 }
 
 SHIM_EXPORT void *_Znam(size_t size)
 {
-	return new_entry(size, real_new_arr, new_arr_hook, &new_arr_as_malloc);
+	return new_entry(size, g_real.new_arr, new_arr_hook, &new_arr_as_malloc);
 }
 
 SHIM_EXPORT void _ZdlPv(void *p)
 {
-	free_entry(p, &real_delete, delete_hook, &delete_as_free);
+	free_entry(p, &g_real.delete, delete_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPv(void *p)
 {
-	free_entry(p, &real_delete_arr, delete_arr_hook, &delete_as_free);
+	free_entry(p, &g_real.delete_arr, delete_arr_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete, delete_hook, &delete_as_free);
+	free_entry(p, &g_real.delete, delete_hook, &delete_as_free);
 }
 
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	(void)n;
-	free_entry(p, &real_delete_arr, delete_arr_hook, &delete_as_free);
+	free_entry(p, &g_real.delete_arr, delete_arr_hook, &delete_as_free);
 }

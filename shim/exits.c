@@ -18,7 +18,7 @@
 
 static void record_exit(int status)
 {
-	if (!ACTIVE() || getpid() != g_pid)
+	if (!ACTIVE() || getpid() != g_conf.pid)
 		return;
 	guard_in();
 	record_stackless(MSC_EV_EXIT, 0, (uint64_t)(unsigned)status, 0, 3);
@@ -29,8 +29,8 @@ SHIM_EXPORT void exit(int status)
 {
 	ensure_init();
 	record_exit(status);
-	if (real_exit)
-		real_exit(status);
+	if (g_real.exit)
+		g_real.exit(status);
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
@@ -40,8 +40,8 @@ SHIM_EXPORT void _exit(int status)
 	ensure_init();
 	record_exit(status);
 	request_scan();
-	if (real__exit)
-		real__exit(status);
+	if (g_real._exit)
+		g_real._exit(status);
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
@@ -51,8 +51,8 @@ SHIM_EXPORT void _Exit(int status)
 	ensure_init();
 	record_exit(status);
 	request_scan();
-	if (real__Exit)
-		real__Exit(status);
+	if (g_real._Exit)
+		g_real._Exit(status);
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
@@ -74,7 +74,7 @@ static void before_exec(void)
 {
 	struct tstate *t;
 
-	if (!g_sample || !ACTIVE() || getpid() != g_pid)
+	if (!g_conf.sample || !ACTIVE() || getpid() != g_conf.pid)
 		return;
 	guard_in();
 	t = t_state;
@@ -86,18 +86,18 @@ static void before_exec(void)
 SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	before_exec();
-	if (!real_execve)
+	if (!g_real.execve)
 		return (int)syscall(SYS_execve, path, argv, envp);
-	return real_execve(path, argv, envp);
+	return g_real.execve(path, argv, envp);
 }
 
 SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 			 int flags)
 {
 	before_exec();
-	if (!real_execveat)
+	if (!g_real.execveat)
 		return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
-	return real_execveat(dirfd, path, argv, envp, flags);
+	return g_real.execveat(dirfd, path, argv, envp, flags);
 }
 
 /* glibc's execv, execvp, execvpe, fexecve and execl* call its execve by
@@ -114,22 +114,22 @@ SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *
 
 SHIM_EXPORT int execv(const char *path, char *const argv[])
 {
-	EXEC_PASS(real_execv, path, argv);
+	EXEC_PASS(g_real.execv, path, argv);
 }
 
 SHIM_EXPORT int execvp(const char *file, char *const argv[])
 {
-	EXEC_PASS(real_execvp, file, argv);
+	EXEC_PASS(g_real.execvp, file, argv);
 }
 
 SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_PASS(real_execvpe, file, argv, envp);
+	EXEC_PASS(g_real.execvpe, file, argv, envp);
 }
 
 SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	EXEC_PASS(real_fexecve, fd, argv, envp);
+	EXEC_PASS(g_real.fexecve, fd, argv, envp);
 }
 
 /* execl, execle, execlp: their arguments into an array on the stack (as
@@ -153,10 +153,10 @@ static int exec_list(enum exec_list_how how, const char *path, const char *arg, 
 		while (argv[i])
 			argv[++i] = va_arg(ap, char *);
 		if (how == EXEC_LE)
-			EXEC_PASS(real_execve, path, argv, va_arg(ap, char *const *));
+			EXEC_PASS(g_real.execve, path, argv, va_arg(ap, char *const *));
 		if (how == EXEC_LP)
-			EXEC_PASS(real_execvp, path, argv);
-		EXEC_PASS(real_execv, path, argv);
+			EXEC_PASS(g_real.execvp, path, argv);
+		EXEC_PASS(g_real.execv, path, argv);
 	}
 }
 

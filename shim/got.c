@@ -153,7 +153,7 @@ static bool patching_on;
 struct name_slot {
 	const char *name;		/* NULL: free */
 	uint32_t hash;
-	int16_t hook, ghook, afn;	/* index in hooked, g_hooks, msc_allocfn; or -1 */
+	int16_t hook, ghook, afn;	/* index in hooked, g_conf.hooks, msc_allocfn; or -1 */
 };
 
 static struct name_slot names[NAME_SLOTS];
@@ -226,8 +226,8 @@ static void names_prepare(void)
 		return;
 	for (i = 0; i < NHOOKED; i++)
 		name_add(hooked[i], (int)i, -1, -1);
-	for (i = 0; i < g_nhooks; i++)
-		name_add(g_hooks[i].name, -1, (int)i, -1);
+	for (i = 0; i < g_conf.nhooks; i++)
+		name_add(g_conf.hooks[i].name, -1, (int)i, -1);
 	for (i = 0; i < MSC_NALLOCFNS; i++)
 		name_add(msc_allocfn(i)->name, -1, -1, (int)i);
 	names_ready = true;
@@ -322,11 +322,11 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 			 * its entry's value then, resolved (BIND_NOW) or the
 			 * lazy stub, which still finds the function.
 			 */
-			if (!g_hook_real[k]) {
-				void *real = dlsym(RTLD_DEFAULT, g_hooks[k].name);
+			if (!g_conf.hook_real[k]) {
+				void *real = dlsym(RTLD_DEFAULT, g_conf.hooks[k].name);
 
-				__atomic_store_n(&g_hook_real[k], real ? (uint64_t)(uintptr_t)real : cur,
-						 __ATOMIC_RELEASE);
+				__atomic_store_n(&g_conf.hook_real[k],
+						 real ? (uint64_t)(uintptr_t)real : cur, __ATOMIC_RELEASE);
 			}
 			ghook_patched[k]++;
 		} else if (afn_ready && e && (k = e->afn) >= 0) {
@@ -340,11 +340,11 @@ static void patch_relas(uintptr_t base, const struct dyn *d, const Elf64_Rela *r
 				continue;
 			/* As for --hook: the global definition, else the
 			 * entry's (resolved, or the lazy stub). */
-			if (!g_afn_real[k]) {
+			if (!g_conf.afn_real[k]) {
 				void *real = dlsym(RTLD_DEFAULT, msc_allocfn(k)->name);
 
-				__atomic_store_n(&g_afn_real[k], real ? (uint64_t)(uintptr_t)real : cur,
-						 __ATOMIC_RELEASE);
+				__atomic_store_n(&g_conf.afn_real[k],
+						 real ? (uint64_t)(uintptr_t)real : cur, __ATOMIC_RELEASE);
 			}
 			afn_patched = true;
 		} else {
@@ -625,7 +625,7 @@ static void warn_foreign_malloc(void)
 	    secure_getenv("MEMSCOPE_QUIET"))
 		return;
 	warn_line("ms-record: warning: malloc is defined in ",
-		  info.dli_fname && info.dli_fname[0] ? info.dli_fname : g_exe,
+		  info.dli_fname && info.dli_fname[0] ? info.dli_fname : g_conf.exe,
 		  " itself (a statically linked allocator?): its allocations are not recorded");
 }
 
@@ -635,17 +635,18 @@ void shim_hooks_install(void)
 	Dl_info info;
 	unsigned i;
 
-	if (g_attached)
+	if (g_conf.attached)
 		return;
 	/* ms-record checked every spec: one that does not parse here was
 	 * not written by it, and is skipped. */
-	for (; env && *env && g_nhooks < MSC_HOOK_MAX; env = *end ? end + 1 : end) {
+	for (; env && *env && g_conf.nhooks < MSC_HOOK_MAX; env = *end ? end + 1 : end) {
 		end = strchr(env, ';');
 		if (!end)
 			end = env + strlen(env);
-		if (msc_hookspec_parse(env, (size_t)(end - env), &g_hooks[g_nhooks], &why) == 0) {
-			ghook_addr[g_nhooks] = shim_hook_trampoline(g_nhooks);
-			g_nhooks++;
+		if (msc_hookspec_parse(env, (size_t)(end - env), &g_conf.hooks[g_conf.nhooks],
+				       &why) == 0) {
+			ghook_addr[g_conf.nhooks] = shim_hook_trampoline(g_conf.nhooks);
+			g_conf.nhooks++;
 		}
 	}
 	if (dladdr((void *)shim_hooks_install, &info))
@@ -661,14 +662,14 @@ void shim_hooks_install(void)
 	 * built-in functions do not take that risk on their own: modules
 	 * dlopen'ed later keep calling the allocator directly.
 	 */
-	if (g_nhooks)
+	if (g_conf.nhooks)
 		hook_addr[NHOOKED - 1] = (uint64_t)(uintptr_t)hook_dlopen;
 	__atomic_store_n(&patching_on, true, __ATOMIC_RELEASE);
 	patch_all();
 	/* Not an error: a library dlopen'ed later may call it. */
-	for (i = 0; i < g_nhooks && !secure_getenv("MEMSCOPE_QUIET"); i++)
+	for (i = 0; i < g_conf.nhooks && !secure_getenv("MEMSCOPE_QUIET"); i++)
 		if (!ghook_patched[i])
-			warn_line("ms-record: warning: --hook ", g_hooks[i].name,
+			warn_line("ms-record: warning: --hook ", g_conf.hooks[i].name,
 				  ": no loaded module calls it (yet: modules loaded later are patched)");
 }
 

@@ -84,7 +84,7 @@ static __attribute__((noinline, cold)) void hidden_flush(struct tstate *t)
 	unsigned i, n = t_hot.hidden < HIDDEN_MAX ? t_hot.hidden : HIDDEN_MAX;
 
 	for (i = 0; i < n; i++) {
-		if (g_sample)
+		if (g_conf.sample)
 			sampled_add((const void *)(uintptr_t)t_hidden[i]);
 		emit(t, MSC_EV_HIDDEN, 0, 0, &t_hidden[i], 1);
 	}
@@ -121,7 +121,7 @@ __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct c
 	if (!c.have_ips)
 		unwind_fill_ips(&t->uw, t->ips);
 	modules_check(t);
-	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
+	id = __atomic_add_fetch(&g_conf.ctl->next_stack, 1, __ATOMIC_RELAXED);
 	rec = ring_begin(t, 1 + (unsigned)c.n);
 	if (!rec)
 		return 0;
@@ -146,7 +146,7 @@ __attribute__((noinline)) uint32_t stack_intern(struct tstate *t, const struct c
 
 void *malloc_hidden(size_t size)
 {
-	void *p = real_malloc(size);
+	void *p = g_real.malloc(size);
 
 	hidden_note(p);
 	return p;
@@ -154,7 +154,7 @@ void *malloc_hidden(size_t size)
 
 void *calloc_hidden(size_t n, size_t size)
 {
-	void *p = real_calloc(n, size);
+	void *p = g_real.calloc(n, size);
 
 	hidden_note(p);
 	return p;
@@ -168,7 +168,7 @@ __attribute__((noinline)) uint32_t caller_new(struct tstate *t, uint64_t ip, uns
 	uint32_t id;
 
 	modules_check(t);
-	id = __atomic_add_fetch(&g_ctl->next_stack, 1, __ATOMIC_RELAXED);
+	id = __atomic_add_fetch(&g_conf.ctl->next_stack, 1, __ATOMIC_RELAXED);
 	rec = ring_begin(t, 2);
 	if (!rec)
 		return 0;
@@ -205,7 +205,7 @@ __attribute__((noinline)) void record_alloc_sampling(void *frame, const void *p,
  * fresh (zeroed) unless its threshold grew.  What malloc's memory held is
  * unspecified: no program can rely on it.  An operator new of a library
  * other than libstdc++ may recycle objects and rely on what they kept
- * (g_new_std): its blocks are left too.
+ * (g_real.new_std): its blocks are left too.
  */
 #define SCRUB_MAX (128u << 10)
 
@@ -213,7 +213,7 @@ static inline void scrub(void *p, uint64_t from, uint64_t size)
 {
 	uint64_t *w, *end;
 
-	if (!g_scrub || size >= SCRUB_MAX || from >= size)
+	if (!g_conf.scrub || size >= SCRUB_MAX || from >= size)
 		return;
 	w = (uint64_t *)(((uintptr_t)p + from + 7) & ~(uintptr_t)7);
 	end = (uint64_t *)(((uintptr_t)p + size) & ~(uintptr_t)7);
@@ -230,7 +230,7 @@ static inline void scrub(void *p, uint64_t from, uint64_t size)
  * emptied before it is recorded. */
 static inline void scrub_fresh(void *p, uint64_t size, unsigned fn)
 {
-	if (g_new_std || (fn != MSC_FN_NEW && fn != MSC_FN_NEW_ARRAY))
+	if (g_real.new_std || (fn != MSC_FN_NEW && fn != MSC_FN_NEW_ARRAY))
 		scrub(p, 0, size);
 }
 
@@ -244,8 +244,8 @@ static inline void prepare_alloc(void *frame)
 {
 	struct tstate *t = t_state;
 
-	if (likely(t && t != TSTATE_DEAD) && !t->shared && g_unwind == MSC_UNWIND_DWARF)
-		unwind_prepare(&t->uw, frame, (int)g_depth);
+	if (likely(t && t != TSTATE_DEAD) && !t->shared && g_conf.unwind == MSC_UNWIND_DWARF)
+		unwind_prepare(&t->uw, frame, (int)g_conf.depth);
 }
 
 /* UNFREE, EXIT, MUNMAP (record.h). */
@@ -330,11 +330,10 @@ static inline void new_retry_end(void)
 
 /*
  * Allocations made while dlsym runs (old glibc, sanitizers) come from here:
- * resolve.c sets `resolving` meanwhile.  The hooks are its only users, and
+ * resolve.c sets g_real.resolving meanwhile.  The hooks are its only users, and
  * inline it.
  */
 static char boot_space[2 * BOOT_POOL_SIZE];
-uintptr_t boot_key;
 static size_t boot_used;
 
 /*
@@ -394,7 +393,7 @@ static void *boot_alloc(size_t size, size_t align)
 	char *pool = boot_pool();
 	size_t off, *hdr;
 
-	__atomic_store_n(&boot_key, (uintptr_t)pool >> BOOT_SHIFT, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_conf.boot_key, (uintptr_t)pool >> BOOT_SHIFT, __ATOMIC_RELAXED);
 	if (align < 16)
 		align = 16;
 	off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
@@ -443,27 +442,27 @@ void *malloc_hook(size_t size)
 	void *frame = __builtin_frame_address(0);
 	void *p;
 
-	if (unlikely(!real_malloc)) {
-		if (resolving)
+	if (unlikely(!g_real.malloc)) {
+		if (g_real.resolving)
 			return boot_alloc(size, 16);
 		ensure_init();
-		if (!real_malloc)
+		if (!g_real.malloc)
 			return boot_alloc(size, 16);
 	}
 	if (!ACTIVE()) {
 		passing_through();
-		return real_malloc(size);
+		return g_real.malloc(size);
 	}
 	guard_in();
 	if (sample_skip(size)) {
-		p = real_malloc(size);
+		p = g_real.malloc(size);
 		if (p)
 			sample_count_alloc(size);
 		guard_out();
 		return p;
 	}
 	prepare_alloc(frame);
-	p = real_malloc(size);
+	p = g_real.malloc(size);
 	if (p) {
 		scrub_fresh(p, size, MSC_FN_MALLOC);
 		record_alloc(frame, p, size, MSC_FN_MALLOC, NULL, REC_MALLOC);
@@ -478,19 +477,19 @@ void free_hook(void *ptr)
 
 	if (unlikely(!ptr || is_boot(ptr)))
 		return;
-	if (unlikely(!real_free)) {
+	if (unlikely(!g_real.free)) {
 		ensure_init();
-		if (!real_free)
+		if (!g_real.free)
 			return;
 	}
 	if (!ACTIVE()) {
-		real_free(ptr);
+		g_real.free(ptr);
 		return;
 	}
 	guard_in();
 	/* Before the real free: afterwards another thread may get ptr back. */
 	record_free(frame, MSC_FN_FREE, ptr, NULL, REC_MALLOC | REC_COUNT);
-	real_free(ptr);
+	g_real.free(ptr);
 	guard_out();
 }
 
@@ -499,33 +498,33 @@ void *calloc_hook(size_t n, size_t size)
 	void *frame = __builtin_frame_address(0);
 	void *p;
 
-	if (unlikely(!real_calloc)) {
-		if (resolving) {
+	if (unlikely(!g_real.calloc)) {
+		if (g_real.resolving) {
 			if (size && n > SIZE_MAX / size)
 				return NULL;
 			p = boot_alloc(n * size, 16);	/* the pool is zeroed memory */
 			return p;
 		}
 		ensure_init();
-		if (!real_calloc)
+		if (!g_real.calloc)
 			return NULL;
 	}
 	if (!ACTIVE()) {
 		if (t_flags && unlikely(from_loader(__builtin_return_address(0))))
 			return calloc_hidden(n, size);
 		passing_through();
-		return real_calloc(n, size);
+		return g_real.calloc(n, size);
 	}
 	guard_in();
 	if (sample_skip((uint64_t)n * size)) {
-		p = real_calloc(n, size);
+		p = g_real.calloc(n, size);
 		if (p)
 			sample_count_alloc((uint64_t)n * size);
 		guard_out();
 		return p;
 	}
 	prepare_alloc(frame);
-	p = real_calloc(n, size);
+	p = g_real.calloc(n, size);
 	if (p)
 		record_alloc(frame, p, (uint64_t)n * size, MSC_FN_CALLOC, NULL, REC_MALLOC);
 	guard_out();
@@ -545,7 +544,7 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 		return p;
 	}
 	if (!ACTIVE())
-		return real_realloc(ptr, size);
+		return g_real.realloc(ptr, size);
 	guard_in();
 	/* --sample: the old block's free is recorded if the block was, and
 	 * counted otherwise once the realloc did free it; the new block is
@@ -554,15 +553,15 @@ static void *do_realloc(void *frame, void *ptr, size_t size, unsigned fn)
 	skip = sample_skip(size);
 	/* What the program had of the old block is copied or kept; past it,
 	 * what an earlier block left (scrub). */
-	if (!ptr || skip || !g_scrub)
+	if (!ptr || skip || !g_conf.scrub)
 		old_size = 0;
-	else if (real_malloc_usable_size)
-		old_size = real_malloc_usable_size(ptr);
+	else if (g_real.malloc_usable_size)
+		old_size = g_real.malloc_usable_size(ptr);
 	else
 		old_size = size;	/* not known: nothing emptied */
 	if (!skip)
 		prepare_alloc(frame);
-	p = real_realloc(ptr, size);
+	p = g_real.realloc(ptr, size);
 	if (p && skip) {
 		sample_count_alloc(size);
 	} else if (p) {
@@ -581,8 +580,8 @@ void *realloc_hook(void *ptr, size_t size)
 {
 	void *p;
 
-	if (unlikely(!real_realloc)) {
-		if (resolving) {
+	if (unlikely(!g_real.realloc)) {
+		if (g_real.resolving) {
 			p = boot_alloc(size, 16);
 
 			if (p && ptr)
@@ -590,7 +589,7 @@ void *realloc_hook(void *ptr, size_t size)
 			return p;
 		}
 		ensure_init();
-		if (!real_realloc)
+		if (!g_real.realloc)
 			return NULL;
 	}
 	return do_realloc(__builtin_frame_address(0), ptr, size, MSC_FN_REALLOC);
@@ -602,9 +601,9 @@ SHIM_EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (unlikely(!real_realloc)) {
+	if (unlikely(!g_real.realloc)) {
 		ensure_init();
-		if (!real_realloc)
+		if (!g_real.realloc)
 			return NULL;
 	}
 	return do_realloc(__builtin_frame_address(0), ptr, n * size, MSC_FN_REALLOCARRAY);
@@ -616,7 +615,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	int ret;
 
 	ensure_init();
-	if (unlikely(!real_posix_memalign)) {
+	if (unlikely(!g_real.posix_memalign)) {
 		void *p = boot_alloc(size, align);
 
 		if (!p)
@@ -627,13 +626,13 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (!ACTIVE() || new_retry_is(__builtin_return_address(0))) {
 		bool in_new = passing_through();
 
-		ret = real_posix_memalign(out, align, size);
+		ret = g_real.posix_memalign(out, align, size);
 		new_retry_arm(in_new, ret != 0, __builtin_return_address(0));
 		return ret;
 	}
 	guard_in();
 	skip = sample_skip(size);
-	ret = real_posix_memalign(out, align, size);
+	ret = g_real.posix_memalign(out, align, size);
 	if (ret == 0 && skip)
 		sample_count_alloc(size);
 	else if (ret == 0) {
@@ -651,7 +650,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		bool skip;                                                                    \
 		void *p;                                                                      \
 		ensure_init();                                                                \
-		if (unlikely(!real_##name))                                                   \
+		if (unlikely(!g_real.name))                                                   \
 			return NULL;                                                          \
 		if (!ACTIVE() || new_retry_is(__builtin_return_address(0))) {                 \
 			bool in_new = passing_through();                                      \
@@ -674,18 +673,18 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	}
 
 ALIGNED_HOOK(aligned_alloc, MSC_FN_ALIGNED_ALLOC, (size_t align, size_t size), (align, size),
-	     real_aligned_alloc(align, size), size)
+	     g_real.aligned_alloc(align, size), size)
 ALIGNED_HOOK(memalign, MSC_FN_MEMALIGN, (size_t align, size_t size), (align, size),
-	     real_memalign(align, size), size)
-ALIGNED_HOOK(valloc, MSC_FN_VALLOC, (size_t size), (size), real_valloc(size), size)
-ALIGNED_HOOK(pvalloc, MSC_FN_PVALLOC, (size_t size), (size), real_pvalloc(size), size)
+	     g_real.memalign(align, size), size)
+ALIGNED_HOOK(valloc, MSC_FN_VALLOC, (size_t size), (size), g_real.valloc(size), size)
+ALIGNED_HOOK(pvalloc, MSC_FN_PVALLOC, (size_t size), (size), g_real.pvalloc(size), size)
 
 /* ------------------------------------------------------ C++ operators */
 
 static inline void cxx_ready(void)
 {
 	ensure_init();
-	if (unlikely(!__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE)))
+	if (unlikely(!__atomic_load_n(&g_real.cxx_resolved, __ATOMIC_ACQUIRE)))
 		resolve_cxx();
 }
 
@@ -737,21 +736,21 @@ static void *new_fallback(size_t size)
 #define NEW_HOOK(vis, sym, realfn, fn, params, callargs) \
 	NEW_HOOK_CALLING(vis, sym, realfn, fn, params, callargs, IN_NEW_CALL(realfn callargs))
 
-NEW_HOOK_CALLING(, new_hook, real_new, MSC_FN_NEW, (size_t size), (size),
+NEW_HOOK_CALLING(, new_hook, g_real.new, MSC_FN_NEW, (size_t size), (size),
 		 entry_new_call(size, false))
-NEW_HOOK_CALLING(, new_arr_hook, real_new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size),
+NEW_HOOK_CALLING(, new_arr_hook, g_real.new_arr, MSC_FN_NEW_ARRAY, (size_t size), (size),
 		 entry_new_call(size, true))
-NEW_HOOK(SHIM_EXPORT, _ZnwmRKSt9nothrow_t, real_new_nt, MSC_FN_NEW, (size_t size, const void *nt),
+NEW_HOOK(SHIM_EXPORT, _ZnwmRKSt9nothrow_t, g_real.new_nt, MSC_FN_NEW, (size_t size, const void *nt),
 	 (size, nt))
-NEW_HOOK(SHIM_EXPORT, _ZnamRKSt9nothrow_t, real_new_arr_nt, MSC_FN_NEW_ARRAY,
+NEW_HOOK(SHIM_EXPORT, _ZnamRKSt9nothrow_t, g_real.new_arr_nt, MSC_FN_NEW_ARRAY,
 	 (size_t size, const void *nt), (size, nt))
-NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_t, real_new_al, MSC_FN_NEW, (size_t size, size_t al),
+NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_t, g_real.new_al, MSC_FN_NEW, (size_t size, size_t al),
 	 (size, al))
-NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_t, real_new_arr_al, MSC_FN_NEW_ARRAY,
+NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_t, g_real.new_arr_al, MSC_FN_NEW_ARRAY,
 	 (size_t size, size_t al), (size, al))
-NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_tRKSt9nothrow_t, real_new_al_nt, MSC_FN_NEW,
+NEW_HOOK(SHIM_EXPORT, _ZnwmSt11align_val_tRKSt9nothrow_t, g_real.new_al_nt, MSC_FN_NEW,
 	 (size_t size, size_t al, const void *nt), (size, al, nt))
-NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_tRKSt9nothrow_t, real_new_arr_al_nt, MSC_FN_NEW_ARRAY,
+NEW_HOOK(SHIM_EXPORT, _ZnamSt11align_val_tRKSt9nothrow_t, g_real.new_arr_al_nt, MSC_FN_NEW_ARRAY,
 	 (size_t size, size_t al, const void *nt), (size, al, nt))
 
 /* Deletes never throw: the guard may be held across the real one. */
@@ -762,7 +761,7 @@ static inline __attribute__((always_inline)) void do_delete(void *ptr, unsigned 
 		return;
 	cxx_ready();
 	if (unlikely(!realfn))
-		realfn = real_delete ? real_delete : free;
+		realfn = g_real.delete ? g_real.delete : free;
 	if (!ACTIVE()) {
 		realfn(ptr);
 		return;
@@ -794,13 +793,13 @@ static inline __attribute__((always_inline)) void do_delete_al(void *ptr, size_t
 }
 
 /* The full hooks of entry.c's delete and delete[], unsized and sized. */
-void delete_hook(void *p) { do_delete(p, MSC_FN_DELETE, real_delete); }
-void delete_arr_hook(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
-SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE, real_delete); }
-SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE_ARRAY, real_delete_arr); }
-SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
-SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
-SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
-SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
-SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE, real_delete_al); }
-SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, real_delete_arr_al); }
+void delete_hook(void *p) { do_delete(p, MSC_FN_DELETE, g_real.delete); }
+void delete_arr_hook(void *p) { do_delete(p, MSC_FN_DELETE_ARRAY, g_real.delete_arr); }
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE, g_real.delete); }
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; do_delete(p, MSC_FN_DELETE_ARRAY, g_real.delete_arr); }
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE, g_real.delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { do_delete_al(p, al, MSC_FN_DELETE_ARRAY, g_real.delete_arr_al); }
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE, g_real.delete_al); }
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, g_real.delete_arr_al); }
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE, g_real.delete_al); }
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; do_delete_al(p, al, MSC_FN_DELETE_ARRAY, g_real.delete_arr_al); }

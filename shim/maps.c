@@ -33,12 +33,12 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 	void *p;
 
 	ensure_init();
-	if (unlikely(!real_mmap))
+	if (unlikely(!g_real.mmap))
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if (!ACTIVE() || !(flags & MAP_ANONYMOUS) || (flags & MAP_SHARED))
-		return real_mmap(addr, len, prot, flags, fd, off);
+		return g_real.mmap(addr, len, prot, flags, fd, off);
 	guard_in();
-	p = real_mmap(addr, len, prot, flags, fd, off);
+	p = g_real.mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED) {
 		uint64_t v[2] = { (uint64_t)(uintptr_t)p, len };
 
@@ -56,14 +56,14 @@ SHIM_EXPORT int munmap(void *addr, size_t len)
 	int ret;
 
 	ensure_init();
-	if (unlikely(!real_munmap))
+	if (unlikely(!g_real.munmap))
 		return (int)syscall(SYS_munmap, addr, len);
 	if (!ACTIVE())
-		return real_munmap(addr, len);
+		return g_real.munmap(addr, len);
 	guard_in();
 	/* Like free: before the range can be handed out again. */
 	record_stackless(MSC_EV_MUNMAP, MSC_FN_NONE, (uint64_t)(uintptr_t)addr, len, 4);
-	ret = real_munmap(addr, len);
+	ret = g_real.munmap(addr, len);
 	guard_out();
 	return ret;
 }
@@ -79,12 +79,12 @@ SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, .
 		va_end(ap);
 	}
 	ensure_init();
-	if (unlikely(!real_mremap))
+	if (unlikely(!g_real.mremap))
 		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 	if (!ACTIVE())
-		return real_mremap(old, old_len, new_len, flags, new_addr);
+		return g_real.mremap(old, old_len, new_len, flags, new_addr);
 	guard_in();
-	p = real_mremap(old, old_len, new_len, flags, new_addr);
+	p = g_real.mremap(old, old_len, new_len, flags, new_addr);
 	if (p != MAP_FAILED) {
 		uint64_t v[4] = { (uint64_t)(uintptr_t)old, old_len, (uint64_t)(uintptr_t)p, new_len };
 
@@ -100,13 +100,13 @@ SHIM_EXPORT int brk(void *end)
 	int ret;
 
 	ensure_init();
-	if (!real_brk || !real_sbrk)
+	if (!g_real.brk || !g_real.sbrk)
 		return (int)syscall(SYS_brk, end) == (long)end ? 0 : -1;
 	if (!ACTIVE())
-		return real_brk(end);
+		return g_real.brk(end);
 	guard_in();
-	old = real_sbrk(0);
-	ret = real_brk(end);
+	old = g_real.sbrk(0);
+	ret = g_real.brk(end);
 	if (ret == 0) {
 		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)end };
 
@@ -121,12 +121,12 @@ SHIM_EXPORT void *sbrk(intptr_t inc)
 	void *old;
 
 	ensure_init();
-	if (!real_sbrk)
+	if (!g_real.sbrk)
 		return (void *)-1;
 	if (!ACTIVE() || inc == 0)
-		return real_sbrk(inc);
+		return g_real.sbrk(inc);
 	guard_in();
-	old = real_sbrk(inc);
+	old = g_real.sbrk(inc);
 	if (old != (void *)-1) {
 		uint64_t v[2] = { (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + (uint64_t)inc };
 

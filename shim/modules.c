@@ -48,7 +48,7 @@ static int mod_emit_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	if (!path || !path[0])
-		path = g_exe;
+		path = g_conf.exe;
 	path_len = strlen(path);
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];

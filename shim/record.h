@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct tstate *t,
 		t->uw.stack_hi = t_stack_hi;
 		unwind_forget(&t->uw);
 	}
-	unwind_capture(&t->uw, g_unwind, frame, t->ips, (int)g_depth, &c);
+	unwind_capture(&t->uw, g_conf.unwind, frame, t->ips, (int)g_conf.depth, &c);
 	if (c.id)
 		return c.id;
 	return stack_intern(t, &c);
@@ -135,13 +135,13 @@ static inline __attribute__((always_inline)) void record_alloc(void *frame, cons
 	struct tstate *t;
 	uint32_t id;
 
-	if (!(how & (REC_CUSTOM | REC_SAMPLING)) && g_sample) {
+	if (!(how & (REC_CUSTOM | REC_SAMPLING)) && g_conf.sample) {
 		record_alloc_sampling(frame, p, size, fn);
 		return;
 	}
 	if (how & REC_CUSTOM) {
 		t = t_state;
-		if (g_sample && t && t != TSTATE_DEAD)
+		if (g_conf.sample && t && t != TSTATE_DEAD)
 			t->pick_ptr = 0;
 	}
 	if (set)
@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) bool record_free(void *frame, unsig
 	struct tstate *t;
 	uint32_t id;
 
-	if (!(how & (REC_CUSTOM | REC_SAMPLING)) && unlikely(g_sample))
+	if (!(how & (REC_CUSTOM | REC_SAMPLING)) && unlikely(g_conf.sample))
 		return record_free_sampling(frame, fn, ptr, how & REC_COUNT);
 	if (sampling && !sampled_del(ptr))
 		return false;	/* counted by record_free_sampling, or the caller */
@@ -196,7 +196,8 @@ static inline __attribute__((always_inline)) bool record_free(void *frame, unsig
 	shared_lock(t);
 	/* A whole stack costs a free as much as an allocation's capture
 	 * (about 40 ns); the caller, from a table, a few. */
-	id = unlikely(g_free_stacks) ? free_stack_id(t, frame) : caller_id(t, ((uint64_t *)frame)[1]);
+	id = unlikely(g_conf.free_stacks) ? free_stack_id(t, frame)
+					  : caller_id(t, ((uint64_t *)frame)[1]);
 	if ((how & REC_CUSTOM) && pool) {
 		emit(t, MSC_EV_FREE, fn, id, v, 2);
 	} else {
@@ -220,7 +221,7 @@ static inline __attribute__((always_inline)) bool record_free(void *frame, unsig
  * the block lives on, recorded (back in the set when sampling). */
 static inline void record_unfree(unsigned fn, const void *ptr)
 {
-	if (g_sample)
+	if (g_conf.sample)
 		sampled_add(ptr);
 	record_stackless(MSC_EV_UNFREE, fn, (uint64_t)(uintptr_t)ptr, 0, 3);
 }

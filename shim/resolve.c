@@ -6,11 +6,11 @@
  * Preloaded, a real function is the next definition (dlsym(RTLD_NEXT));
  * attached, it is the one the program's own calls bind to (resolve_attached).
  * dlsym may allocate (old glibc, sanitizers), and its allocations come back
- * to our malloc before real_malloc is known: while `resolving` is set, the
- * hooks answer them from the boot pool (hooks.c).
+ * to our malloc before g_real.malloc is known: while g_real.resolving is
+ * set, the hooks answer them from the boot pool (hooks.c).
  *
- * Owns real_* (the C++ operators' only when libstdc++ is there, else they
- * stay NULL), and the slow path of the dlclose hook (dlclose.S) for a
+ * Owns g_real (the C++ operators' only when libstdc++ is there, else they
+ * stay NULL), shim_real_dlclose, and the slow path of the dlclose hook (dlclose.S) for a
  * dlclose before anything else was looked up.
  */
 #include <dlfcn.h>
@@ -21,51 +21,8 @@
 
 #include "shim.h"
 
-void *(*real_malloc)(size_t);
-void (*real_free)(void *);
-void *(*real_calloc)(size_t, size_t);
-void *(*real_realloc)(void *, size_t);
-int (*real_posix_memalign)(void **, size_t, size_t);
-void *(*real_aligned_alloc)(size_t, size_t);
-void *(*real_memalign)(size_t, size_t);
-void *(*real_valloc)(size_t);
-void *(*real_pvalloc)(size_t);
-size_t (*real_malloc_usable_size)(void *);
-void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-int (*real_munmap)(void *, size_t);
-void *(*real_mremap)(void *, size_t, size_t, int, ...);
-int (*real_brk)(void *);
-void *(*real_sbrk)(intptr_t);
-void (*real_exit)(int) __attribute__((noreturn));
-void (*real__exit)(int) __attribute__((noreturn));
-void (*real__Exit)(int) __attribute__((noreturn));
-int (*real_execve)(const char *, char *const[], char *const[]);
-int (*real_execv)(const char *, char *const[]);
-int (*real_execvp)(const char *, char *const[]);
-int (*real_execvpe)(const char *, char *const[], char *const[]);
-int (*real_fexecve)(int, char *const[], char *const[]);
-int (*real_execveat)(int, const char *, char *const[], char *const[], int);
+struct shim_real g_real;
 int (*shim_real_dlclose)(void *);
-int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
-
-/* C++ operators, resolved when libstdc++ is there. */
-void *(*real_new)(size_t);
-void (*(*real_get_new_handler)(void))(void);
-void *(*real_new_arr)(size_t);
-void *(*real_new_nt)(size_t, const void *);
-void *(*real_new_arr_nt)(size_t, const void *);
-void *(*real_new_al)(size_t, size_t);
-void *(*real_new_arr_al)(size_t, size_t);
-void *(*real_new_al_nt)(size_t, size_t, const void *);
-void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
-void (*real_delete)(void *);
-void (*real_delete_arr)(void *);
-void (*real_delete_al)(void *, size_t);
-void (*real_delete_arr_al)(void *, size_t);
-bool cxx_resolved;
-bool g_new_std;
-
-volatile int resolving;
 
 /* Is p a definition (not a canonical PLT entry)?  *obj: the object it is in. */
 static bool defined_at(void *p, const char **obj)
@@ -214,7 +171,7 @@ static bool in_libstdcxx(void *p)
 /* Preloaded: the next definition.  Attached: see resolve_attached. */
 static void *resolve_one(const char *name)
 {
-	return g_attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name);
+	return g_conf.attached ? resolve_attached(name) : dlsym(RTLD_NEXT, name);
 }
 
 #define RESOLVE(var, name) (*(void **)&(var) = resolve_one(name))
@@ -257,50 +214,52 @@ void resolve_reals(void)
 {
 	const char *libc;
 
-	resolving = 1;
-	RESOLVE(real_malloc, "malloc");
-	RESOLVE(real_free, "free");
-	RESOLVE(real_calloc, "calloc");
-	RESOLVE(real_realloc, "realloc");
-	RESOLVE(real_posix_memalign, "posix_memalign");
-	RESOLVE(real_aligned_alloc, "aligned_alloc");
-	RESOLVE(real_memalign, "memalign");
-	RESOLVE(real_valloc, "valloc");
-	RESOLVE(real_pvalloc, "pvalloc");
-	RESOLVE(real_mmap, "mmap");
-	RESOLVE(real_munmap, "munmap");
-	RESOLVE(real_mremap, "mremap");
-	RESOLVE(real_brk, "brk");
-	RESOLVE(real_sbrk, "sbrk");
-	RESOLVE(real_exit, "exit");
-	RESOLVE(real__exit, "_exit");
-	RESOLVE(real__Exit, "_Exit");
-	RESOLVE(real_execve, "execve");
-	RESOLVE(real_execv, "execv");
-	RESOLVE(real_execvp, "execvp");
-	RESOLVE(real_execvpe, "execvpe");
-	RESOLVE(real_fexecve, "fexecve");
-	RESOLVE(real_execveat, "execveat");
+	g_real.resolving = 1;
+	RESOLVE(g_real.malloc, "malloc");
+	RESOLVE(g_real.free, "free");
+	RESOLVE(g_real.calloc, "calloc");
+	RESOLVE(g_real.realloc, "realloc");
+	RESOLVE(g_real.posix_memalign, "posix_memalign");
+	RESOLVE(g_real.aligned_alloc, "aligned_alloc");
+	RESOLVE(g_real.memalign, "memalign");
+	RESOLVE(g_real.valloc, "valloc");
+	RESOLVE(g_real.pvalloc, "pvalloc");
+	RESOLVE(g_real.mmap, "mmap");
+	RESOLVE(g_real.munmap, "munmap");
+	RESOLVE(g_real.mremap, "mremap");
+	RESOLVE(g_real.brk, "brk");
+	RESOLVE(g_real.sbrk, "sbrk");
+	RESOLVE(g_real.exit, "exit");
+	RESOLVE(g_real._exit, "_exit");
+	RESOLVE(g_real._Exit, "_Exit");
+	RESOLVE(g_real.execve, "execve");
+	RESOLVE(g_real.execv, "execv");
+	RESOLVE(g_real.execvp, "execvp");
+	RESOLVE(g_real.execvpe, "execvpe");
+	RESOLVE(g_real.fexecve, "fexecve");
+	RESOLVE(g_real.execveat, "execveat");
 	RESOLVE(shim_real_dlclose, "dlclose");
-	RESOLVE(real_pthread_getattr_np, "pthread_getattr_np");
-	RESOLVE(real_malloc_usable_size, "malloc_usable_size");
+	RESOLVE(g_real.pthread_getattr_np, "pthread_getattr_np");
+	RESOLVE(g_real.malloc_usable_size, "malloc_usable_size");
 	/* Asked of realloc's blocks only when it is the same allocator's: a
 	 * malloc of the program's own with glibc's malloc_usable_size would
 	 * read what is not a chunk header. */
 	{
 		const char *at;
 
-		if (!defined_at((void *)real_realloc, &at) ||
-		    !defined_in((void *)real_malloc_usable_size, at))
-			real_malloc_usable_size = NULL;
+		if (!defined_at((void *)g_real.realloc, &at) ||
+		    !defined_in((void *)g_real.malloc_usable_size, at))
+			g_real.malloc_usable_size = NULL;
 	}
 	/* glibc's own?  (A malloc_debug or jemalloc preloaded, or linked,
 	 * defines its own.) */
 	if (!defined_at((void *)gnu_get_libc_version, &libc))
 		libc = NULL;
-	entry_routes(defined_in((void *)real_malloc, libc) && defined_in((void *)real_free, libc) &&
-		     defined_in((void *)real_calloc, libc) && defined_in((void *)real_realloc, libc));
-	resolving = 0;
+	entry_routes(defined_in((void *)g_real.malloc, libc) &&
+		     defined_in((void *)g_real.free, libc) &&
+		     defined_in((void *)g_real.calloc, libc) &&
+		     defined_in((void *)g_real.realloc, libc));
+	g_real.resolving = 0;
 }
 
 /*
@@ -325,28 +284,29 @@ void resolve_cxx(void)
 	bool missed = false;
 
 	guard_in();
-	RESOLVE_CXX(real_new, "_Znwm");
-	RESOLVE_CXX(real_new_arr, "_Znam");
-	RESOLVE_CXX(real_new_nt, "_ZnwmRKSt9nothrow_t");
-	RESOLVE_CXX(real_new_arr_nt, "_ZnamRKSt9nothrow_t");
-	RESOLVE_CXX(real_new_al, "_ZnwmSt11align_val_t");
-	RESOLVE_CXX(real_new_arr_al, "_ZnamSt11align_val_t");
-	RESOLVE_CXX(real_new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
-	RESOLVE_CXX(real_new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
-	RESOLVE_CXX(real_delete, "_ZdlPv");
-	RESOLVE_CXX(real_delete_arr, "_ZdaPv");
-	RESOLVE_CXX(real_delete_al, "_ZdlPvSt11align_val_t");
-	RESOLVE_CXX(real_delete_arr_al, "_ZdaPvSt11align_val_t");
-	RESOLVE_CXX(real_get_new_handler, "_ZSt15get_new_handlerv");
-	entry_cxx_routes(in_libstdcxx((void *)real_delete) && in_libstdcxx((void *)real_delete_arr),
-			 real_get_new_handler && in_libstdcxx((void *)real_new),
-			 in_libstdcxx((void *)real_new_arr));
+	RESOLVE_CXX(g_real.new, "_Znwm");
+	RESOLVE_CXX(g_real.new_arr, "_Znam");
+	RESOLVE_CXX(g_real.new_nt, "_ZnwmRKSt9nothrow_t");
+	RESOLVE_CXX(g_real.new_arr_nt, "_ZnamRKSt9nothrow_t");
+	RESOLVE_CXX(g_real.new_al, "_ZnwmSt11align_val_t");
+	RESOLVE_CXX(g_real.new_arr_al, "_ZnamSt11align_val_t");
+	RESOLVE_CXX(g_real.new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	RESOLVE_CXX(g_real.new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	RESOLVE_CXX(g_real.delete, "_ZdlPv");
+	RESOLVE_CXX(g_real.delete_arr, "_ZdaPv");
+	RESOLVE_CXX(g_real.delete_al, "_ZdlPvSt11align_val_t");
+	RESOLVE_CXX(g_real.delete_arr_al, "_ZdaPvSt11align_val_t");
+	RESOLVE_CXX(g_real.get_new_handler, "_ZSt15get_new_handlerv");
+	entry_cxx_routes(in_libstdcxx((void *)g_real.delete) &&
+				 in_libstdcxx((void *)g_real.delete_arr),
+			 g_real.get_new_handler && in_libstdcxx((void *)g_real.new),
+			 in_libstdcxx((void *)g_real.new_arr));
 	/* A program's own operator new may hand out objects it recycles,
 	 * relying on what they held: its blocks are not emptied. */
-	g_new_std = in_libstdcxx((void *)real_new) && in_libstdcxx((void *)real_new_arr);
+	g_real.new_std = in_libstdcxx((void *)g_real.new) && in_libstdcxx((void *)g_real.new_arr);
 	if (missed)
 		forget_dlerror();
-	__atomic_store_n(&cxx_resolved, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&g_real.cxx_resolved, true, __ATOMIC_RELEASE);
 	guard_out();
 }
 

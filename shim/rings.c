@@ -30,12 +30,10 @@
  * next: a later session's ring (corrupt records) or the program's own
  * memory.  Buried, such a write lands in memory of ours that nothing
  * reads, and a wait for room there gives up (its session is over).  What
- * stays is address space (g_buried_bytes), no memory: the collector's
+ * stays is address space (g_conf.buried_bytes), no memory: the collector's
  * pages go with its own mapping.
  */
 #define BURY_SPARE_RINGS 16u
-
-unsigned g_ring_scanners, g_ring_scan_limit;
 
 void region_bury(void)
 {
@@ -46,7 +44,7 @@ void region_bury(void)
 	void *p;
 
 	tstate_pool_close();
-	if (!g_region || g_buried)
+	if (!g_conf.region || g_conf.buried)
 		return;
 	/*
 	 * Threads write only to the rings they took, which are the lowest
@@ -55,54 +53,55 @@ void region_bury(void)
 	 * for lookers, are kept; the rest (untouched, address space only:
 	 * 2 MiB a ring with few threads) goes.
 	 */
-	used = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE) + BURY_SPARE_RINGS;
-	if (used > g_nrings)
-		used = g_nrings;
+	used = __atomic_load_n(&g_conf.ctl->rings_used, __ATOMIC_ACQUIRE) + BURY_SPARE_RINGS;
+	if (used > g_conf.nrings)
+		used = g_conf.nrings;
 	/* No ring scan may go past what stays mapped (thread_init): bound
 	 * them, then wait for those under way, 100 ms at most (a thread
 	 * held elsewhere: the rings then stay mapped, as safe). */
-	__atomic_store_n(&g_ring_scan_limit, (unsigned)used, __ATOMIC_SEQ_CST);
-	for (wait = 0; __atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST) && wait < 1000; wait++) {
+	__atomic_store_n(&g_written.ring_scan_limit, (unsigned)used, __ATOMIC_SEQ_CST);
+	for (wait = 0; __atomic_load_n(&g_written.ring_scanners, __ATOMIC_SEQ_CST) && wait < 1000;
+	     wait++) {
 		struct timespec ts = { 0, 100000 };
 
 		nanosleep(&ts, NULL);
 	}
-	if (__atomic_load_n(&g_ring_scanners, __ATOMIC_SEQ_CST)) {
-		used = g_nrings;
+	if (__atomic_load_n(&g_written.ring_scanners, __ATOMIC_SEQ_CST)) {
+		used = g_conf.nrings;
 	} else {
 		/* Scans that were under way took rings past the bound, and
 		 * said them before they ended. */
-		uint64_t now = __atomic_load_n(&g_ctl->rings_used, __ATOMIC_ACQUIRE);
+		uint64_t now = __atomic_load_n(&g_conf.ctl->rings_used, __ATOMIC_ACQUIRE);
 
 		if (now > used)
-			used = now < g_nrings ? now : g_nrings;
+			used = now < g_conf.nrings ? now : g_conf.nrings;
 	}
-	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_ring_size);
+	keep = MSC_PROTO_CTL_SIZE + used * (MSC_PROTO_RING_HDR + (uint64_t)g_conf.ring_size);
 	keep = (keep + 4095) & ~4095ull;
-	if (keep > g_region_size)
-		keep = g_region_size;
-	p = real_mmap ? real_mmap(g_region, keep, prot, flags, -1, 0) :
-			mmap(g_region, keep, prot, flags, -1, 0);
+	if (keep > g_conf.region_size)
+		keep = g_conf.region_size;
+	p = g_real.mmap ? g_real.mmap(g_conf.region, keep, prot, flags, -1, 0) :
+			mmap(g_conf.region, keep, prot, flags, -1, 0);
 	/* Else the region stays mapped as it is, for good: as safe. */
-	if (p == g_region) {
-		if (keep < g_region_size)
-			unmap((char *)g_region + keep, g_region_size - keep);
+	if (p == g_conf.region) {
+		if (keep < g_conf.region_size)
+			unmap((char *)g_conf.region + keep, g_conf.region_size - keep);
 		/* What is left of it: the rest of the range is the address
 		 * space's again (another library may be mapped there), and a
 		 * fork's child unmaps only this (fork_child). */
-		g_region_size = keep;
-		g_buried_bytes += keep;
+		g_conf.region_size = keep;
+		g_conf.buried_bytes += keep;
 	}
-	g_buried = true;
+	g_conf.buried = true;
 }
 
 /* Is the collector still there?  (Slow path only.)  Its pid is the one
  * the kernel named for the socket (session_start), not the page's. */
 bool collector_alive(void)
 {
-	if (g_ctl->stop || g_ctl->dead)
+	if (g_conf.ctl->stop || g_conf.ctl->dead)
 		return false;
-	if (g_collector_pid > 0 && kill(g_collector_pid, 0) < 0 && errno == ESRCH)
+	if (g_conf.collector_pid > 0 && kill(g_conf.collector_pid, 0) < 0 && errno == ESRCH)
 		return false;
 	return true;
 }
@@ -111,8 +110,8 @@ bool collector_alive(void)
  * as a wake-up: msc_proto.h). */
 void wake_collector(void)
 {
-	if (g_collector_pid > 0)
-		kill(g_collector_pid, SIGURG);
+	if (g_conf.collector_pid > 0)
+		kill(g_conf.collector_pid, SIGURG);
 }
 
 uint64_t mono_ns(void)
@@ -160,9 +159,9 @@ long long collector_cpu(void)
 	long long ticks = 0;
 	unsigned field;
 
-	if (g_collector_pid <= 0)
+	if (g_conf.collector_pid <= 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)g_collector_pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)g_conf.collector_pid);
 	if (read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return -1;
 	/* After ") ", field 3 (the state) begins. */
@@ -179,7 +178,7 @@ long long collector_cpu(void)
 /* Drops a record the ring has no room for: counted, said at the end. */
 static bool drop(int saved)
 {
-	__atomic_add_fetch(&g_ctl->lost, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g_conf.ctl->lost, 1, __ATOMIC_RELAXED);
 	errno = saved;
 	return false;
 }
@@ -212,15 +211,15 @@ bool wait_space(struct tstate *t, uint64_t need)
 		/* An abandoned ring gets no room again (msc_proto.h). */
 		/* Also a ring of an earlier session (attach mode): one
 		 * detached and another begun while this thread waited. */
-		if (g_lossy || g_state != ST_ACTIVE || r->abandoned ||
-		    __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
-			if (g_lossy)
+		if (g_conf.lossy || g_state != ST_ACTIVE || r->abandoned ||
+		    __atomic_load_n(&g_conf.gen, __ATOMIC_ACQUIRE) != gen) {
+			if (g_conf.lossy)
 				return drop(saved);
 			errno = saved;
 			return false;
 		}
 		if (spins++ == 0) {
-			__atomic_add_fetch(&g_ctl->waits, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&g_conf.ctl->waits, 1, __ATOMIC_RELAXED);
 			/* The collector may nap for up to 100 ms when sampling:
 			 * a full ring must not wait that long. */
 			wake_collector();
@@ -237,12 +236,13 @@ bool wait_space(struct tstate *t, uint64_t need)
 			struct timespec ts = { 0, 10000000 };
 
 			syscall(SYS_futex, &r->wake, FUTEX_WAIT, seq, &ts, NULL, 0);
-			if ((++naps & 3) == 0 && __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == gen &&
+			if ((++naps & 3) == 0 &&
+			    __atomic_load_n(&g_conf.gen, __ATOMIC_ACQUIRE) == gen &&
 			    !collector_alive()) {
-				g_ctl->dead = 1;
+				g_conf.ctl->dead = 1;
 				stop_recording();
 				/* Attached: nothing will detach us now. */
-				if (g_attached)
+				if (g_conf.attached)
 					shim_unhook_orphaned();
 				errno = saved;
 				return false;

@@ -5,7 +5,7 @@
  * shim links nothing the program might not, and a logarithm per recorded
  * allocation is all it needs.
  *
- * Owns g_sample (set by session.c from the control page) and g_sampled.
+ * Owns g_sampled; g_conf.sample is set by session.c from the control page.
  */
 #include <signal.h>
 #include <stddef.h>
@@ -14,7 +14,6 @@
 
 #include "sample.h"
 
-uint64_t g_sample;
 struct sampled_set *g_sampled;
 int64_t g_fast_cap = INT64_MAX;
 /* A bucket is one line when the set is at a page's start. */
@@ -152,7 +151,7 @@ static volatile int g_flushed;
 /* The slots of this session's rings. */
 static unsigned hot_slots(void)
 {
-	return g_nrings < HOT_SLOTS ? g_nrings : HOT_SLOTS;
+	return g_conf.nrings < HOT_SLOTS ? g_conf.nrings : HOT_SLOTS;
 }
 
 void sample_open(struct tstate *t)
@@ -278,7 +277,7 @@ void sample_flush_all(void)
 	struct tstate *t = t_state;
 	unsigned i, n;
 
-	if (!g_sample || !g_ctl || __atomic_load_n(&g_flushed, __ATOMIC_ACQUIRE))
+	if (!g_conf.sample || !g_conf.ctl || __atomic_load_n(&g_flushed, __ATOMIC_ACQUIRE))
 		return;
 	if (t && t != TSTATE_DEAD)
 		sample_leave(t);
@@ -297,9 +296,11 @@ void sample_flush_all(void)
 		if (!hot)
 			continue;
 		if (read_counts(hot, counts)) {
-			__atomic_add_fetch(&g_ctl->flushed_allocs, counts[0], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&g_ctl->flushed_bytes, counts[1], __ATOMIC_RELAXED);
-			__atomic_add_fetch(&g_ctl->flushed_frees, counts[2], __ATOMIC_RELAXED);
+			struct msc_ctl *ctl = g_conf.ctl;
+
+			__atomic_add_fetch(&ctl->flushed_allocs, counts[0], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&ctl->flushed_bytes, counts[1], __ATOMIC_RELAXED);
+			__atomic_add_fetch(&ctl->flushed_frees, counts[2], __ATOMIC_RELAXED);
 		}
 		slot->hot = NULL;
 	}
@@ -316,10 +317,10 @@ static void hots_reset(void)
 bool sample_setup(void)
 {
 	g_seeded_threads = 0;
-	g_sample = 0;
+	g_conf.sample = 0;
 	hots_reset();
 	boot_pool_unset();
-	if (!g_ctl->sample)
+	if (!g_conf.ctl->sample)
 		return true;
 	if (!g_sampled) {
 		g_sampled = map_set();
@@ -333,7 +334,7 @@ bool sample_setup(void)
 	}
 	sampled_pin(NULL);
 	boot_pool_to_set();
-	g_sample = g_ctl->sample;
+	g_conf.sample = g_conf.ctl->sample;
 	return true;
 }
 
@@ -375,16 +376,16 @@ static double ln(double x)
 }
 
 /*
- * An exponential draw of mean g_sample, rounded up to whole bytes: the
+ * An exponential draw of mean g_conf.sample, rounded up to whole bytes: the
  * allocation of s bytes that finds count c left is recorded when c <= s,
  * which for a count ceil(X) is when X <= s (s is whole), probability
- * 1 - exp(-s/g_sample).
+ * 1 - exp(-s/g_conf.sample).
  */
 int64_t sample_draw(struct tstate *t)
 {
 	/* u in (0, 1]: 53 random bits, never 0. */
 	double u = (double)((next_u64(&t->sample_rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
-	double x = -ln(u) * (double)g_sample;
+	double x = -ln(u) * (double)g_conf.sample;
 
 	if (x >= 4.0e18)
 		return INT64_MAX / 2;
@@ -396,8 +397,8 @@ void sample_thread_init(struct tstate *t)
 	unsigned n = __atomic_fetch_add(&g_seeded_threads, 1, __ATOMIC_RELAXED);
 	uint64_t seed;
 
-	if (g_ctl->sample_seeded) {
-		seed = g_ctl->sample_seed ^ ((uint64_t)n * 0xd1b54a32d192ed03ull);
+	if (g_conf.ctl->sample_seeded) {
+		seed = g_conf.ctl->sample_seed ^ ((uint64_t)n * 0xd1b54a32d192ed03ull);
 	} else {
 		struct timespec ts;
 
@@ -408,7 +409,7 @@ void sample_thread_init(struct tstate *t)
 	t->sample_rng = seed;
 	t->pick_ptr = 0;
 	next_u64(&t->sample_rng);
-	t->sample_left = g_sample ? sample_draw(t) : 0;
+	t->sample_left = g_conf.sample ? sample_draw(t) : 0;
 }
 
 bool sample_pick_shared(struct tstate *t, uint64_t size)

@@ -7,11 +7,11 @@
  * hooks.c) and by sample.c and threads.c.
  *
  * The choice.  Each thread counts down bytes (t_hot.left) from an
- * exponential draw of mean g_sample; the allocation that takes the count to
- * zero or below is recorded, and a new count is drawn.  The exponential has
- * no memory, so a block of s bytes is recorded with probability
- * 1 - exp(-s/g_sample) whatever came before it: the probability whose inverse
- * the collector weighs each recorded block by.  An allocation that is not
+ * exponential draw of mean g_conf.sample; the allocation that takes the
+ * count to zero or below is recorded, and a new count is drawn.  The
+ * exponential has no memory, so a block of s bytes is recorded with
+ * probability 1 - exp(-s/g_conf.sample) whatever came before it: the
+ * probability whose inverse the collector weighs each recorded block by.  An allocation that is not
  * recorded costs a subtraction and a count in the thread's TLS (added to
  * its ring's header at its next hook: sample.c, sample_publish): no stack,
  * no record, no collector.
@@ -541,7 +541,7 @@ static inline __attribute__((always_inline)) bool sample_skip(uint64_t size)
 {
 	struct tstate *t;
 
-	if (!g_sample)
+	if (!g_conf.sample)
 		return false;
 	if (likely(sample_hot()) && likely(sample_held_take(size)))
 		return true;

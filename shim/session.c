@@ -14,8 +14,9 @@
  * on.  The rings' slow path, waiting for room (wait_space), and a region's
  * end are rings.c's, the address-space limit is aslimit.c's (session.h).
  *
- * Owns the session's state (g_state, g_ctl, the region, the options the
- * collector chose, the session generation g_gen) and the fork handlers.
+ * Owns the session's state (g_wiped's g_state and g_conf: the control
+ * page, the region, the options the collector chose, the session
+ * generation) and the fork handlers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,35 +36,16 @@
 #include "session.h"
 
 struct shim_wiped g_wiped;
+struct shim_conf g_conf;
 /* Not wiped: shim_init ran in this process, or in the one it was copied
  * from (a clone child finds this set and its state zeroed). */
 static bool g_started;
 /* What fork_prepare saw: fork_child's own copy of the state is wiped. */
 static int g_state_at_fork;
-struct msc_ctl *g_ctl;
-void *g_region;
-size_t g_region_size;
-pid_t g_pid;
-unsigned g_unwind, g_depth;
-bool g_free_stacks;
-bool g_lossy;
 static bool g_follow, g_scan;
-bool g_scrub;
-bool g_tsc;
-unsigned g_threads_seen;
-bool g_ts_repair;
 static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-pid_t g_collector_pid;
-uint32_t g_ring_size, g_nrings;
-bool g_attached;
-unsigned g_gen;
-/* The region under g_region is a session's no more (buried), and the
- * address space its buried predecessors keep. */
-bool g_buried;
 /* An attach claimed the library and has not begun recording yet. */
 static bool g_claimed;
-uint64_t g_buried_bytes;
-char g_exe[512];
 
 /* ----------------------------------------------------------------- init */
 
@@ -105,7 +87,7 @@ static bool collector_trusted(int s)
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != geteuid() && cred.uid != 0))
 		return false;
-	g_collector_pid = cred.pid;
+	g_conf.collector_pid = cred.pid;
 	return true;
 }
 
@@ -122,8 +104,8 @@ static bool region_fd_ok(int fd, uint64_t size)
 
 /*
  * The control page's layout, checked against the mapping before anything
- * is written through it, and kept in our own memory (g_ring_size,
- * g_nrings): the page is shared, and what it says later is not believed.
+ * is written through it, and kept in our own memory (g_conf.ring_size,
+ * g_conf.nrings): the page is shared, and what it says later is not believed.
  */
 static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
 {
@@ -133,8 +115,8 @@ static bool layout_ok(const struct msc_ctl *ctl, uint64_t size)
 	    ring_size < 4096 || (ring_size & (ring_size - 1)) || ring_size > (1u << 30) ||
 	    nrings < 1 || nrings > MSC_PROTO_MAX_RINGS || msc_region_size(ring_size, nrings) > size)
 		return false;
-	g_ring_size = ring_size;
-	g_nrings = nrings;
+	g_conf.ring_size = ring_size;
+	g_conf.nrings = nrings;
 	return true;
 }
 
@@ -172,8 +154,8 @@ static int session_start(bool forked)
 	hello.ppid = getppid();
 	hello.flags = forked ? MSC_HELLO_FORKED : 0;
 	/* Read once per image, at init (a fork child runs the same one). */
-	n = (ssize_t)strnlen(g_exe, sizeof(hello.exe) - 1);
-	memcpy(hello.exe, g_exe, (size_t)n);
+	n = (ssize_t)strnlen(g_conf.exe, sizeof(hello.exe) - 1);
+	memcpy(hello.exe, g_conf.exe, (size_t)n);
 	as_hello(&hello);
 	if (send(s, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
 		rc = -EPIPE;
@@ -200,34 +182,34 @@ static int session_start(bool forked)
 		rc = -EPROTO;
 		goto fail;
 	}
-	as_make_room((uint64_t)g_nrings * TSTATE_SLOT);
+	as_make_room((uint64_t)g_conf.nrings * TSTATE_SLOT);
 	/* Attached, every thread records at once (threads.c). */
-	if (g_attached && !forked)
-		tstate_pool_open(g_nrings);
+	if (g_conf.attached && !forked)
+		tstate_pool_open(g_conf.nrings);
 	/* A new region: its rings are all to scan (region_bury bounded the
 	 * last one's). */
-	__atomic_store_n(&g_ring_scan_limit, 0, __ATOMIC_SEQ_CST);
-	g_region = region;
-	g_region_size = welcome.region_size;
-	g_buried = false;
-	g_ctl = region;
-	g_depth = g_ctl->depth ? g_ctl->depth : 64;
-	if (g_depth > TRACE_MAX)
-		g_depth = TRACE_MAX;
-	g_unwind = g_ctl->unwind;
-	g_lossy = g_ctl->flags & MSC_CTL_LOSSY;
-	g_follow = g_ctl->flags & MSC_CTL_FOLLOW;
-	g_scan = g_ctl->flags & MSC_CTL_SCAN;
-	g_scrub = g_scan;
-	g_free_stacks = g_ctl->flags & MSC_CTL_FREE_STACKS;
-	g_tsc = g_ctl->ts_kind == MSC_TS_TSC;
+	__atomic_store_n(&g_written.ring_scan_limit, 0, __ATOMIC_SEQ_CST);
+	g_conf.region = region;
+	g_conf.region_size = welcome.region_size;
+	g_conf.buried = false;
+	g_conf.ctl = region;
+	g_conf.depth = g_conf.ctl->depth ? g_conf.ctl->depth : 64;
+	if (g_conf.depth > TRACE_MAX)
+		g_conf.depth = TRACE_MAX;
+	g_conf.unwind = g_conf.ctl->unwind;
+	g_conf.lossy = g_conf.ctl->flags & MSC_CTL_LOSSY;
+	g_follow = g_conf.ctl->flags & MSC_CTL_FOLLOW;
+	g_scan = g_conf.ctl->flags & MSC_CTL_SCAN;
+	g_conf.scrub = g_scan;
+	g_conf.free_stacks = g_conf.ctl->flags & MSC_CTL_FREE_STACKS;
+	g_conf.tsc = g_conf.ctl->ts_kind == MSC_TS_TSC;
 	/* Not where frees of blocks from before are common: a forked
 	 * child frees its parent's, an attached process its own. */
-	g_ts_repair = !g_attached && !forked;
+	g_conf.ts_repair = !g_conf.attached && !forked;
 	if (!sample_setup()) {
 		munmap(region, welcome.region_size);
-		g_region = NULL;
-		g_ctl = NULL;
+		g_conf.region = NULL;
+		g_conf.ctl = NULL;
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -240,17 +222,17 @@ static int session_start(bool forked)
 	/* Not the unwinder's trace cache (most of it): its entries from an
 	 * earlier session are dead by their generation, and pages untouched
 	 * here stay out of the program's rss (unwind_reset). */
-	tstate_clear(&g_shared);
-	g_shared_ready = tstate_setup(&g_shared, 0);
-	g_shared.tid = 0;
-	if (g_shared_ready) {
+	tstate_clear(&g_written.shared);
+	g_written.shared_ready = tstate_setup(&g_written.shared, 0);
+	g_written.shared.tid = 0;
+	if (g_written.shared_ready) {
 		/* Announced like a thread's (tid 0: no thread), so that the
 		 * leak scan does not take what it holds (register values
 		 * among them) for roots: it lives in our .bss, which the
 		 * kernel maps without a name. */
-		shared_lock(&g_shared);
-		emit_thread(&g_shared, 0, 0, &g_shared, 0, 0);
-		shared_unlock(&g_shared);
+		shared_lock(&g_written.shared);
+		emit_thread(&g_written.shared, 0, 0, &g_written.shared, 0, 0);
+		shared_unlock(&g_written.shared);
 	}
 	return 0;
 fail:
@@ -325,14 +307,14 @@ static void fork_child(void)
 	tstate_pool_close();
 	/* An attach's thread at work in the parent is not in the child. */
 	g_claimed = false;
-	g_threads_seen = 0;
-	g_shared_ready = false;
-	if (g_region) {
-		unmap(g_region, g_region_size);
-		g_region = NULL;
-		g_ctl = NULL;
+	g_conf.threads_seen = 0;
+	g_written.shared_ready = false;
+	if (g_conf.region) {
+		unmap(g_conf.region, g_conf.region_size);
+		g_conf.region = NULL;
+		g_conf.ctl = NULL;
 	}
-	g_pid = getpid();
+	g_conf.pid = getpid();
 	if (g_state_at_fork == ST_ACTIVE && g_follow && session_start(true) == 0) {
 		set_state(ST_ACTIVE);
 	} else {
@@ -345,7 +327,7 @@ static void fork_child(void)
 		if (g_state_at_fork == ST_ACTIVE)
 			strip_preload();
 		set_state(ST_OFF);
-		if (g_attached)
+		if (g_conf.attached)
 			shim_unhook_child();
 	}
 	guard_out();	/* fork_prepare's (its hold went with the close above) */
@@ -358,25 +340,25 @@ static void session_prepare(const char *sock)
 	ssize_t n;
 
 	resolve_reals();
-	if (__atomic_load_n(&cxx_resolved, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&g_real.cxx_resolved, __ATOMIC_ACQUIRE))
 		resolve_cxx();
-	g_pid = getpid();
+	g_conf.pid = getpid();
 	/* Once a page of .bss of its own (aligned: no file data shares it),
 	 * private and anonymous.  Without it (a kernel before 4.14), a raw
 	 * clone child is not told from its parent. */
 	madvise(&g_wiped, sizeof(g_wiped), MADV_WIPEONFORK);
 	if (sock && strlen(sock) < sizeof(g_sock_path))
 		memcpy(g_sock_path, sock, strlen(sock) + 1);
-	n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
-	g_exe[n > 0 ? n : 0] = '\0';
+	n = readlink("/proc/self/exe", g_conf.exe, sizeof(g_conf.exe) - 1);
+	g_conf.exe[n > 0 ? n : 0] = '\0';
 }
 
 /* Connected: recording starts. */
 static void session_activate(void)
 {
-	unwind_global_init();
-	if (!g_key_ok)
-		g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+	unwind_global_init(&g_conf.rtld_lo, &g_conf.rtld_len);
+	if (!g_conf.thread_key_ok)
+		g_conf.thread_key_ok = pthread_key_create(&g_conf.thread_key, thread_exit) == 0;
 	set_state(ST_ACTIVE);
 }
 
@@ -398,7 +380,7 @@ static void register_atfork(void)
  * while no thread had to wait for it: the next attach ends it. */
 bool shim_session_orphaned(void)
 {
-	return g_state == ST_ACTIVE && g_ctl && !collector_alive();
+	return g_state == ST_ACTIVE && g_conf.ctl && !collector_alive();
 }
 
 /* An attach's first step, on the thread ms-record stopped: the library is
@@ -456,11 +438,11 @@ int shim_session_attach(const char *sock)
 
 	guard_in();
 	g_started = true;
-	g_attached = true;
+	g_conf.attached = true;
 	/* A session that ended without a detach (its collector died). */
 	region_bury();
 	session_prepare(sock);
-	__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&g_conf.gen, 1, __ATOMIC_RELEASE);
 	rc = session_start(false);
 	if (rc) {
 		shim_session_unclaim();
@@ -501,7 +483,7 @@ void shim_session_detach_begin(void)
 void shim_session_detach_rest(void)
 {
 	sample_flush_all();
-	g_shared_ready = false;
+	g_written.shared_ready = false;
 	region_bury();
 }
 
@@ -572,7 +554,7 @@ void request_scan(void)
 	bool sent = false;
 	int saved = errno;
 
-	if (g_state != ST_ACTIVE || getpid() != g_pid)
+	if (g_state != ST_ACTIVE || getpid() != g_conf.pid)
 		return;
 	guard_in();
 	/* The fast paths' counts, before the collector's last look. */
@@ -594,17 +576,17 @@ void request_scan(void)
 		shared_unlock(t);
 		/* Not to wait for the collector's next round (msc_proto.h). */
 		if (sent) {
-			__atomic_store_n(&g_ctl->scan_wanted, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&g_conf.ctl->scan_wanted, 1, __ATOMIC_RELEASE);
 			wake_collector();
 		}
 		/* Until the collector says it is done, or is gone, or gave up
 		 * the ring the request is in, or has done no work (no CPU
 		 * time) for STALL_NS: stopped, or blocked on its output. */
-		while (sent && !__atomic_load_n(&g_ctl->scan_done, __ATOMIC_ACQUIRE) &&
+		while (sent && !__atomic_load_n(&g_conf.ctl->scan_done, __ATOMIC_ACQUIRE) &&
 		       !t->ring->abandoned) {
 			struct timespec ts = { 0, 10000000 };
 
-			syscall(SYS_futex, &g_ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
+			syscall(SYS_futex, &g_conf.ctl->scan_done, FUTEX_WAIT, 0, &ts, NULL, 0);
 			if ((++naps & 15) == 0 && !collector_alive())
 				break;
 			if ((naps & 15) == 0 && cpu >= 0) {
@@ -626,7 +608,7 @@ void request_scan(void)
 
 __attribute__((destructor)) static void shim_dtor(void)
 {
-	if (g_state == ST_ACTIVE && getpid() == g_pid)
+	if (g_state == ST_ACTIVE && getpid() == g_conf.pid)
 		unwind_report();
 	request_scan();
 }

@@ -24,14 +24,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* The session's state that is not shim.h's (session.c, which says what
- * each holds). */
-extern size_t g_region_size;
-extern bool g_lossy;
-extern pid_t g_collector_pid;
-extern bool g_buried;
-extern uint64_t g_buried_bytes;
-
 static inline void set_state(int st)
 {
 	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);

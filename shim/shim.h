@@ -22,17 +22,18 @@
  *	custom.c	memscope.h's annotations, --hook's trampolines, the
  *			built-in hooks of jemalloc, mimalloc, tcmalloc
  *	exits.c		exit, _exit, _Exit, and the exec family
- *	session.c	the session (g_state, the region, the
+ *	session.c	the session (g_state, g_conf: the region, the
  *			options), fork, init and exit, attach mode's entry
  *			points
  *	rings.c		the rings' slow path (wait_space), a session's
  *			region at its end (region_bury)
  *	aslimit.c	the address-space limit: setrlimit, getrlimit, prlimit
  *	threads.c	t_state, t_hot (the guard, the fast path's state),
- *			the shared ring's state
- *	sample.c	--sample: g_sample, the set of recorded blocks
- *			(sample.h), the draws
- *	resolve.c	real_*, the C++ operators' real_*, the dlclose slow path
+ *			g_written (the shared ring's state)
+ *	sample.c	--sample: the set of recorded blocks (sample.h),
+ *			the draws
+ *	resolve.c	g_real (the real functions, the C++ operators'),
+ *			the dlclose slow path
  *	modules.c	the module maps sent before a new stack
  *	unwind.c	stack capture, struct unwind_state (unwind.h)
  *	dwarf.c		the unwind rules, decoded from .eh_frame
@@ -64,6 +65,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "msc_hookspec.h"
 #include "msc_proto.h"
 #include "unwind.h"
 
@@ -97,49 +99,102 @@ struct shim_wiped {
 } __attribute__((aligned(4096)));
 extern struct shim_wiped g_wiped;
 #define g_state (g_wiped.state)
-extern struct msc_ctl *g_ctl;
-extern void *g_region;
-/* The region's layout as checked when it was mapped (session.c): never
- * read again from the shared page. */
-extern uint32_t g_ring_size, g_nrings;
+
+/*
+ * The rest of the shim's state that every event may read: written by a
+ * session's start and end, by the process's own setup (init, fork,
+ * attach, GOT patching) and, for threads_seen, at a thread's first event;
+ * never by the events themselves.  Read-mostly, on lines of its own
+ * (aligned): what threads write as they record is g_written's (below
+ * struct tstate).  session.c owns it; a field written elsewhere says by
+ * whom.
+ */
+struct shim_conf {
+	/* -- What recorded events read, in the first line. */
+	/* The session's generation (attach mode: attach.c, loaded into a
+	 * running process, hooks in its GOTs): a thread's state from an
+	 * earlier one (attach, detach, attach) is dropped on its next
+	 * event. */
+	unsigned gen;
+	/* MSC_UNWIND_*, and the frames a stack keeps at most. */
+	unsigned unwind, depth;
+	/* Threads that have recorded in this process (threads.c): from the
+	 * second on, events are stamped in order across threads (now()). */
+	unsigned threads_seen;
+	/* --sample: mean bytes between recorded allocations, 0 = record all
+	 * (sample.h). */
+	uint64_t sample;
+	struct msc_ctl *ctl;
+	/* The boot pool's key (hooks.c: is_boot, boot_or_low). */
+	uintptr_t boot_key;
+	/* The loader's code (unwind_setup.c): its calls are the ones
+	 * hidden_note() is for (from_loader). */
+	uintptr_t rtld_lo, rtld_len;
+	/* --free-stacks: a free's whole stack, not its caller. */
+	bool free_stacks;
+	/* The leak scan will run: blocks handed out are emptied of what
+	 * earlier blocks left in their memory (hooks.c, scrub). */
+	bool scrub;
+	/* Timestamps from the TSC (now_for), else CLOCK_MONOTONIC. */
+	bool tsc;
+	/* The collector puts allocations and frees of different threads
+	 * that came out of order back in order (msc_agg_push): they need
+	 * not wait for RDTSCP.  Not where unknown frees are common
+	 * (attached, a forked child), which would crowd what it holds for
+	 * that. */
+	bool ts_repair;
+	bool attached;
+
+	/* -- The session's region and its collector (session.c, rings.c,
+	 * aslimit.c). */
+	void *region;
+	size_t region_size;
+	/* The region's layout as checked when it was mapped (session.c):
+	 * never read again from the shared page. */
+	uint32_t ring_size, nrings;
+	pid_t pid;
+	pid_t collector_pid;
+	/* Records are dropped when a ring is full, not waited for. */
+	bool lossy;
+	/* The region under region is a session's no more (buried), and
+	 * the address space its buried predecessors keep (rings.c). */
+	bool buried;
+	uint64_t buried_bytes;
+	/* Its destructor, thread_exit, announces a thread's exit
+	 * (threads.c). */
+	bool thread_key_ok;
+	pthread_key_t thread_key;
+
+	/* -- ms-record --hook (MEMSCOPE_HOOKS): functions hooked by name
+	 * (custom.c, got.c).  Slot k has its spec, the function its calls
+	 * reach (the real one) and our trampoline for it, which the GOT
+	 * entries that call the name are made to hold.  Specs and real
+	 * functions are written before any entry is patched, and never
+	 * after. */
+	unsigned nhooks;
+	struct msc_hookspec hooks[MSC_HOOK_MAX];
+	uint64_t hook_real[MSC_HOOK_MAX];
+	/* The built-in hooks (got.c): the definition the calls of
+	 * msc_allocfns.h's function k reach, written once, before its first
+	 * entry is patched. */
+	uint64_t afn_real[MSC_NALLOCFNS];
+	/* The program's path, read once per image at init. */
+	char exe[512];
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct shim_conf, attached) < 64, "what events read, in one line");
+extern struct shim_conf g_conf;
 
 static inline struct msc_ring *ring_at(unsigned i)
 {
-	return (struct msc_ring *)((char *)g_region + MSC_PROTO_CTL_SIZE +
-				   (uint64_t)i * (MSC_PROTO_RING_HDR + g_ring_size));
+	return (struct msc_ring *)((char *)g_conf.region + MSC_PROTO_CTL_SIZE +
+				   (uint64_t)i * (MSC_PROTO_RING_HDR + g_conf.ring_size));
 }
-extern pid_t g_pid;
-extern unsigned g_unwind, g_depth;
-extern bool g_free_stacks;
-/* The leak scan will run: blocks handed out are emptied of what earlier
- * blocks left in their memory (hooks.c, scrub). */
-extern bool g_scrub;
-/* Threads looking for a free ring now, and how far they may look (0:
- * every ring): region_bury and thread_init (threads.c). */
-extern unsigned g_ring_scanners, g_ring_scan_limit;
-/* --sample: mean bytes between recorded allocations, 0 = record all
- * (sample.h). */
-extern uint64_t g_sample;
-extern bool g_tsc;
-/* Threads that have recorded in this process (threads.c): from the
- * second on, events are stamped in order across threads (now()). */
-extern unsigned g_threads_seen;
-/* The collector puts allocations and frees of different threads that
- * came out of order back in order (msc_agg_push): they need not wait for
- * RDTSCP.  Not where unknown frees are common (attached, a forked child),
- * which would crowd what it holds for that. */
-extern bool g_ts_repair;
-/* Attach mode (attach.c): loaded into a running process, hooks in its
- * GOTs.  Each session has its generation: a thread's state from an
- * earlier one (attach, detach, attach) is dropped on its next event. */
-extern bool g_attached;
-extern unsigned g_gen;
+
 /* t_hot.gen of a thread that samples with a ring of its own in this
- * session (g_gen + 1: a thread's t_hot.gen starts at 0, and so does
- * g_gen). */
-#define FAST_GEN (g_gen + 1)
-/* The program's path, read once per image at init. */
-extern char g_exe[512];
+ * session (g_conf.gen + 1: a thread's t_hot.gen starts at 0, and so does
+ * g_conf.gen). */
+#define FAST_GEN (g_conf.gen + 1)
 
 void shim_init(void);
 bool wait_space(struct tstate *t, uint64_t need);
@@ -157,17 +212,7 @@ void shim_session_detach_begin(void);
 void shim_session_detach_rest(void);
 void shim_session_detach_end(void);
 
-/*
- * ms-record --hook (MEMSCOPE_HOOKS): functions hooked by name.  Slot k
- * has its spec, the function its calls reach (the real one) and our
- * trampoline for it (custom.c), which the GOT entries that call the name
- * are made to hold (got.c).  Specs and real functions are written
- * before any entry is patched, and never after.
- */
-#include "msc_hookspec.h"
-extern struct msc_hookspec g_hooks[MSC_HOOK_MAX];
-extern uint64_t g_hook_real[MSC_HOOK_MAX];
-extern unsigned g_nhooks;
+/* --hook's trampoline for slot k (custom.c; g_conf.hooks). */
 uint64_t shim_hook_trampoline(unsigned k);
 
 /* GOT patching (got.c).  Reads MEMSCOPE_HOOKS and patches every loaded
@@ -196,7 +241,6 @@ void shim_unhook_orphaned(void);
  * definition its calls reach (written once, before its first entry is
  * patched) and our trampoline (custom.c).
  */
-extern uint64_t g_afn_real[MSC_NALLOCFNS];
 uint64_t shim_afn_trampoline(unsigned k);
 
 static inline void ensure_init(void)
@@ -229,8 +273,9 @@ void delete_arr_hook(void *p);
  * Allocations made while dlsym runs (hooks.c): never the allocator's.  The
  * pool is the 128 KiB at a multiple of 128 KiB inside a .bss array of
  * twice that (whose pages cost nothing until touched), so that an address
- * is the pool's when its bits from BOOT_SHIFT up are boot_key: set by the
- * pool's first allocation, 0 until then (when no address is the pool's).
+ * is the pool's when its bits from BOOT_SHIFT up are g_conf.boot_key: set
+ * by the pool's first allocation, 0 until then (when no address is the
+ * pool's).
  * free's way for a thread that is not sampling tells NULL, the first
  * 128 KiB (where no allocator's block lies) and the pool from the rest
  * with one shift and two tests (boot_or_low); the sampling fast path, with
@@ -240,7 +285,6 @@ void delete_arr_hook(void *p);
  */
 #define BOOT_SHIFT 17
 #define BOOT_POOL_SIZE ((size_t)1 << BOOT_SHIFT)
-extern uintptr_t boot_key;
 void boot_pool_unset(void);
 void boot_pool_to_set(void);
 
@@ -248,7 +292,7 @@ static inline bool is_boot(const void *p)
 {
 	uintptr_t k = (uintptr_t)p >> BOOT_SHIFT;
 
-	return k && k == boot_key;
+	return k && k == g_conf.boot_key;
 }
 
 /* p is NULL, below 128 KiB or the pool's: for the full hook. */
@@ -256,61 +300,73 @@ static inline bool boot_or_low(const void *p)
 {
 	uintptr_t k = (uintptr_t)p >> BOOT_SHIFT;
 
-	return unlikely(!k) || unlikely(k == boot_key);
+	return unlikely(!k) || unlikely(k == g_conf.boot_key);
 }
 
 /* ------------------------------------------- real functions (resolve.c) */
 
-extern void *(*real_malloc)(size_t);
-extern void (*real_free)(void *);
-extern void *(*real_calloc)(size_t, size_t);
-extern void *(*real_realloc)(void *, size_t);
-extern int (*real_posix_memalign)(void **, size_t, size_t);
-extern void *(*real_aligned_alloc)(size_t, size_t);
-extern void *(*real_memalign)(size_t, size_t);
-extern void *(*real_valloc)(size_t);
-extern void *(*real_pvalloc)(size_t);
-extern size_t (*real_malloc_usable_size)(void *);
-extern void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-extern int (*real_munmap)(void *, size_t);
-extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
-extern int (*real_brk)(void *);
-extern void *(*real_sbrk)(intptr_t);
-extern void (*real_exit)(int) __attribute__((noreturn));
-extern void (*real__exit)(int) __attribute__((noreturn));
-extern void (*real__Exit)(int) __attribute__((noreturn));
-extern int (*real_execve)(const char *, char *const[], char *const[]);
-extern int (*real_execv)(const char *, char *const[]);
-extern int (*real_execvp)(const char *, char *const[]);
-extern int (*real_execvpe)(const char *, char *const[], char *const[]);
-extern int (*real_fexecve)(int, char *const[], char *const[]);
-extern int (*real_execveat)(int, const char *, char *const[], char *const[], int);
-/* threads.c's pthread_getattr_np passes the program's calls on to it. */
-extern int (*real_pthread_getattr_np)(pthread_t, pthread_attr_t *);
-/* dlclose.S jumps through it, or calls shim_dlclose_slow while it is NULL. */
+/*
+ * The real functions, written while resolve.c looks them up (the
+ * constructor, or the first call of a hook; the C++ operators' when
+ * libstdc++ is there) and read-mostly after: on lines of their own
+ * (aligned), away from what threads write.
+ */
+struct shim_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*brk)(void *);
+	void *(*sbrk)(intptr_t);
+	void (*exit)(int) __attribute__((noreturn));
+	void (*_exit)(int) __attribute__((noreturn));
+	void (*_Exit)(int) __attribute__((noreturn));
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	/* threads.c's pthread_getattr_np passes the program's calls on to it. */
+	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
+
+	/* C++ operators, resolved when libstdc++ is there. */
+	void *(*new)(size_t);
+	void (*(*get_new_handler)(void))(void);	/* std::get_new_handler */
+	void *(*new_arr)(size_t);
+	void *(*new_nt)(size_t, const void *);
+	void *(*new_arr_nt)(size_t, const void *);
+	void *(*new_al)(size_t, size_t);
+	void *(*new_arr_al)(size_t, size_t);
+	void *(*new_al_nt)(size_t, size_t, const void *);
+	void *(*new_arr_al_nt)(size_t, size_t, const void *);
+	void (*delete)(void *);
+	void (*delete_arr)(void *);
+	void (*delete_al)(void *, size_t);
+	void (*delete_arr_al)(void *, size_t);
+	bool cxx_resolved;
+	/* The C++ operators new are libstdc++'s (hooks.c empties their blocks). */
+	bool new_std;
+
+	/* While resolve_reals runs: allocations (dlsym's) come from the boot pool. */
+	volatile int resolving;
+} __attribute__((aligned(64)));
+extern struct shim_real g_real;
+
+/* The real dlclose: apart from g_real, because dlclose.S reads it by
+ * name; it jumps through it, or calls shim_dlclose_slow while it is
+ * NULL. */
 extern int (*shim_real_dlclose)(void *);
 int shim_dlclose_slow(void *handle);
-
-/* C++ operators, resolved when libstdc++ is there. */
-extern void *(*real_new)(size_t);
-extern void (*(*real_get_new_handler)(void))(void);	/* std::get_new_handler */
-extern void *(*real_new_arr)(size_t);
-extern void *(*real_new_nt)(size_t, const void *);
-extern void *(*real_new_arr_nt)(size_t, const void *);
-extern void *(*real_new_al)(size_t, size_t);
-extern void *(*real_new_arr_al)(size_t, size_t);
-extern void *(*real_new_al_nt)(size_t, size_t, const void *);
-extern void *(*real_new_arr_al_nt)(size_t, size_t, const void *);
-extern void (*real_delete)(void *);
-extern void (*real_delete_arr)(void *);
-extern void (*real_delete_al)(void *, size_t);
-extern void (*real_delete_arr_al)(void *, size_t);
-extern bool cxx_resolved;
-/* The C++ operators new are libstdc++'s (hooks.c empties their blocks). */
-extern bool g_new_std;
-
-/* While resolve_reals runs: allocations (dlsym's) come from the boot pool. */
-extern volatile int resolving;
 
 void resolve_reals(void);
 /* entry.c: how the fast path calls the real malloc, calloc, realloc and
@@ -333,7 +389,7 @@ void *entry_new_call(size_t size, bool arr);
 /* Memory of our own, through the real functions (not our hooks). */
 static inline void *map_anon(size_t size)
 {
-	void *p = real_mmap ? real_mmap(NULL, size, PROT_READ | PROT_WRITE,
+	void *p = g_real.mmap ? g_real.mmap(NULL, size, PROT_READ | PROT_WRITE,
 					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 			    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -342,8 +398,8 @@ static inline void *map_anon(size_t size)
 
 static inline void unmap(void *p, size_t size)
 {
-	if (real_munmap)
-		real_munmap(p, size);
+	if (g_real.munmap)
+		g_real.munmap(p, size);
 	else
 		munmap(p, size);
 }
@@ -482,12 +538,10 @@ extern __thread struct thot t_hot TLS_IE;
  */
 #define HIDDEN_MAX 4
 extern __thread uint64_t t_hidden[HIDDEN_MAX] TLS_IE;
-/* The loader's code: its calls are the ones hidden_note() is for. */
-extern uintptr_t shim_rtld_lo, shim_rtld_len;
 
 static inline bool from_loader(const void *ra)
 {
-	return (uintptr_t)ra - shim_rtld_lo < shim_rtld_len;
+	return (uintptr_t)ra - g_conf.rtld_lo < g_conf.rtld_len;
 }
 
 /* An allocation made by the loader inside a hook (guard held), p its
@@ -626,12 +680,23 @@ extern __thread unsigned t_dead_gen TLS_IE;
  * state serves many threads and takes it from here. */
 extern __thread uint64_t t_stack_hi TLS_IE;
 
-/* Threads without a ring of their own: exited ones, or too many. */
-extern struct tstate g_shared;
-extern bool g_shared_ready;
-/* Its destructor, thread_exit, announces a thread's exit. */
-extern pthread_key_t g_key;
-extern bool g_key_ok;
+/*
+ * What threads write as they record, apart from what every event reads
+ * (g_conf, g_real: no line of theirs is shared with this): the shared
+ * ring's state, which every event of a thread without a ring of its own
+ * writes (under the ring's lock), and the threads looking for a free ring
+ * (thread_init).  threads.c's.
+ */
+struct shim_written {
+	/* Threads looking for a free ring now, and how far they may look
+	 * (0: every ring): region_bury and thread_init (threads.c). */
+	unsigned ring_scanners, ring_scan_limit;
+	/* shared is set up for this session (session.c). */
+	bool shared_ready;
+	/* Threads without a ring of their own: exited ones, or too many. */
+	struct tstate shared __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+extern struct shim_written g_written;
 
 /* What a thread's state maps: itself, then its first intern table. */
 #define TSTATE_MAP ((sizeof(struct tstate) + 4095) & ~(size_t)4095)
@@ -656,7 +721,7 @@ static inline int raw_gettid(void)
 
 static inline struct tstate *shared_state(void)
 {
-	return g_shared_ready ? &g_shared : NULL;
+	return g_written.shared_ready ? &g_written.shared : NULL;
 }
 
 /* Always inlined, as ring_begin: GCC's own budget runs out in a hook
@@ -665,9 +730,9 @@ static inline __attribute__((always_inline)) struct tstate *get_tstate(void)
 {
 	struct tstate *t = t_state;
 
-	if (likely(t && t != TSTATE_DEAD && t->gen == g_gen))
+	if (likely(t && t != TSTATE_DEAD && t->gen == g_conf.gen))
 		return t;
-	if (t == TSTATE_DEAD && (t_dead_gen == g_gen || !g_attached))
+	if (t == TSTATE_DEAD && (t_dead_gen == g_conf.gen || !g_conf.attached))
 		return shared_state();
 	return thread_init();
 }
@@ -690,23 +755,23 @@ void modules_check(struct tstate *t);
  * of the hook).  So RDTSC where the order is not needed or is repaired:
  *  - while one thread records: its ring order is its time order, and a
  *    timestamp that runs ahead by a microsecond changes no figure; from
- *    the moment a second thread records (g_threads_seen, read here after
+ *    the moment a second thread records (g_conf.threads_seen, read here after
  *    the real allocator call, so that a thread that got a block back from
  *    another sees that thread's count), RDTSCP for other events;
  *  - for allocations and frees of the malloc family (repairable), which
  *    the collector puts back in order when they come wrong (msc_agg_push),
- *    where g_ts_repair says so.
+ *    where g_conf.ts_repair says so.
  */
 static inline __attribute__((always_inline)) uint64_t now_for(bool repairable)
 {
 	struct timespec ts;
 	unsigned aux;
 
-	if (likely(g_tsc)) {
+	if (likely(g_conf.tsc)) {
 		/* repairable is a constant: allocations and frees test
-		 * g_ts_repair first, and only that while it holds */
-		if ((repairable && likely(g_ts_repair)) ||
-		    likely(__atomic_load_n(&g_threads_seen, __ATOMIC_RELAXED) <= 1))
+		 * g_conf.ts_repair first, and only that while it holds */
+		if ((repairable && likely(g_conf.ts_repair)) ||
+		    likely(__atomic_load_n(&g_conf.threads_seen, __ATOMIC_RELAXED) <= 1))
 			return __rdtsc();
 		return __rdtscp(&aux);
 	}

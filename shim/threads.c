@@ -10,8 +10,8 @@
  * (THREAD_EXIT) through the pthread key's destructor, thread_exit.
  *
  * Owns t_state, t_hot (the recursion guard, --sample's fast path),
- * t_stack_hi, the shared ring's state (g_shared, g_shared_ready: set up by
- * session.c at each session start) and the pthread key.
+ * t_stack_hi, g_written (the shared ring's state, set up by session.c at
+ * each session start) and the pthread key (g_conf.thread_key).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,11 +32,7 @@ __thread uint64_t t_stack_hi TLS_IE;
  * tries for a ring again (after a session that ran out of rings, a thread
  * stayed on the shared ring for good, its events out of order there). */
 __thread unsigned t_dead_gen TLS_IE;
-
-struct tstate g_shared;
-bool g_shared_ready;
-pthread_key_t g_key;
-bool g_key_ok;
+struct shim_written g_written;
 
 /* A line's "lo-hi" (hex) at its start: false when it has none. */
 static bool maps_range(const char *line, uint64_t *lo, uint64_t *hi)
@@ -132,10 +128,10 @@ SHIM_EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *attr)
 	int r;
 
 	ensure_init();
-	if (!real_pthread_getattr_np)
+	if (!g_real.pthread_getattr_np)
 		return ENOSYS;
 	t_in_getattr++;
-	r = real_pthread_getattr_np(th, attr);
+	r = g_real.pthread_getattr_np(th, attr);
 	t_in_getattr--;
 	return r;
 }
@@ -150,14 +146,14 @@ static uint64_t stack_top(uint64_t *lo)
 	*lo = 0;
 	if (raw_gettid() == getpid())
 		return maps_stack(sp, &start);
-	if (t_in_getattr || !real_pthread_getattr_np) {
+	if (t_in_getattr || !g_real.pthread_getattr_np) {
 		/* A thread stack glibc made is one mapping (its guard page
 		 * another): what pthread_getattr_np would say. */
 		top = maps_stack(sp, &start);
 		*lo = start;
 		return top;
 	}
-	if (real_pthread_getattr_np(pthread_self(), &attr) != 0)
+	if (g_real.pthread_getattr_np(pthread_self(), &attr) != 0)
 		return 0;
 	if (pthread_attr_getstack(&attr, &addr, &size) != 0)
 		size = 0, addr = NULL;
@@ -199,7 +195,7 @@ void tstate_pool_open(unsigned n)
 	void *p;
 
 	tstate_pool_close();
-	p = real_mmap(NULL, (size_t)n * TSTATE_SLOT, PROT_READ | PROT_WRITE,
+	p = g_real.mmap(NULL, (size_t)n * TSTATE_SLOT, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
@@ -259,7 +255,7 @@ bool tstate_setup(struct tstate *t, unsigned ring_index)
 
 	t->ring = r;
 	t->data = msc_ring_data(r);
-	t->size = g_ring_size;
+	t->size = g_conf.ring_size;
 	t->mask = t->size - 1;
 	t->head = r->head;
 	t->tail_cache = r->tail;
@@ -305,8 +301,8 @@ static void shared_announce(void)
 	shared_lock(t);
 	emit_thread(t, MSC_THREAD_SHARED, (uint32_t)raw_gettid(), NULL, t_stack_hi, lo);
 	shared_unlock(t);
-	if (g_key_ok)
-		pthread_setspecific(g_key, TSTATE_SHARED_MARK);
+	if (g_conf.thread_key_ok)
+		pthread_setspecific(g_conf.thread_key, TSTATE_SHARED_MARK);
 }
 
 /*
@@ -317,7 +313,7 @@ static void shared_announce(void)
  */
 static void threads_count(void)
 {
-	__atomic_add_fetch(&g_threads_seen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&g_conf.threads_seen, 1, __ATOMIC_SEQ_CST);
 }
 
 struct tstate *thread_init(void)
@@ -340,10 +336,10 @@ struct tstate *thread_init(void)
 	 * current goes with its own region, and one that moved meanwhile
 	 * is seen stale at the next event.
 	 */
-	gen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&g_conf.gen, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != ST_ACTIVE)
 		return NULL;
-	n = g_nrings;
+	n = g_conf.nrings;
 	/* Ours from an earlier session: its ring went with that region, its
 	 * mapping is used again (below) or let go. */
 	if (t && t != TSTATE_DEAD) {
@@ -351,8 +347,8 @@ struct tstate *thread_init(void)
 		t_state = NULL;
 		/* Nor its exit: a thread that then records nowhere (no ring,
 		 * and no shared one) called thread_exit on it unmapped. */
-		if (g_key_ok)
-			pthread_setspecific(g_key, NULL);
+		if (g_conf.thread_key_ok)
+			pthread_setspecific(g_conf.thread_key, NULL);
 	}
 
 	threads_count();
@@ -361,14 +357,14 @@ struct tstate *thread_init(void)
 	 * A ring first: without one, the thread maps nothing.  A detach
 	 * buries the region while threads may be here: it unmaps the rings
 	 * past those in use and a few spare, so it first bounds this scan
-	 * (g_ring_scan_limit) and waits for the scans under way to end
-	 * (g_ring_scanners; the two are read in the other order there).
+	 * (g_written.ring_scan_limit) and waits for the scans under way to end
+	 * (g_written.ring_scanners; the two are read in the other order there).
 	 * A thread says the ring it took (rings_used) before its scan ends:
 	 * taken and not yet said, a ring past what the bury counted was
 	 * unmapped under it.
 	 */
-	__atomic_add_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
-	lim = __atomic_load_n(&g_ring_scan_limit, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&g_written.ring_scanners, 1, __ATOMIC_SEQ_CST);
+	lim = __atomic_load_n(&g_written.ring_scan_limit, __ATOMIC_SEQ_CST);
 	if (lim && lim < n)
 		n = lim;
 	for (i = 1; i < n; i++) {
@@ -383,18 +379,18 @@ struct tstate *thread_init(void)
 	/* Said before the scan ends: a bury waits for the scans, then keeps
 	 * the rings up to rings_used mapped. */
 	if (i < n) {
-		uint32_t used = g_ctl->rings_used;
+		uint32_t used = g_conf.ctl->rings_used;
 
 		while (used < i + 1 &&
-		       !__atomic_compare_exchange_n(&g_ctl->rings_used, &used, i + 1, false,
+		       !__atomic_compare_exchange_n(&g_conf.ctl->rings_used, &used, i + 1, false,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 	}
-	__atomic_sub_fetch(&g_ring_scanners, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&g_written.ring_scanners, 1, __ATOMIC_SEQ_CST);
 	if (i >= n)
 		goto shared;
 	/* A session began meanwhile: this ring is the old region's. */
-	if (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) != gen) {
+	if (__atomic_load_n(&g_conf.gen, __ATOMIC_ACQUIRE) != gen) {
 		__atomic_store_n(&r->state, MSC_RING_FREE, __ATOMIC_RELEASE);
 		if (old)
 			tstate_unmap(old);
@@ -416,8 +412,8 @@ struct tstate *thread_init(void)
 	t->ring->tid = (uint32_t)t->tid;
 	t->uw.stack_hi = t_stack_hi = stack_top(&t->stack_lo);
 	t_state = t;
-	if (g_key_ok)
-		pthread_setspecific(g_key, t);
+	if (g_conf.thread_key_ok)
+		pthread_setspecific(g_conf.thread_key, t);
 	emit_thread(t, 0, (uint32_t)t->tid, t, t->uw.stack_hi, t->stack_lo);
 	errno = saved;
 	return t;
@@ -452,16 +448,16 @@ void thread_exit(void *arg)
 		return;
 	guard_in();
 	/* Of an earlier session (attach mode): its ring is gone or unread. */
-	if (t->gen == g_gen)
+	if (t->gen == g_conf.gen)
 		emit(t, MSC_EV_THREAD_EXIT, 0, (uint32_t)t->tid, NULL, 0);
 	/* Its counts before the ring is closed; the fast path closes (the
 	 * ring may be another thread's next). */
 	sample_leave(t);
 	t_state = TSTATE_DEAD;
-	t_dead_gen = g_gen;
+	t_dead_gen = g_conf.gen;
 	/* Everything committed stays readable; the collector frees the ring
 	 * once it has drained it. */
-	if (t->gen == g_gen)
+	if (t->gen == g_conf.gen)
 		__atomic_store_n(&t->ring->state, MSC_RING_CLOSED, __ATOMIC_RELEASE);
 	tstate_unmap(t);
 	guard_out();

@@ -125,9 +125,10 @@ static inline void stack_hash_step(uint64_t *h1, uint64_t *h2, uint64_t ip)
 #define STACK_HASH_SEED1 0x9e3779b97f4a7c15ull
 #define STACK_HASH_SEED2 0xc2b2ae3d27d4eb4full
 
-/* At each session start, before recording: finds _dl_find_object and the
- * shim's own text, and reads MEMSCOPE_UNWIND_CHECK. */
-void unwind_global_init(void);
+/* At each session start, before recording: finds _dl_find_object, the
+ * shim's own text and the loader's (into *rtld_lo and *rtld_len, left as
+ * they are if it is not found), and reads MEMSCOPE_UNWIND_CHECK. */
+void unwind_global_init(uintptr_t *rtld_lo, uintptr_t *rtld_len);
 /* Loads libunwind.so.8 privately (RTLD_LOCAL) for the frames the rules cannot
  * describe.  From the constructor only: dlopen takes the loader's lock. */
 void unwind_load_libunwind(void);

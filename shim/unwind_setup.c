@@ -45,9 +45,7 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-uintptr_t shim_rtld_lo, shim_rtld_len;
-
-void unwind_global_init(void)
+void unwind_global_init(uintptr_t *rtld_lo, uintptr_t *rtld_len)
 {
 	const char *e = secure_getenv("MEMSCOPE_UNWIND_CHECK");
 	struct text_of self = { (uint64_t)(uintptr_t)unwind_global_init, 0, 0 };
@@ -61,8 +59,8 @@ void unwind_global_init(void)
 	shim_text_lo = self.lo;
 	shim_text_hi = self.hi;
 	if (rtld.at && dl_iterate_phdr(text_cb, &rtld)) {
-		shim_rtld_lo = rtld.lo;
-		__atomic_store_n(&shim_rtld_len, rtld.hi - rtld.lo, __ATOMIC_RELAXED);
+		*rtld_lo = rtld.lo;
+		__atomic_store_n(rtld_len, rtld.hi - rtld.lo, __ATOMIC_RELAXED);
 	}
 	check_mode = e && *e == '1';
 }
