@@ -132,11 +132,14 @@ int inject_explain_eperm_tid(int pid, int tid, bool seize, struct msc_err *err)
 			msc_err_set(err, -EBUSY,
 				    "pid %d is being attached to by another ms-record (pid %ld) at this moment",
 				    pid, tracer);
-		else
+		else if (named)
 			msc_err_set(err, rc,
-				    "pid %d is already traced by pid %ld%s%s%s; detach that debugger or tracer first",
-				    pid, tracer, named ? " (" : "", named ? tr.comm : "",
-				    named ? ")" : "");
+				    "pid %d is already traced by pid %ld (%s); detach that debugger or tracer first",
+				    pid, tracer, tr.comm);
+		else	/* the tracer (a thread of it) is gone since */
+			msc_err_set(err, -EBUSY,
+				    "pid %d was being traced by another process (another ms-record, a debugger) at that moment; try again",
+				    pid);
 	} else if (scope >= 3) {
 		msc_err_set(err, rc,
 			    "ptrace is disabled on this system (kernel.yama.ptrace_scope = 3, until reboot); ms-record --poll and ms-snap -p still read its memory");
