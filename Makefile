@@ -145,7 +145,7 @@ DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcm
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
             zlib1g-dev golang-go python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 \
             libtcmalloc-minimal4 valgrind strace libc6-dbg
-BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps
+BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps redis-server redis-tools apache2-utils curl
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.
 FUZZ_PKGS = clang

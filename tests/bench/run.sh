@@ -11,7 +11,8 @@
 # Environment: BENCH_LINES (records in the reader benchmark, 1000000),
 # BENCH_RUNS (runs per command for medians, 10), BENCH_FILTER_RUNS (runs
 # per command in the filter benchmark, 3: each reads 10M records),
-# BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60), BENCH_SCAN_SIZES
+# BENCH_TOP_SECONDS (how long ms-top, top and htop run, 60), BENCH_SERVER_RUNS
+# (rounds of the servers section, 3), BENCH_SCAN_SIZES
 # (MiB live at exit in the leak scan benchmark, "64 256 1024"),
 # BENCH_JEMALLOC (the jemalloc whose profiling the sampled section compares
 # with, Debian's libjemalloc2), BENCH_START_RUNS (runs per command in the
@@ -28,7 +29,7 @@ PY=/usr/bin/python3
 JEMALLOC=${BENCH_JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -x "$PY" ] || PY=$(command -v python3)
 RUNS=${BENCH_RUNS:-10}
-SECTIONS="reader snapshot filter profilers floor sampled instr start attach sizes scan top"
+SECTIONS="reader snapshot filter profilers floor sampled instr start attach servers sizes scan top"
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- helpers
@@ -675,6 +676,126 @@ bench_attach() {
 		"|---|---:|---:|---:|" \
 		"| memscope (ms-record -p) | ${_ms_rate}x | ${_ms_at} ms (its own count: ${_ms_said:-?}) | ${_ms_de} ms |" \
 		"| heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') -p (through gdb) | ${_ht_rate} | ${_ht_at} | - |"
+}
+
+# ---------------------------------------------------------------- servers
+
+# The cost of recording a server while it serves, from its own load tool's
+# throughput: redis (redis-benchmark, 16 requests pipelined) and python3's
+# http.server (ab, 4 clients, a 20 KiB file).  Each round starts the server
+# afresh for each profiler and measures it without one, then with it: ms-record
+# -p attached (then detached), ms-record launching it, heaptrack -p attached
+# (through gdb; it has no detach: the server is stopped after).  A figure is
+# the median over the rounds of the load's rate with the profiler over its
+# rate without, in the same round.
+SERVER_PORT=18620
+server_start() {	# server_start NAME [LAUNCHER...]: prints the server's pid
+	_sn=$1
+	shift
+	case $_sn in
+	redis) "$@" redis-server --port $SERVER_PORT --save '' --appendonly no >/dev/null 2>&1 & ;;
+	http) (cd "$OUT/www" && exec "$@" "$PY" -m http.server $SERVER_PORT --bind 127.0.0.1) >/dev/null 2>&1 & ;;
+	esac
+	_i=0
+	while [ $_i -lt 200 ] && ! curl -s -o /dev/null "http://127.0.0.1:$SERVER_PORT/" 2>/dev/null &&
+	      ! redis-cli -p $SERVER_PORT ping >/dev/null 2>&1; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	pgrep -n -f -- "$([ "$_sn" = redis ] && echo "redis-server.*$SERVER_PORT" || echo "http.server $SERVER_PORT")"
+}
+server_rate() {	# server_rate NAME: requests a second of one load run
+	case $1 in
+	redis) redis-benchmark -p $SERVER_PORT -P 16 -t set,get,lpush -n 200000 --csv 2>/dev/null |
+		awk -F'"' 'NR > 1 { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print 0 }' ;;
+	http) ab -q -n 1500 -c 4 "http://127.0.0.1:$SERVER_PORT/f.bin" 2>/dev/null |
+		awk '/Requests per second/ { print int($4) } END { }' ;;
+	esac
+}
+server_stop() {	# server_stop PID
+	kill "$1" 2>/dev/null
+	_i=0
+	while kill -0 "$1" 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.05; _i=$((_i + 1)); done
+	kill -9 "$1" 2>/dev/null
+	sleep 0.2
+}
+# server_round NAME: "native memscope_attached launched heaptrack_attached"
+# rates of one round.
+server_round() {
+	_p=$(server_start "$1")
+	_n=$(server_rate "$1")
+	ms-record -q -p "$_p" -o "$OUT/servers.ms.ndjson" 2>"$OUT/servers.ms.err" &
+	_r=$!
+	_i=0
+	while [ $_i -lt 200 ] && ! ms-snap -p "$_p" 2>/dev/null | grep -q '"recorded":true'; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	_a=$(server_rate "$1")
+	kill -INT $_r
+	wait $_r
+	server_stop "$_p"
+	server_start "$1" ms-record -q -o "$OUT/servers.launch.ndjson" >/dev/null
+	_l=$(server_rate "$1")
+	server_stop "$(pgrep -n -f -- "$([ "$1" = redis ] && echo "redis-server.*$SERVER_PORT" || echo "http.server $SERVER_PORT")")"
+	_h=0
+	if command -v heaptrack >/dev/null 2>&1; then
+		_p=$(server_start "$1")
+		rm -f "$OUT"/heaptrack.*
+		(cd "$OUT" && exec timeout 120 heaptrack -p "$_p") >"$OUT/servers.ht.err" 2>&1 &
+		_r=$!
+		_i=0
+		while [ $_i -lt 600 ] && ! grep -q libheaptrack_inject "/proc/$_p/maps" 2>/dev/null; do
+			sleep 0.05
+			_i=$((_i + 1))
+		done
+		# gdb lets the process go once the library is in
+		sleep 1
+		grep -q libheaptrack_inject "/proc/$_p/maps" 2>/dev/null && _h=$(server_rate "$1")
+		server_stop "$_p"
+		kill $_r 2>/dev/null
+		wait $_r 2>/dev/null
+	fi
+	echo "${_n:-0} ${_a:-0} ${_l:-0} ${_h:-0}"
+}
+bench_servers() {
+	for _t in redis-server redis-benchmark ab curl; do
+		command -v $_t >/dev/null 2>&1 || { note "servers: $_t is missing: run 'make bench'"; return 1; }
+	done
+	mkdir -p "$OUT/www"
+	head -c 20480 /dev/urandom >"$OUT/www/f.bin"
+	emit "" "### Servers recorded while they serve" "" \
+		"Throughput under each profiler over the same server's without one, in the" \
+		"same round (median of ${BENCH_SERVER_RUNS:-3} rounds): redis with redis-benchmark (16 requests" \
+		"pipelined, SET/GET/LPUSH), python3's http.server with ab (4 clients, a 20 KiB" \
+		"file). memscope attached (ms-record -p) and launching the server" \
+		"(ms-record SERVER); heaptrack $(heaptrack --version 2>/dev/null | awk '{print $2}') attached through gdb (heaptrack -p)." "" \
+		"| server | native | memscope -p | memscope launched | heaptrack -p |" \
+		"|---|---:|---:|---:|---:|"
+	for _s in redis http; do
+		note "servers: $_s"
+		_k=0
+		: >"$OUT/servers.$_s"
+		while [ $_k -lt "${BENCH_SERVER_RUNS:-3}" ]; do
+			server_round $_s >>"$OUT/servers.$_s"
+			_k=$((_k + 1))
+		done
+		emit "$(awk -v name="$_s" '
+			function med(a, n,   i, j, t) {
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			function cell(v) { return v > 0 ? sprintf("%.2f", v) : "-" }
+			$1 > 0 { n++; nat[n] = $1; a[n] = $2 / $1; l[n] = $3 / $1; h[n] = $4 / $1 }
+			END {
+				printf "| %s | %.0f req/s | %s | %s | %s |\n",
+					(name == "redis" ? "redis, pipelined" : "python3 http.server"),
+					med(nat, n), cell(med(a, n)), cell(med(l, n)), cell(med(h, n)) }' "$OUT/servers.$_s")"
+	done
+	_why=
+	grep -q "Couldn't write extended state" "$OUT/servers.ht.err" 2>/dev/null &&
+		_why=" Here heaptrack -p could not: its gdb cannot call into a process on this kernel (\"Couldn't write extended state status: Bad address\")."
+	emit "" "(1.00: as fast as without a profiler; - : the profiler did not get to serve" \
+		"the load.$_why)"
 }
 
 # ---------------------------------------------------------------- sizes
