@@ -121,6 +121,8 @@ struct msc_collector {
 	struct msc_stacks *stacks;
 	char dir[256];
 	char sock_path[300];
+	size_t sock_inside;		/* where the process's view of it begins
+					 * (msc_collector_listen_for) */
 	int dir_fd;			/* dir, opened once made */
 	int listen_fd;
 	int watch_fd;			/* msc_collector_watch(), -1 */

@@ -179,7 +179,66 @@ fail:
 
 const char *msc_collector_socket(const struct msc_collector *c)
 {
-	return c->sock_path;
+	return c->sock_path + c->sock_inside;
+}
+
+/* Whether pid sees what path names here at path. */
+static bool sees(int pid, const char *path)
+{
+	char there[400];
+	struct stat a, b;
+
+	snprintf(there, sizeof(there), "/proc/%d/root%s", pid, path);
+	return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int msc_collector_listen_for(struct msc_collector *c, int pid, struct msc_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char root[64], dir[256], sock[300];
+	const char *tmp = "/tmp";
+	size_t off;
+	int fd, dfd;
+
+	if (c->sock_inside || sees(pid, c->sock_path))
+		return 0;
+	off = (size_t)snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s/memscope.XXXXXX", root, tmp) >= sizeof(dir) ||
+	    !mkdtemp(dir))
+		return msc_err_set(err, -errno, "pid %d sees another %s (a container?), and %s%s cannot have a directory of ours: %s",
+				   pid, tmp, root, tmp, strerror(errno));
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", dir);
+	if (strlen(sock) >= sizeof(sa.sun_path)) {
+		rmdir(dir);
+		return msc_err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", sock);
+	}
+	strcpy(sa.sun_path, sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || dfd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 64) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (dfd >= 0)
+			close(dfd);
+		unlink(sock);
+		rmdir(dir);
+		return msc_err_set(err, -e, "cannot listen on '%s': %s", sock, strerror(e));
+	}
+	/* The first one goes: only this process will connect. */
+	close(c->listen_fd);
+	unlink(c->sock_path);
+	rmdir(c->dir);
+	close(c->dir_fd);
+	c->listen_fd = fd;
+	c->dir_fd = dfd;
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	snprintf(c->sock_path, sizeof(c->sock_path), "%s", sock);
+	c->sock_inside = off;
+	return 0;
 }
 
 void msc_collector_size_rings(struct msc_collector *c, int threads)

@@ -97,8 +97,16 @@ struct msc_collector *msc_collector_new(const struct msc_collect_opts *o,
 /* Removes the socket and its directory; ends nothing (see _finish). */
 void msc_collector_free(struct msc_collector *c);
 
-/* The path to put in MEMSCOPE_SOCK. */
+/* The path to put in MEMSCOPE_SOCK (as the process it is for sees it). */
 const char *msc_collector_socket(const struct msc_collector *c);
+/*
+ * For a process that will not see the socket at its path (another mount
+ * namespace: a container, a service's private /tmp): the socket is made
+ * again in a new directory of the process's own temporary directory,
+ * through /proc/PID/root, and msc_collector_socket() is its path there.
+ * 0 (also when it sees it already), or -errno with err said.
+ */
+int msc_collector_listen_for(struct msc_collector *c, int pid, struct msc_err *err);
 /* The collector lifts its own address-space limit (RLIMIT_AS) so as to map
  * the regions: the limit it had, for a program it starts (NULL: as it is). */
 const struct rlimit *msc_collector_own_limit(void);

@@ -204,6 +204,10 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
 	rc = msc_inject_check(pid, shim, err);
 	if (rc)
 		return rc;
+	/* A container's process, a service's with a private /tmp. */
+	rc = msc_collector_listen_for(r->col, pid, err);
+	if (rc)
+		return rc;
 	if (msc_procfs_init(&fs, NULL) == 0 && msc_proc_status(&fs, pid, &ps, NULL) == 0)
 		msc_collector_size_rings(r->col, ps.threads);
 	else

@@ -1035,6 +1035,28 @@ while [ $i -lt 5 ]; do
 	i=$((i + 1))
 done
 check_eq "attached as they start: every one recorded" "5 " "$starts $(cat "$OUT/start.err")"
+# A process with a /tmp of its own (a service's PrivateTmp, a container):
+# the socket is made in its /tmp, through /proc/PID/root, and goes after.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
+   unshare -m --propagation private true 2>/dev/null; then
+	unshare -m --propagation private sh -c "mount -t tmpfs none /tmp && exec '$EX/ticker' 1 100 1" \
+		>"$OUT/ns.log" 2>&1 &
+	NS=$!
+	i=0
+	while [ "$(cat /proc/$NS/comm 2>/dev/null)" != ticker ] && [ $i -lt 400 ]; do
+		sleep 0.025
+		i=$((i + 1))
+	done
+	P=$NS
+	check_status "a private /tmp: attached" 0 ms-record -q -p $P --duration 0.5s -o "$OUT/ns.ndjson"
+	check_eq "a private /tmp: detached" detached "$(jqr "$OUT/ns.ndjson" end .reason)"
+	check_range "a private /tmp: recorded" 1 100000000 "$(jqr "$OUT/ns.ndjson" end .allocs)"
+	check_eq "a private /tmp: nothing of ours left in it" "" "$(ls /proc/$P/root/tmp/)"
+	kill $NS 2>/dev/null
+	wait $NS 2>/dev/null
+else
+	echo "SKIP: a private /tmp (needs root and unshare -m)"
+fi
 # A process whose image changes under the attach at any moment (each
 # image allocates for 25 ms, then executes the next): an exec during the
 # attach is attached to afresh, one while attached ends the recording with
