@@ -532,7 +532,14 @@ static int inject_call_once(int pid, const char *lib, unsigned flags, const char
 	}
 	mw.t = &t;
 	mw.lib = lib;
-	mw.have_lib_st = stat(lib, &mw.lib_st) == 0;
+	/* The file the process finds at that path (in another mount
+	 * namespace, a copy of ours). */
+	{
+		char there[512];
+
+		snprintf(there, sizeof(there), "/proc/%d/root%s", pid, lib);
+		mw.have_lib_st = stat(there, &mw.lib_st) == 0 || stat(lib, &mw.lib_st) == 0;
+	}
 	/*
 	 * A dynamic program whose libc is not mapped yet has just started
 	 * (its loader is at work: an attach a few ms after a launch) or is

@@ -1035,11 +1035,16 @@ while [ $i -lt 5 ]; do
 	i=$((i + 1))
 done
 check_eq "attached as they start: every one recorded" "5 " "$starts $(cat "$OUT/start.err")"
-# A process with a /tmp of its own (a service's PrivateTmp, a container):
-# the socket is made in its /tmp, through /proc/PID/root, and goes after.
+# A process that does not see ms-record's socket directory (a service's
+# private /tmp, a container): here XDG_RUNTIME_DIR, hidden from it by a
+# tmpfs of its own mount namespace.  The socket is made in its /tmp,
+# through /proc/PID/root, and goes after.
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
    unshare -m --propagation private true 2>/dev/null; then
-	unshare -m --propagation private sh -c "mount -t tmpfs none /tmp && exec '$EX/ticker' 1 100 1" \
+	XD=$OUT/xdg
+	rm -rf "$XD"
+	mkdir -m 700 "$XD"
+	unshare -m --propagation private sh -c "mount -t tmpfs none '$XD' && exec '$EX/ticker' 1 100 1" \
 		>"$OUT/ns.log" 2>&1 &
 	NS=$!
 	i=0
@@ -1048,12 +1053,33 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
 		i=$((i + 1))
 	done
 	P=$NS
-	check_status "a private /tmp: attached" 0 ms-record -q -p $P --duration 0.5s -o "$OUT/ns.ndjson"
-	check_eq "a private /tmp: detached" detached "$(jqr "$OUT/ns.ndjson" end .reason)"
-	check_range "a private /tmp: recorded" 1 100000000 "$(jqr "$OUT/ns.ndjson" end .allocs)"
-	check_eq "a private /tmp: nothing of ours left in it" "" "$(ls /proc/$P/root/tmp/)"
+	XDG_RUNTIME_DIR=$XD ms-record -q -p $P --duration 0.5s -o "$OUT/ns.ndjson" 2>"$OUT/ns.err"
+	check_eq "its socket hidden from it: attached" "0 " "$? $(cat "$OUT/ns.err")"
+	check_eq "its socket hidden from it: detached" detached "$(jqr "$OUT/ns.ndjson" end .reason)"
+	check_range "its socket hidden from it: recorded" 1 100000000 "$(jqr "$OUT/ns.ndjson" end .allocs)"
 	kill $NS 2>/dev/null
 	wait $NS 2>/dev/null
+	# Its own copy of the library at the same path (another inode, the
+	# same bytes) is as good as ours, attached and detached.
+	D=$(mktemp -d /tmp/ms-ns.XXXXXX)
+	mkdir "$D/tools" "$D/shim"
+	cp "$TOP/tools/ms-record" "$D/tools/"
+	cp "$TOP/shim/libmemscope.so" "$D/shim/"
+	cp "$TOP/shim/libmemscope.so" "$D/copy.so"
+	unshare -m --propagation private sh -c "mount -t tmpfs none '$D/shim' && cp '$D/copy.so' '$D/shim/libmemscope.so' && exec '$EX/ticker' 1 100 1" \
+		>"$OUT/ns2.log" 2>&1 &
+	NS=$!
+	i=0
+	while [ "$(cat /proc/$NS/comm 2>/dev/null)" != ticker ] && [ $i -lt 400 ]; do
+		sleep 0.025
+		i=$((i + 1))
+	done
+	check_status "its own copy of the library: attached and detached" 0 \
+		"$D/tools/ms-record" -q -p $NS --duration 0.5s -o "$OUT/ns2.ndjson"
+	check_eq "its own copy of the library: detached" detached "$(jqr "$OUT/ns2.ndjson" end .reason)"
+	kill $NS 2>/dev/null
+	wait $NS 2>/dev/null
+	rm -rf "$D"
 else
 	echo "SKIP: a private /tmp (needs root and unshare -m)"
 fi
