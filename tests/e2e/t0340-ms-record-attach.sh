@@ -1041,6 +1041,14 @@ check_eq "attached as they start: every one recorded" "5 " "$starts $(cat "$OUT/
 # private /tmp, a container): here XDG_RUNTIME_DIR, hidden from it by a
 # tmpfs of its own mount namespace.  The socket is made in its /tmp,
 # through /proc/PID/root, and goes after.
+# until_ticker PID: until PID runs the ticker (its shell exec'ed it), 10 s
+until_ticker() {
+	_i=0
+	while [ "$(cat /proc/$1/comm 2>/dev/null)" != ticker ] && [ $_i -lt 400 ]; do
+		sleep 0.025
+		_i=$((_i + 1))
+	done
+}
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
    unshare -m --propagation private true 2>/dev/null; then
 	XD=$OUT/xdg
@@ -1049,11 +1057,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
 	unshare -m --propagation private sh -c "mount -t tmpfs none '$XD' && exec '$EX/ticker' 1 100 1" \
 		>"$OUT/ns.log" 2>&1 &
 	NS=$!
-	i=0
-	while [ "$(cat /proc/$NS/comm 2>/dev/null)" != ticker ] && [ $i -lt 400 ]; do
-		sleep 0.025
-		i=$((i + 1))
-	done
+	until_ticker $NS
 	P=$NS
 	XDG_RUNTIME_DIR=$XD ms-record -q -p $P --duration 0.5s -o "$OUT/ns.ndjson" 2>"$OUT/ns.err"
 	check_eq "its socket hidden from it: attached" "0 " "$? $(cat "$OUT/ns.err")"
@@ -1071,11 +1075,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
 	unshare -m --propagation private sh -c "mount -t tmpfs none '$D/shim' && cp '$D/copy.so' '$D/shim/libmemscope.so' && exec '$EX/ticker' 1 100 1" \
 		>"$OUT/ns2.log" 2>&1 &
 	NS=$!
-	i=0
-	while [ "$(cat /proc/$NS/comm 2>/dev/null)" != ticker ] && [ $i -lt 400 ]; do
-		sleep 0.025
-		i=$((i + 1))
-	done
+	until_ticker $NS
 	check_status "its own copy of the library: attached and detached" 0 \
 		"$D/tools/ms-record" -q -p $NS --duration 0.5s -o "$OUT/ns2.ndjson"
 	check_eq "its own copy of the library: detached" detached "$(jqr "$OUT/ns2.ndjson" end .reason)"
