@@ -98,6 +98,9 @@ struct msc_image {
 };
 int msc_proc_image(int pid, struct msc_image *im);
 bool msc_image_same(const struct msc_image *a, const struct msc_image *b);
+/* Whether pid finds at path the very file this process finds there (its
+ * mount namespace may hold another, or none). */
+bool msc_proc_sees(int pid, const char *path);
 /* Whether pid has memory: an exiting process loses it before it is a
  * zombie, a gone one has none. */
 bool msc_proc_has_memory(int pid);

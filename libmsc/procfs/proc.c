@@ -308,6 +308,17 @@ bool msc_image_same(const struct msc_image *a, const struct msc_image *b)
 	return a->dev == b->dev && a->ino == b->ino && a->start_code == b->start_code;
 }
 
+bool msc_proc_sees(int pid, const char *path)
+{
+	char there[512];
+	struct stat a, b;
+
+	if ((size_t)snprintf(there, sizeof(there), "/proc/%d/root%s", pid, path) >= sizeof(there))
+		return false;
+	return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 bool msc_proc_has_memory(int pid)
 {
 	char path[64], c;

@@ -21,6 +21,7 @@
 #include "msc_collect.h"
 #include "msc_fsafe.h"
 #include "msc_live.h"
+#include "msc_proc.h"
 
 #define DEFAULT_RING_SIZE (2048u * 1024)
 #define DEFAULT_NRINGS 257u
@@ -182,17 +183,6 @@ const char *msc_collector_socket(const struct msc_collector *c)
 	return c->sock_path + c->sock_inside;
 }
 
-/* Whether pid sees what path names here at path. */
-static bool sees(int pid, const char *path)
-{
-	char there[400];
-	struct stat a, b;
-
-	snprintf(there, sizeof(there), "/proc/%d/root%s", pid, path);
-	return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
 int msc_collector_listen_for(struct msc_collector *c, int pid, struct msc_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -201,7 +191,7 @@ int msc_collector_listen_for(struct msc_collector *c, int pid, struct msc_err *e
 	size_t off;
 	int fd, dfd;
 
-	if (c->sock_inside || sees(pid, c->sock_path))
+	if (c->sock_inside || msc_proc_sees(pid, c->sock_path))
 		return 0;
 	off = (size_t)snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	if ((size_t)snprintf(dir, sizeof(dir), "%s%s/memscope.XXXXXX", root, tmp) >= sizeof(dir) ||

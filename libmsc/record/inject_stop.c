@@ -265,8 +265,8 @@ int inject_check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 		struct stat here, there;
 
 		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, lib);
-		if (stat(lib, &here) || stat(path, &there) ||
-		    ((here.st_ino != there.st_ino || here.st_dev != there.st_dev) &&
+		if (!msc_proc_sees(pid, lib) &&
+		    (stat(lib, &here) || stat(path, &there) ||
 		     !same_bytes(lib, path, here.st_size, there.st_size))) {
 			if (inject_process_gone(fs, pid))
 				return msc_err_set(err, -ESRCH, "pid %d exited during the attach",
