@@ -82,15 +82,43 @@ bool msc_is_mapping_fn(const char *fn)
 
 /*
  * Functions that return memory their caller owns: an allocation inside them
- * is their caller's.  Compared without leading underscores (__strdup).
+ * is their caller's.  The C library's, then the wrappers of programs and
+ * libraries people profile (xmalloc-style, glib, perl, sqlite, Python,
+ * jq, jansson, gawk, GCC).  Compared without leading underscores
+ * (__strdup) and without a C++ name's parameters.
  */
 static const char *const passthrough[] = {
 	"strdup", "strndup", "wcsdup", "asprintf", "vasprintf", "vasprintf_internal",
 	"IO_vasprintf", "getline", "getdelim", "realpath", "realpath_stk", "realpath_chk",
 	"canonicalize_file_name", "get_current_dir_name", "getcwd", "tempnam",
 	"open_memstream", "open_wmemstream", "scandir", "scandir64", "scandirat",
-	"backtrace_symbols", "xmalloc", "xcalloc", "xrealloc", "xstrdup", "g_malloc",
-	"g_malloc0", "g_realloc", "g_strdup", "g_new", "g_new0",
+	"backtrace_symbols",
+	"xmalloc", "xcalloc", "xrealloc", "xstrdup", "xstrndup", "xmemdup", "xmemdupz", "xzalloc",
+	"xnmalloc", "xnrealloc", "x2nrealloc", "x2realloc", "xcharalloc", "xreallocarray",
+	"ximalloc", "xicalloc", "xizalloc", "xirealloc", "do_xmalloc", "emalloc", "ecalloc",
+	"erealloc", "estrdup", "emalloc_real", "ezalloc_real", "erealloc_real",
+	"g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_try_malloc0", "g_try_realloc",
+	"g_malloc_n", "g_malloc0_n", "g_realloc_n", "g_try_malloc_n", "g_try_malloc0_n",
+	"g_try_realloc_n", "g_strdup", "g_strndup", "g_memdup", "g_memdup2", "g_strdup_printf",
+	"g_strdup_vprintf", "g_strconcat", "g_slice_alloc", "g_slice_alloc0", "g_slice_copy",
+	"g_new", "g_new0",
+	"Perl_safesysmalloc", "Perl_safesyscalloc", "Perl_safesysrealloc", "Perl_savepv",
+	"Perl_savepvn", "Perl_savesharedpv",
+	"sqlite3_malloc", "sqlite3_malloc64", "sqlite3_realloc", "sqlite3_realloc64",
+	"sqlite3Malloc", "sqlite3MallocZero", "sqlite3Realloc", "sqlite3DbMallocRaw",
+	"sqlite3DbMallocRawNN", "sqlite3DbMallocZero", "sqlite3DbRealloc", "sqlite3DbReallocOrFree",
+	"sqlite3DbStrDup", "sqlite3DbStrNDup", "sqlite3_mprintf", "sqlite3_vmprintf",
+	"sqlite3MPrintf", "sqlite3VMPrintf",
+	"PyMem_Malloc", "PyMem_Calloc", "PyMem_Realloc", "PyMem_RawMalloc", "PyMem_RawCalloc",
+	"PyMem_RawRealloc", "PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc",
+	"PyMem_DebugMalloc", "PyMem_DebugCalloc", "PyMem_DebugRealloc", "PyMem_DebugRawAlloc",
+	"PyMem_DebugRawMalloc", "PyMem_DebugRawCalloc", "PyMem_DebugRawRealloc",
+	"PyObject_ArenaMmap", "PyObject_ArenaMalloc", "pymalloc_alloc", "pymalloc_realloc",
+	"new_arena", "allocate_from_new_pool",
+	"jv_mem_alloc", "jv_mem_alloc_unguarded", "jv_mem_calloc", "jv_mem_calloc_unguarded",
+	"jv_mem_realloc", "jv_mem_strdup", "jv_mem_strdup_unguarded",
+	"jsonp_malloc", "jsonp_strdup", "jsonp_strndup",
+	"ggc_internal_alloc", "ggc_internal_cleared_alloc",
 };
 
 static const char *skip_underscores(const char *s)
@@ -100,6 +128,14 @@ static const char *skip_underscores(const char *s)
 	return s;
 }
 
+/* Whether fn is name: a C++ fn's parameters are not compared. */
+static bool name_is(const char *fn, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(fn, name, n) == 0 && (fn[n] == '\0' || fn[n] == '(');
+}
+
 bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextra)
 {
 	const char *bare;
@@ -107,14 +143,17 @@ bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextr
 
 	if (!fn)
 		return false;
-	/* Allocator plumbing of C++ containers, often inlined into callers. */
-	if (strncmp(fn, "std::allocator", 14) == 0 || strncmp(fn, "__gnu_cxx::new_allocator", 24) == 0 ||
-	    strncmp(fn, "std::__new_allocator", 20) == 0 ||
-	    strncmp(fn, "std::allocator_traits", 21) == 0 || strncmp(fn, "operator new", 12) == 0)
+	/* The C++ standard library's containers, strings and allocators
+	 * (often inlined into their callers): what they allocate is for the
+	 * code that uses them.  A demangled name may begin with its return
+	 * type ("void std::vector<int>::_M_realloc_insert...").  */
+	bare = strncmp(fn, "void ", 5) == 0 ? fn + 5 : fn;
+	if (strncmp(bare, "std::", 5) == 0 || strncmp(bare, "__gnu_cxx::", 11) == 0 ||
+	    strncmp(fn, "operator new", 12) == 0 || name_is(fn, "__cxa_allocate_exception"))
 		return true;
 	bare = skip_underscores(fn);
 	for (i = 0; i < ARRAY_SIZE(passthrough); i++)
-		if (strcmp(bare, passthrough[i]) == 0)
+		if (name_is(bare, passthrough[i]))
 			return true;
 	for (i = 0; i < nextra; i++)
 		if (strcmp(fn, extra[i]) == 0 || strcmp(bare, skip_underscores(extra[i])) == 0 ||
@@ -123,11 +162,28 @@ bool msc_is_passthrough(const char *fn, const char *const *extra, unsigned nextr
 	return false;
 }
 
+/* How far the allocator's wrappers reach: frames looked at for one. */
+#define WRAPPER_REACH 8
+
 unsigned msc_stack_attr(const struct msc_rframe *fr, unsigned n, const char *const *extra,
 			unsigned nextra)
 {
-	unsigned at = 0;
+	unsigned at = 0, k;
 
+	/* A wrapper's own helpers below it (sqlite3Malloc's unnamed
+	 * sqlite3MemMalloc): frames without a name in the wrapper's object. */
+	for (k = 1; k < n && k < WRAPPER_REACH; k++) {
+		unsigned j;
+
+		if (!msc_is_passthrough(fr[k].fn, extra, nextra))
+			continue;
+		for (j = 0; j < k; j++)
+			if (!msc_is_passthrough(fr[j].fn, extra, nextra) &&
+			    (fr[j].fn || !fr[j].obj || !fr[k].obj || strcmp(fr[j].obj, fr[k].obj)))
+				break;
+		if (j == k)
+			at = k;
+	}
 	while (at + 1 < n && msc_is_passthrough(fr[at].fn, extra, nextra))
 		at++;
 	return at;

@@ -397,6 +397,42 @@ static void test_passthrough(void **state)
 	assert_true(msc_is_passthrough("__my_alloc", extra, 2));
 	assert_true(msc_is_passthrough("xx_new", extra, 2));
 	assert_false(msc_is_passthrough("yy_new", extra, 2));
+	/* Wrappers of real programs, a C++ name by its name alone. */
+	assert_true(msc_is_passthrough("Perl_safesysmalloc", NULL, 0));
+	assert_true(msc_is_passthrough("sqlite3DbMallocRawNN", NULL, 0));
+	assert_true(msc_is_passthrough("_PyObject_Malloc", NULL, 0));
+	assert_true(msc_is_passthrough("g_strdup_printf", NULL, 0));
+	assert_true(msc_is_passthrough("jv_mem_alloc", NULL, 0));
+	assert_true(msc_is_passthrough("ggc_internal_alloc(unsigned long, void (*)(void*), unsigned long, unsigned long)", NULL, 0));
+	assert_false(msc_is_passthrough("ggc_internal_allocx(unsigned long)", NULL, 0));
+	assert_false(msc_is_passthrough("Perl_sv_upgrade", NULL, 0));
+	/* The C++ standard library, return type or not. */
+	assert_true(msc_is_passthrough("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(int const&)", NULL, 0));
+	assert_true(msc_is_passthrough("std::__cxx11::basic_string<char>::_M_mutate(unsigned long)", NULL, 0));
+	assert_true(msc_is_passthrough("__cxa_allocate_exception", NULL, 0));
+	assert_false(msc_is_passthrough("stdio_alloc", NULL, 0));
+}
+
+/* A wrapper's unnamed helpers below it in its own library are its. */
+static void test_attr_through_wrapper_helpers(void **state)
+{
+	struct msc_rframe f[5] = {
+		{ .obj = "/usr/lib/libsqlite3.so.0", .offset = "0xa7504" },
+		{ .fn = "sqlite3Malloc", .obj = "/usr/lib/libsqlite3.so.0" },
+		{ .obj = "/usr/lib/libsqlite3.so.0", .offset = "0x3974e" },
+		{ .fn = "sqlite3BtreeInsert", .obj = "/usr/lib/libsqlite3.so.0" },
+		{ .fn = "main", .obj = "/usr/bin/sqlite3" },
+	};
+	struct msc_rframe g[3] = {
+		{ .obj = "/usr/lib/libother.so", .offset = "0x10" },
+		{ .fn = "sqlite3Malloc", .obj = "/usr/lib/libsqlite3.so.0" },
+		{ .fn = "main", .obj = "/usr/bin/sqlite3" },
+	};
+
+	(void)state;
+	assert_int_equal(msc_stack_attr(f, 5, NULL, 0), 2);
+	/* An unnamed frame of another library is not the wrapper's. */
+	assert_int_equal(msc_stack_attr(g, 3, NULL, 0), 0);
 }
 
 int main(void)
@@ -411,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_v2_depth_limit),
 		cmocka_unit_test(test_v1_stack_written_back),
 		cmocka_unit_test(test_passthrough),
+		cmocka_unit_test(test_attr_through_wrapper_helpers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
