@@ -74,7 +74,7 @@ LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect
 		recorder_attach run
 LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_records diff_load \
 		diff
-LIBMSC_render = pprof render_model render_text render_text_sections render_text_diff render_json \
+LIBMSC_render = pprof render_model render_text render_text_sections render_text_sites render_text_diff render_json \
 		render_flame render_html render_html_chart render_pprof render
 LIBMSC_cli = cli recfile record
 LIBMSC_MODS = $(foreach s,$(LIBMSC_STAGES),$(addprefix $(s)/,$(LIBMSC_$(s))))

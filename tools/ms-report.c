@@ -25,12 +25,13 @@ static const char tail[] =
 /* --text to --pprof in enum msc_report_format's order: OPT_TEXT + format. */
 enum {
 	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_SECTIONS, OPT_COST,
-	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE
+	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_WIDTH, OPT_WIDE,
+	OPT_NO_AUTO_WRAPPERS
 };
 _Static_assert(OPT_PPROF - OPT_TEXT == MSC_REPORT_PPROF, "a format option per format, in order");
 
 static const struct msc_cli_opt opts[] = {
-	{ OPT_TEXT, "text", no_argument, NULL, "plain text for an 80-column terminal (default)" },
+	{ OPT_TEXT, "text", no_argument, NULL, "plain text (default), as wide as the terminal" },
 	{ OPT_MD, "md", no_argument, NULL, "GitHub-flavoured Markdown (for a pull request)" },
 	{ OPT_JSON, "json", no_argument, NULL, "one JSON document, for scripts" },
 	{ OPT_COLLAPSED, "collapsed", no_argument, NULL, "folded stacks for flamegraph.pl" },
@@ -42,6 +43,10 @@ static const struct msc_cli_opt opts[] = {
 	  "a gzipped pprof profile (profile.proto), for go tool\n"
 	  "pprof and continuous profilers" },
 	{ 'n', "top", required_argument, "N", "rows per table (default 10)" },
+	{ OPT_WIDTH, "width", required_argument, "N",
+	  "text in N columns (default: $COLUMNS, the\n"
+	  "terminal's width, or 80)" },
+	{ OPT_WIDE, "wide", no_argument, NULL, "text as wide as its names: nothing cut" },
 	{ OPT_SECTIONS, "sections", required_argument, "LIST",
 	  "summary,errors,leaks,top,temporary,sizes,timeline\n"
 	  "or all\n"
@@ -53,6 +58,9 @@ static const struct msc_cli_opt opts[] = {
 	{ OPT_ICICLE, "icicle", no_argument, NULL, "flame graphs top-down, the callers above" },
 	{ OPT_ALLOC_FN, "alloc-fn", required_argument, "NAME",
 	  "attribute what NAME allocates to its caller" },
+	{ OPT_NO_AUTO_WRAPPERS, "no-auto-wrappers", no_argument, NULL,
+	  "keep the program's own allocation wrappers as\n"
+	  "sites (those found, not those known or named)" },
 	{ OPT_TITLE, "title", required_argument, "TEXT",
 	  "the title of the --svg flame graph or --html page" },
 	MSC_CLI_OPT_OUTPUT,
@@ -86,7 +94,7 @@ static int write_zst(const char *path, const char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false };
+	struct msc_report_opts o = { MSC_REPORT_TEXT, MSC_COST_AUTO, 10, MSC_SECTION_ALL, NULL, false, 0 };
 	struct msc_report r = { 0 };
 	struct msc_reader rd;
 	struct msc_err err;
@@ -128,6 +136,17 @@ int main(int argc, char **argv)
 		case OPT_TITLE:
 			o.title = optarg;
 			break;
+		case OPT_WIDTH:
+			o.width = msc_cli_count(optarg, 100000);
+			if (o.width < 40)
+				msc_usage_error("invalid width '%s' (40 columns or more)", optarg);
+			break;
+		case OPT_WIDE:
+			o.width = MSC_REPORT_WIDE;
+			break;
+		case OPT_NO_AUTO_WRAPPERS:
+			r.no_auto_wrappers = true;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -139,6 +158,8 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		msc_usage_error("unexpected argument '%s'", argv[optind + 1]);
+	if (!o.width)
+		o.width = msc_cli_columns(output ? -1 : STDOUT_FILENO);
 	input = optind < argc ? argv[optind] : "-";
 	/* as curl and gzip do: binary output would garble a terminal */
 	if (o.format == MSC_REPORT_PPROF && !output && isatty(STDOUT_FILENO))

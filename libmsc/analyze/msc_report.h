@@ -236,13 +236,20 @@ struct msc_report {
 	struct msc_strmap fn_codes;	/* allocation function name -> code */
 	const char *const *alloc_fns;	/* for attribution (ms-filter --alloc-fn) */
 	unsigned nalloc_fns;
+	bool no_auto_wrappers;		/* set before loading: see wrappers */
+	/* The program's own allocation wrappers, found: a frame that is the
+	 * site of stacks from three callers or more and is never seen calling
+	 * anything but the allocator; its callers are the sites instead.
+	 * Their names: "fn (obj)", or an unnamed frame's msc_frame_label. */
+	const char **wrappers;
+	unsigned nwrappers;
 	bool want_heap_series;		/* set before loading: keep heap */
 	struct msc_rheap heap;
 };
 
 /*
  * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns,
- * want_heap_series and all_processes before: they are kept, the rest is
+ * no_auto_wrappers, want_heap_series and all_processes before: they are kept, the rest is
  * cleared.
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
@@ -310,7 +317,10 @@ struct msc_report_opts {
 	unsigned sections;
 	const char *title;		/* SVG title */
 	bool icicle;			/* flame graphs top-down */
+	unsigned width;			/* text's columns: 0 for 80, or MSC_REPORT_WIDE */
 };
+
+#define MSC_REPORT_WIDE UINT32_MAX	/* text as wide as its names */
 
 /* Parses "summary,leaks,..."; returns 0 or -EINVAL. */
 int msc_report_sections(const char *list, unsigned *out);

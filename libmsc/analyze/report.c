@@ -494,6 +494,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	const char *const *alloc_fns = r->alloc_fns;
 	unsigned nalloc_fns = r->nalloc_fns;
 	bool want_heap_series = r->want_heap_series, all_processes = r->all_processes;
+	bool no_auto_wrappers = r->no_auto_wrappers;
 	struct msc_rec rec;
 	enum msc_rtype t;
 	bool first = true;
@@ -504,6 +505,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->nalloc_fns = nalloc_fns;
 	r->want_heap_series = want_heap_series;
 	r->all_processes = all_processes;
+	r->no_auto_wrappers = no_auto_wrappers;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||

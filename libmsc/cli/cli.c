@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -388,6 +389,19 @@ unsigned msc_cli_count(const char *arg, unsigned max)
 	if (msc_parse_uint(arg, &v) || v == 0 || v > max)
 		msc_usage_error("invalid count '%s'", arg);
 	return (unsigned)v;
+}
+
+unsigned msc_cli_columns(int fd)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	uint64_t v;
+
+	if (env && !msc_parse_uint(env, &v) && v >= 20 && v <= 100000)
+		return (unsigned)v;
+	if (isatty(fd) && !ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 0;
 }
 
 int msc_parse_pid(const char *s, int *pid)

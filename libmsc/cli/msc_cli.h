@@ -161,6 +161,10 @@ int msc_parse_duration(const char *s, uint64_t *ns);
 int msc_parse_pid(const char *s, int *pid);
 /* An option's count, 1 to max; anything else is a usage error (exits 2). */
 unsigned msc_cli_count(const char *arg, unsigned max);
+/* The columns a text report has, as ls finds them: $COLUMNS when it is a
+ * count, else the terminal's width when fd is one, else 0 (the report's
+ * default). */
+unsigned msc_cli_columns(int fd);
 
 /*
  * Opens (creates, truncates) an output file named on the command line, for

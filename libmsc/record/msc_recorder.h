@@ -59,7 +59,8 @@ struct msc_recorder_opts {
 /* What ms-record says of the main process at the end. */
 struct msc_recorder_summary {
 	bool recorded;			/* the main process was recorded at all */
-	uint64_t allocs, frees, bytes, peak;
+	uint64_t allocs, frees, bytes, peak;	/* peak: heap and mapped together */
+	uint64_t heap_peak, mapped_peak;	/* each alone, as ms-report names them */
 	uint64_t leaked, leaked_blocks;
 	uint64_t live, live_blocks;	/* still allocated at the end */
 	uint64_t unknown_frees;		/* frees of blocks we never saw allocated */

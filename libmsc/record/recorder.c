@@ -747,6 +747,8 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		s->execd = exec;
 		msc_agg_totals(&pr->agg, &s->allocs, &s->bytes, &s->frees);
 		s->peak = pr->agg.peak_live_bytes;
+		s->heap_peak = pr->agg.heap_peak;
+		s->mapped_peak = pr->agg.mapped_peak;
 		s->live = pr->agg.live_bytes;
 		s->live_blocks = pr->agg.live_blocks;
 		s->unknown_frees = pr->agg.unknown_frees;
@@ -957,14 +959,20 @@ const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorde
 	return &r->sum;
 }
 
-/* "1,234 allocations, 1,200 frees, peak 64.0 MiB": both summaries open so. */
+/* "1,234 allocations, 1,200 frees, peak heap 64.0 MiB[, peak mapped 8.0
+ * MiB]": both summaries open so, the peaks named as ms-report's summary
+ * names them. */
 const char *recorder_counts_of(char *buf, size_t n, const struct msc_recorder_summary *s)
 {
-	char a[32], f[32], peak[32];
+	char a[32], f[32], peak[32], mapped[48] = "";
 
-	snprintf(buf, n, "%s allocations, %s frees, peak %s", msc_fmt_count(a, sizeof(a), (int64_t)s->allocs),
-		 msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		 msc_fmt_size(peak, sizeof(peak), (int64_t)s->peak));
+	if (s->mapped_peak) {
+		memcpy(mapped, ", peak mapped ", 15);
+		msc_fmt_size(mapped + 14, sizeof(mapped) - 14, (int64_t)s->mapped_peak);
+	}
+	snprintf(buf, n, "%s allocations, %s frees, peak heap %s%s",
+		 msc_fmt_count(a, sizeof(a), (int64_t)s->allocs), msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
+		 msc_fmt_size(peak, sizeof(peak), (int64_t)(s->heap_peak ? s->heap_peak : s->peak)), mapped);
 	return buf;
 }
 

@@ -80,6 +80,23 @@ int render_by_leak(const void *a, const void *b);
 /* qsort order of deltas: largest change first. */
 int render_cmp_delta(const void *a, const void *b);
 void render_totals_of(const struct msc_report *r, struct render_totals *t);
+
+/*
+ * The summary's figures, defined once for every output: "label value
+ * rest" ("peak heap", "575.9 MiB", "at 1.025 s").  A label with leading
+ * spaces is a sub-row of the one above (md_label says it alone); strong
+ * rows are what a reader looks for first.
+ */
+#define RENDER_FIGURES_MAX 24
+
+struct render_figure {
+	const char *label, *md_label;
+	char value[48], rest[112];
+	bool strong;
+};
+
+/* Fills f[RENDER_FIGURES_MAX]; returns how many. */
+size_t render_figures(const struct msc_report *r, struct render_figure *f);
 /* Whether a filter's drop changes what this report counts, and how many do. */
 bool render_filtered_relevant(const struct msc_report *r, const struct msc_filtered *f);
 unsigned render_filtered_count(const struct msc_report *r);

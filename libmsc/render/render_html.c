@@ -134,9 +134,10 @@ static void card(struct page *p, const char *cls, const char *value, const char 
 static void summary(struct page *p)
 {
 	struct msc_report *r = p->r;
+	struct render_figure fig[RENDER_FIGURES_MAX];
 	struct render_totals t;
 	char a[64], b[64], d[160];
-	size_t i;
+	size_t i, nfig;
 
 	render_totals_of(r, &t);
 	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n", p->out);
@@ -157,7 +158,7 @@ static void summary(struct page *p)
 	if (r->peak) {
 		/* The peak the chart below breaks down: mappings are in it. */
 		snprintf(d, sizeof(d), "%s, at %s",
-			 r->pages.mapped_peak ? "peak heap and mappings" : "peak heap",
+			 r->pages.mapped_peak && r->peak != r->pages.heap_peak ? "peak heap+mapped" : "peak heap",
 			 seconds(b, sizeof(b), r->peak_ts));
 		card(p, NULL, sz(a, sizeof(a), r->peak), d);
 	}
@@ -172,57 +173,9 @@ static void summary(struct page *p)
 		card(p, NULL, seconds(a, sizeof(a), r->duration), d);
 	}
 	fputs("</div>\n<table class=\"figures\">\n", p->out);
-	snprintf(d, sizeof(d), "(%s)", sz(b, sizeof(b), t.bytes));
-	figure_row(p, "allocations", cnt(a, sizeof(a), t.allocs), d, false);
-	figure_row(p, "frees", cnt(a, sizeof(a), t.frees), NULL, false);
-	if (t.mmaps) {
-		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
-		figure_row(p, "anonymous mmaps", cnt(a, sizeof(a), t.mmaps), d, false);
-	}
-	if (t.brks) {
-		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.brk_bytes));
-		figure_row(p, "brk growth", cnt(a, sizeof(a), t.brks), d, false);
-	}
-	if (r->pages.have) {
-		if (r->pages.heap_peak) {
-			snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->pages.heap_peak_ts));
-			figure_row(p, "peak heap", sz(a, sizeof(a), r->pages.heap_peak), d, false);
-		}
-		if (r->pages.mapped_peak) {
-			snprintf(d, sizeof(d), "at %s (anonymous mmaps and brk)",
-				 seconds(b, sizeof(b), r->pages.mapped_peak_ts));
-			figure_row(p, "peak mapped", sz(a, sizeof(a), r->pages.mapped_peak), d, false);
-		}
-		if (r->pages.rss_peak)
-			figure_row(p, "peak rss", sz(a, sizeof(a), r->pages.rss_peak),
-				   "(the whole process)", false);
-	} else if (r->peak) {
-		snprintf(d, sizeof(d), "at %s", seconds(b, sizeof(b), r->peak_ts));
-		figure_row(p, "peak heap", sz(a, sizeof(a), r->peak), d, false);
-	}
-	if (!attached(r)) {
-		snprintf(d, sizeof(d), "in %s %s", cnt(b, sizeof(b), t.leaked_blocks), blocks_word(t.leaked_blocks));
-		figure_row(p, "leaked", exact(a, sizeof(a), t.leaked), d, true);
-	}
-	if (t.definitely || t.indirectly) {
-		figure_row(p, "definitely lost", exact(a, sizeof(a), t.definitely), NULL, false);
-		figure_row(p, "indirectly lost", exact(a, sizeof(a), t.indirectly), NULL, false);
-	}
-	if (t.possibly)
-		figure_row(p, "possibly lost", exact(a, sizeof(a), t.possibly), NULL, false);
-	if (!attached(r))
-		figure_row(p, "still reachable", exact(a, sizeof(a), t.reachable), NULL, false);
-	if (t.unscanned)
-		figure_row(p, "unscanned", exact(a, sizeof(a), t.unscanned), "(no reachability scan)", false);
-	if (t.unknown) {
-		snprintf(d, sizeof(d), "in %s %s (fate unknown)", cnt(b, sizeof(b), t.unknown_blocks),
-			 blocks_word(t.unknown_blocks));
-		figure_row(p, "live at the end", exact(a, sizeof(a), t.unknown), d, false);
-	}
-	if (r->complete) {
-		snprintf(a, sizeof(a), "%" PRIu64, r->lost);
-		figure_row(p, "events lost", a, NULL, false);
-	}
+	nfig = render_figures(r, fig);
+	for (i = 0; i < nfig; i++)
+		figure_row(p, fig[i].md_label, fig[i].value, fig[i].rest[0] ? fig[i].rest : NULL, fig[i].strong);
 	fputs("</table>\n", p->out);
 	if (r->streams > 1)
 		fprintf(p->out, "<p class=\"note\">The stream holds %u more processes (ms-record --follow): this "

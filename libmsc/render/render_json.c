@@ -381,6 +381,14 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 			json_array_append_new(t, jstring(r->filters[i]));
 		json_object_set_new(root, "filters", t);
 	}
+	if (r->nwrappers) {
+		/* The program's own allocation wrappers found: their callers
+		 * are the sites. */
+		t = json_array();
+		for (i = 0; i < r->nwrappers; i++)
+			json_array_append_new(t, jstring(r->wrappers[i]));
+		json_object_set_new(root, "wrappers", t);
+	}
 	if (r->nerrors || r->end_errors)
 		json_object_set_new(root, "errors", jerrors(&doc));
 	g = render_leak_groups(r, &n);

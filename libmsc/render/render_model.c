@@ -317,3 +317,159 @@ void render_xml(FILE *out, const char *s)
 	}
 }
 
+
+/* ------------------------------------------------------ summary figures */
+
+static char *fig_size(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
+}
+
+static char *fig_seconds(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+static struct render_figure *fig_add(struct render_figure *f, size_t *n, const char *label,
+				     const char *md_label, bool strong)
+{
+	struct render_figure *x = &f[(*n)++];
+
+	memset(x, 0, sizeof(*x));
+	x->label = label;
+	x->md_label = md_label ? md_label : label + strspn(label, " ");
+	x->strong = strong;
+	return x;
+}
+
+size_t render_figures(const struct msc_report *r, struct render_figure *f)
+{
+	struct render_totals t;
+	bool attach = r->mode && !strcmp(r->mode, "attach");
+	/* Exact counts from the end record unless a filter took sites out:
+	 * then the sites' estimates are what is left. */
+	bool exact_counts = r->sample && r->has_end_totals && !r->nfilters;
+	const char *est = r->sample ? ", estimated" : "";
+	struct render_figure *x;
+	char a[32], b[32];
+	size_t n = 0;
+
+	render_totals_of(r, &t);
+	if (r->sample) {
+		x = fig_add(f, &n, "sampled every", NULL, false);
+		fig_size(x->value, sizeof(x->value), r->sample);
+		snprintf(x->rest, sizeof(x->rest), "(ms-record --sample: estimates are said so)");
+		if (exact_counts) {
+			t.allocs = r->end_allocs;
+			t.bytes = r->end_bytes;
+			t.frees = r->end_frees;
+		}
+	}
+	x = fig_add(f, &n, "allocations", NULL, false);
+	msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.allocs));
+	if (t.from_sample)
+		snprintf(x->rest, sizeof(x->rest), "(%s) at the last sample, %s", fig_size(a, sizeof(a), t.bytes),
+			 fig_seconds(b, sizeof(b), t.sample_ts));
+	else
+		snprintf(x->rest, sizeof(x->rest), "(%s)%s", fig_size(a, sizeof(a), t.bytes),
+			 r->sample && !exact_counts ? ", estimated" : "");
+	x = fig_add(f, &n, "frees", NULL, false);
+	if (t.from_sample)
+		snprintf(x->value, sizeof(x->value), "unknown");
+	else
+		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.frees));
+	if (r->sample && !exact_counts)
+		snprintf(x->rest, sizeof(x->rest), "estimated");
+	if (t.mmaps) {
+		x = fig_add(f, &n, "anonymous mmaps", NULL, false);
+		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.mmaps));
+		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", fig_size(a, sizeof(a), t.mmap_bytes));
+	}
+	if (t.brks) {
+		x = fig_add(f, &n, "brk growth", NULL, false);
+		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.brks));
+		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", fig_size(a, sizeof(a), t.brk_bytes));
+	}
+	if (r->pages.have) {
+		/* The page-level view: the heap, what the program mapped
+		 * itself, both at one moment, and the whole process. */
+		if (r->pages.heap_peak) {
+			x = fig_add(f, &n, "peak heap", NULL, false);
+			fig_size(x->value, sizeof(x->value), r->pages.heap_peak);
+			snprintf(x->rest, sizeof(x->rest), "at %s%s", fig_seconds(a, sizeof(a), r->pages.heap_peak_ts), est);
+		}
+		if (r->pages.mapped_peak) {
+			x = fig_add(f, &n, "peak mapped", NULL, false);
+			fig_size(x->value, sizeof(x->value), r->pages.mapped_peak);
+			snprintf(x->rest, sizeof(x->rest), "at %s (anonymous mmaps and brk)",
+				 fig_seconds(a, sizeof(a), r->pages.mapped_peak_ts));
+		}
+		if (r->pages.mapped_peak && r->peak && r->peak != r->pages.heap_peak) {
+			x = fig_add(f, &n, "peak heap+mapped", NULL, false);
+			fig_size(x->value, sizeof(x->value), r->peak);
+			snprintf(x->rest, sizeof(x->rest), "at %s (the sites at the peak sum to it)",
+				 fig_seconds(a, sizeof(a), r->peak_ts));
+		}
+		if (r->pages.rss_peak) {
+			/* wait4's: the process's, or a child's it waited for */
+			x = fig_add(f, &n, "peak rss", NULL, false);
+			fig_size(x->value, sizeof(x->value), r->pages.rss_peak);
+			snprintf(x->rest, sizeof(x->rest), "(process or a waited-for child)");
+		}
+	} else if (r->peak) {
+		x = fig_add(f, &n, "peak heap", NULL, false);
+		fig_size(x->value, sizeof(x->value), r->peak);
+		snprintf(x->rest, sizeof(x->rest), "at %s%s", fig_seconds(a, sizeof(a), r->peak_ts), est);
+	}
+	if (r->nerrors || r->end_errors) {
+		x = fig_add(f, &n, "memory errors", NULL, true);
+		snprintf(x->value, sizeof(x->value), "%" PRIu64, r->end_errors > r->nerrors ? r->end_errors : r->nerrors);
+		snprintf(x->rest, sizeof(x->rest), "(double or invalid frees, mismatches)");
+	}
+	if (t.from_sample) {
+		x = fig_add(f, &n, "leaked", NULL, true);
+		snprintf(x->value, sizeof(x->value), "unknown");
+		snprintf(x->rest, sizeof(x->rest), "(the stream ends before its sites and leaks)");
+	} else if (!attach) {
+		x = fig_add(f, &n, "leaked", NULL, true);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.leaked));
+		snprintf(x->rest, sizeof(x->rest), "in %s %s%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(t.leaked_blocks)),
+			 t.leaked_blocks == 1 ? "block" : "blocks", est);
+	}
+	if (t.definitely || t.indirectly) {
+		x = fig_add(f, &n, "  definitely", "definitely lost", false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.definitely));
+		x = fig_add(f, &n, "  indirectly", "indirectly lost", false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.indirectly));
+	}
+	if (t.possibly) {
+		x = fig_add(f, &n, "possibly lost", NULL, false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.possibly));
+	}
+	if (!attach && !t.from_sample) {
+		x = fig_add(f, &n, "still reachable", NULL, false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.reachable));
+		if (r->sample)
+			snprintf(x->rest, sizeof(x->rest), "estimated");
+	}
+	if (t.unscanned) {
+		x = fig_add(f, &n, "unscanned", NULL, false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.unscanned));
+		snprintf(x->rest, sizeof(x->rest), "(no reachability scan)%s", est);
+	}
+	if (t.unknown) {
+		x = fig_add(f, &n, "live at the end", NULL, false);
+		msc_fmt_exact(x->value, sizeof(x->value), msc_clamp_i64(t.unknown));
+		snprintf(x->rest, sizeof(x->rest), "in %s %s (fate unknown)%s",
+			 msc_fmt_count(a, sizeof(a), msc_clamp_i64(t.unknown_blocks)),
+			 t.unknown_blocks == 1 ? "block" : "blocks", est);
+	}
+	if (r->complete) {
+		x = fig_add(f, &n, "events lost", NULL, false);
+		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(r->lost));
+		if (r->lost)
+			snprintf(x->rest, sizeof(x->rest), "(dropped: the figures above miss them)");
+	}
+	return n;
+}

@@ -28,87 +28,190 @@ const char *text_fit(char *buf, size_t n, const struct msc_rframe *f, size_t wid
 
 	msc_frame_label(buf, n, f);
 	len = strlen(buf);
-	if (len <= width || !f || !f->fn)
-		return len <= width ? buf : (buf[width] = '\0', buf);
+	if (!width || len <= width)
+		return buf;
+	if (!f || !f->fn) {
+		buf[width < n ? width : n - 1] = '\0';
+		return buf;
+	}
+	/* Without its library first: the function says more. */
+	if (f->fn_offset && !(f->file && f->line) && strlen(f->fn) + strlen(f->fn_offset) + 1 <= width) {
+		snprintf(buf, n, "%s+%s", f->fn, f->fn_offset);
+		return buf;
+	}
 	if (f->file && f->line)
 		snprintf(loc, sizeof(loc), " %s:%u", msc_base_name(f->file), f->line);
 	else if (f->fn_offset)
-		snprintf(loc, sizeof(loc), "+%s (%s)", f->fn_offset, f->obj ? msc_base_name(f->obj) : "?");
+		snprintf(loc, sizeof(loc), "+%s", f->fn_offset);
 	else
-		snprintf(loc, sizeof(loc), " (%s)", f->obj ? msc_base_name(f->obj) : "?");
+		loc[0] = '\0';
 	if (strlen(loc) + 4 > width) {
-		buf[width] = '\0';
+		buf[width < n ? width : n - 1] = '\0';
 		return buf;
 	}
 	snprintf(buf, n, "%.*s..%s", (int)(width - strlen(loc) - 2), f->fn, loc);
 	return buf;
 }
 
-/* ---------------------------------------------------------- text and md */
-
-/* What a figure of a sampled recording's summary says after it. */
-static const char *est(const struct ctx *c, char *buf, size_t n, const char *rest)
+/* A size in at most 6 columns: "4,096", "64.0K", "10.0M". */
+static char *short_size(char *buf, size_t n, uint64_t v)
 {
-	if (!c->r->sample)
-		return rest;
-	snprintf(buf, n, "%s%sestimated", rest ? rest : "", rest ? ", " : "");
+	static const char units[] = "KMGTPE";
+	double x = (double)v;
+	unsigned u = 0;
+
+	if (v < 10000)
+		return msc_fmt_count(buf, n, msc_clamp_i64(v));
+	do
+		x /= 1024;
+	while (x >= 1000 && ++u < sizeof(units) - 2);
+	snprintf(buf, n, x < 100 ? "%.1f%c" : "%.0f%c", x, units[u]);
 	return buf;
 }
 
+char *text_size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md)
+{
+	char a[24], b[24];
+
+	if (lo == hi) {
+		snprintf(buf, n, "%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)));
+		if (strlen(buf) > 12 && !md)
+			short_size(buf, n, lo);
+		return buf;
+	}
+	snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)),
+		 msc_fmt_count(b, sizeof(b), msc_clamp_i64(hi)));
+	if (strlen(buf) > 12 && !md)
+		snprintf(buf, n, "%s..%s", short_size(a, sizeof(a), lo), short_size(b, sizeof(b), hi));
+	return buf;
+}
+
+/* ---------------------------------------------------------- text and md */
+
 /*
- * A stack, one frame per line, below the C runtime's frames.  Markdown puts
- * it in a code block of its own; past MD_SHOWN frames the rest is folded in
- * a <details> block, so that a long stack does not bury the next leak.
+ * A stack, one frame per line, below the C runtime's frames; frames the
+ * allocation is not attributed to (the allocator's wrappers) say so, and
+ * a run of frames repeating (recursion, an interpreter's eval loop) is
+ * printed once with how many times it repeats.  Markdown puts the stack in
+ * a code block of its own; past MD_SHOWN lines the rest is folded in a
+ * <details> block, so that a long stack does not bury the next leak.
  */
 #define MD_SHOWN 6
+#define FOLD_PERIOD 16		/* the longest cycle of frames folded */
+
+/* How many times frames [i, i + p) repeat right after themselves. */
+static unsigned repeats(char **lab, unsigned n, unsigned i, unsigned p)
+{
+	unsigned r = 0, k;
+
+	for (;;) {
+		unsigned at = i + (r + 1) * p;
+
+		if (at + p > n)
+			return r;
+		for (k = 0; k < p; k++)
+			if (strcmp(lab[i + k], lab[at + k]))
+				return r;
+		r++;
+	}
+}
+
+/* The shortest cycle of frames starting at i that repeats: its length in
+ * *p and how many more times it comes, or 0 (*p 1) when none does. */
+static unsigned cycle_at(char **lab, unsigned n, unsigned i, unsigned *p)
+{
+	unsigned r;
+
+	for (*p = 1; *p <= FOLD_PERIOD && i + 2 * *p <= n; ++*p)
+		if ((r = repeats(lab, n, i, *p)))
+			return r;
+	*p = 1;
+	return 0;
+}
+
+/* One line of a stack: text fits it in the report's width. */
+static void stack_line(struct ctx *c, const char *indent, const struct msc_rframe *f, bool wrapper)
+{
+	const char *tag = f->inlined ? (wrapper ? " (inlined, wrapper)" : " (inlined)") :
+				       wrapper ? " (wrapper)" : "";
+	char buf[1024];
+
+	if (c->md) {
+		fprintf(c->out, "%s%s%s", indent, msc_frame_label(buf, sizeof(buf), f), tag);
+		if (f->obj && f->file)
+			fprintf(c->out, " [%s]", msc_base_name(f->obj));
+	} else {
+		size_t used = strlen(indent) + strlen(tag);
+
+		fprintf(c->out, "%s%s%s", indent, text_fit(buf, sizeof(buf), f, text_room(c, used, 12)), tag);
+	}
+	fputc('\n', c->out);
+}
 
 void text_print_stack(struct ctx *c, uint32_t id, const char *indent)
 {
 	const struct msc_rstack *s = msc_report_stack(c->r, id);
-	char buf[512];
-	unsigned i, shown = 0, total = 0;
+	unsigned i, n = 0, lines = 0, total = 0, *at;
+	char **lab, buf[1024];
+	bool folded = false;
 
 	if (!s) {
 		fprintf(c->out, c->md ? "%s```\n%s(no stack)\n%s```\n" : "%s(no stack)\n", indent,
 			indent, indent);
 		return;
 	}
-	for (i = 0; i < s->n; i++)
-		total += !render_runtime_frame(&s->frames[i]);
-	if (c->md)
-		fprintf(c->out, "%s```\n", indent);
-	for (i = 0; i < s->n; i++) {
+	lab = calloc(s->n + 1, sizeof(*lab));
+	at = calloc(s->n + 1, sizeof(*at));
+	for (i = 0; lab && at && i < s->n; i++) {
 		const struct msc_rframe *f = &s->frames[i];
 
 		if (render_runtime_frame(f))
 			continue;
-		if (c->md) {
-			/* Two more frames are not worth a fold. */
-			if (shown == MD_SHOWN && total > MD_SHOWN + 2)
-				fprintf(c->out, "%s```\n\n%s<details><summary>%u more frames</summary>\n\n%s```\n",
-					indent, indent, total - MD_SHOWN, indent);
-			fprintf(c->out, "%s%s%s", indent, msc_frame_label(buf, sizeof(buf), f), f->inlined ? " (inlined)" : "");
-			if (f->obj && f->file)
-				fprintf(c->out, " [%s]", msc_base_name(f->obj));
-			fputc('\n', c->out);
-			shown++;
-			continue;
-		} else {
-			size_t room = 80 - strlen(indent) - (f->inlined ? 10 : 0);
-
-			fprintf(c->out, "%s%s%s\n", indent, text_fit(buf, sizeof(buf), f, room),
-				f->inlined ? " (inlined)" : "");
-		}
-		if (++shown >= 24 && i + 1 < s->n) {
-			fprintf(c->out, "%s... %u more %s\n", indent, s->n - i - 1,
-				plural(s->n - i - 1, "frame", "frames"));
+		msc_frame_label(buf, sizeof(buf), f);
+		if (!(lab[n] = strdup(buf)))
 			break;
-		}
+		at[n++] = i;
+	}
+	/* The lines it takes once folded, for Markdown's fold. */
+	for (i = 0; i < n;) {
+		unsigned p, r = cycle_at(lab, n, i, &p);
+
+		total += p + (r != 0);
+		i += p * (r + 1);
 	}
 	if (c->md)
-		fprintf(c->out, "%s```\n%s", indent, total > MD_SHOWN + 2 ? "\n" : "");
-	if (c->md && total > MD_SHOWN + 2)
+		fprintf(c->out, "%s```\n", indent);
+	for (i = 0; i < n;) {
+		unsigned p, k, r = cycle_at(lab, n, i, &p);
+
+		/* Two more lines are not worth a fold. */
+		if (c->md && !folded && lines >= MD_SHOWN && total > lines + 2) {
+			fprintf(c->out, "%s```\n\n%s<details><summary>%u more %s</summary>\n\n%s```\n",
+				indent, indent, n - i, plural(n - i, "frame", "frames"), indent);
+			folded = true;
+		}
+		for (k = 0; k < p; k++)
+			stack_line(c, indent, &s->frames[at[i + k]], at[i + k] < s->attr);
+		lines += p;
+		if (r) {
+			if (p == 1)
+				fprintf(c->out, "%s  ... the frame above %u more %s\n", indent, r,
+					plural(r, "time", "times"));
+			else
+				fprintf(c->out, "%s  ... the %u frames above %u more %s\n", indent, p, r,
+					plural(r, "time", "times"));
+			lines++;
+		}
+		i += p * (r + 1);
+	}
+	if (c->md)
+		fprintf(c->out, "%s```\n%s", indent, folded ? "\n" : "");
+	if (folded)
 		fprintf(c->out, "%s</details>\n", indent);
+	for (i = 0; lab && i < n; i++)
+		free(lab[i]);
+	free(lab);
+	free(at);
 }
 
 /*
@@ -136,9 +239,10 @@ static void row(struct ctx *c, const char *label, const char *md_label, const ch
 static void summary(struct ctx *c)
 {
 	struct msc_report *r = c->r;
+	struct render_figure fig[RENDER_FIGURES_MAX];
 	struct render_totals t;
 	char a[32], b[32], d[64];
-	size_t i;
+	size_t i, n;
 
 	render_totals_of(r, &t);
 	if (c->md) {
@@ -172,93 +276,26 @@ static void summary(struct ctx *c)
 		}
 		fputs("\n\n", c->out);
 	}
-	if (r->sample) {
-		/* Exact counts, from the end record, unless a filter took
-		 * sites out: then the sites' estimates are what is left. */
-		row(c, "sampled every", NULL, sz(a, sizeof(a), r->sample),
-		    "(ms-record --sample: estimates are said so)", false);
-		if (r->has_end_totals && !r->nfilters) {
-			t.allocs = r->end_allocs;
-			t.bytes = r->end_bytes;
-			t.frees = r->end_frees;
-		}
+	n = render_figures(r, fig);
+	for (i = 0; i < n; i++)
+		row(c, fig[i].label, fig[i].md_label, fig[i].value, fig[i].rest[0] ? fig[i].rest : NULL,
+		    fig[i].strong);
+	if (r->nwrappers) {
+		fprintf(c->out, c->md ? "\n**Allocation wrappers found** (their callers are the sites; "
+					"`--no-auto-wrappers` keeps them): " :
+					"\n  allocation wrappers found (their callers are the sites;\n"
+					"  --no-auto-wrappers keeps them):\n");
+		for (i = 0; i < r->nwrappers && i < 8; i++)
+			if (c->md)
+				fprintf(c->out, "%s`%s`", i ? ", " : "", r->wrappers[i]);
+			else
+				fprintf(c->out, "    %s\n", r->wrappers[i]);
+		if (r->nwrappers > 8)
+			fprintf(c->out, c->md ? " and %u more" : "    and %u more\n", r->nwrappers - 8);
+		if (c->md)
+			fputs(".\n", c->out);
 	}
-	snprintf(d, sizeof(d), "(%s)%s", sz(b, sizeof(b), t.bytes),
-		 r->sample && !(r->has_end_totals && !r->nfilters) ? ", estimated" : "");
-	if (t.from_sample) {
-		char at[32];
-
-		snprintf(d, sizeof(d), "(%s) at the last sample, %s", sz(b, sizeof(b), t.bytes),
-			 seconds(at, sizeof(at), t.sample_ts));
-	}
-	row(c, "allocations", NULL, cnt(a, sizeof(a), t.allocs), d, false);
-	row(c, "frees", NULL, t.from_sample ? "unknown" : cnt(a, sizeof(a), t.frees),
-	    r->sample && !(r->has_end_totals && !r->nfilters) ? "estimated" : NULL, false);
-	if (t.mmaps) {
-		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.mmap_bytes));
-		row(c, "anonymous mmaps", NULL, cnt(a, sizeof(a), t.mmaps), d, false);
-	}
-	if (t.brks) {
-		snprintf(d, sizeof(d), "(%s; not in the allocations)", sz(b, sizeof(b), t.brk_bytes));
-		row(c, "brk growth", NULL, cnt(a, sizeof(a), t.brks), d, false);
-	}
-	if (r->pages.have) {
-		/* The page-level view: the heap, what the program mapped
-		 * itself, and the whole process. */
-		if (r->pages.heap_peak) {
-			snprintf(d, sizeof(d), "at %s%s", seconds(b, sizeof(b), r->pages.heap_peak_ts),
-				 r->sample ? ", estimated" : "");
-			row(c, "peak heap", NULL, sz(a, sizeof(a), r->pages.heap_peak), d, false);
-		}
-		if (r->pages.mapped_peak) {
-			snprintf(d, sizeof(d), "at %s (anonymous mmaps and brk)",
-				 seconds(b, sizeof(b), r->pages.mapped_peak_ts));
-			row(c, "peak mapped", NULL, sz(a, sizeof(a), r->pages.mapped_peak), d, false);
-		}
-		if (r->pages.rss_peak)
-			row(c, "peak rss", NULL, sz(a, sizeof(a), r->pages.rss_peak),
-			    "(the whole process)", false);
-	} else if (r->peak) {
-		snprintf(d, sizeof(d), "at %s%s", seconds(b, sizeof(b), r->peak_ts),
-			 r->sample ? ", estimated" : "");
-		row(c, "peak heap", NULL, sz(a, sizeof(a), r->peak), d, false);
-	}
-	if (r->nerrors || r->end_errors) {
-		uint64_t n = r->end_errors > r->nerrors ? r->end_errors : r->nerrors;
-
-		snprintf(b, sizeof(b), "%" PRIu64, n);
-		row(c, "memory errors", NULL, b, "(double or invalid frees, mismatches)", true);
-	}
-	if (t.from_sample) {
-		row(c, "leaked", NULL, "unknown", "(the stream ends before its sites and leaks)",
-		    true);
-	} else if (!attached(r)) {
-		snprintf(d, sizeof(d), "in %s %s%s", cnt(b, sizeof(b), t.leaked_blocks),
-			 blocks_word(t.leaked_blocks), r->sample ? ", estimated" : "");
-		row(c, "leaked", NULL, exact(a, sizeof(a), t.leaked), d, true);
-	}
-	if (t.definitely || t.indirectly) {
-		row(c, "  definitely", "definitely lost", exact(a, sizeof(a), t.definitely), NULL, false);
-		row(c, "  indirectly", "indirectly lost", exact(a, sizeof(a), t.indirectly), NULL, false);
-	}
-	if (t.possibly)
-		row(c, "possibly lost", NULL, exact(a, sizeof(a), t.possibly), NULL, false);
-	if (!attached(r) && !t.from_sample)
-		row(c, "still reachable", NULL, exact(a, sizeof(a), t.reachable), est(c, d, sizeof(d), NULL),
-		    false);
-	if (t.unscanned)
-		row(c, "unscanned", NULL, exact(a, sizeof(a), t.unscanned),
-		    est(c, d, sizeof(d), "(no reachability scan)"), false);
-	if (t.unknown) {
-		snprintf(d, sizeof(d), "in %s %s (fate unknown)%s", cnt(b, sizeof(b), t.unknown_blocks),
-			 blocks_word(t.unknown_blocks), r->sample ? ", estimated" : "");
-		row(c, "live at the end", NULL, exact(a, sizeof(a), t.unknown), d, false);
-	}
-	if (r->complete) {
-		row(c, "events lost", NULL, cnt(b, sizeof(b), r->lost),
-		    r->lost ? "(dropped: the figures above miss them)" : NULL, false);
-	}
-	if (r->streams > 1)
+	if (r->streams > 1 && r->nimages < 2)
 		fprintf(c->out, c->md ? "\nThe stream holds %u more %s (ms-record --follow): this report is "
 					"about pid %d; `ms-filter --pid PID` picks another.\n" :
 					"\n  the stream holds %u more %s (ms-record --follow): this report is\n"
@@ -343,8 +380,10 @@ static void text_or_md(struct ctx *c)
 		text_processes(c);
 		return;
 	}
-	if (s & MSC_SECTION_SUMMARY)
+	if (s & MSC_SECTION_SUMMARY) {
 		summary(c);
+		text_images(c);
+	}
 	if (s & MSC_SECTION_ERRORS)
 		text_errors(c);
 	if (s & MSC_SECTION_LEAKS)
@@ -353,6 +392,7 @@ static void text_or_md(struct ctx *c)
 		text_top(c);
 	if (s & MSC_SECTION_TEMPORARY)
 		text_temporary(c);
+	text_site_stacks(c);
 	if (s & MSC_SECTION_SIZES)
 		text_sizes(c);
 	if (s & MSC_SECTION_TIMELINE)
@@ -362,8 +402,10 @@ static void text_or_md(struct ctx *c)
 
 int render_text(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
-	struct ctx c = { r, o, out, o->format == MSC_REPORT_MD };
+	struct ctx c = { r, o, out, o->format == MSC_REPORT_MD,
+			 o->width == MSC_REPORT_WIDE ? 0 : o->width ? o->width : 80, NULL };
 
 	text_or_md(&c);
+	text_sites_release(&c);
 	return 0;
 }

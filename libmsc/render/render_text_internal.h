@@ -8,8 +8,10 @@
  *				the summary, the stacks and rows the
  *				sections print with
  *	render_text_sections.c	a recording's other sections: errors,
- *				leaks, top sites, temporary, sizes,
- *				timeline
+ *				leaks, sizes, timeline
+ *	render_text_sites.c	the tables of sites (top sites, temporary
+ *				allocations), each site numbered and named
+ *				the same in every table, and their stacks
  *	render_text_diff.c	ms-diff's and ms-snap's reports, --poll
  *				recordings
  */
@@ -26,12 +28,24 @@
 #include "msc_report.h"
 #include "msc_util.h"
 
+struct text_sites;
+
 struct ctx {
 	struct msc_report *r;
 	const struct msc_report_opts *o;
 	FILE *out;
 	bool md;
+	unsigned width;			/* text's columns, 0: no limit */
+	struct text_sites *sites;	/* the sites the tables show, once made */
 };
+
+/* The columns left for a name after used (at least least), 0 for no limit. */
+static inline size_t text_room(const struct ctx *c, size_t used, size_t least)
+{
+	if (!c->width)
+		return 0;
+	return c->width > used + least ? c->width - used : least;
+}
 
 static inline const char *plural(uint64_t n, const char *one, const char *many)
 {
@@ -79,23 +93,49 @@ static inline void heading(struct ctx *c, const char *title)
 		fprintf(c->out, "\n%s\n", title);
 }
 
+/* The heading of a section whose figures a sampled recording estimates. */
+static inline void heading_est(struct ctx *c, const char *title)
+{
+	char buf[256];
+
+	if (!c->r->sample) {
+		heading(c, title);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s%s", title, c->md ? " (estimated)" : " (ESTIMATED)");
+	heading(c, buf);
+}
+
 /* -------------------------------------------- render_text.c, for the others */
 
-/* A frame's place in at most width columns: the function name gives way
- * before the file and line do.  Returns buf. */
+/* A frame's place in at most width columns (0: any): the function name
+ * gives way before the file and line do.  Returns buf. */
 const char *text_fit(char *buf, size_t n, const struct msc_rframe *f, size_t width);
-/* Stack id, one frame per line after indent, below the C runtime's frames
- * (see render_text.c). */
+/* Stack id, one frame per line after indent, below the C runtime's
+ * frames, repeats folded (see render_text.c). */
 void text_print_stack(struct ctx *c, uint32_t id, const char *indent);
+/* "48", "32..511", and in text when exact figures would not fit a
+ * 12-column SIZES column, "288..10.0M". */
+char *text_size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md);
 
 /* -------------------------------- render_text_sections.c, for render_text.c */
 
 void text_errors(struct ctx *c);
+/* The process images of an ms-record --follow recording, each with its
+ * figures, the report's own marked. */
+void text_images(struct ctx *c);
 void text_leaks(struct ctx *c);
-void text_top(struct ctx *c);
-void text_temporary(struct ctx *c);
 void text_sizes(struct ctx *c);
 void text_timeline(struct ctx *c);
+
+/* ----------------------------------- render_text_sites.c, for render_text.c */
+
+/* The top sites' tables; the temporary allocations' table; the stacks of
+ * every site they showed (after the last of them). */
+void text_top(struct ctx *c);
+void text_temporary(struct ctx *c);
+void text_site_stacks(struct ctx *c);
+void text_sites_release(struct ctx *c);
 
 /* --------------------------------------- render_text_diff.c, for the others */
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reports as text and Markdown: the sections of a recording after its
- * summary: memory errors, leaks, the top sites, temporary allocations,
- * sizes and the timeline.
+ * summary and apart from its sites' tables (render_text_sites.c): memory
+ * errors, leaks, sizes and the timeline.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,109 +14,6 @@
 #include "msc_render.h"
 #include "msc_util.h"
 #include "render_text_internal.h"
-
-static const struct msc_rframe *frame_at(const struct msc_report *r, uint32_t stack, unsigned up)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-
-	return s && s->attr + up < s->n ? &s->frames[s->attr + up] : NULL;
-}
-
-/*
- * The WHERE of row i of a table of n rows: its allocating frame in buf (at
- * most width columns in text).  When another row ends on the same line by
- * another call path, the first caller where the paths part goes into from
- * (else from is ""): Markdown appends it ("leak_aligned leaky.c:82 from run
- * leaky.c:116"), text prints it on a line of its own, so that no two rows
- * read the same.
- */
-static const char *where_of(const struct msc_report *r, bool md, const uint32_t *stacks, size_t n,
-			    size_t i, char *buf, size_t len, size_t width, char *from, size_t fromlen)
-{
-	char mine[256], other[256], caller[256];
-	unsigned up, depth = 0;
-	size_t j;
-
-	from[0] = '\0';
-	msc_frame_label(mine, sizeof(mine), frame_at(r, stacks[i], 0));
-	for (j = 0; j < n; j++) {
-		if (j == i)
-			continue;
-		msc_frame_label(other, sizeof(other), frame_at(r, stacks[j], 0));
-		if (strcmp(mine, other) != 0)
-			continue;
-		/* The first depth at which this path leaves the twin's. */
-		for (up = 1; up < 256; up++) {
-			const struct msc_rframe *x = frame_at(r, stacks[i], up);
-			const struct msc_rframe *y = frame_at(r, stacks[j], up);
-
-			if (!x && !y)
-				break;
-			if (strcmp(msc_frame_label(caller, sizeof(caller), x),
-				   msc_frame_label(other, sizeof(other), y)) != 0)
-				break;
-		}
-		if (up > depth)
-			depth = up;
-	}
-	if (depth && frame_at(r, stacks[i], depth)) {
-		if (md)
-			msc_frame_label(from, fromlen, frame_at(r, stacks[i], depth));
-		else
-			text_fit(from, fromlen, frame_at(r, stacks[i], depth), width > 5 ? width - 5 : width);
-	}
-	if (md) {
-		snprintf(buf, len, "%s%s%s", mine, from[0] ? " from " : "", from);
-		return buf;
-	}
-	return text_fit(buf, len, frame_at(r, stacks[i], 0), width);
-}
-
-/* A size in at most 6 columns: "4,096", "64.0K", "10.0M". */
-static char *short_size(char *buf, size_t n, uint64_t v)
-{
-	static const char units[] = "KMGTPE";
-	double x = (double)v;
-	unsigned u = 0;
-
-	if (v < 10000)
-		return msc_fmt_count(buf, n, msc_clamp_i64(v));
-	do
-		x /= 1024;
-	while (x >= 1000 && ++u < sizeof(units) - 2);
-	snprintf(buf, n, x < 100 ? "%.1f%c" : "%.0f%c", x, units[u]);
-	return buf;
-}
-
-/* "48", "32..511", and when exact figures would not fit text's 12-column
- * SIZES column, "288..10.0M" (Markdown has room). */
-static char *size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md)
-{
-	char a[24], b[24];
-
-	if (lo == hi) {
-		snprintf(buf, n, "%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)));
-		if (strlen(buf) > 12 && !md)
-			short_size(buf, n, lo);
-		return buf;
-	}
-	snprintf(buf, n, "%s..%s", msc_fmt_count(a, sizeof(a), msc_clamp_i64(lo)),
-		 msc_fmt_count(b, sizeof(b), msc_clamp_i64(hi)));
-	if (strlen(buf) > 12 && !md)
-		snprintf(buf, n, "%s..%s", short_size(a, sizeof(a), lo), short_size(b, sizeof(b), hi));
-	return buf;
-}
-
-static int by_temporary(const void *a, const void *b)
-{
-	const struct render_group *x = a, *y = b;
-	uint64_t tx = x->temporary > x->short_lived ? x->temporary : x->short_lived;
-	uint64_t ty = y->temporary > y->short_lived ? y->temporary : y->short_lived;
-
-	if (tx != ty)
-		return tx > ty ? -1 : 1;
-	return render_by_bytes(a, b);
-}
 
 /* Sparkline of v[0..n) in `width` cells (UTF-8 block elements). */
 static void sparkline(FILE *out, const uint64_t *v, size_t n, unsigned width)
@@ -145,19 +42,6 @@ static void sparkline(FILE *out, const uint64_t *v, size_t n, unsigned width)
 		level = hi > lo ? (unsigned)((m - lo) * 7 / (hi - lo)) : 0;
 		fputs(bars[level], out);
 	}
-}
-
-/* The heading of a section whose figures a sampled recording estimates. */
-static void heading_est(struct ctx *c, const char *title)
-{
-	char buf[256];
-
-	if (!c->r->sample) {
-		heading(c, title);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%s%s", title, c->md ? " (estimated)" : " (ESTIMATED)");
-	heading(c, buf);
 }
 
 /* What a memory error is, in words: "delete of a 40 B block from new[]". */
@@ -273,7 +157,7 @@ void text_leaks(struct ctx *c)
 		if (!strcmp(x->kind, "reachable"))
 			continue;
 		shown++;
-		size_range(s, sizeof(s), x->size_lo, x->size_hi, true);	/* not a column */
+		text_size_range(s, sizeof(s), x->size_lo, x->size_hi, true);	/* not a column */
 		lost = !strcmp(x->kind, "unscanned") ? "" : !strcmp(x->kind, "unknown") ? " fate" : " lost";
 		if (c->md) {
 			fprintf(c->out, "%s%zu. **%s** in %s %s of %s B from `%s` at `%s`, %s%s\n\n",
@@ -296,121 +180,6 @@ void text_leaks(struct ctx *c)
 	else if (more)
 		fprintf(c->out, c->md ? "\n_%zu more leak sites not shown (--top)._\n" : "\n  (%zu more not shown)\n",
 			more);
-	free(g);
-}
-
-/*
- * A table of sites.  Markdown has room for every column; the 80-column
- * text shows the figures the table is sorted by (col: 0 bytes, 1 count,
- * 2 at the peak) and leaves the rest of the line to where.
- */
-static void site_table(struct ctx *c, const char *title, struct render_group *g, size_t n,
-		       int (*cmp)(const void *, const void *), int col)
-{
-	char a[32], b[32], d[32], e[32], s[64], w[640], from[256], fl[96];
-	uint32_t *stacks;
-	size_t i, m;
-
-	qsort(g, n, sizeof(*g), cmp);
-	for (m = 0; m < n && m < c->o->top; m++)
-		if ((col == 1 && !g[m].allocs) || (col == 2 && !g[m].at_peak))
-			break;
-	stacks = calloc(m + 1, sizeof(*stacks));
-	if (!stacks)
-		return;
-	for (i = 0; i < m; i++)
-		stacks[i] = g[i].stack;
-	heading_est(c, title);
-	if (c->md)
-		fprintf(c->out, "| bytes | allocations | live | at peak | sizes | where |\n"
-				"|---:|---:|---:|---:|---:|---|\n");
-	else if (col == 2)
-		fprintf(c->out, "  %10s %10s %12s  %s\n", "AT PEAK", "LIVE", "SIZES", "WHERE");
-	else
-		fprintf(c->out, "  %10s %11s %12s  %s\n", "BYTES", "ALLOCS", "SIZES", "WHERE");
-	for (i = 0; i < m; i++) {
-		struct render_group *x = &g[i];
-
-		size_range(s, sizeof(s), x->size_lo, x->size_hi, c->md);
-		where_of(c->r, c->md, stacks, m, i, w, sizeof(w), col == 2 ? 42 : 41, from, sizeof(from));
-		if (c->md)
-			fprintf(c->out, "| %s | %s | %s | %s | %s | `%s`%s%s%s |\n", sz(a, sizeof(a), x->bytes),
-				cnt(b, sizeof(b), x->allocs), sz(d, sizeof(d), x->live_bytes),
-				sz(e, sizeof(e), x->at_peak), s, w, x->pool ? " (" : "",
-				x->pool ? render_fn_label(x, fl, sizeof(fl)) : "", x->pool ? ")" : "");
-		else if (col == 2)
-			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->at_peak),
-				sz(d, sizeof(d), x->live_bytes), s, w);
-		else
-			fprintf(c->out, "  %10s %11s %12s  %s\n", sz(a, sizeof(a), x->bytes),
-				cnt(b, sizeof(b), x->allocs), s, w);
-		if (!c->md && from[0])
-			fprintf(c->out, "%*s  from %s\n", col == 2 ? 38 : 39, "", from);
-		/* Pools apart: one pool's blocks can come from the same code
-		 * as another's. */
-		if (!c->md && x->pool)
-			fprintf(c->out, "%*s  (%s)\n", col == 2 ? 38 : 39, "",
-				render_fn_label(x, fl, sizeof(fl)));
-	}
-	if (!n)
-		fprintf(c->out, c->md ? "No allocations.\n" : "  no allocations\n");
-	free(stacks);
-}
-
-void text_top(struct ctx *c)
-{
-	size_t n;
-	struct render_group *g = render_site_groups(c->r, &n);
-
-	if (!g)
-		return;
-	site_table(c, c->md ? "Top allocation sites by bytes" : "TOP SITES BY BYTES ALLOCATED", g, n, render_by_bytes, 0);
-	site_table(c, c->md ? "Top allocation sites by count" : "TOP SITES BY NUMBER OF ALLOCATIONS", g, n, render_by_allocs, 1);
-	site_table(c, c->md ? "What the peak is made of" : "TOP SITES AT THE PEAK", g, n, render_by_peak, 2);
-	free(g);
-}
-
-void text_temporary(struct ctx *c)
-{
-	size_t n, i, m;
-	struct render_group *g = render_site_groups(c->r, &n);
-	uint32_t *stacks = calloc(n + 1, sizeof(*stacks));
-	struct render_totals t;
-	char a[32], b[32], d[32], w[640], from[256];
-
-	if (!g || !stacks) {
-		free(g);
-		free(stacks);
-		return;
-	}
-	render_totals_of(c->r, &t);
-	qsort(g, n, sizeof(*g), by_temporary);
-	heading_est(c, c->md ? "Temporary allocations" : "TEMPORARY ALLOCATIONS");
-	fprintf(c->out, c->md ? "%s of %s allocations were freed before their thread allocated again "
-				"(temporary), %s within a millisecond (short-lived).\n\n" :
-				"  %s of %s allocations were freed before their thread allocated again\n"
-				"  (temporary), %s within a millisecond (short-lived).\n",
-		cnt(a, sizeof(a), t.temporary), cnt(b, sizeof(b), t.allocs), cnt(d, sizeof(d), t.short_lived));
-	if (c->md)
-		fprintf(c->out, "| temporary | short-lived | of allocations | where |\n|---:|---:|---:|---|\n");
-	else
-		fprintf(c->out, "  %11s %11s %11s  %s\n", "TEMPORARY", "SHORTLIVED", "ALLOCS", "WHERE");
-	for (m = 0; m < n && m < c->o->top && (g[m].temporary || g[m].short_lived); m++)
-		stacks[m] = g[m].stack;
-	for (i = 0; i < m; i++) {
-		struct render_group *x = &g[i];
-
-		where_of(c->r, c->md, stacks, m, i, w, sizeof(w), 40, from, sizeof(from));
-		if (c->md)
-			fprintf(c->out, "| %s | %s | %s | `%s` |\n", cnt(a, sizeof(a), x->temporary),
-				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w);
-		else
-			fprintf(c->out, "  %11s %11s %11s  %s\n", cnt(a, sizeof(a), x->temporary),
-				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w);
-		if (!c->md && from[0])
-			fprintf(c->out, "%*s  from %s\n", 39, "", from);
-	}
-	free(stacks);
 	free(g);
 }
 
@@ -511,4 +280,59 @@ void text_timeline(struct ctx *c)
 out:
 	free(rss);
 	free(heap);
+}
+
+/* An ms-record --follow recording: every process image it holds, with
+ * its own figures; the report's sections are about the one marked. */
+void text_images(struct ctx *c)
+{
+	const struct msc_report *r = c->r;
+	const struct msc_rimage *mine = NULL;
+	char a[32], b[32], d[32], e[48], pp[16];
+	size_t i;
+
+	if (r->nimages < 2)
+		return;
+	for (i = 0; i < r->nimages; i++)
+		if (r->images[i].pid == r->pid)
+			mine = &r->images[i];	/* its last image is the report's */
+	heading(c, c->md ? "Processes" : "PROCESSES");
+	fprintf(c->out, c->md ? "%zu process images (ms-record --follow); the sections below are about "
+				"the one marked, `ms-filter --pid PID` picks another.\n\n"
+				"| pid | parent | ended | allocations | peak heap | leaked | program |\n"
+				"|---:|---:|---|---:|---:|---:|---|\n" :
+				"  %zu process images (ms-record --follow); the sections below are about\n"
+				"  the one marked *, ms-filter --pid PID picks another\n"
+				"        PID   PARENT  ENDED         ALLOCS  PEAK HEAP      LEAKED  PROGRAM\n",
+		r->nimages);
+	for (i = 0; i < r->nimages; i++) {
+		const struct msc_rimage *im = &r->images[i];
+		uint64_t leaked = 0, peak = im->pages.heap_peak ? im->pages.heap_peak : im->peak;
+		unsigned k;
+
+		for (k = 0; k < MSC_LEAK_KINDS; k++)
+			if (msc_leak_kind_leaked(k))
+				leaked += im->kind_bytes[k];
+		if (!im->complete)
+			snprintf(e, sizeof(e), "running");
+		else if (im->has_status)
+			snprintf(e, sizeof(e), "%s %d", im->reason ? im->reason : "exit", im->status);
+		else if (im->signal)
+			snprintf(e, sizeof(e), "signal %d", im->signal);
+		else
+			snprintf(e, sizeof(e), "%s", im->reason ? im->reason : "?");
+		snprintf(pp, sizeof(pp), im->ppid ? "%d" : "-", im->ppid);
+		if (!im->complete || (im->reason && !strcmp(im->reason, "exec")))
+			snprintf(d, sizeof(d), "-");
+		else
+			exact(d, sizeof(d), leaked);
+		if (c->md)
+			fprintf(c->out, "| %s%d%s | %s | %s | %s | %s | %s | `%s` |\n", im == mine ? "**" : "",
+				im->pid, im == mine ? "**" : "", pp, e, cnt(a, sizeof(a), im->allocs),
+				sz(b, sizeof(b), peak), d, im->program ? im->program : "?");
+		else
+			fprintf(c->out, "  %c%8d %8s  %-10s %9s %10s %11s  %s\n", im == mine ? '*' : ' ', im->pid, pp, e,
+				cnt(a, sizeof(a), im->allocs), sz(b, sizeof(b), peak), d,
+				im->program ? im->program : "?");
+	}
 }

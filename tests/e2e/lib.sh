@@ -13,6 +13,8 @@ mkdir -p "$OUT"
 # own cache, shared by the scripts of a run, not to the home directory's.
 MEMSCOPE_CACHE="$TOP/tests/e2e/out/cache"
 export MEMSCOPE_CACHE
+# Text reports are as wide as $COLUMNS says: the tests' are 80 columns.
+unset COLUMNS
 _fails=0
 _checks=0
 _bg_pids=

@@ -164,7 +164,7 @@ ms-report --sections summary "$P" >pages.txt
 check_egrep "pages: text: brk growth row" "^ +brk growth +1 +\(256\.0 KiB; not in the allocations\)\$" pages.txt
 check_egrep "pages: text: peak heap row" "^ +peak heap +1\.0 MiB +at [0-9.]+ s\$" pages.txt
 check_egrep "pages: text: peak mapped row" "^ +peak mapped +8\.2 MiB +at [0-9.]+ s \(anonymous mmaps and brk\)\$" pages.txt
-check_egrep "pages: text: peak rss row" "^ +peak rss +[0-9.]+ MiB +\(the whole process\)\$" pages.txt
+check_egrep "pages: text: peak rss row" "^ +peak rss +[0-9.]+ MiB +\(process or a waited-for child\)$" pages.txt
 check_eq "pages: --json summary" "1048576 8650752 4390912 $rss 1 262144" \
 	"$(ms-report --json "$P" | jq -r '.summary | "\(.heap_peak) \(.mapped_peak) \(.mapped) \(.rss_peak) \(.brks) \(.brk_bytes)"')"
 # An --events stream, aggregated again by ms-filter and ms-report: the same.
