@@ -416,6 +416,35 @@ wait_screen "recorded: the site growing fastest" \
 keys q
 wait_prompt "recorded: q"
 
+# Twins: two sites in my_alloc, both called by make_user, told apart by the
+# first caller where their paths part (main, build_table), as ms-report
+# tells them.
+W="$TOP/tests/e2e/wrappers.c"
+check_status "build wrappers.c" 0 cc -O1 -g -fno-omit-frame-pointer -o "$OUT/wrappers" "$W"
+ms-record -q -o "$OUT/wrappers.ndjson" "$OUT/wrappers" hold >wrappers.log 2>&1 &
+WREC=$!
+_bg_pids="$_bg_pids $WREC"
+for _i in $(seq 200); do
+	WP=$(pgrep -P $WREC -x wrappers)
+	[ -n "$WP" ] && grep -q blocks wrappers.log && ms-snap -q -p "$WP" 2>/dev/null | grep -q '"recorded":true' && break
+	sleep 0.05
+done
+L_ALLOC=$(line_of "$W" "void *p = malloc(n);")
+keys "clear; ms-top -d 0.25 -p $WP" Enter
+wait_screen "twins: [heap] in the list" "^ +$WP $ME .*\[heap [0-9.]+[KM]\]" || finish
+keys Enter
+wait_screen "twins: make_user's from main" \
+	"^ +100B +1  my_alloc wrappers\\.c:$L_ALLOC < main wrappers\\.c:[0-9]+\$"
+wait_screen "twins: make_user's from build_table" \
+	"^ +100B +1  my_alloc wrappers\\.c:$L_ALLOC < build_table wrappers\\.c:[0-9]+\$"
+wait_screen "twins: a site of one path, its caller" \
+	"^ +300B +1  my_alloc wrappers\\.c:$L_ALLOC < make_role wrappers\\.c:[0-9]+\$"
+keys q
+wait_prompt "twins: q"
+# (a background job of sh ignores SIGINT, and so does what it runs)
+kill -TERM "$WP"
+wait $WREC
+
 # after its first refreshes, a refresh allocates nothing: ms-top recorded
 # for 5 and for 30 refreshes (its figures, and the live heap it reads from
 # ticker's recorder) makes as many allocations.  (Not with sanitizers:

@@ -8,6 +8,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define DEPTH 40
 
@@ -43,7 +45,7 @@ __attribute__((noinline)) static void descend(int n)
 	keep[nkeep++] = malloc(500);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	make_user();
 	make_group();
@@ -51,5 +53,8 @@ int main(void)
 	build_table();
 	descend(DEPTH);
 	printf("%u blocks\n", nkeep);
+	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "hold"))
+		pause();
 	return 0;
 }

@@ -97,7 +97,11 @@ static void fill(int y, int x, int w, chtype ch)
 static const char *const spark_utf8[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 static const char spark_ascii[] = "_.-~=+*#";
 
-/* A sparkline of the last w values, scaled between their least and most. */
+/*
+ * A sparkline of the last w values, scaled between their least and most,
+ * over a tenth of the most at least: a process that moved by 4 KiB of
+ * 100 MiB draws flat, not from the bottom to the top.
+ */
 static void sparkline(struct ui *u, int y, int x, int w, const uint64_t *v, size_t n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -109,6 +113,8 @@ static void sparkline(struct ui *u, int y, int x, int w, const uint64_t *v, size
 		if (v[i] > hi)
 			hi = v[i];
 	}
+	if (hi - lo < hi / 10)
+		lo = hi - hi / 10;
 	attron(pair(u, PAIR_SPARK, A_NORMAL));
 	for (i = from; i < n; i++) {
 		int level = hi > lo ? (int)((double)(v[i] - lo) * 7 / (double)(hi - lo) + 0.5) : 0;

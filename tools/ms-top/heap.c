@@ -29,9 +29,14 @@ static void *arena_grow(struct msc_arena *a, void *arr, size_t n, size_t *cap, s
 	return np;
 }
 
+/* Frames of a site's path kept to tell twins apart (its frame first). */
+#define TOP_PATH 16
+
 struct stack_label {
 	uint64_t id;
 	const char *label, *caller;
+	const char **path;		/* the frames from the attributed one out */
+	unsigned npath;
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -102,13 +107,13 @@ static const struct stack_label *find_label(const struct stack_label *l, size_t 
 	return NULL;
 }
 
-/* The frame a site is attributed to and its caller, as labels (in a,
- * which outlives defs). */
+/* The frame a site is attributed to and the frames after it, as labels
+ * (in a, which outlives defs). */
 static int read_stack(struct msc_arena *a, struct msc_stackdefs *defs, const struct msc_rec *rec,
 		      struct stack_label *out)
 {
 	struct msc_rframe *frames;
-	unsigned n, attr;
+	unsigned n, attr, k;
 	char buf[512];
 	uint64_t id;
 	int ret;
@@ -120,11 +125,71 @@ static int read_stack(struct msc_arena *a, struct msc_stackdefs *defs, const str
 		return ret;
 	out->id = id;
 	out->label = out->caller = NULL;
-	if (attr < n)
-		out->label = msc_arena_strdup(a, msc_frame_label(buf, sizeof(buf), &frames[attr]));
-	if (attr + 1 < n)
-		out->caller = msc_arena_strdup(a, msc_frame_label(buf, sizeof(buf), &frames[attr + 1]));
+	out->npath = 0;
+	out->path = msc_arena_alloc(a, TOP_PATH * sizeof(*out->path));
+	for (k = 0; out->path && k < TOP_PATH && attr + k < n; k++) {
+		if (!(out->path[k] = msc_arena_strdup(a, msc_frame_label(buf, sizeof(buf), &frames[attr + k]))))
+			break;
+		out->npath++;
+	}
+	if (out->npath)
+		out->label = out->path[0];
+	if (out->npath > 1)
+		out->caller = out->path[1];
 	return 0;
+}
+
+/* Sites by label, then by path: twins (one label, two paths) together. */
+static int cmp_path(const void *a, const void *b)
+{
+	const struct top_site *x = *(const struct top_site *const *)a;
+	const struct top_site *y = *(const struct top_site *const *)b;
+	unsigned k;
+	int c;
+
+	for (k = 0; k < x->npath && k < y->npath; k++)
+		if ((c = strcmp(x->path[k], y->path[k])))
+			return c;
+	return x->npath < y->npath ? -1 : x->npath > y->npath;
+}
+
+/* How many frames two paths share from the start. */
+static unsigned common(const struct top_site *x, const struct top_site *y)
+{
+	unsigned k = 0;
+
+	while (k < x->npath && k < y->npath && !strcmp(x->path[k], y->path[k]))
+		k++;
+	return k;
+}
+
+/*
+ * Twins, sites ending on one frame by different paths, are told apart as
+ * the reports tell them: by the first caller where their paths part,
+ * in place of the caller after their frame.
+ */
+static void tell_twins(struct msc_arena *a, struct top_heap *h)
+{
+	struct top_site **by = msc_arena_alloc(a, (h->nsites + 1) * sizeof(*by));
+	size_t i;
+
+	if (!by)
+		return;
+	for (i = 0; i < h->nsites; i++)
+		by[i] = &h->sites[i];
+	top_sort(by, h->nsites, sizeof(*by), cmp_path);
+	for (i = 0; i < h->nsites; i++) {
+		unsigned part = 0, c;
+
+		if (!by[i]->npath)
+			continue;
+		if (i > 0 && by[i - 1]->npath && (c = common(by[i - 1], by[i])) > part)
+			part = c;
+		if (i + 1 < h->nsites && by[i + 1]->npath && (c = common(by[i], by[i + 1])) > part)
+			part = c;
+		if (part > 1 && part < by[i]->npath)
+			by[i]->caller = by[i]->path[part];
+	}
 }
 
 /* n per dt_ns, per second, rounded */
@@ -227,8 +292,11 @@ struct top_heap *top_heap_read(struct top *t, struct top_sample *s, int pid,
 				*to = raw[i];
 			to->label = l && l->label ? l->label : "?";
 			to->caller = l ? l->caller : NULL;
+			to->path = l ? l->path : NULL;
+			to->npath = l ? l->npath : 0;
 		}
 	}
+	tell_twins(a, h);
 	h->by_live = msc_arena_alloc(a, (h->nsites + 1) * sizeof(*h->by_live));
 	h->by_growth = msc_arena_alloc(a, (h->nsites + 1) * sizeof(*h->by_growth));
 	if (!h->by_live || !h->by_growth)

@@ -90,7 +90,11 @@ struct top_proc {
 struct top_site {
 	uint64_t stack;
 	const char *label;		/* the frame it is attributed to */
-	const char *caller;		/* the frame after it, or NULL */
+	const char *caller;		/* the frame after it, or NULL; for twins
+					 * (another site on the same frame), the
+					 * first where their paths part */
+	const char **path;		/* its frames from label out, some */
+	unsigned npath;
 	uint64_t live_bytes, live, allocs, frees;
 	int64_t growth;			/* live bytes since the previous refresh */
 };
