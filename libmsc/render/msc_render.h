@@ -97,6 +97,23 @@ struct render_figure {
 
 /* Fills f[RENDER_FIGURES_MAX]; returns how many. */
 size_t render_figures(const struct msc_report *r, struct render_figure *f);
+/*
+ * Sites shown together (a table, a chart's legend) are told apart when
+ * two end on one frame (twins): by the first caller where their paths
+ * part ("from"), or when their paths are the same from there out, by
+ * the wrapper below it that allocated for it ("via", a C++ name without
+ * its templates and parameters).  out[i] for stacks[i]: from NULL and via
+ * "" when it has no twin.
+ */
+struct render_part {
+	const struct msc_rframe *from;
+	char via[256];
+};
+
+void render_parts(const struct msc_report *r, const uint32_t *stacks, size_t n, struct render_part *out);
+/* "fn file.c:12[ from caller file.c:30| via wrapper]", malloc'ed (NULL:
+ * out of memory); part may be NULL. */
+char *render_site_label(const struct msc_report *r, uint32_t stack, const struct render_part *part);
 /* Whether a filter's drop changes what this report counts, and how many do. */
 bool render_filtered_relevant(const struct msc_report *r, const struct msc_filtered *f);
 unsigned render_filtered_count(const struct msc_report *r);

@@ -61,20 +61,87 @@ static void frame_label(struct page *p, const struct msc_rframe *f)
 	esc(p, msc_frame_label(buf, sizeof(buf), f));
 }
 
-/* "fn file.c:12 < caller file.c:30": where a site is, and who called it. */
+char *html_site_label(struct page *p, uint32_t stack)
+{
+	uint64_t *v = p->have_names ? msc_u64map_get(&p->names, (uint64_t)stack + 1) : NULL;
+
+	return v ? strdup((const char *)(uintptr_t)*v) : render_site_label(p->r, stack, NULL);
+}
+
 void html_site_name(struct page *p, uint32_t stack)
 {
-	const struct msc_rstack *s = msc_report_stack(p->r, stack);
+	char *s = html_site_label(p, stack);
 
-	if (!s || !s->n) {
-		fputs("[no stack]", p->out);
-		return;
+	esc(p, s ? s : "?");
+	free(s);
+}
+
+/* Adds the top n sites of an order to the stacks the page names. */
+static int names_add(uint32_t **st, size_t *n, size_t *cap, struct render_group *g, size_t ng,
+		     int (*cmp)(const void *, const void *), size_t top, bool at_peak)
+{
+	size_t i;
+
+	qsort(g, ng, sizeof(*g), cmp);
+	for (i = 0; i < ng && i < top && (!at_peak || g[i].at_peak); i++) {
+		if (MSC_GROW(*st, *n + 1, *cap, 64))
+			return -ENOMEM;
+		(*st)[(*n)++] = g[i].stack;
 	}
-	frame_label(p, &s->frames[s->attr]);
-	if (s->attr + 1 < s->n && !render_runtime_frame(&s->frames[s->attr + 1])) {
-		fputs(" &lt; ", p->out);
-		esc(p, s->frames[s->attr + 1].fn ? s->frames[s->attr + 1].fn : "?");
+	return 0;
+}
+
+/* Every site the page shows (the sites' table, the peak's bar, the heap
+ * chart's series) is named once, twins told apart among all of them, as
+ * the text report names them. */
+static int html_names_build(struct page *p, const struct charts *cs)
+{
+	struct render_group *g;
+	struct render_part *parts = NULL;
+	uint32_t *st = NULL, *uniq = NULL;
+	size_t ng, n = 0, cap = 0, nu = 0, i;
+	int ret = -ENOMEM;
+
+	if (msc_u64map_init(&p->names, 64))
+		return -ENOMEM;
+	p->have_names = true;
+	if (!(g = render_site_groups(p->r, &ng)))
+		return -ENOMEM;
+	if (names_add(&st, &n, &cap, g, ng, p->r->peak ? render_by_peak : render_by_bytes, p->o->top, false) ||
+	    names_add(&st, &n, &cap, g, ng, render_by_peak, TOP_SERIES, true))
+		goto out;
+	for (i = 0; i < cs->heap.nsites; i++) {
+		if (MSC_GROW(st, n + 1, cap, 64))
+			goto out;
+		st[n++] = cs->heap.stacks[i];
 	}
+	uniq = calloc(n + 1, sizeof(*uniq));
+	parts = calloc(n + 1, sizeof(*parts));
+	if (!uniq || !parts)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (msc_u64map_get(&p->names, (uint64_t)st[i] + 1))
+			continue;
+		if (msc_u64map_put(&p->names, (uint64_t)st[i] + 1, 0))
+			goto out;
+		uniq[nu++] = st[i];
+	}
+	render_parts(p->r, uniq, nu, parts);
+	for (i = 0; i < nu; i++) {
+		char *label = render_site_label(p->r, uniq[i], &parts[i]);
+		const char *kept = label ? msc_arena_strdup(&p->r->arena, label) : NULL;
+
+		free(label);
+		if (!kept || msc_u64map_put(&p->names, (uint64_t)uniq[i] + 1, (uint64_t)(uintptr_t)kept))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(g);
+	free(st);
+	free(uniq);
+	free(parts);
+	return ret;
 }
 
 /* ------------------------------------------------------------- styles */
@@ -341,9 +408,12 @@ static void sites_section(struct page *p)
 		fprintf(p->out, "<tr><td class=\"n\">%s</td>", sz(a, sizeof(a), g[i].at_peak));
 		fprintf(p->out, "<td class=\"n\">%s</td>", sz(a, sizeof(a), g[i].live_bytes));
 		fprintf(p->out, "<td class=\"n\">%s</td>", sz(a, sizeof(a), g[i].bytes));
-		fprintf(p->out, "<td class=\"n\">%s</td><td class=\"mono\">", cnt(a, sizeof(a), g[i].allocs));
+		fprintf(p->out, "<td class=\"n\">%s</td><td class=\"mono\"><details><summary>",
+			cnt(a, sizeof(a), g[i].allocs));
 		html_site_name(p, g[i].stack);
-		fputs("</td></tr>\n", p->out);
+		fputs("</summary>\n", p->out);
+		stack_list(p, g[i].stack);
+		fputs("</details></td></tr>\n", p->out);
 	}
 	fputs("</table>\n</section>\n", p->out);
 	free(g);
@@ -441,16 +511,26 @@ static int other_stream(struct page *p)
 
 int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
-	struct page p = { r, o, out };
+	struct page p = { r, o, out, { 0 }, false };
 	struct charts cs;
 	char title[1100], a[32];
+	size_t i;
 	int ret;
 
 	if (!recording(r))
 		return other_stream(&p);
 	ret = html_charts_build(&cs, r);
+	if (!ret)
+		ret = html_names_build(&p, &cs);
+	for (i = 0; !ret && i < cs.heap.nsites; i++) {
+		free(cs.names[i]);
+		if (!(cs.names[i] = html_site_label(&p, cs.heap.stacks[i])))
+			ret = -ENOMEM;
+	}
 	if (ret) {
 		html_charts_release(&cs);
+		if (p.have_names)
+			msc_u64map_release(&p.names);
 		return ret;
 	}
 	snprintf(title, sizeof(title), "memscope: %s", o->title ? o->title : r->argv ? r->argv : "?");
@@ -501,5 +581,6 @@ int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	}
 	fputs("msFlame(document.querySelector('svg.msflame'));\n//]]></script>\n</body>\n</html>\n", out);
 	html_charts_release(&cs);
+	msc_u64map_release(&p.names);
 	return ret;
 }

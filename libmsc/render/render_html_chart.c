@@ -347,21 +347,6 @@ void html_chart_data(struct page *p, const struct chart *c, const char *id, cons
 }
 
 
-static char *label_of(const struct msc_report *r, uint32_t stack)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-	char buf[600], f[512];
-
-	if (!s || !s->n)
-		return strdup("[no stack]");
-	msc_frame_label(f, sizeof(f), &s->frames[s->attr]);
-	if (s->attr + 1 < s->n && !render_runtime_frame(&s->frames[s->attr + 1]))
-		snprintf(buf, sizeof(buf), "%s < %s", f, s->frames[s->attr + 1].fn ? s->frames[s->attr + 1].fn : "?");
-	else
-		snprintf(buf, sizeof(buf), "%s", f);
-	return strdup(buf);
-}
-
 int html_charts_build(struct charts *cs, const struct msc_report *r)
 {
 	struct render_group *g;
@@ -393,7 +378,7 @@ int html_charts_build(struct charts *cs, const struct msc_report *r)
 	if (!cs->names)
 		return -ENOMEM;
 	for (k = 0; k < cs->heap.nsites; k++)
-		cs->names[k] = label_of(r, cs->heap.stacks[k]);
+		cs->names[k] = render_site_label(r, cs->heap.stacks[k], NULL);	/* named again by the page */
 	cs->names[cs->heap.nseries - 1] = strdup(cs->heap.by_site ? "all other sites" : "heap");
 	for (k = 0; k < cs->heap.nseries; k++)
 		if (!cs->names[k])

@@ -27,6 +27,9 @@ struct page {
 	struct msc_report *r;
 	const struct msc_report_opts *o;
 	FILE *out;
+	struct msc_u64map names;	/* stack + 1 -> its name (char *), for
+					 * every site the page shows */
+	bool have_names;
 };
 
 static inline char *sz(char *buf, size_t n, uint64_t v)
@@ -62,8 +65,10 @@ struct charts {
 
 /* ----------------------------------- render_html.c, for render_html_chart.c */
 
-/* "fn file.c:12 < caller file.c:30": where a site is, and who called it. */
+/* A site's name, the same wherever the page shows it (see html_names_build). */
 void html_site_name(struct page *p, uint32_t stack);
+/* The same, malloc'ed (NULL: out of memory). */
+char *html_site_label(struct page *p, uint32_t stack);
 
 /* ----------------------------------- render_html_chart.c, for render_html.c */
 

@@ -3,6 +3,7 @@
  * grouped by stack, their orders, the totals, what a filter dropped) and
  * the text escapes they share.  See msc_render.h. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,4 +473,126 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 			snprintf(x->rest, sizeof(x->rest), "(dropped: the figures above miss them)");
 	}
 	return n;
+}
+
+/* ------------------------------------------------------- twins apart */
+
+#define VIA UINT_MAX	/* a twin's path is its twin's: wrappers tell them apart */
+
+static const struct msc_rframe *frame_at(const struct msc_report *r, uint32_t stack, unsigned up)
+{
+	const struct msc_rstack *s = msc_report_stack(r, stack);
+
+	return s && s->attr + up < s->n ? &s->frames[s->attr + up] : NULL;
+}
+
+/* The first depth at which site a's path leaves site b's, when both end
+ * on the same frame; 0 when they do not; VIA when it never does. */
+static unsigned parting(const struct msc_report *r, uint32_t a, uint32_t b)
+{
+	char x[512], y[512];
+	unsigned up;
+
+	if (strcmp(msc_frame_label(x, sizeof(x), frame_at(r, a, 0)),
+		   msc_frame_label(y, sizeof(y), frame_at(r, b, 0))))
+		return 0;
+	for (up = 1; up < MSC_STACK_MAX_FRAMES; up++) {
+		const struct msc_rframe *fa = frame_at(r, a, up), *fb = frame_at(r, b, up);
+
+		if (!fa && !fb)
+			break;
+		if (!fa || !fb || strcmp(msc_frame_label(x, sizeof(x), fa), msc_frame_label(y, sizeof(y), fb)))
+			return fa ? up : 0;
+	}
+	/* The same path from there up: the wrappers below tell them apart. */
+	return VIA;
+}
+
+/* A C++ function's name without its template arguments and parameters:
+ * "std::__cxx11::basic_string::_M_mutate". */
+static const char *short_fn(char *buf, size_t n, const char *fn)
+{
+	size_t k = 0, i, start = 0;
+	int angle = 0, paren = 0;
+
+	for (; *fn && k + 1 < n; fn++) {
+		if (*fn == '<' && !paren)
+			angle++;
+		else if (*fn == '>' && angle && !paren)
+			angle--;
+		else if (*fn == '(' && !angle)
+			paren++;
+		else if (*fn == ')' && paren && !angle)
+			paren--;
+		else if (!angle && !paren)
+			buf[k++] = *fn;
+	}
+	buf[k] = '\0';
+	/* Its return type goes ("std::string std::operator+"). */
+	for (i = 0; i < k; i++)
+		if (buf[i] == ' ' && !(i >= 8 && !memcmp(buf + i - 8, "operator", 8)))
+			start = i + 1;
+	return buf + start;
+}
+
+/* What a site's allocation went through just below its frame: the
+ * innermost wrapper's function, short. */
+static const char *via_of(const struct msc_report *r, uint32_t stack, char *buf, size_t n)
+{
+	const struct msc_rstack *s = msc_report_stack(r, stack);
+	const struct msc_rframe *f = s && s->attr && s->attr <= s->n ? &s->frames[s->attr - 1] : NULL;
+	char label[1024];
+
+	if (f && f->fn) {
+		const char *sh = short_fn(label, sizeof(label), f->fn);
+
+		snprintf(buf, n, "%s", sh);
+		return buf;
+	}
+	return msc_frame_label(label, sizeof(label), f), snprintf(buf, n, "%s", label), buf;
+}
+
+
+void render_parts(const struct msc_report *r, const uint32_t *stacks, size_t n, struct render_part *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		unsigned depth = 0;
+
+		out[i].from = NULL;
+		out[i].via[0] = '\0';
+		for (j = 0; j < n; j++) {
+			unsigned up = j == i ? 0 : parting(r, stacks[i], stacks[j]);
+
+			if (up > depth)
+				depth = up;
+		}
+		if (depth == VIA)
+			via_of(r, stacks[i], out[i].via, sizeof(out[i].via));
+		else if (depth)
+			out[i].from = frame_at(r, stacks[i], depth);
+	}
+}
+
+char *render_site_label(const struct msc_report *r, uint32_t stack, const struct render_part *part)
+{
+	char f[1024], x[1100], y[1024], *out;
+	const struct msc_rframe *at = render_attributed(r, stack);
+
+	if (!at)
+		return strdup("[no stack]");
+	msc_frame_label(f, sizeof(f), at);
+	if (part && part->from)
+		snprintf(x, sizeof(x), " from %s", msc_frame_label(y, sizeof(y), part->from));
+	else if (part && part->via[0])
+		snprintf(x, sizeof(x), " via %s", part->via);
+	else
+		x[0] = '\0';
+	out = malloc(strlen(f) + strlen(x) + 1);
+	if (out) {
+		strcpy(out, f);
+		strcat(out, x);
+	}
+	return out;
 }

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +16,6 @@
 #include "msc_render.h"
 #include "msc_util.h"
 #include "render_text_internal.h"
-
-/* A twin's parting when its path is its twin's: told apart by a wrapper. */
-#define VIA UINT_MAX
 
 /* The tables, in the order they are printed. */
 enum { T_BYTES, T_ALLOCS, T_PEAK, T_TEMPORARY, T_TABLES };
@@ -31,17 +27,10 @@ struct text_sites {
 	size_t nrows[T_TABLES];
 	size_t *num;			/* a site's number, 0 when no table shows it */
 	size_t *shown;			/* the numbered sites, in their numbers' order */
-	unsigned *part;			/* of each numbered site: the depth at which
-					 * its path parts from a twin's, 0 for none */
+	struct render_part *parts;	/* of each numbered site: what tells it
+					 * from a twin */
 	size_t nshown;
 };
-
-static const struct msc_rframe *frame_at(const struct msc_report *r, uint32_t stack, unsigned up)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-
-	return s && s->attr + up < s->n ? &s->frames[s->attr + up] : NULL;
-}
 
 static int by_temporary(const void *a, const void *b)
 {
@@ -92,72 +81,6 @@ static int table_rows(struct text_sites *ts, struct msc_u64map *idx, int t, size
 	return 0;
 }
 
-/* The first depth at which site a's path leaves site b's, when both end
- * on the same frame; 0 when they do not; VIA when it never does. */
-static unsigned parting(const struct msc_report *r, uint32_t a, uint32_t b)
-{
-	char x[512], y[512];
-	unsigned up;
-
-	if (strcmp(msc_frame_label(x, sizeof(x), frame_at(r, a, 0)),
-		   msc_frame_label(y, sizeof(y), frame_at(r, b, 0))))
-		return 0;
-	for (up = 1; up < MSC_STACK_MAX_FRAMES; up++) {
-		const struct msc_rframe *fa = frame_at(r, a, up), *fb = frame_at(r, b, up);
-
-		if (!fa && !fb)
-			break;
-		if (!fa || !fb || strcmp(msc_frame_label(x, sizeof(x), fa), msc_frame_label(y, sizeof(y), fb)))
-			return fa ? up : 0;
-	}
-	/* The same path from there up: the wrappers below tell them apart. */
-	return VIA;
-}
-
-/* A C++ function's name without its template arguments and parameters:
- * "std::__cxx11::basic_string::_M_mutate". */
-static const char *short_fn(char *buf, size_t n, const char *fn)
-{
-	size_t k = 0, i, start = 0;
-	int angle = 0, paren = 0;
-
-	for (; *fn && k + 1 < n; fn++) {
-		if (*fn == '<' && !paren)
-			angle++;
-		else if (*fn == '>' && angle && !paren)
-			angle--;
-		else if (*fn == '(' && !angle)
-			paren++;
-		else if (*fn == ')' && paren && !angle)
-			paren--;
-		else if (!angle && !paren)
-			buf[k++] = *fn;
-	}
-	buf[k] = '\0';
-	/* Its return type goes ("std::string std::operator+"). */
-	for (i = 0; i < k; i++)
-		if (buf[i] == ' ' && !(i >= 8 && !memcmp(buf + i - 8, "operator", 8)))
-			start = i + 1;
-	return buf + start;
-}
-
-/* What a site's allocation went through just below its frame: the
- * innermost wrapper's function, short. */
-static const char *via_of(const struct msc_report *r, uint32_t stack, char *buf, size_t n)
-{
-	const struct msc_rstack *s = msc_report_stack(r, stack);
-	const struct msc_rframe *f = s && s->attr && s->attr <= s->n ? &s->frames[s->attr - 1] : NULL;
-	char label[1024];
-
-	if (f && f->fn) {
-		const char *sh = short_fn(label, sizeof(label), f->fn);
-
-		snprintf(buf, n, "%s", sh);
-		return buf;
-	}
-	return msc_frame_label(label, sizeof(label), f), snprintf(buf, n, "%s", label), buf;
-}
-
 static void sites_free(struct text_sites *ts)
 {
 	int t;
@@ -169,7 +92,7 @@ static void sites_free(struct text_sites *ts)
 	free(ts->g);
 	free(ts->num);
 	free(ts->shown);
-	free(ts->part);
+	free(ts->parts);
 	free(ts);
 }
 
@@ -179,7 +102,8 @@ static struct text_sites *sites_of(struct ctx *c)
 {
 	struct text_sites *ts;
 	struct msc_u64map idx;
-	size_t i, j, k;
+	uint32_t *stacks;
+	size_t i, k;
 	int t;
 
 	if (c->sites)
@@ -193,8 +117,7 @@ static struct text_sites *sites_of(struct ctx *c)
 		msc_u64map_put(&idx, (uint64_t)ts->g[i].stack + 1, i);
 	ts->num = calloc(ts->n + 1, sizeof(*ts->num));
 	ts->shown = calloc(ts->n + 1, sizeof(*ts->shown));
-	ts->part = calloc(ts->n + 1, sizeof(*ts->part));
-	for (t = 0; t < T_TABLES && ts->num && ts->shown && ts->part; t++) {
+	for (t = 0; t < T_TABLES && ts->num && ts->shown; t++) {
 		bool wanted = t == T_TEMPORARY ? c->o->sections & MSC_SECTION_TEMPORARY :
 						 c->o->sections & MSC_SECTION_TOP;
 
@@ -213,16 +136,19 @@ static struct text_sites *sites_of(struct ctx *c)
 		sites_free(ts);
 		return NULL;
 	}
-	/* Twins (two sites shown that end on one frame) are told apart by the
-	 * first caller where their paths part, the same in every table. */
+	/* Twins (two sites shown that end on one frame) are told apart the
+	 * same way in every table. */
+	stacks = calloc(ts->nshown + 1, sizeof(*stacks));
+	ts->parts = calloc(ts->nshown + 1, sizeof(*ts->parts));
+	if (!stacks || !ts->parts) {
+		free(stacks);
+		sites_free(ts);
+		return NULL;
+	}
 	for (i = 0; i < ts->nshown; i++)
-		for (j = 0; j < ts->nshown; j++) {
-			unsigned up = j == i ? 0 :
-				      parting(c->r, ts->g[ts->shown[i]].stack, ts->g[ts->shown[j]].stack);
-
-			if (up > ts->part[i])
-				ts->part[i] = up;
-		}
+		stacks[i] = ts->g[ts->shown[i]].stack;
+	render_parts(c->r, stacks, ts->nshown, ts->parts);
+	free(stacks);
 	return c->sites = ts;
 }
 
@@ -242,34 +168,31 @@ static void site_name(struct ctx *c, size_t gi, char *buf, size_t n, size_t widt
 {
 	const struct text_sites *ts = c->sites;
 	size_t num = ts->num[gi];
-	uint32_t stack = ts->g[gi].stack;
-	unsigned up = ts->part[num - 1];
-	char label[1024], caller[1024];
+	const struct render_part *part = &ts->parts[num - 1];
+	char label[1024];
 	int pre;
 
 	from[0] = '\0';
 	pre = snprintf(buf, n, "#%zu ", num);
-	if (up == VIA) {
-		via_of(c->r, stack, label, sizeof(label));
-		if (c->md)
-			snprintf(from, fromlen, "via `%s`", label);
-		else if (width && strlen(label) + 4 > width)
-			snprintf(from, fromlen, "via %.*s..", (int)(width > 10 ? width - 6 : 4), label);
-		else
-			snprintf(from, fromlen, "via %s", label);
-	}
 	if (c->md) {
-		msc_frame_label(label, sizeof(label), frame_at(c->r, stack, 0));
-		snprintf(buf + pre, n - (size_t)pre, "`%s`", label);
-		if (up && up != VIA)
-			snprintf(from, fromlen, "from `%s`", msc_frame_label(caller, sizeof(caller), frame_at(c->r, stack, up)));
+		snprintf(buf + pre, n - (size_t)pre, "`%s`",
+			 msc_frame_label(label, sizeof(label), render_attributed(c->r, ts->g[gi].stack)));
+		if (part->from)
+			snprintf(from, fromlen, "from `%s`", msc_frame_label(label, sizeof(label), part->from));
+		else if (part->via[0])
+			snprintf(from, fromlen, "via `%s`", part->via);
 		return;
 	}
-	text_fit(buf + pre, n - (size_t)pre, frame_at(c->r, stack, 0),
+	text_fit(buf + pre, n - (size_t)pre, render_attributed(c->r, ts->g[gi].stack),
 		 width ? (width > (size_t)pre + 8 ? width - (size_t)pre : 8) : 0);
-	if (up && up != VIA) {
+	if (part->from) {
 		memcpy(from, "from ", 6);
-		text_fit(from + 5, fromlen - 5, frame_at(c->r, stack, up), width ? (width > 13 ? width - 5 : 8) : 0);
+		text_fit(from + 5, fromlen - 5, part->from, width ? (width > 13 ? width - 5 : 8) : 0);
+	} else if (part->via[0]) {
+		if (width && strlen(part->via) + 4 > width)
+			snprintf(from, fromlen, "via %.*s..", (int)(width > 10 ? width - 6 : 4), part->via);
+		else
+			snprintf(from, fromlen, "via %s", part->via);
 	}
 }
 

@@ -31,7 +31,7 @@ check_fgrep "md: the wrappers found" '**Allocation wrappers found**' w.md
 check_egrep "make_role is a site" "  300 B +1 +300  #[0-9]+ make_role wrappers.c:$L_ROLE\$" w.txt
 check_egrep "build_table is a site" "  400 B +1 +400  #[0-9]+ build_table wrappers.c:$L_TABLE\$" w.txt
 check_eq "make_user's two paths, told apart by the caller where they part" \
-	"from main wrappers.c:$(($(line_of "$W" "int main(void)") + 2))
+	"from main wrappers.c:$(($(line_of "$W" "int main(") + 2))
 from build_table wrappers.c:$L_TABLE_USER" \
 	"$(sed -n '/^TOP SITES BY BYTES/,/^$/p' w.txt | grep -A1 "make_user wrappers.c:$L_USER\$" | grep -o 'from .*')"
 check_nogrep "no site is the wrapper" "#[0-9]+ my_alloc" w.txt
@@ -77,6 +77,20 @@ for f in w.txt handmade.txt; do
 done
 check_eq "handmade: cache_put's twins numbered apart" "#2 #3" \
 	"$(grep -o '#[0-9]* cache_put' handmade.txt | sort -u | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
+
+# The HTML page names sites as the text does: the legend of the heap chart
+# (an --events recording: by site) tells my_alloc's four sites apart, and
+# every row of its table of sites opens onto its stack.
+check_status "record it with --events" 0 ms-record -q --events -o wev.ndjson "$OUT/wrappers"
+ms-report --html --no-auto-wrappers wev.ndjson >w.html
+grep -o '<span class="mono">[^<]*</span>' w.html | sed 's/<[^>]*>//g' >legend.txt
+check_eq "html: my_alloc's four sites in the legend, each its own" 4 \
+	"$(grep -c "^my_alloc wrappers.c:$L_ALLOC from " legend.txt)"
+check_eq "html: no two legend entries alike" "" "$(sort legend.txt | uniq -d)"
+check_eq "html: every site of the table with its stack" \
+	"$(sed -n '/<section id="sites">/,/<\/section>/p' w.html | grep -c '^<tr><td')" \
+	"$(sed -n '/<section id="sites">/,/<\/section>/p' w.html | grep -c '<details><summary>')"
+check_fgrep "html: a site's stack, whole" "<li>build_table wrappers.c:$L_TABLE_USER <span class=\"mod\">wrappers</span></li>" w.html
 
 # Widths.  cxx's C++ names are long: 80 columns by default, as asked
 # otherwise, nothing cut with --wide.
