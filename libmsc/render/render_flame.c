@@ -266,6 +266,7 @@ struct node {
 	const char *file, *obj;		/* base names, of the first frame seen */
 	unsigned lines[FLAME_LINES], nlines;
 	bool more_lines, inlined, merged;
+	const char *chain;		/* a run of frames drawn as one: their names */
 	uint64_t cost, self;		/* self: of the stacks that end here */
 	unsigned depth;
 	unsigned top_id;		/* as a top of stacks (stack_node), 0: none */
@@ -400,6 +401,78 @@ static int tidy(struct tree *t, struct node *n, uint64_t min_cost)
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * A run of more than CHAIN_MIN frames, each the only caller of the next
+ * and nothing allocated in between (an interpreter's frames, a deep
+ * recursion), is drawn as its first frame, one box for the middle ones,
+ * and its last: 100-frame stacks stay a picture, not a tall empty page.
+ */
+#define CHAIN_MIN 8
+#define CHAIN_NAMES 1000		/* bytes of names a folded box lists */
+
+static bool chain_link(const struct node *n)
+{
+	return n->child && !n->child->next && !n->self && !n->merged && !n->child->merged && n->depth;
+}
+
+/* The box of the run c .. last (len frames): c, the box, last. */
+static __attribute__((noinline)) int fold_run(struct tree *t, struct node *c, struct node *last, unsigned len)
+{
+	struct node *box = msc_arena_zalloc(&t->a, sizeof(*box)), *k;
+	char name[64], names[CHAIN_NAMES + 8];
+	size_t at = 0;
+
+	if (!box)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "[%u frames]", len - 2);
+	names[0] = '\0';
+	for (k = c->child; k != last && at < CHAIN_NAMES; k = k->child)
+		at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", at ? " < " : "", k->name);
+	if (at >= CHAIN_NAMES)
+		snprintf(names + CHAIN_NAMES, sizeof(names) - CHAIN_NAMES, " ...");
+	if (!(box->name = msc_arena_strdup(&t->a, name)) || !(box->chain = msc_arena_strdup(&t->a, names)))
+		return -ENOMEM;
+	box->cost = c->cost;
+	box->parent = c;
+	box->child = last;
+	last->parent = box;
+	last->next = NULL;
+	c->child = box;
+	t->drawn -= len - 3;	/* len - 2 frames, one box */
+	return 0;
+}
+
+/* Recursive, as deep as the tree: its frame stays small. */
+static int fold_chains(struct tree *t, struct node *n)
+{
+	struct node *c, *last;
+	unsigned len;
+	int ret;
+
+	for (c = n->child; c; c = c->next) {
+		/* c .. last: the run from c, each with one child. */
+		for (len = 1, last = c; chain_link(last); last = last->child)
+			len++;
+		if (len > CHAIN_MIN && (ret = fold_run(t, c, last, len)))
+			return ret;
+		if ((ret = fold_chains(t, last)))
+			return ret;
+	}
+	return 0;
+}
+
+/* Depths again once runs are folded; the deepest drawn. */
+static void redepth(struct tree *t, struct node *n, unsigned depth)
+{
+	struct node *c;
+
+	n->depth = depth;
+	if (depth > t->depth)
+		t->depth = depth;
+	for (c = n->child; c; c = c->next)
+		redepth(t, c, depth + 1);
 }
 
 /* The node of frames[0], frames[n - 1] the outermost, under cur. */
@@ -618,6 +691,9 @@ static void svg_frame(const struct svg_ctx *c, const struct node *n, double x)
 	fputc('\n', out);
 	if (n->merged) {
 		fputs("each less than a pixel wide", out);
+	} else if (n->chain) {
+		fputs("each the only caller of the next: ", out);
+		render_xml(out, n->chain);
 	} else if (n->file || n->obj) {
 		if (n->inlined)
 			fputs("inlined, ", out);
@@ -768,6 +844,11 @@ int render_flame_svg(struct msc_report *r, const struct msc_report_opts *o, FILE
 	 * of a large recording stays small. */
 	if (c.total && (ret = tidy(&t, &t.root, (uint64_t)((double)c.total / draw_w) + 1)))
 		goto out;
+	if ((ret = fold_chains(&t, &t.root)))
+		goto out;
+	/* The picture is as tall as what it draws. */
+	t.depth = 0;
+	redepth(&t, &t.root, 0);
 	c.height = SVG_HEAD + (int)(t.depth + 1) * SVG_ROW + SVG_FOOT + 4;
 	if (standalone)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);

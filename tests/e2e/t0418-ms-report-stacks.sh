@@ -92,6 +92,16 @@ check_eq "html: every site of the table with its stack" \
 	"$(sed -n '/<section id="sites">/,/<\/section>/p' w.html | grep -c '<details><summary>')"
 check_fgrep "html: a site's stack, whole" "<li>build_table wrappers.c:$L_TABLE_USER <span class=\"mod\">wrappers</span></li>" w.html
 
+# The flame graph folds a run of frames, each the only caller of the next:
+# descend's 40 frames are descend, a box of 38, descend.
+ms-report --svg --cost bytes w.ndjson >w.svg
+check_eq "svg: the recursion's middle 38 frames, one box" 1 \
+	"$(grep -c '<title>\[38 frames\]$' w.svg)"
+check_fgrep "svg: the box says what it holds" \
+	"each the only caller of the next: descend &lt; descend &lt; descend" w.svg
+check_range "svg: as tall as what it draws" 100 600 \
+	"$(sed -n 's/.*<svg class="msflame"[^>]* height="\([0-9]*\)".*/\1/p' w.svg | head -1)"
+
 # Widths.  cxx's C++ names are long: 80 columns by default, as asked
 # otherwise, nothing cut with --wide.
 check_status "record cxx" 0 ms-record -q -o cxx.ndjson "$EX/cxx"
