@@ -352,6 +352,9 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 	 * then the sites' estimates are what is left. */
 	bool exact_counts = r->sample && r->has_end_totals && !r->nfilters;
 	const char *est = r->sample ? ", estimated" : "";
+	/* The peaks are the end record's: a filter that took sites out does
+	 * not change them (an --events stream's are aggregated again). */
+	const char *pre = render_filtered_count(r) && !r->from_events ? ", before filtering" : "";
 	struct render_figure *x;
 	char a[32], b[32];
 	size_t n = 0;
@@ -398,19 +401,20 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 		if (r->pages.heap_peak) {
 			x = fig_add(f, &n, "peak heap", NULL, false);
 			fig_size(x->value, sizeof(x->value), r->pages.heap_peak);
-			snprintf(x->rest, sizeof(x->rest), "at %s%s", fig_seconds(a, sizeof(a), r->pages.heap_peak_ts), est);
+			snprintf(x->rest, sizeof(x->rest), "at %s%s%s", fig_seconds(a, sizeof(a), r->pages.heap_peak_ts), est,
+				 pre);
 		}
 		if (r->pages.mapped_peak) {
 			x = fig_add(f, &n, "peak mapped", NULL, false);
 			fig_size(x->value, sizeof(x->value), r->pages.mapped_peak);
-			snprintf(x->rest, sizeof(x->rest), "at %s (anonymous mmaps and brk)",
-				 fig_seconds(a, sizeof(a), r->pages.mapped_peak_ts));
+			snprintf(x->rest, sizeof(x->rest), "at %s (anonymous mmaps and brk)%s",
+				 fig_seconds(a, sizeof(a), r->pages.mapped_peak_ts), pre);
 		}
 		if (r->pages.mapped_peak && r->peak && r->peak != r->pages.heap_peak) {
 			x = fig_add(f, &n, "peak heap+mapped", NULL, false);
 			fig_size(x->value, sizeof(x->value), r->peak);
-			snprintf(x->rest, sizeof(x->rest), "at %s (the sites at the peak sum to it)",
-				 fig_seconds(a, sizeof(a), r->peak_ts));
+			snprintf(x->rest, sizeof(x->rest), pre[0] ? "at %s%s" : "at %s (the sites at the peak sum to it)",
+				 fig_seconds(a, sizeof(a), r->peak_ts), pre);
 		}
 		if (r->pages.rss_peak) {
 			/* wait4's: the process's, or a child's it waited for */
@@ -421,7 +425,7 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 	} else if (r->peak) {
 		x = fig_add(f, &n, "peak heap", NULL, false);
 		fig_size(x->value, sizeof(x->value), r->peak);
-		snprintf(x->rest, sizeof(x->rest), "at %s%s", fig_seconds(a, sizeof(a), r->peak_ts), est);
+		snprintf(x->rest, sizeof(x->rest), "at %s%s%s", fig_seconds(a, sizeof(a), r->peak_ts), est, pre);
 	}
 	if (r->nerrors || r->end_errors) {
 		x = fig_add(f, &n, "memory errors", NULL, true);

@@ -45,4 +45,9 @@ check_fgrep "pages: the peak's table says what it sums to" \
 	"  what was live when heap+mapped peaked: 9.2 MiB at" pages.txt
 check_fgrep "leaky: heap only: the heap's peak" "  what was live when the heap peaked: " leaky.txt
 check_nogrep "leaky: no mapped peak, no row for both" "peak heap\+mapped" leaky.txt
+# A filter that took sites out leaves the end record's peak as it was:
+# the summary says so rather than mix it with figures after the filter.
+ms-filter --min 64 leaky.ndjson | ms-report >leaky-min64.txt
+check_egrep "filtered: the peak is from before" "^  peak heap +[0-9.]+ KiB  at [0-9.]+ s, before filtering\$" leaky-min64.txt
+check_nogrep "unfiltered: no such words" "before filtering" leaky.txt
 finish
