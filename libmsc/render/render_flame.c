@@ -686,7 +686,7 @@ static void svg_frame(const struct svg_ctx *c, const struct node *n, double x)
 	else
 		msc_fmt_size(v, sizeof(v), (int64_t)n->cost);
 	node_fill(fill, sizeof(fill), n);
-	fprintf(out, "<g data-c=\"%" PRIu64 "\"><title>", n->cost);
+	fprintf(out, "<g data-c=\"%" PRIu64 "\"%s><title>", n->cost, n->chain ? " data-run=\"1\"" : "");
 	render_xml(out, n->name);
 	fputc('\n', out);
 	if (n->merged) {
@@ -759,6 +759,8 @@ static const char flame_script[] =
 	"    var y = +r.getAttribute('y');\n"
 	"    g.msRect = r; g.msText = g.querySelector('text');\n"
 	"    g.msName = lines[0]; g.msInfo = lines.join(' \\u00b7 ');\n"
+	"    /* A box of a run of frames is found by the frames it holds. */\n"
+	"    g.msFind = g.hasAttribute('data-run') ? lines[0] + ' ' + lines[1] : lines[0];\n"
 	"    g.msX = (+r.getAttribute('x') - X0) / W; g.msW = +r.getAttribute('width') / W;\n"
 	"    g.msD = Math.round((icicle ? y - y0 : y0 - y) / row);\n"
 	"    g.msFill = r.getAttribute('fill'); g.msC = +g.getAttribute('data-c');\n"
@@ -788,7 +790,7 @@ static const char flame_script[] =
 	"    term = t || '';\n"
 	"    try { re = new RegExp(term); } catch (e) { re = null; }\n"
 	"    frames.forEach(function (g) {\n"
-	"      var hit = term !== '' && (re ? re.test(g.msName) : g.msName.indexOf(term) >= 0);\n"
+	"      var hit = term !== '' && (re ? re.test(g.msFind) : g.msFind.indexOf(term) >= 0);\n"
 	"      g.msRect.setAttribute('fill', hit ? '#d64fd0' : g.msFill);\n"
 	"      if (hit) hits.push(g);\n"
 	"    });\n"

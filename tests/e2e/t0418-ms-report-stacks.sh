@@ -99,6 +99,8 @@ check_eq "svg: the recursion's middle 38 frames, one box" 1 \
 	"$(grep -c '<title>\[38 frames\]$' w.svg)"
 check_fgrep "svg: the box says what it holds" \
 	"each the only caller of the next: descend &lt; descend &lt; descend" w.svg
+check_eq "svg: the box is searched by the frames it holds" 1 \
+	"$(grep -c '<g data-c="[0-9]*" data-run="1"><title>\[38 frames\]$' w.svg)"
 check_range "svg: as tall as what it draws" 100 600 \
 	"$(sed -n 's/.*<svg class="msflame"[^>]* height="\([0-9]*\)".*/\1/p' w.svg | head -1)"
 
