@@ -4,8 +4,9 @@
  * by count, at the peak; temporary allocations) and the stacks of the
  * sites they show.  A site is numbered once ("#3") in the order the tables
  * first show it, and named the same in each: its frame, and when another
- * site shown ends on the same frame by another path, the caller where the
- * two part.  After the tables, each numbered site's whole stack.
+ * site shown ends on the same frame by another path, what tells them
+ * apart (render_parts: the caller where the two part, or the wrapper
+ * below).  After the tables, each numbered site's whole stack.
  */
 #include <errno.h>
 #include <inttypes.h>
