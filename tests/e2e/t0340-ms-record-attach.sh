@@ -44,11 +44,15 @@ check_ticker_recording() {
 	check_range "$_w: ticks recorded" 50 201 "${_n:-0}"
 	check_eq "$_w: cache grows 1000 B per tick" "$((_n * 1000))" "$(site_of "$_r" cache_add live_bytes)"
 	check_eq "$_w: cache never freed" 0 "$(site_of "$_r" cache_add frees)"
-	check_eq "$_w: one message per tick" "$_n" "$(site_of "$_r" make_message allocs)"
-	check_eq "$_w: messages freed, older ones ignored" "$((_n - 50))" \
+	# A tick is cache_add, the free of the message of 50 ticks before,
+	# make_message: an attach or a detach may fall between them, so the
+	# counts of a recording may differ by one from each other, no more.
+	_m=$(site_of "$_r" make_message allocs)
+	check_range "$_w: one message per tick" $((_n - 1)) $((_n + 1)) "${_m:-0}"
+	check_range "$_w: messages freed, older ones ignored" $((_m - 51)) $((_m - 49)) \
 		"$(site_of "$_r" make_message frees)"
-	check_eq "$_w: frees of older blocks" 50 "$(jqr "$_r" end .unknown_frees)"
-	check_eq "$_w: frees counted" "$((_n - 50))" "$(jqr "$_r" end .frees)"
+	check_range "$_w: frees of older blocks" 49 50 "$(jqr "$_r" end .unknown_frees)"
+	check_eq "$_w: frees counted, the messages'" "$(site_of "$_r" make_message frees)" "$(jqr "$_r" end .frees)"
 	check_eq "$_w: live blocks are of unknown fate" unknown "$(jqr "$_r" leak .kind | sort -u)"
 	check_eq "$_w: nothing leaked" 0 "$(jqr "$_r" end .leaked_bytes)"
 }
