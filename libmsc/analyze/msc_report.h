@@ -77,6 +77,7 @@ struct msc_rsample {
 	int pid;
 	bool has_heap;			/* false in --poll recordings */
 	uint64_t ts, rss, heap, pss, swap;
+	uint64_t mapped;		/* the program's own anonymous mmaps and brk */
 	bool has_counts;		/* allocations so far (ms-record's samples) */
 	uint64_t allocs, bytes;
 };

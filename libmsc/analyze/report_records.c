@@ -328,6 +328,7 @@ int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
 	s->ts = u64(rec, "ts");
 	s->rss = u64(rec, "rss");
 	s->has_heap = msc_rec_u64(rec, "heap", &s->heap) == 0;
+	s->mapped = u64(rec, "mapped");
 	s->pss = u64(rec, "pss");
 	s->swap = u64(rec, "swap");
 	s->has_counts = msc_rec_u64(rec, "allocs", &s->allocs) == 0;

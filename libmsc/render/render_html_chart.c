@@ -160,18 +160,56 @@ out:
 	return ret;
 }
 
-/* The heap as a whole, from the samples. */
+/*
+ * The heap as a whole from the samples, and when the program mapped memory
+ * itself, that above it: the peak is of both together, so that its point
+ * is where the two stacked reach it, not a spike of the heap alone.
+ */
 static int chart_from_samples(struct chart *c, const struct msc_report *r)
 {
 	size_t i;
+	uint64_t mapped = 0, *v;
 
-	if (chart_alloc(c, r->nsamples + 3, 1))
+	for (i = 0; i < r->nsamples; i++)
+		if (r->samples[i].has_heap && r->samples[i].mapped)
+			c->mapped = true;
+	c->mapped |= r->pages.mapped_peak != 0;
+	if (chart_alloc(c, r->nsamples + 3, c->mapped ? 2 : 1))
 		return -ENOMEM;
 	chart_point(c, 0);
-	for (i = 0; i < r->nsamples; i++)
-		if (r->samples[i].has_heap && r->samples[i].ts > c->ts[c->npts - 1])
-			*chart_point(c, r->samples[i].ts) = r->samples[i].heap;
+	for (i = 0; i < r->nsamples; i++) {
+		const struct msc_rsample *s = &r->samples[i];
+
+		if (!s->has_heap || s->ts <= c->ts[c->npts - 1])
+			continue;
+		v = chart_point(c, s->ts);
+		v[0] = s->heap;
+		if (c->mapped)
+			v[1] = s->mapped;
+		if (s->ts <= r->peak_ts)
+			mapped = s->mapped;
+	}
+	if (!c->mapped) {
+		add_peak(c, r, NULL);
+		return 0;
+	}
 	add_peak(c, r, NULL);
+	/* add_peak put it all in the last series: the heap's share below. */
+	for (i = 0; r->peak && i < c->npts; i++)
+		if (c->ts[i] == r->peak_ts) {
+			v = &c->v[i * c->nseries];
+			/* Either peak at the same moment says the split; else
+			 * the mapped part is the sample's before it. */
+			if (r->pages.mapped_peak && r->pages.mapped_peak_ts == r->peak_ts)
+				mapped = r->pages.mapped_peak;
+			else if (r->pages.heap_peak && r->pages.heap_peak_ts == r->peak_ts)
+				mapped = r->peak > r->pages.heap_peak ? r->peak - r->pages.heap_peak : 0;
+			if (mapped > r->peak)
+				mapped = r->peak;
+			v[0] = r->peak - mapped;
+			v[1] = mapped;
+			break;
+		}
 	return 0;
 }
 
@@ -379,7 +417,12 @@ int html_charts_build(struct charts *cs, const struct msc_report *r)
 		return -ENOMEM;
 	for (k = 0; k < cs->heap.nsites; k++)
 		cs->names[k] = render_site_label(r, cs->heap.stacks[k], NULL);	/* named again by the page */
-	cs->names[cs->heap.nseries - 1] = strdup(cs->heap.by_site ? "all other sites" : "heap");
+	if (cs->heap.mapped) {
+		cs->names[0] = strdup("heap");
+		cs->names[1] = strdup("mapped (anonymous mmaps and brk)");
+	} else {
+		cs->names[cs->heap.nseries - 1] = strdup(cs->heap.by_site ? "all other sites" : "heap");
+	}
 	for (k = 0; k < cs->heap.nseries; k++)
 		if (!cs->names[k])
 			return -ENOMEM;
@@ -432,6 +475,8 @@ void html_heap_section(struct page *p, const struct charts *cs)
 	for (k = 0; k < cs->heap.nsites; k++)
 		colours[k] = palette[k];
 	colours[cs->heap.nseries - 1] = cs->heap.by_site ? OTHER_COLOUR : palette[0];
+	if (cs->heap.mapped)
+		colours[1] = palette[1];
 	if (cs->have_heap) {
 		chart_svg(p, &cs->heap, "heapchart", 320, colours, tmax, false);
 		fputs("<div class=\"legend\">", p->out);
@@ -449,9 +494,11 @@ void html_heap_section(struct page *p, const struct charts *cs)
 				cs->heap.nsites, msc_fmt_duration(a, sizeof(a), r->heap.slot_ns),
 				sz(b, sizeof(b), r->peak), seconds(c, sizeof(c), r->peak_ts));
 		else
-			fputs("<p class=\"note\">The bytes allocated and not yet freed, from the recording's samples "
-			      "and its peak. A recording made with <code>ms-record --events</code> shows them by "
-			      "site.</p>\n", p->out);
+			fprintf(p->out, "<p class=\"note\">The bytes allocated and not yet freed%s, from the "
+					"recording's samples and its peak. A recording made with <code>ms-record "
+					"--events</code> shows them by site.</p>\n",
+				cs->heap.mapped ? ", and above them what the program mapped itself (anonymous mmaps "
+						  "and brk)" : "");
 	}
 	if (cs->have_rss) {
 		static const char *const rss_colour[] = { "#4e79a7" };

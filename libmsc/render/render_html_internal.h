@@ -55,6 +55,7 @@ struct chart {
 	uint32_t stacks[TOP_SERIES];	/* the sites' stacks */
 	unsigned nsites;
 	bool by_site;
+	bool mapped;			/* from samples: heap, then mapped memory */
 };
 
 struct charts {
