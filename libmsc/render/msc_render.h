@@ -111,7 +111,11 @@ struct render_part {
 };
 
 void render_parts(const struct msc_report *r, const uint32_t *stacks, size_t n, struct render_part *out);
-/* "fn file.c:12[ from caller file.c:30| via wrapper]", malloc'ed (NULL:
+/* A site whose frame has no name: the first named function above it (within
+ * 8 frames, short as via's) in buf, which it returns; else NULL. */
+const char *render_named_caller(const struct msc_report *r, uint32_t stack, char *buf, size_t n);
+/* "fn file.c:12[ from caller file.c:30| via wrapper]", an unnamed frame
+ * "lib.so+0x3974e under named_caller", malloc'ed (NULL:
  * out of memory); part may be NULL. */
 char *render_site_label(const struct msc_report *r, uint32_t stack, const struct render_part *part);
 /* Whether a filter's drop changes what this report counts, and how many do. */

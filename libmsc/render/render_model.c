@@ -553,9 +553,28 @@ static const char *via_of(const struct msc_report *r, uint32_t stack, char *buf,
 		snprintf(buf, n, "%s", sh);
 		return buf;
 	}
-	return msc_frame_label(label, sizeof(label), f), snprintf(buf, n, "%s", label), buf;
+	return msc_frame_label(buf, n, f);
 }
 
+
+#define NAMED_REACH 8	/* frames above an unnamed site looked at for a name */
+
+const char *render_named_caller(const struct msc_report *r, uint32_t stack, char *buf, size_t n)
+{
+	const struct msc_rstack *s = msc_report_stack(r, stack);
+	unsigned i;
+
+	if (!s || !s->n || s->frames[s->attr].fn)
+		return NULL;
+	for (i = s->attr + 1; i < s->n && i <= s->attr + NAMED_REACH; i++)
+		if (s->frames[i].fn && !render_runtime_frame(&s->frames[i])) {
+			char tmp[512];
+
+			snprintf(buf, n, "%s", short_fn(tmp, sizeof(tmp), s->frames[i].fn));
+			return buf;
+		}
+	return NULL;
+}
 
 void render_parts(const struct msc_report *r, const uint32_t *stacks, size_t n, struct render_part *out)
 {
@@ -581,12 +600,14 @@ void render_parts(const struct msc_report *r, const uint32_t *stacks, size_t n, 
 
 char *render_site_label(const struct msc_report *r, uint32_t stack, const struct render_part *part)
 {
-	char f[1024], x[1100], y[1024], *out;
+	char f[1600], x[1100], y[1024], in[512], *out;
 	const struct msc_rframe *at = render_attributed(r, stack);
 
 	if (!at)
 		return strdup("[no stack]");
 	msc_frame_label(f, sizeof(f), at);
+	if (render_named_caller(r, stack, in, sizeof(in)))
+		snprintf(f + strlen(f), sizeof(f) - strlen(f), " under %.500s", in);
 	if (part && part->from)
 		snprintf(x, sizeof(x), " from %s", msc_frame_label(y, sizeof(y), part->from));
 	else if (part && part->via[0])

@@ -170,14 +170,16 @@ static void site_name(struct ctx *c, size_t gi, char *buf, size_t n, size_t widt
 	const struct text_sites *ts = c->sites;
 	size_t num = ts->num[gi];
 	const struct render_part *part = &ts->parts[num - 1];
-	char label[1024];
+	char label[1024], caller[512], in[520] = "";
 	int pre;
 
 	from[0] = '\0';
 	pre = snprintf(buf, n, "#%zu ", num);
+	if (render_named_caller(c->r, ts->g[gi].stack, caller, sizeof(caller)))
+		snprintf(in, sizeof(in), " under %s", caller);
 	if (c->md) {
-		snprintf(buf + pre, n - (size_t)pre, "`%s`",
-			 msc_frame_label(label, sizeof(label), render_attributed(c->r, ts->g[gi].stack)));
+		snprintf(buf + pre, n - (size_t)pre, "`%s%s`",
+			 msc_frame_label(label, sizeof(label), render_attributed(c->r, ts->g[gi].stack)), in);
 		if (part->from)
 			snprintf(from, fromlen, "from `%s`", msc_frame_label(label, sizeof(label), part->from));
 		else if (part->via[0])
@@ -186,6 +188,14 @@ static void site_name(struct ctx *c, size_t gi, char *buf, size_t n, size_t widt
 	}
 	text_fit(buf + pre, n - (size_t)pre, render_attributed(c->r, ts->g[gi].stack),
 		 width ? (width > (size_t)pre + 8 ? width - (size_t)pre : 8) : 0);
+	/* An unnamed frame: the function above it, on the line below unless
+	 * a twin's parting is there. */
+	if (in[0] && !part->from && !part->via[0]) {
+		if (width && strlen(in) > width)
+			snprintf(from, fromlen, "%.*s..", (int)(width > 10 ? width - 3 : 7), in + 1);
+		else
+			snprintf(from, fromlen, "%s", in + 1);
+	}
 	if (part->from) {
 		memcpy(from, "from ", 6);
 		text_fit(from + 5, fromlen - 5, part->from, width ? (width > 13 ? width - 5 : 8) : 0);

@@ -104,6 +104,16 @@ check_eq "svg: the box is searched by the frames it holds" 1 \
 check_range "svg: as tall as what it draws" 100 600 \
 	"$(sed -n 's/.*<svg class="msflame"[^>]* height="\([0-9]*\)".*/\1/p' w.svg | head -1)"
 
+# A site in an unnamed function (a stripped binary's static leak_anon, its
+# static caller run) says the first named function above it.
+check_status "record twosites-stripped" 0 ms-record -q -o ts.ndjson "$EX/twosites-stripped"
+ms-report ts.ndjson >ts.txt
+check_eq "stripped: the unnamed site, under main" "256 B 4 twosites-stripped+0x under main" \
+	"$(sed -n '/^TOP SITES BY BYTES/,/^$/p' ts.txt | grep -A1 ' #[0-9]* twosites-stripped+0x' |
+		sed 's/ #[0-9]* / /; s/+0x[0-9a-f]*$/+0x/' | tr -s ' \n' '  ' | awk '{ print $1, $2, $3, $5, $6, $7 }')"
+check_egrep "stripped: md names it inline" "#[0-9]+ \`twosites-stripped\+0x[0-9a-f]+ under main\`" \
+	"$(ms-report --md ts.ndjson >ts.md; echo ts.md)"
+
 # Widths.  cxx's C++ names are long: 80 columns by default, as asked
 # otherwise, nothing cut with --wide.
 check_status "record cxx" 0 ms-record -q -o cxx.ndjson "$EX/cxx"
