@@ -150,6 +150,13 @@ int inject_explain_eperm_tid(int pid, int tid, bool seize, struct msc_err *err)
 		msc_err_set(err, -EBUSY,
 			    "pid %d was being traced by another process (another ms-record, a debugger) at that moment; try again",
 			    pid);
+	} else if (geteuid() == 0 && has_cap_ptrace() && caps_reach(pid)) {
+		/* /proc/PID/mem or exe refused to one who may trace it: another
+		 * tracer had it for a moment (two ms-record -p at once, under
+		 * load), or a security module says no. */
+		msc_err_set(err, -EBUSY,
+			    "pid %d was being traced by another process (another ms-record, a debugger) at that moment, or a security module refused; try again",
+			    pid);
 	} else if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
 		msc_err_set(err, rc,
 			    "not permitted to trace pid %d (owned by uid %ld); run as that user or as root",
