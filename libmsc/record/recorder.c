@@ -960,19 +960,16 @@ const struct msc_recorder_summary *msc_recorder_summary(const struct msc_recorde
 }
 
 /* "1,234 allocations, 1,200 frees, peak heap 64.0 MiB[, peak mapped 8.0
- * MiB]": both summaries open so, the peaks named as ms-report's summary
- * names them. */
+ * MiB]": both summaries open so, naming the peaks as ms-report does. */
 const char *recorder_counts_of(char *buf, size_t n, const struct msc_recorder_summary *s)
 {
-	char a[32], f[32], peak[32], mapped[48] = "";
+	char a[32], f[32], peak[32], mapped[48] = ", peak mapped ";
 
-	if (s->mapped_peak) {
-		memcpy(mapped, ", peak mapped ", 15);
-		msc_fmt_size(mapped + 14, sizeof(mapped) - 14, (int64_t)s->mapped_peak);
-	}
+	msc_fmt_size(mapped + 14, sizeof(mapped) - 14, (int64_t)s->mapped_peak);
 	snprintf(buf, n, "%s allocations, %s frees, peak heap %s%s",
 		 msc_fmt_count(a, sizeof(a), (int64_t)s->allocs), msc_fmt_count(f, sizeof(f), (int64_t)s->frees),
-		 msc_fmt_size(peak, sizeof(peak), (int64_t)(s->heap_peak ? s->heap_peak : s->peak)), mapped);
+		 msc_fmt_size(peak, sizeof(peak), (int64_t)(s->heap_peak ? s->heap_peak : s->peak)),
+		 s->mapped_peak ? mapped : "");
 	return buf;
 }
 
