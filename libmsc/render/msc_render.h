@@ -26,6 +26,20 @@
 
 #include "msc_format.h"
 #include "msc_report.h"
+#include "msc_util.h"
+
+/* A size for people ("64.0 MiB") and a time since the start ("1.025 s"),
+ * as every renderer writes them; buf is returned. */
+static inline char *sz(char *buf, size_t n, uint64_t v)
+{
+	return msc_fmt_size(buf, n, msc_clamp_i64(v));
+}
+
+static inline char *seconds(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
 
 /* Stack id order, for ties: the same report from the same data. */
 struct render_group {

@@ -32,17 +32,6 @@ struct page {
 	bool have_names;
 };
 
-static inline char *sz(char *buf, size_t n, uint64_t v)
-{
-	return msc_fmt_size(buf, n, msc_clamp_i64(v));
-}
-
-static inline char *seconds(char *buf, size_t n, uint64_t ns)
-{
-	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-	return buf;
-}
-
 static inline void esc(struct page *p, const char *s)
 {
 	render_xml(p->out, s ? s : "");

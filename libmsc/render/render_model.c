@@ -321,17 +321,6 @@ void render_xml(FILE *out, const char *s)
 
 /* ------------------------------------------------------ summary figures */
 
-static char *fig_size(char *buf, size_t n, uint64_t v)
-{
-	return msc_fmt_size(buf, n, msc_clamp_i64(v));
-}
-
-static char *fig_seconds(char *buf, size_t n, uint64_t ns)
-{
-	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-	return buf;
-}
-
 static struct render_figure *fig_add(struct render_figure *f, size_t *n, const char *label,
 				     const char *md_label, bool strong)
 {
@@ -362,7 +351,7 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 	render_totals_of(r, &t);
 	if (r->sample) {
 		x = fig_add(f, &n, "sampled every", NULL, false);
-		fig_size(x->value, sizeof(x->value), r->sample);
+		sz(x->value, sizeof(x->value), r->sample);
 		snprintf(x->rest, sizeof(x->rest), "(ms-record --sample: estimates are said so)");
 		if (exact_counts) {
 			t.allocs = r->end_allocs;
@@ -373,10 +362,10 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 	x = fig_add(f, &n, "allocations", NULL, false);
 	msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.allocs));
 	if (t.from_sample)
-		snprintf(x->rest, sizeof(x->rest), "(%s) at the last sample, %s", fig_size(a, sizeof(a), t.bytes),
-			 fig_seconds(b, sizeof(b), t.sample_ts));
+		snprintf(x->rest, sizeof(x->rest), "(%s) at the last sample, %s", sz(a, sizeof(a), t.bytes),
+			 seconds(b, sizeof(b), t.sample_ts));
 	else
-		snprintf(x->rest, sizeof(x->rest), "(%s)%s", fig_size(a, sizeof(a), t.bytes),
+		snprintf(x->rest, sizeof(x->rest), "(%s)%s", sz(a, sizeof(a), t.bytes),
 			 r->sample && !exact_counts ? ", estimated" : "");
 	x = fig_add(f, &n, "frees", NULL, false);
 	if (t.from_sample)
@@ -388,44 +377,44 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 	if (t.mmaps) {
 		x = fig_add(f, &n, "anonymous mmaps", NULL, false);
 		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.mmaps));
-		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", fig_size(a, sizeof(a), t.mmap_bytes));
+		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", sz(a, sizeof(a), t.mmap_bytes));
 	}
 	if (t.brks) {
 		x = fig_add(f, &n, "brk growth", NULL, false);
 		msc_fmt_count(x->value, sizeof(x->value), msc_clamp_i64(t.brks));
-		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", fig_size(a, sizeof(a), t.brk_bytes));
+		snprintf(x->rest, sizeof(x->rest), "(%s; not in the allocations)", sz(a, sizeof(a), t.brk_bytes));
 	}
 	if (r->pages.have) {
 		/* The page-level view: the heap, what the program mapped
 		 * itself, both at one moment, and the whole process. */
 		if (r->pages.heap_peak) {
 			x = fig_add(f, &n, "peak heap", NULL, false);
-			fig_size(x->value, sizeof(x->value), r->pages.heap_peak);
-			snprintf(x->rest, sizeof(x->rest), "at %s%s%s", fig_seconds(a, sizeof(a), r->pages.heap_peak_ts), est,
+			sz(x->value, sizeof(x->value), r->pages.heap_peak);
+			snprintf(x->rest, sizeof(x->rest), "at %s%s%s", seconds(a, sizeof(a), r->pages.heap_peak_ts), est,
 				 pre);
 		}
 		if (r->pages.mapped_peak) {
 			x = fig_add(f, &n, "peak mapped", NULL, false);
-			fig_size(x->value, sizeof(x->value), r->pages.mapped_peak);
+			sz(x->value, sizeof(x->value), r->pages.mapped_peak);
 			snprintf(x->rest, sizeof(x->rest), "at %s (anonymous mmaps and brk)%s",
-				 fig_seconds(a, sizeof(a), r->pages.mapped_peak_ts), pre);
+				 seconds(a, sizeof(a), r->pages.mapped_peak_ts), pre);
 		}
 		if (r->pages.mapped_peak && r->peak && r->peak != r->pages.heap_peak) {
 			x = fig_add(f, &n, "peak heap+mapped", NULL, false);
-			fig_size(x->value, sizeof(x->value), r->peak);
+			sz(x->value, sizeof(x->value), r->peak);
 			snprintf(x->rest, sizeof(x->rest), pre[0] ? "at %s%s" : "at %s (the sites at the peak sum to it)",
-				 fig_seconds(a, sizeof(a), r->peak_ts), pre);
+				 seconds(a, sizeof(a), r->peak_ts), pre);
 		}
 		if (r->pages.rss_peak) {
 			/* wait4's: the process's, or a child's it waited for */
 			x = fig_add(f, &n, "peak rss", NULL, false);
-			fig_size(x->value, sizeof(x->value), r->pages.rss_peak);
+			sz(x->value, sizeof(x->value), r->pages.rss_peak);
 			snprintf(x->rest, sizeof(x->rest), "(process or a waited-for child)");
 		}
 	} else if (r->peak) {
 		x = fig_add(f, &n, "peak heap", NULL, false);
-		fig_size(x->value, sizeof(x->value), r->peak);
-		snprintf(x->rest, sizeof(x->rest), "at %s%s%s", fig_seconds(a, sizeof(a), r->peak_ts), est, pre);
+		sz(x->value, sizeof(x->value), r->peak);
+		snprintf(x->rest, sizeof(x->rest), "at %s%s%s", seconds(a, sizeof(a), r->peak_ts), est, pre);
 	}
 	if (r->nerrors || r->end_errors) {
 		x = fig_add(f, &n, "memory errors", NULL, true);

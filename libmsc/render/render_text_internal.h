@@ -52,11 +52,6 @@ static inline const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-static inline char *sz(char *buf, size_t n, uint64_t v)
-{
-	return msc_fmt_size(buf, n, msc_clamp_i64(v));
-}
-
 static inline char *cnt(char *buf, size_t n, uint64_t v)
 {
 	return msc_fmt_count(buf, n, msc_clamp_i64(v));
@@ -77,12 +72,6 @@ static inline bool attached(const struct msc_report *r)
 static inline const char *blocks_word(uint64_t n)
 {
 	return n == 1 ? "block" : "blocks";
-}
-
-static inline char *seconds(char *buf, size_t n, uint64_t ns)
-{
-	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-	return buf;
 }
 
 static inline void heading(struct ctx *c, const char *title)
