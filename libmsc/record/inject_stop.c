@@ -243,7 +243,13 @@ int inject_check_process(int pid, const char *lib, struct msc_procfs *fs, struct
 	v = status_field(fs, pid, "TracerPid");
 	if (v > 0)
 		return inject_explain_eperm(pid, err);
-	if (ps.state == 'T' || ps.state == 't')
+	/* 't' is a tracing stop: a tracer had it when stat was read, and
+	 * has let go since (TracerPid was read after). */
+	if (ps.state == 't')
+		return msc_err_set(err, -EBUSY,
+				   "pid %d was being traced by another process (another ms-record, a debugger) at that moment; try again",
+				   pid);
+	if (ps.state == 'T')
 		return msc_err_set(err, -EAGAIN,
 				   "pid %d is stopped; continue it first (kill -CONT %d)", pid, pid);
 	v = status_field(fs, pid, "Seccomp");
