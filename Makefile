@@ -71,7 +71,7 @@ LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
 		collect_setup collect_session records freeze live inject inject_stop inject_elf recorder \
-		recorder_attach run
+		recorder_attach recorder_live run
 LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_records diff_load \
 		diff
 LIBMSC_render = pprof render_model render_text render_text_sections render_text_sites render_text_diff render_json \

@@ -27,40 +27,12 @@
 #include "msc_util.h"
 #include "recorder_internal.h"
 
-struct thread {
-	uint32_t tid;
-	bool dead;
-	uint64_t lo, hi, tp;		/* stack bounds, thread pointer */
-};
-
 /* How long an allocation or free that came out of order waits for the
  * other thread's event it belongs after (msc_agg_push): out-of-order
  * execution moves an RDTSC by a microsecond or so. */
 #define HOLD_WINDOW_NS 200000
 
-/* A recorded process. */
-struct rproc {
-	struct msc_agg agg;
-	struct msc_agg_result res;	/* its events' (calloc'ed: no error) */
-	int pid;
-	struct msc_range *own;		/* shim memory, excluded from the scan */
-	size_t nown, capown;
-	struct thread *threads;		/* its threads, for the scan */
-	size_t nthreads, capthreads;
-	uint64_t last_rss;		/* the last rss read, for the closing sample */
-	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
-	struct msc_leak_sum leaks;	/* as its end record said them, */
-	bool have_leaks;		/* when it was written */
-};
-
-
-/*
- * A warning to the owner, one line.  ctx is the recorder: this is also the
- * warn callback of the modules we drive (stacks, collector).
- */
-static void warn(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(void *ctx, const char *fmt, ...)
+void recorder_warn(void *ctx, const char *fmt, ...)
 {
 	struct msc_recorder *r = ctx;
 	char msg[600];
@@ -80,7 +52,7 @@ void recorder_flush(struct msc_recorder *r)
 		return;
 	if (r->w->error) {
 		if (!r->output_gone && r->w->error != EPIPE)
-			warn(r, "write error: %s (the program keeps running)", strerror(r->w->error));
+			recorder_warn(r, "write error: %s (the program keeps running)", strerror(r->w->error));
 		r->output_gone = true;
 		r->w->len = 0;
 		return;
@@ -299,8 +271,7 @@ apply_event(struct msc_recorder *r, struct rproc *pr, int pid, const struct msc_
 	}
 }
 
-/* What the agg still holds for a partner (msc_agg_push), applied as it is. */
-static void unhold(struct msc_recorder *r, struct rproc *pr, int pid)
+void recorder_unhold(struct msc_recorder *r, struct rproc *pr, int pid)
 {
 	struct msc_cevent e;
 
@@ -356,12 +327,7 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
 		on_event(ctx, p, &ev[i]);
 }
 
-/*
- * The reachability scan of pr's process, pid, paused: at its exit (sp: the
- * exiting thread's stack pointer) or stopped whole for ms-snap --leaks
- * (sp 0, and more roots: its threads' registers).  0, or -errno with err.
- */
-static int scan_process(struct rproc *pr, int pid, const uint64_t *sps, size_t nsps,
+int recorder_scan(struct rproc *pr, int pid, const uint64_t *sps, size_t nsps,
 			const uint64_t *more, size_t nmore, struct msc_scan_stats *st,
 			struct msc_err *err)
 {
@@ -404,7 +370,7 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 	struct msc_err err;
 
 	(void)tid;
-	unhold(r, pr, p->pid);
+	recorder_unhold(r, pr, p->pid);
 	/* The program waits at its exit, its destructors run: the rss the
 	 * closing sample gives. */
 	if (r->o.interval_ms) {
@@ -413,8 +379,8 @@ static void on_scan(void *ctx, struct msc_cproc *p, uint64_t sp, uint32_t tid)
 		if (rss)
 			pr->last_rss = rss;
 	}
-	if (scan_process(pr, p->pid, &sp, sp != 0, NULL, 0, &pr->scan, &err))
-		warn(r, "%s; leaks are reported unscanned", err.msg);
+	if (recorder_scan(pr, p->pid, &sp, sp != 0, NULL, 0, &pr->scan, &err))
+		recorder_warn(r, "%s; leaks are reported unscanned", err.msg);
 }
 
 /* ---------------------------------------------------------------- results */
@@ -476,7 +442,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 		msc_write_sample(w, a, pr->pid, end_ts, pr->last_rss);
 	order = malloc((a->nsites ? a->nsites : 1) * sizeof(*order));
 	if (!order) {
-		warn(r, "out of memory writing the results of pid %d", pr->pid);
+		recorder_warn(r, "out of memory writing the results of pid %d", pr->pid);
 		return;
 	}
 	for (i = 0; i < (long)a->nsites; i++)
@@ -527,193 +493,6 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	recorder_flush(r);
 }
 
-/* ------------------------------------------------------------ live heap */
-
-void recorder_live_start(struct msc_recorder *r, int pid)
-{
-	struct msc_err err;
-
-	r->live_fd = msc_live_listen(pid, &err);
-	if (r->live_fd < 0)
-		warn(r, "no live snapshots: %s", err.msg);
-	else
-		msc_collector_watch(r->col, r->live_fd);	/* a client wakes it */
-}
-
-static void live_stop(struct msc_recorder *r)
-{
-	if (r->live_fd < 0)
-		return;
-	if (r->col)
-		msc_collector_watch(r->col, -1);
-	close(r->live_fd);
-	r->live_fd = -1;
-	msc_live_unlink(r->main_pid);
-}
-
-/*
- * The request line a client sends first: "sites" or "leaks".  A client
- * that sends none within 200 ms (one of an older memscope) gets sites:
- * the recording waits meanwhile, so not longer.
- */
-static bool wants_leaks(int fd)
-{
-	struct pollfd pfd = { fd, POLLIN, 0 };
-	char line[32];
-	ssize_t n;
-
-	if (poll(&pfd, 1, 200) <= 0)
-		return false;
-	n = recv(fd, line, sizeof(line) - 1, 0);
-	if (n <= 0)
-		return false;
-	line[n] = '\0';
-	return strncmp(line, "leaks", 5) == 0;
-}
-
-/* The live record that ends an answer to "leaks": how it went. */
-static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uint64_t stopped_ns,
-			   const struct msc_scan_stats *st, unsigned threads)
-{
-	msc_w_record(w, MSC_R_LIVE);
-	msc_w_i64(w, "pid", pid);
-	msc_w_bool(w, "recorded", true);
-	if (error) {
-		msc_w_str(w, "error", error);
-	} else {
-		msc_w_bool(w, "scanned", true);
-		msc_w_u64(w, "threads", threads);
-		msc_w_u64(w, "stopped_ns", stopped_ns);
-		msc_w_u64(w, "scan_ns", st->ns);
-		msc_w_u64(w, "blocks", st->blocks);
-		msc_w_u64(w, "root_bytes", st->root_bytes);
-		msc_w_u64(w, "block_bytes", st->block_bytes);
-	}
-	msc_w_end(w);
-}
-
-/*
- * ms-snap --leaks: the reachability scan of the main process, now.  Its
- * threads are stopped (msc_freeze) while the events they committed are
- * delivered and its memory is read, then let go; the leaks go to the
- * client as "leak" records, and the blocks are unscanned again for the
- * recording.  A thread stopped inside a hook may still have an event to
- * commit: then the process runs on a moment and it is tried again.
- */
-static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out)
-{
-	struct rproc *pr = r->main_pr;
-	struct msc_scan_stats st = { 0 };
-	struct msc_freeze f;
-	struct msc_err err;
-	struct msc_leak *leaks = NULL;
-	uint64_t *regs = NULL, stopped;
-	size_t nregs = 0, nsps = 0;
-	unsigned tries, threads = 0;
-	long n, i;
-	int rc = -EAGAIN;
-
-	if (r->attached) {
-		live_leaks_end(w, r->main_pid, "a leak scan needs a recording from the start (ms-record "
-			       "PROGRAM): blocks allocated before an attach are not known", 0, NULL, 0);
-		return;
-	}
-	if (r->o.sample) {
-		live_leaks_end(w, r->main_pid, "a leak scan needs every block recorded: this recording "
-			       "samples (--sample)", 0, NULL, 0);
-		return;
-	}
-	for (tries = 0; tries < 50 && rc == -EAGAIN; tries++) {
-		if (tries)
-			poll(NULL, 0, 1);
-		rc = msc_freeze(&f, r->main_pid, 5000, &err);
-		if (rc)
-			break;
-		rc = msc_collector_settle(r->col, r->main_pid);
-		if (rc == -ESRCH)
-			msc_err_set(&err, rc, "pid %d is no longer recorded", r->main_pid);
-		if (rc == 0) {
-			/* Every committed event is in: nothing held has a
-			 * partner still to come. */
-			unhold(r, pr, r->main_pid);
-			threads = (unsigned)f.n;
-			regs = malloc(f.n * (MSC_FREEZE_REGS + 1) * sizeof(*regs));
-			nregs = regs ? msc_freeze_regs(&f, regs, f.n * MSC_FREEZE_REGS) : 0;
-			nsps = regs ? msc_freeze_sps(&f, regs + nregs, f.n) : 0;
-			rc = regs ? scan_process(pr, r->main_pid, regs + nregs, nsps, regs, nregs, &st,
-						 &err) :
-				    msc_err_set(&err, -ENOMEM, "out of memory");
-		}
-		stopped = msc_thaw(&f);
-		if (f.main_exited)
-			msc_collector_child_exited(r->col, f.main_status, &f.main_usage);
-	}
-	free(regs);
-	if (rc == -EAGAIN)
-		msc_err_set(&err, rc, "its threads kept stopping inside the allocator; try again");
-	if (rc) {
-		live_leaks_end(w, r->main_pid, err.msg, 0, NULL, 0);
-		msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
-		return;
-	}
-	n = msc_agg_leaks(&pr->agg, &leaks);
-	for (i = 0; i < n && !w->error; i++) {
-		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
-		msc_write_leak(w, &pr->agg, &leaks[i], r->main_pid);
-	}
-	free(leaks);
-	live_leaks_end(w, r->main_pid, n < 0 ? "out of memory" : NULL, stopped, &st, threads);
-	msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
-}
-
-/* A client of the live socket: the main process's sites as of now. */
-static void live_serve(struct msc_recorder *r)
-{
-	const struct timeval tv = { 2, 0 };
-	struct msc_stacks_out out;
-	struct msc_writer lw;
-	struct msc_agg *a;
-	size_t i;
-	int fd;
-
-	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		/* Only this user and root: the heap is the program's memory. */
-		if (msc_fsafe_peer(fd) < 0) {
-			close(fd);
-			continue;
-		}
-		/* A reader that stalls cannot stall the recording for long. */
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (!r->main_pr || msc_writer_init(&lw, fd, 64 * 1024)) {
-			close(fd);
-			continue;
-		}
-		/* A stream of its own: the frames and stacks it needs. */
-		if (msc_stacks_out_init(&out)) {
-			msc_writer_release(&lw);
-			close(fd);
-			continue;
-		}
-		if (wants_leaks(fd)) {
-			live_leaks(r, &lw, &out);
-			goto done;
-		}
-		a = &r->main_pr->agg;
-		for (i = 0; i < a->nsites && !lw.error; i++) {
-			const struct msc_site *s = &a->sites[i];
-
-			if (s->removed)
-				continue;
-			msc_stacks_write_to(&r->stacks, &out, &lw, s->stack);
-			msc_write_site(&lw, a, s, r->main_pid);
-		}
-done:
-		msc_stacks_out_release(&out);
-		msc_writer_release(&lw);
-		close(fd);
-	}
-}
-
 static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end)
 {
 	struct msc_recorder *r = ctx;
@@ -722,7 +501,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 
 	if (!pr)
 		return;
-	unhold(r, pr, p->pid);
+	recorder_unhold(r, pr, p->pid);
 	/* Attached: what is still live may predate us or be freed after we
 	 * go; its fate is unknown, never a leak. */
 	if (r->attached)
@@ -732,7 +511,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		write_results(r, pr, end, exec);
 	if (pr == r->main_pr) {
 		r->main_pr = NULL;
-		live_stop(r);
+		recorder_live_stop(r);
 	}
 	/* Attached, an exec ends the recording: the new image has no
 	 * library. */
@@ -770,7 +549,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 }
 
 const struct msc_collect_ops msc_recorder_ops = {
-	on_attach, on_events, on_scan, on_detach, warn,
+	on_attach, on_events, on_scan, on_detach, recorder_warn,
 };
 
 /* ------------------------------------------------------------------- API */
@@ -793,7 +572,7 @@ struct msc_recorder *msc_recorder_new_detached(const struct msc_recorder_opts *o
 	r->w = w;
 	r->main_pid = -1;
 	r->live_fd = -1;
-	r->stacks.warn = warn;
+	r->stacks.warn = recorder_warn;
 	r->stacks.warn_ctx = r;
 	return r;
 }
@@ -828,7 +607,7 @@ struct msc_recorder *msc_recorder_new(const struct msc_recorder_opts *o, struct 
  * their directories. */
 static void recorder_close(struct msc_recorder *r)
 {
-	live_stop(r);
+	recorder_live_stop(r);
 	msc_collector_free(r->col);
 }
 
@@ -876,7 +655,7 @@ int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms)
 	 * socket and a file in the kernel and frees them, which every round
 	 * of an idle recording would pay for. */
 	if (r->live_fd >= 0 && (ret & MSC_POLL_WATCH))
-		live_serve(r);
+		recorder_live_serve(r);
 	return (ret & MSC_POLL_EXTRA) != 0;
 }
 

@@ -9,6 +9,8 @@
  *	recorder_attach.c	ms-record -p: the call into the process, the
  *				library's own thread's results, the detach,
  *				the attach's summary line
+ *	recorder_live.c		the live socket: the running process's
+ *				sites, its leaks now (ms-snap, ms-top)
  */
 #ifndef MSC_RECORDER_INTERNAL_H
 #define MSC_RECORDER_INTERNAL_H
@@ -16,10 +18,32 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "msc_agg.h"
 #include "msc_recorder.h"
+#include "msc_records.h"
+#include "msc_scan.h"
 #include "msc_stacks.h"
 
-struct rproc;
+struct thread {
+	uint32_t tid;
+	bool dead;
+	uint64_t lo, hi, tp;		/* stack bounds, thread pointer */
+};
+
+/* A recorded process. */
+struct rproc {
+	struct msc_agg agg;
+	struct msc_agg_result res;	/* its events' (calloc'ed: no error) */
+	int pid;
+	struct msc_range *own;		/* shim memory, excluded from the scan */
+	size_t nown, capown;
+	struct thread *threads;		/* its threads, for the scan */
+	size_t nthreads, capthreads;
+	uint64_t last_rss;		/* the last rss read, for the closing sample */
+	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
+	struct msc_leak_sum leaks;	/* as its end record said them, */
+	bool have_leaks;		/* when it was written */
+};
 
 struct msc_recorder {
 	struct msc_recorder_opts o;
@@ -40,12 +64,28 @@ struct msc_recorder {
 	struct msc_recorder_summary sum;
 };
 
+/* A warning to the owner, one line.  ctx is the recorder: this is also the
+ * warn callback of the modules we drive (stacks, collector). */
+void recorder_warn(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes what is buffered, unless held. */
 void recorder_flush(struct msc_recorder *r);
 /* The header record of a process (argv may be NULL). */
 void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv);
-/* Serves the process's live heap (msc_live.h), once it is ours. */
+/* What the agg still holds for a partner (msc_agg_push), applied as it is. */
+void recorder_unhold(struct msc_recorder *r, struct rproc *pr, int pid);
+/*
+ * The reachability scan of pr's process, pid, paused: at its exit (sps: the
+ * exiting thread's stack pointer) or stopped whole for ms-snap --leaks
+ * (none, and more roots: its threads' registers).  0, or -errno with err.
+ */
+int recorder_scan(struct rproc *pr, int pid, const uint64_t *sps, size_t nsps, const uint64_t *more,
+		  size_t nmore, struct msc_scan_stats *st, struct msc_err *err);
+
+/* recorder_live.c: serves the process's live heap (msc_live.h), once it
+ * is ours; stops serving it; answers the clients waiting. */
 void recorder_live_start(struct msc_recorder *r, int pid);
+void recorder_live_stop(struct msc_recorder *r);
+void recorder_live_serve(struct msc_recorder *r);
 /* "1,234 allocations, 1,200 frees, peak 64.0 MiB": both summaries open so. */
 const char *recorder_counts_of(char *buf, size_t n, const struct msc_recorder_summary *s);
 

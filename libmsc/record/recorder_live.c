@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* The live heap: ms-snap's and ms-top's view of a recording (msc_live.h). */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "msc_collect.h"
+#include "msc_format.h"
+#include "msc_freeze.h"
+#include "msc_fsafe.h"
+#include "msc_live.h"
+#include "msc_records.h"
+#include "msc_scan.h"
+#include "recorder_internal.h"
+
+void recorder_live_start(struct msc_recorder *r, int pid)
+{
+	struct msc_err err;
+
+	r->live_fd = msc_live_listen(pid, &err);
+	if (r->live_fd < 0)
+		recorder_warn(r, "no live snapshots: %s", err.msg);
+	else
+		msc_collector_watch(r->col, r->live_fd);	/* a client wakes it */
+}
+
+void recorder_live_stop(struct msc_recorder *r)
+{
+	if (r->live_fd < 0)
+		return;
+	if (r->col)
+		msc_collector_watch(r->col, -1);
+	close(r->live_fd);
+	r->live_fd = -1;
+	msc_live_unlink(r->main_pid);
+}
+
+/*
+ * The request line a client sends first: "sites" or "leaks".  A client
+ * that sends none within 200 ms (one of an older memscope) gets sites:
+ * the recording waits meanwhile, so not longer.
+ */
+static bool wants_leaks(int fd)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	char line[32];
+	ssize_t n;
+
+	if (poll(&pfd, 1, 200) <= 0)
+		return false;
+	n = recv(fd, line, sizeof(line) - 1, 0);
+	if (n <= 0)
+		return false;
+	line[n] = '\0';
+	return strncmp(line, "leaks", 5) == 0;
+}
+
+/* The live record that ends an answer to "leaks": how it went. */
+static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uint64_t stopped_ns,
+			   const struct msc_scan_stats *st, unsigned threads)
+{
+	msc_w_record(w, MSC_R_LIVE);
+	msc_w_i64(w, "pid", pid);
+	msc_w_bool(w, "recorded", true);
+	if (error) {
+		msc_w_str(w, "error", error);
+	} else {
+		msc_w_bool(w, "scanned", true);
+		msc_w_u64(w, "threads", threads);
+		msc_w_u64(w, "stopped_ns", stopped_ns);
+		msc_w_u64(w, "scan_ns", st->ns);
+		msc_w_u64(w, "blocks", st->blocks);
+		msc_w_u64(w, "root_bytes", st->root_bytes);
+		msc_w_u64(w, "block_bytes", st->block_bytes);
+	}
+	msc_w_end(w);
+}
+
+/*
+ * ms-snap --leaks: the reachability scan of the main process, now.  Its
+ * threads are stopped (msc_freeze) while the events they committed are
+ * delivered and its memory is read, then let go; the leaks go to the
+ * client as "leak" records, and the blocks are unscanned again for the
+ * recording.  A thread stopped inside a hook may still have an event to
+ * commit: then the process runs on a moment and it is tried again.
+ */
+static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out)
+{
+	struct rproc *pr = r->main_pr;
+	struct msc_scan_stats st = { 0 };
+	struct msc_freeze f;
+	struct msc_err err;
+	struct msc_leak *leaks = NULL;
+	uint64_t *regs = NULL, stopped;
+	size_t nregs = 0, nsps = 0;
+	unsigned tries, threads = 0;
+	long n, i;
+	int rc = -EAGAIN;
+
+	if (r->attached) {
+		live_leaks_end(w, r->main_pid, "a leak scan needs a recording from the start (ms-record "
+			       "PROGRAM): blocks allocated before an attach are not known", 0, NULL, 0);
+		return;
+	}
+	if (r->o.sample) {
+		live_leaks_end(w, r->main_pid, "a leak scan needs every block recorded: this recording "
+			       "samples (--sample)", 0, NULL, 0);
+		return;
+	}
+	for (tries = 0; tries < 50 && rc == -EAGAIN; tries++) {
+		if (tries)
+			poll(NULL, 0, 1);
+		rc = msc_freeze(&f, r->main_pid, 5000, &err);
+		if (rc)
+			break;
+		rc = msc_collector_settle(r->col, r->main_pid);
+		if (rc == -ESRCH)
+			msc_err_set(&err, rc, "pid %d is no longer recorded", r->main_pid);
+		if (rc == 0) {
+			/* Every committed event is in: nothing held has a
+			 * partner still to come. */
+			recorder_unhold(r, pr, r->main_pid);
+			threads = (unsigned)f.n;
+			regs = malloc(f.n * (MSC_FREEZE_REGS + 1) * sizeof(*regs));
+			nregs = regs ? msc_freeze_regs(&f, regs, f.n * MSC_FREEZE_REGS) : 0;
+			nsps = regs ? msc_freeze_sps(&f, regs + nregs, f.n) : 0;
+			rc = regs ? recorder_scan(pr, r->main_pid, regs + nregs, nsps, regs, nregs, &st,
+						 &err) :
+				    msc_err_set(&err, -ENOMEM, "out of memory");
+		}
+		stopped = msc_thaw(&f);
+		if (f.main_exited)
+			msc_collector_child_exited(r->col, f.main_status, &f.main_usage);
+	}
+	free(regs);
+	if (rc == -EAGAIN)
+		msc_err_set(&err, rc, "its threads kept stopping inside the allocator; try again");
+	if (rc) {
+		live_leaks_end(w, r->main_pid, err.msg, 0, NULL, 0);
+		msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
+		return;
+	}
+	n = msc_agg_leaks(&pr->agg, &leaks);
+	for (i = 0; i < n && !w->error; i++) {
+		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
+		msc_write_leak(w, &pr->agg, &leaks[i], r->main_pid);
+	}
+	free(leaks);
+	live_leaks_end(w, r->main_pid, n < 0 ? "out of memory" : NULL, stopped, &st, threads);
+	msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
+}
+
+/* A client of the live socket: the main process's sites as of now. */
+void recorder_live_serve(struct msc_recorder *r)
+{
+	const struct timeval tv = { 2, 0 };
+	struct msc_stacks_out out;
+	struct msc_writer lw;
+	struct msc_agg *a;
+	size_t i;
+	int fd;
+
+	while ((fd = accept4(r->live_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		/* Only this user and root: the heap is the program's memory. */
+		if (msc_fsafe_peer(fd) < 0) {
+			close(fd);
+			continue;
+		}
+		/* A reader that stalls cannot stall the recording for long. */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (!r->main_pr || msc_writer_init(&lw, fd, 64 * 1024)) {
+			close(fd);
+			continue;
+		}
+		/* A stream of its own: the frames and stacks it needs. */
+		if (msc_stacks_out_init(&out)) {
+			msc_writer_release(&lw);
+			close(fd);
+			continue;
+		}
+		if (wants_leaks(fd)) {
+			live_leaks(r, &lw, &out);
+			goto done;
+		}
+		a = &r->main_pr->agg;
+		for (i = 0; i < a->nsites && !lw.error; i++) {
+			const struct msc_site *s = &a->sites[i];
+
+			if (s->removed)
+				continue;
+			msc_stacks_write_to(&r->stacks, &out, &lw, s->stack);
+			msc_write_site(&lw, a, s, r->main_pid);
+		}
+done:
+		msc_stacks_out_release(&out);
+		msc_writer_release(&lw);
+		close(fd);
+	}
+}
