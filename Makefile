@@ -66,12 +66,12 @@ TOOLS = ms-snap ms-diff ms-record ms-filter ms-report
 LIBMSC_STAGES = base io format procfs agg record analyze render cli
 LIBMSC_base = arena err util fsafe hash
 LIBMSC_io = ndjson ndjson_read ndjson_jval zst
-LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors scan scan_index scan_read
+LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors agg_top scan scan_index scan_read
 LIBMSC_format = format stream
 LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
 		collect_setup collect_session records freeze live inject inject_stop inject_elf recorder \
-		recorder_attach recorder_live run
+		recorder_attach recorder_live timeline run
 LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_records diff_load \
 		diff
 LIBMSC_render = pprof render_model render_text render_text_sections render_text_sites render_text_diff render_json \

@@ -10,6 +10,7 @@
  *	agg_leaks.c	leak kinds, leaks by site and their totals
  *	agg_hold.c	the order repair (events held for their partner)
  *	agg_errors.c	memory errors, the quarantine of frees, CI gates
+ *	agg_top.c	the stacks that hold the most, now (timelines)
  *
  * The per-event path inlines what is below; the rest is called out of line.
  */

@@ -913,4 +913,19 @@ void msc_agg_leak_totals_of(const struct msc_agg *a, const uint64_t kb[MSC_LEAK_
 			    const uint64_t kn[MSC_LEAK_KINDS], uint64_t *bytes, uint64_t *blocks,
 			    uint64_t *possibly_bytes, uint64_t *reachable_bytes, bool *scanned);
 
+/*
+ * The heap by stack at this moment: the (at most) k stacks whose sites of
+ * the malloc family and memscope.h hold the most live bytes (every size of
+ * a stack together; mappings are apart, in a->mapped_live), largest first
+ * (lower stack id for ties), into out.  sums is the caller's scratch, one
+ * counter per stack id, grown here (*cap counters) and left zeroed; free
+ * it when done.  Returns how many, or -ENOMEM.  One walk of the sites.
+ */
+struct msc_stack_bytes {
+	uint32_t stack;
+	uint64_t bytes;
+};
+long msc_agg_top_stacks(const struct msc_agg *a, struct msc_stack_bytes *out, unsigned k,
+			uint64_t **sums, size_t *cap);
+
 #endif

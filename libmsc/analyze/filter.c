@@ -482,7 +482,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	ret = msc_rec_u64(rec, "stack", &stack);
 	if (ret == -EINVAL || ret == -ERANGE)
 		return msc_rec_err(f->err, rec, -EINVAL, "\"stack\" must be a stack id");
-	if (kind != C_OTHER && stack) {
+	if ((kind != C_OTHER || type == MSC_R_SERIES) && stack) {
 		struct msc_stackdef *def = msc_stackdefs_get(&f->defs, stack);
 
 		if (!def)
@@ -501,6 +501,10 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	 * unmap of a range nothing kept tracks is ignored downstream).
 	 */
 	if (kind == C_OTHER || type == MSC_R_MUNMAP) {
+		/* A stack's heap over time goes with its sites when the frame
+		 * rules drop them (the size rules cannot split it). */
+		if (type == MSC_R_SERIES && ((s && (s->ignored || s->ignored_frame)) || (o->nonly && (!s || !s->only))))
+			return 0;
 		if (type == MSC_R_ERROR) {
 			/* the stacks of the block and of its first free */
 			uint64_t more;

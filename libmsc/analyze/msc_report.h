@@ -137,6 +137,29 @@ struct msc_rmapping {
 };
 
 /*
+ * The heap over time by stack of an ms-record recording (its "timeline"
+ * and "series" records, memscope-format(5)): npts points with the heap and
+ * mapped bytes then, and for each series' stack its live bytes at each
+ * point, -1 where it was not among the top stacks of that point.
+ */
+struct msc_rseries {
+	uint32_t stack;
+	uint64_t max;
+	int64_t *live;			/* [npts] */
+};
+
+struct msc_rtimeline {
+	int pid;
+	size_t npts;
+	unsigned top;			/* stacks given per point */
+	uint64_t *ts, *heap, *mapped;	/* [npts] */
+	uint64_t *floor;		/* [npts]: the most a stack not given
+					 * at a point can hold; NULL: unknown */
+	struct msc_rseries *series;
+	size_t nseries, series_cap;
+};
+
+/*
  * The page-level figures of an end record (ms-record's): the heap's peak
  * against the peak of what the program mapped itself (anonymous mmaps,
  * brk), and the process's peak rss.  Zeros for records without them.
@@ -246,6 +269,7 @@ struct msc_report {
 	unsigned nwrappers;
 	bool want_heap_series;		/* set before loading: keep heap */
 	struct msc_rheap heap;
+	struct msc_rtimeline timeline;	/* the main process's last image's */
 };
 
 /*

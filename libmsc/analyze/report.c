@@ -547,6 +547,12 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 		case MSC_R_SAMPLE:
 			ret = report_load_sample(r, &rec);
 			break;
+		case MSC_R_TIMELINE:
+			ret = report_load_timeline(r, &rec, err);
+			break;
+		case MSC_R_SERIES:
+			ret = report_load_series(r, &rec, err);
+			break;
 		case MSC_R_DELTA:
 			ret = report_load_delta(r, &rec, err);
 			break;
@@ -605,6 +611,7 @@ void msc_report_release(struct msc_report *r)
 	free(r->leaks);
 	free(r->errors);
 	free(r->samples);
+	free(r->timeline.series);
 	free(r->deltas);
 	free(r->procs);
 	free(r->maps);

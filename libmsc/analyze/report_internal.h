@@ -103,6 +103,8 @@ int report_load_header(struct msc_report *r, const struct msc_rec *rec);
 int report_load_error(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_end(struct msc_report *r, const struct msc_rec *rec);
 int report_load_sample(struct msc_report *r, const struct msc_rec *rec);
+int report_load_timeline(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
+int report_load_series(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_delta(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_process(struct msc_report *r, const struct msc_rec *rec);
 int report_load_mapping(struct msc_report *r, const struct msc_rec *rec);

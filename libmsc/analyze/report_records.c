@@ -336,6 +336,114 @@ int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
 	return 0;
 }
 
+/* The non-negative integers of an array member (null: -1 when nulls), in
+ * the arena: their count, or -ENOENT (absent), -EINVAL, -ENOMEM. */
+static long u64s(struct msc_report *r, const struct msc_rec *rec, const char *key, bool nulls,
+		 int64_t **out)
+{
+	const struct msc_field *f = msc_rec_field(rec, key);
+	struct msc_jiter it;
+	struct msc_jval x;
+	size_t n = 0;
+
+	if (!f)
+		return -ENOENT;
+	if (f->val.kind != MSC_J_ARR)
+		return -EINVAL;
+	*out = msc_arena_alloc(&r->arena, (members(&f->val) + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	msc_jiter_init(&it, &f->val);
+	while (msc_jiter_next(&it, NULL, &x) > 0) {
+		if (x.kind == MSC_J_NULL && nulls)
+			(*out)[n++] = -1;
+		else if (x.kind == MSC_J_INT && !x.negative && x.u <= INT64_MAX)
+			(*out)[n++] = (int64_t)x.u;
+		else
+			return -EINVAL;
+	}
+	return (long)n;
+}
+
+int report_load_timeline(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rtimeline *t = &r->timeline;
+	int64_t *ts, *heap, *mapped, *floor = NULL;
+	long n, nh, nm, nf;
+	uint64_t top = 0;
+	size_t i;
+
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	n = u64s(r, rec, "ts", false, &ts);
+	nh = u64s(r, rec, "heap", false, &heap);
+	nm = u64s(r, rec, "mapped", false, &mapped);
+	nf = u64s(r, rec, "floor", false, &floor);
+	if (n == -ENOMEM || nh == -ENOMEM || nm == -ENOMEM || nf == -ENOMEM)
+		return -ENOMEM;
+	if (n < 0 || nh != n || nm != n || (nf != n && nf != -ENOENT) || msc_rec_u64(rec, "top", &top) ||
+	    top > UINT32_MAX)
+		return msc_rec_err(err, rec, -EINVAL, "timeline: \"ts\", \"heap\", \"mapped\" and "
+				   "\"floor\" must be arrays of as many sizes, \"top\" a count");
+	for (i = 1; i < (size_t)n; i++)
+		if (ts[i] < ts[i - 1])
+			return msc_rec_err(err, rec, -EINVAL, "timeline: \"ts\" goes back in time");
+	/* A later image of the process (after an exec) replaces it. */
+	t->pid = msc_rec_pid(rec, r->pid);
+	t->npts = (size_t)n;
+	t->top = (unsigned)top;
+	t->ts = (uint64_t *)ts;
+	t->heap = (uint64_t *)heap;
+	t->mapped = (uint64_t *)mapped;
+	t->floor = nf == n ? (uint64_t *)floor : NULL;
+	t->nseries = 0;
+	return 0;
+}
+
+int report_load_series(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
+{
+	struct msc_rtimeline *t = &r->timeline;
+	struct msc_rseries *s;
+	int64_t *at, *live, v = -1;
+	uint64_t stack;
+	long n, nl, k;
+	size_t i;
+
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	if (!t->ts || t->pid != msc_rec_pid(rec, r->pid))
+		return msc_rec_err(err, rec, -EINVAL, "series: no timeline record of its process before it");
+	n = u64s(r, rec, "at", false, &at);
+	nl = u64s(r, rec, "live", true, &live);
+	if (n == -ENOMEM || nl == -ENOMEM)
+		return -ENOMEM;
+	if (n < 0 || nl != n || msc_rec_u64(rec, "stack", &stack) || stack > UINT32_MAX)
+		return msc_rec_err(err, rec, -EINVAL, "series: \"stack\" must be an id, \"at\" and "
+				   "\"live\" arrays of as many elements");
+	if ((k = report_check_stack(r, rec, stack, err)))
+		return (int)k;
+	for (k = 0; k < n; k++)
+		if ((uint64_t)at[k] >= t->npts || (k && at[k] <= at[k - 1]))
+			return msc_rec_err(err, rec, -EINVAL, "series: \"at\" must name the timeline's "
+					   "points (0 to %zu) in order", t->npts ? t->npts - 1 : 0);
+	if (MSC_GROW(t->series, t->nseries + 1, t->series_cap, 16))
+		return -ENOMEM;
+	s = &t->series[t->nseries];
+	s->stack = (uint32_t)stack;
+	s->max = 0;
+	msc_rec_u64(rec, "max", &s->max);
+	s->live = msc_arena_alloc(&r->arena, (t->npts + 1) * sizeof(*s->live));
+	if (!s->live)
+		return -ENOMEM;
+	for (i = 0, k = 0; i < t->npts; i++) {
+		if (k < n && (size_t)at[k] == i)
+			v = live[k++];
+		s->live[i] = v;
+	}
+	t->nseries++;
+	return 0;
+}
+
 int report_load_delta(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err)
 {
 	struct msc_rdelta *d;

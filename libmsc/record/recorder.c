@@ -207,8 +207,11 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	}
 	pr->pid = p->pid;
 	p->user = pr;
+	msc_timeline_init(&pr->timeline);
 	if (r->o.interval_ms)
 		pr->last_rss = rss_of(p->pid);
+	else
+		pr->timeline.off = true;
 	if (is_main) {
 		r->main_seen = true;
 		r->main_pr = pr;
@@ -322,6 +325,9 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
 	struct rproc *pr = p->user;
 	size_t i;
 
+	/* The heap as it stood up to this batch. */
+	if (n && msc_timeline_due(&pr->timeline, ev[0].ts))
+		msc_timeline_take(&pr->timeline, &pr->agg, ev[0].ts, false);
 	msc_agg_prefetch_batch(&pr->agg, ev, n);
 	for (i = 0; i < n; i++)
 		on_event(ctx, p, &ev[i]);
@@ -463,6 +469,8 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 		}
 		free(leaks);
 	}
+	msc_timeline_take(&pr->timeline, a, end_ts, true);
+	msc_timeline_write(&pr->timeline, w, &r->stacks, pr->pid);
 	msc_w_record(w, MSC_R_END);
 	msc_w_i64(w, "pid", pr->pid);
 	msc_w_str(w, "reason", end->reason);
@@ -542,6 +550,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 		s->lost = end->lost;
 	}
 	msc_agg_release(&pr->agg);
+	msc_timeline_release(&pr->timeline);
 	free(pr->own);
 	free(pr->threads);
 	free(pr);

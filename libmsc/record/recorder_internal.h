@@ -23,6 +23,7 @@
 #include "msc_records.h"
 #include "msc_scan.h"
 #include "msc_stacks.h"
+#include "msc_timeline.h"
 
 struct thread {
 	uint32_t tid;
@@ -43,6 +44,7 @@ struct rproc {
 	struct msc_scan_stats scan;	/* the leak scan's, when it ran (ns != 0) */
 	struct msc_leak_sum leaks;	/* as its end record said them, */
 	bool have_leaks;		/* when it was written */
+	struct msc_timeline timeline;	/* its heap over time by stack */
 };
 
 struct msc_recorder {

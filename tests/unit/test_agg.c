@@ -5,7 +5,8 @@
  * relative to the first), a realloc undone (the block comes back with its
  * size and time), leak kinds, a table that grows past a million blocks
  * with every figure exact, a stack's sites folding into size classes,
- * and memscope.h's pools.
+ * memscope.h's pools, and the stacks that hold the most now (every size of
+ * a stack together, mappings apart).
  */
 #include <errno.h>
 #include <math.h>
@@ -1076,6 +1077,55 @@ static void test_pools(void **state)
 	msc_agg_release(&a);
 }
 
+static void test_top_stacks(void **state)
+{
+	struct msc_stack_bytes top[3];
+	struct msc_freed fr;
+	struct msc_agg a;
+	uint64_t *sums = NULL;
+	size_t cap = 0, i;
+	uint64_t ptr = 0x100000;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
+	assert_int_equal(msc_agg_top_stacks(&a, top, 3, &sums, &cap), 0);
+	/* Stack 1: 40 sizes (folded into classes), 16 + ... + 55 bytes. */
+	for (i = 0; i < 40; i++, ptr += 0x100)
+		assert_int_equal(msc_agg_alloc(&a, 1000 + i, 1, ptr, 16 + i, 1, MSC_FN_MALLOC), 0);
+	/* Stack 2: 3 x 500 bytes, one freed; stack 3: 900; stack 4: 10. */
+	for (i = 0; i < 3; i++, ptr += 0x1000)
+		assert_int_equal(msc_agg_alloc(&a, 2000 + i, 1, ptr, 500, 2, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_free(&a, 3000, 1, ptr - 0x1000, MSC_FN_FREE, 0, &fr), 1);
+	assert_int_equal(msc_agg_alloc(&a, 4000, 1, ptr, 900, 3, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_alloc(&a, 4001, 1, ptr + 0x1000, 10, 4, MSC_FN_MALLOC), 0);
+	/* Stack 5 maps 1 MiB: mapped memory, not the heap's. */
+	assert_int_equal(msc_agg_mmap(&a, 5000, 1, 0x7f0000000000ull, 1 << 20, 5), 0);
+	assert_int_equal(msc_agg_top_stacks(&a, top, 3, &sums, &cap), 3);
+	assert_int_equal(top[0].stack, 1);
+	assert_int_equal(top[0].bytes, 40 * 16 + 39 * 40 / 2);
+	assert_int_equal(top[1].stack, 2);
+	assert_int_equal(top[1].bytes, 1000);
+	assert_int_equal(top[2].stack, 3);
+	assert_int_equal(top[2].bytes, 900);
+	/* The scratch is left zeroed: a second walk gives the same. */
+	for (i = 0; i < cap; i++)
+		assert_int_equal(sums[i], 0);
+	assert_int_equal(msc_agg_top_stacks(&a, top, 3, &sums, &cap), 3);
+	assert_int_equal(top[2].bytes, 900);
+	/* Ties: the lower stack id first. */
+	assert_int_equal(msc_agg_alloc(&a, 6000, 1, ptr + 0x2000, 100, 6, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_top_stacks(&a, top, 3, &sums, &cap), 3);
+	assert_int_equal(msc_agg_free(&a, 7000, 1, ptr + 0x2000, MSC_FN_FREE, 0, &fr), 1);
+	assert_int_equal(msc_agg_free(&a, 7001, 1, ptr, MSC_FN_FREE, 0, &fr), 1);
+	assert_int_equal(msc_agg_alloc(&a, 7002, 1, ptr, 1000, 7, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_top_stacks(&a, top, 2, &sums, &cap), 2);
+	assert_int_equal(top[0].stack, 1);
+	assert_int_equal(top[1].stack, 2);
+	assert_int_equal(top[1].bytes, 1000);
+	free(sums);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1099,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_sample_weight),
 		cmocka_unit_test(test_site_samples),
+		cmocka_unit_test(test_top_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

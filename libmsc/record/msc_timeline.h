@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msc_timeline: the heap over time by stack, kept by ms-record for every
+ * recording (not only --events), and written at a process's end as one
+ * "timeline" record and "series" records (memscope-format(5)).
+ *
+ * A point is the heap at one moment: its live bytes, the program's own
+ * mappings, and the MSC_TIMELINE_TOP stacks holding the most then, exact.
+ * Points are taken at most once per grid step (1 ms at first) of the
+ * events' time, just before the first event of a batch that crosses it
+ * (the heap as it stood since the last one), and at the end.  When
+ * MSC_TIMELINE_POINTS are kept, every other one goes and the step doubles:
+ * a run of any length ends with between half and all of them, and the
+ * sites walked stay about twice that many times the sites.  A point is
+ * also never taken sooner after the last than 40 times the CPU time the
+ * last one took (a walk of a million sites must not eat the collector's
+ * time), and
+ * of three equal points in a row the middle one is not kept.
+ */
+#ifndef MSC_TIMELINE_H
+#define MSC_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msc_agg.h"
+#include "msc_ndjson.h"
+#include "msc_stacks.h"
+
+#define MSC_TIMELINE_POINTS 256
+#define MSC_TIMELINE_TOP 16
+/* Series are written for the stacks with the most at any point. */
+#define MSC_TIMELINE_SERIES 32
+
+struct msc_tpoint {
+	uint64_t ts, heap, mapped;
+	unsigned ntop;
+	struct msc_stack_bytes top[MSC_TIMELINE_TOP];
+};
+
+struct msc_timeline {
+	struct msc_tpoint *pts;		/* [MSC_TIMELINE_POINTS], lazily */
+	size_t npts;
+	uint64_t step, due;		/* ns of the events' time */
+	uint64_t calm_until;		/* monotonic ns: no point before */
+	uint64_t *sums;			/* msc_agg_top_stacks' scratch */
+	size_t sums_cap;
+	bool off;			/* out of memory: no more points */
+};
+
+void msc_timeline_init(struct msc_timeline *t);
+void msc_timeline_release(struct msc_timeline *t);
+
+/* Is a point due at ts (the events' time)? */
+static inline bool msc_timeline_due(const struct msc_timeline *t, uint64_t ts)
+{
+	return ts >= t->due && !t->off;
+}
+
+/* A point of a's heap at ts (force: even if not due, as at the end). */
+void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force);
+
+/* Writes the timeline record of pid (-1: none written) and its series,
+ * each after its stack (st). */
+void msc_timeline_write(const struct msc_timeline *t, struct msc_writer *w, struct msc_stacks *st,
+			int pid);
+
+#endif
