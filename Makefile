@@ -75,7 +75,7 @@ LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect
 LIBMSC_analyze = filter filter_hold filter_match report report_stacks report_records diff_load \
 		diff
 LIBMSC_render = pprof render_model render_text render_text_sections render_text_sites render_text_diff render_json \
-		render_flame render_html render_html_chart render_pprof render
+		render_flame render_html render_html_chart render_html_time render_pprof render
 LIBMSC_cli = cli recfile record
 LIBMSC_MODS = $(foreach s,$(LIBMSC_STAGES),$(addprefix $(s)/,$(LIBMSC_$(s))))
 LIBMSC_INC = -Ilibmsc/proto $(addprefix -Ilibmsc/,$(LIBMSC_STAGES))
@@ -141,10 +141,11 @@ BENCH_BINS = tests/bench/bin/rec_bench tests/bench/bin/sym_bench tests/bench/bin
 # are checked with (t0450).  time: /usr/bin/time's peak rss (t0700).
 # valgrind: every tool under memcheck (t0720); strace: no shell (t0710).
 # libc6-dbg: a debug file with compressed sections, as users have (t0315).
+# nodejs: runs the HTML page's own script on its data (its time view, t0425).
 DEPS_PKGS = gcc g++ make libc6-dev pkg-config libunwind-dev libjansson-dev libcmocka-dev \
             libdw-dev libelf-dev libncurses-dev jq libxml2-utils libzstd-dev zstd \
             zlib1g-dev golang-go python3 python3-dbg tmux time libjemalloc2 libmimalloc2.0 \
-            libtcmalloc-minimal4 valgrind strace libc6-dbg
+            libtcmalloc-minimal4 valgrind strace libc6-dbg nodejs
 BENCH_PKGS = heaptrack valgrind sqlite3 python3 htop procps redis-server redis-tools apache2-utils curl
 SHOT_PKGS = chromium fonts-dejavu-core
 # make fuzz: libFuzzer comes with clang.

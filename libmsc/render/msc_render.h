@@ -8,7 +8,8 @@
  * JSON document), render_flame.c (flamegraph.pl's folded stacks and a
  * self-contained SVG flame graph), render_html.c (one self-contained
  * page: summary, heap over time, leaks and the flame graph; its charts in
- * render_html_chart.c, what the two share in render_html_internal.h),
+ * render_html_chart.c, its time view in render_html_time.c, what they
+ * share in render_html_internal.h),
  * render_pprof.c (a gzipped pprof profile, its protobuf encoding in
  * pprof.c).
  * They share the views of the model defined in render_model.c: sites and

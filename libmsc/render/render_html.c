@@ -181,6 +181,10 @@ static const char page_style[] =
 	"svg.chart, svg.msflame { max-width: 100%; height: auto; display: block; }\n"
 	"svg.chart text { font-size: 11px; fill: #5a5a55; }\n"
 	"svg.chart .tip text { fill: #1d1d1b; }\n"
+	".icicle { position: relative; margin-top: 6px; }\n"
+	".ic { position: absolute; height: 17px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;\n"
+	"  background: #f2b880; border: 0 solid #fff; border-width: 0 1px 1px 0; box-sizing: border-box;\n"
+	"  font: 11px 'DejaVu Sans Mono', Menlo, Consolas, monospace; padding: 1px 3px; }\n"
 	"pre { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 12.5px; }\n"
 	"footer { color: #7a7a72; font-size: 12px; text-align: center; }\n";
 
@@ -571,6 +575,8 @@ int render_html(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		fprintf(out, "document.getElementById('heapchart').setAttribute('data-tmax', %" PRIu64 ");\n",
 			html_chart_tmax(r, &cs) ? html_chart_tmax(r, &cs) : 1);
 		html_chart_data(&p, &cs.heap, "heapchart", (const char *const *)cs.names);
+		fputs(html_time_script, out);
+		html_time_data(&p, &cs);
 	}
 	if (cs.have_rss) {
 		static const char *const rss_name[] = { "rss" };

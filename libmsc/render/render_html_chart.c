@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The charts of the HTML page: the heap over time, stacked by the sites
- * that held the most (from an --events stream) or as a whole (from the
- * samples), rss, and what the peak is made of; inline SVG, with the data
- * their tooltips read.
+ * that held the most (from an --events stream, else from the recording's
+ * timeline) or as a whole (from the samples of a stream without either),
+ * rss, and what the peak is made of; inline SVG, with the data their
+ * tooltips read.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@ static const char *const palette[TOP_SERIES] = {
 	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
 };
 #define OTHER_COLOUR "#c9c3bd"
+#define MAPPED_COLOUR "#9c755f"
 
 /* --------------------------------------------------------------- charts */
 
@@ -56,18 +58,40 @@ static int cmp_u64_desc(const void *x, const void *y)
 	return a[1] < b[1] ? -1 : a[1] > b[1];
 }
 
-/* Per stack, what it held at the heap's peak (sites of every size). */
+/* Per stack, what it held at the heap's peak (sites of every size); the
+ * map holds that + 1 for every stack the report's sites have. */
 static uint64_t at_peak_of(const struct msc_u64map *peaks, uint32_t stack)
 {
 	uint64_t *v = peaks ? msc_u64map_get(peaks, (uint64_t)stack + 1) : NULL;
 
-	return v ? *v : 0;
+	return v ? *v - 1 : 0;
 }
 
-/* The peak as a point of the chart, between the points around it. */
-static void add_peak(struct chart *c, const struct msc_report *r, const struct msc_u64map *peaks)
+/*
+ * What of the peak (the heap and mapped memory together) was mapped: the
+ * mapped peak or the heap's when either was at the same moment, else what
+ * was mapped just before it (before).
+ */
+static uint64_t peak_mapped(const struct msc_report *r, uint64_t before)
 {
-	uint64_t *v, sum = 0;
+	uint64_t m = before;
+
+	if (r->pages.mapped_peak && r->pages.mapped_peak_ts == r->peak_ts)
+		m = r->pages.mapped_peak;
+	else if (r->pages.heap_peak && r->pages.heap_peak_ts == r->peak_ts)
+		m = r->peak > r->pages.heap_peak ? r->peak - r->pages.heap_peak : 0;
+	return m < r->peak ? m : r->peak;
+}
+
+/*
+ * The peak as a point of the chart, between the points around it: the
+ * sites' shares, the rest of the heap's part, and the mapped part (mapped
+ * of it) when the chart has mapped memory as its last series.
+ */
+static void add_peak(struct chart *c, const struct msc_report *r, const struct msc_u64map *peaks,
+		     uint64_t mapped)
+{
+	uint64_t *v, sum = 0, heap;
 	size_t k, at;
 
 	if (!r->peak)
@@ -83,7 +107,10 @@ static void add_peak(struct chart *c, const struct msc_report *r, const struct m
 		v[k] = at_peak_of(peaks, c->stacks[k]);
 		sum += v[k];
 	}
-	v[c->nseries - 1] = r->peak > sum ? r->peak - sum : 0;
+	heap = c->mapped ? r->peak - mapped : r->peak;
+	v[c->nsites] = heap > sum ? heap - sum : 0;
+	if (c->mapped)
+		v[c->nsites + 1] = mapped;
 }
 
 /* The heap by site, from what report.c kept of an --events stream. */
@@ -152,7 +179,7 @@ static int chart_by_site(struct chart *c, const struct msc_report *r, const stru
 		v = chart_point(c, end);
 		memcpy(v, last, c->nseries * sizeof(*v));
 	}
-	add_peak(c, r, peaks);
+	add_peak(c, r, peaks, 0);
 	ret = 0;
 out:
 	free(rank);
@@ -189,27 +216,70 @@ static int chart_from_samples(struct chart *c, const struct msc_report *r)
 		if (s->ts <= r->peak_ts)
 			mapped = s->mapped;
 	}
-	if (!c->mapped) {
-		add_peak(c, r, NULL);
-		return 0;
+	add_peak(c, r, NULL, peak_mapped(r, mapped));
+	return 0;
+}
+
+/*
+ * The heap by site from the recording's timeline (every recording has
+ * one): the sites that held the most at a point or at the peak, the rest
+ * of the heap, and mapped memory on top.  A site's bytes at a point where
+ * it was not among the timeline's top stacks are in the rest.
+ */
+static int chart_from_timeline(struct chart *c, const struct msc_report *r, const struct msc_u64map *peaks)
+{
+	const struct msc_rtimeline *t = &r->timeline;
+	uint64_t *rank, *v, mapped = 0;
+	size_t i, k, n = 0;
+
+	rank = calloc(t->nseries + 1, 3 * sizeof(*rank));
+	if (!rank)
+		return -ENOMEM;
+	/* [0] the most it held, [1] its stack, [2] its series. */
+	for (i = 0; i < t->nseries; i++) {
+		uint32_t st = t->series[i].stack;
+		uint64_t pk = at_peak_of(peaks, st);
+
+		if (!msc_u64map_get(peaks, (uint64_t)st + 1))
+			continue;	/* filtered out of the report */
+		rank[3 * n] = t->series[i].max > pk ? t->series[i].max : pk;
+		rank[3 * n + 1] = st;
+		rank[3 * n + 2] = i;
+		n++;
 	}
-	add_peak(c, r, NULL);
-	/* add_peak put it all in the last series: the heap's share below. */
-	for (i = 0; r->peak && i < c->npts; i++)
-		if (c->ts[i] == r->peak_ts) {
-			v = &c->v[i * c->nseries];
-			/* Either peak at the same moment says the split; else
-			 * the mapped part is the sample's before it. */
-			if (r->pages.mapped_peak && r->pages.mapped_peak_ts == r->peak_ts)
-				mapped = r->pages.mapped_peak;
-			else if (r->pages.heap_peak && r->pages.heap_peak_ts == r->peak_ts)
-				mapped = r->peak > r->pages.heap_peak ? r->peak - r->pages.heap_peak : 0;
-			if (mapped > r->peak)
-				mapped = r->peak;
-			v[0] = r->peak - mapped;
-			v[1] = mapped;
-			break;
+	qsort(rank, n, 3 * sizeof(*rank), cmp_u64_desc);
+	for (i = 0; i < t->npts; i++)
+		if (t->mapped[i])
+			c->mapped = true;
+	c->mapped |= r->pages.mapped_peak != 0;
+	c->by_site = c->timeline = true;
+	for (k = 0; k < n && k < TOP_SERIES && rank[3 * k] && rank[3 * k] >= r->peak / 100; k++)
+		c->stacks[c->nsites++] = (uint32_t)rank[3 * k + 1];
+	if (chart_alloc(c, t->npts + 3, c->nsites + 1 + c->mapped)) {
+		free(rank);
+		return -ENOMEM;
+	}
+	chart_point(c, 0);
+	for (i = 0; i < t->npts; i++) {
+		uint64_t sum = 0;
+
+		if (t->ts[i] <= c->ts[c->npts - 1] && c->npts > 1)
+			continue;
+		v = t->ts[i] ? chart_point(c, t->ts[i]) : c->v;
+		for (k = 0; k < c->nsites; k++) {
+			int64_t x = t->series[rank[3 * k + 2]].live[i];
+
+			v[k] = x > 0 ? (uint64_t)x : 0;
+			sum += v[k];
 		}
+		v[c->nsites] = t->heap[i] > sum ? t->heap[i] - sum : 0;
+		if (c->mapped)
+			v[c->nsites + 1] = t->mapped[i];
+		if (t->ts[i] <= r->peak_ts)
+			mapped = t->mapped[i];
+	}
+	add_peak(c, r, peaks, peak_mapped(r, mapped));
+	free(rank);
 	return 0;
 }
 
@@ -370,18 +440,23 @@ void html_chart_data(struct page *p, const struct chart *c, const char *id, cons
 	}
 	fputs("], [", p->out);
 	for (k = 0; k < c->nseries; k++) {
-		const char *s;
-
-		fputs(k ? ",'" : "'", p->out);
-		/* In a script, in CDATA: no quote, backslash or "]]>". */
-		for (s = names[k]; *s; s++)
-			if (*s == '\'' || *s == '\\' || *s == ']' || *s == '<' || (unsigned char)*s < 0x20)
-				fprintf(p->out, "\\u%04x", (unsigned char)*s);
-			else
-				fputc(*s, p->out);
-		fputc('\'', p->out);
+		if (k)
+			fputc(',', p->out);
+		html_js_str(p->out, names[k]);
 	}
 	fputs("]);\n", p->out);
+}
+
+void html_js_str(FILE *out, const char *s)
+{
+	fputc('\'', out);
+	/* In a script, in CDATA: no quote, backslash or "]]>". */
+	for (; *s; s++)
+		if (*s == '\'' || *s == '\\' || *s == ']' || *s == '<' || (unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, out);
+	fputc('\'', out);
 }
 
 
@@ -393,22 +468,21 @@ int html_charts_build(struct charts *cs, const struct msc_report *r)
 	int ret = 0;
 
 	memset(cs, 0, sizeof(*cs));
-	if (r->heap.nslots) {
-		g = render_site_groups(r, &ng);
-		if (!g || msc_u64map_init(&peaks, ng + 1)) {
-			free(g);
-			return -ENOMEM;
-		}
-		for (i = 0; i < ng && !ret; i++)
-			if (g[i].at_peak)
-				ret = msc_u64map_put(&peaks, (uint64_t)g[i].stack + 1, g[i].at_peak);
+	g = render_site_groups(r, &ng);
+	if (!g || msc_u64map_init(&peaks, ng + 1)) {
 		free(g);
-		if (!ret)
-			ret = chart_by_site(&cs->heap, r, &peaks);
-		msc_u64map_release(&peaks);
-	} else {
-		ret = chart_from_samples(&cs->heap, r);
+		return -ENOMEM;
 	}
+	for (i = 0; i < ng && !ret; i++)
+		ret = msc_u64map_put(&peaks, (uint64_t)g[i].stack + 1, g[i].at_peak + 1);
+	free(g);
+	if (!ret && r->heap.nslots)
+		ret = chart_by_site(&cs->heap, r, &peaks);
+	else if (!ret && r->timeline.npts)
+		ret = chart_from_timeline(&cs->heap, r, &peaks);
+	else if (!ret)
+		ret = chart_from_samples(&cs->heap, r);
+	msc_u64map_release(&peaks);
 	if (ret)
 		return ret;
 	cs->have_heap = cs->heap.npts > 1;
@@ -417,12 +491,9 @@ int html_charts_build(struct charts *cs, const struct msc_report *r)
 		return -ENOMEM;
 	for (k = 0; k < cs->heap.nsites; k++)
 		cs->names[k] = render_site_label(r, cs->heap.stacks[k], NULL);	/* named again by the page */
-	if (cs->heap.mapped) {
-		cs->names[0] = strdup("heap");
-		cs->names[1] = strdup("mapped (anonymous mmaps and brk)");
-	} else {
-		cs->names[cs->heap.nseries - 1] = strdup(cs->heap.by_site ? "all other sites" : "heap");
-	}
+	cs->names[cs->heap.nsites] = strdup(cs->heap.by_site ? "all other sites" : "heap");
+	if (cs->heap.mapped)
+		cs->names[cs->heap.nsites + 1] = strdup("mapped (anonymous mmaps and brk)");
 	for (k = 0; k < cs->heap.nseries; k++)
 		if (!cs->names[k])
 			return -ENOMEM;
@@ -461,7 +532,7 @@ uint64_t html_chart_tmax(const struct msc_report *r, const struct charts *cs)
 void html_heap_section(struct page *p, const struct charts *cs)
 {
 	const struct msc_report *r = p->r;
-	const char *colours[TOP_SERIES + 1];
+	const char *colours[TOP_SERIES + 2];
 	char a[32], b[32], c[32];
 	uint64_t tmax = html_chart_tmax(r, cs);
 	size_t k;
@@ -474,9 +545,9 @@ void html_heap_section(struct page *p, const struct charts *cs)
 	}
 	for (k = 0; k < cs->heap.nsites; k++)
 		colours[k] = palette[k];
-	colours[cs->heap.nseries - 1] = cs->heap.by_site ? OTHER_COLOUR : palette[0];
+	colours[cs->heap.nsites] = cs->heap.by_site ? OTHER_COLOUR : palette[0];
 	if (cs->heap.mapped)
-		colours[1] = palette[1];
+		colours[cs->heap.nsites + 1] = MAPPED_COLOUR;
 	if (cs->have_heap) {
 		chart_svg(p, &cs->heap, "heapchart", 320, colours, tmax, false);
 		fputs("<div class=\"legend\">", p->out);
@@ -487,7 +558,17 @@ void html_heap_section(struct page *p, const struct charts *cs)
 			fputs("</span></span>", p->out);
 		}
 		fputs("</div>\n", p->out);
-		if (cs->heap.by_site)
+		if (cs->heap.timeline)
+			html_time_view(p);
+		if (cs->heap.timeline)
+			fprintf(p->out, "<p class=\"note\">The bytes each site (call path) held, stacked: the %u that "
+					"held the most (at least 1 %% of the peak), and all other sites together%s; as "
+					"they stood at %zu moments of the run, and at the peak (%s at %s). Drag across "
+					"the chart to see what held the memory in that time.</p>\n",
+				cs->heap.nsites, cs->heap.mapped ? ", with what the program mapped itself on top "
+								   "(anonymous mmaps and brk)" : "",
+				r->timeline.npts, sz(b, sizeof(b), r->peak), seconds(c, sizeof(c), r->peak_ts));
+		else if (cs->heap.by_site)
 			fprintf(p->out, "<p class=\"note\">The bytes each site (call path) held, stacked: the %u that "
 					"held the most (at least 1 %% of the peak), and all others together; from the "
 					"recording's events, as they stood every %s, and at the peak (%s at %s).</p>\n",

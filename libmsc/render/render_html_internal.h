@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * render_html_internal: what the two files of the HTML renderer share
+ * render_html_internal: what the files of the HTML renderer share
  * (private to libmsc/render/; the others see render_html() in
  * msc_render.h).
  *
@@ -8,6 +8,8 @@
  *				script, the summary, leaks and sites
  *	render_html_chart.c	the charts: heap over time, rss, the peak
  *				by site
+ *	render_html_time.c	the time view: a range of the heap chart,
+ *				its top sites and their flame graph
  */
 #ifndef MSC_RENDER_HTML_INTERNAL_H
 #define MSC_RENDER_HTML_INTERNAL_H
@@ -44,7 +46,8 @@ struct chart {
 	uint32_t stacks[TOP_SERIES];	/* the sites' stacks */
 	unsigned nsites;
 	bool by_site;
-	bool mapped;			/* from samples: heap, then mapped memory */
+	bool timeline;			/* by site, from the recording's timeline */
+	bool mapped;			/* mapped memory: the last series */
 };
 
 struct charts {
@@ -74,5 +77,16 @@ void html_chart_data(struct page *p, const struct chart *c, const char *id, cons
 void html_heap_section(struct page *p, const struct charts *cs);
 /* What the peak is made of, when the chart cannot show it over time. */
 void html_peak_bar(struct page *p);
+/* A C string as a JavaScript string literal, safe inside the page's CDATA. */
+void html_js_str(FILE *out, const char *s);
+
+/* ------------------------------------ render_html_time.c, for both others */
+
+/* The time view's place on the page (in the heap section), its script,
+ * and its data (a call of that script), when the chart is by site from the
+ * recording's timeline. */
+void html_time_view(struct page *p);
+extern const char html_time_script[];
+void html_time_data(struct page *p, const struct charts *cs);
 
 #endif

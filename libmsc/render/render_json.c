@@ -314,6 +314,53 @@ static json_t *jerrors(struct jdoc *d)
 	return a;
 }
 
+/* The heap over time by site (the recording's timeline): its points, and
+ * each series of a site the report has, its bytes per point (null: not
+ * among the timeline's top stacks then). */
+static json_t *jheap_by_site(struct jdoc *d)
+{
+	const struct msc_rtimeline *t = &d->r->timeline;
+	json_t *o = json_object(), *a, *ts = json_array(), *heap = json_array(), *mapped = json_array();
+	struct render_group *g;
+	size_t ng = 0, i, k, j;
+
+	for (i = 0; i < t->npts; i++) {
+		json_array_append_new(ts, ju64(t->ts[i]));
+		json_array_append_new(heap, ju64(t->heap[i]));
+		json_array_append_new(mapped, ju64(t->mapped[i]));
+	}
+	json_object_set_new(o, "ts", ts);
+	json_object_set_new(o, "heap", heap);
+	json_object_set_new(o, "mapped", mapped);
+	json_object_set_new(o, "top", json_integer(t->top));
+	a = json_array();
+	g = render_site_groups(d->r, &ng);
+	for (k = 0; g && k < t->nseries; k++) {
+		json_t *s, *live;
+		char *name;
+
+		for (j = 0; j < ng && g[j].stack != t->series[k].stack; j++)
+			;
+		if (j == ng)
+			continue;	/* filtered out */
+		s = json_object();
+		name = render_site_label(d->r, t->series[k].stack, NULL);
+		json_object_set_new(s, "site", jstring(name));
+		free(name);
+		json_object_set_new(s, "max", ju64(t->series[k].max));
+		live = json_array();
+		for (i = 0; i < t->npts; i++)
+			json_array_append_new(live, t->series[k].live[i] < 0 ? json_null() :
+							ju64((uint64_t)t->series[k].live[i]));
+		json_object_set_new(s, "live", live);
+		jstack(s, "stack", d, t->series[k].stack);
+		json_array_append_new(a, s);
+	}
+	free(g);
+	json_object_set_new(o, "sites", a);
+	return o;
+}
+
 int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out)
 {
 	json_t *root = json_object(), *sum = json_object(), *t;
@@ -420,6 +467,8 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_array_append_new(t, s);
 	}
 	json_object_set_new(root, "timeline", t);
+	if (r->timeline.npts)
+		json_object_set_new(root, "heap_by_site", jheap_by_site(&doc));
 	if (r->mode && !strcmp(r->mode, "diff") && r->complete && r->diff_metric) {
 		/* The totals of the first metric, as ms-diff's end record has them. */
 		t = json_object();

@@ -45,17 +45,19 @@ check_fgrep "pages: the peak's table says what it sums to" \
 	"  what was live when heap+mapped peaked: 9.2 MiB at" pages.txt
 check_fgrep "leaky: heap only: the heap's peak" "  what was live when the heap peaked: " leaky.txt
 check_nogrep "leaky: no mapped peak, no row for both" "peak heap\+mapped" leaky.txt
-# The page's heap chart of a recording without --events: the heap and,
-# above it, what the program mapped itself, from the samples; at the peak
-# they stack to the summary's peak, split as it was (pages: 1 MiB of heap,
-# 8.25 MiB mapped), no spike of the heap alone.
+# The page's heap chart of a recording without --events: by site from the
+# recording's timeline, the rest of the heap, and above it what the
+# program mapped itself; at the peak they stack to the summary's peak,
+# split as it was (pages: 1 MiB of heap, 8.25 MiB mapped), no spike of the
+# heap alone.
 chart=$(grep -o "msChart('heapchart'[^;]*" pages.html)
-check_fgrep "pages: html: heap and mapped, two series" "['heap','mapped (anonymous mmaps and brk)']" "$(echo "$chart" >chart.txt; echo chart.txt)"
+echo "$chart" >chart.txt
+check_fgrep "pages: html: the sites, the rest, mapped memory on top" "'all other sites','mapped (anonymous mmaps and brk)'])" chart.txt
 ts=$(echo "$chart" | sed 's/^[^[]*\[\([^]]*\)\].*/[\1]/')
 vals=$(echo "$chart" | sed 's/.*\[\[\(.*\)\]\].*/[[\1]]/')
 at=$(echo "$ts" | jq --argjson t "$(jq .summary.peak_ts pages.json)" 'index($t)')
 check_eq "pages: html: the peak's point, heap and mapped" "1048576 8650752" \
-	"$(echo "$vals" | jq -r --argjson i "${at:-0}" '"\(.[0][$i]) \(.[1][$i])"')"
+	"$(echo "$vals" | jq -r --argjson i "${at:-0}" '"\(.[0:-1] | map(.[$i]) | add) \(.[-1][$i])"')"
 check_eq "pages: html: no point above the peak" true \
 	"$(echo "$vals" | jq --argjson p "$(jq .summary.peak pages.json)" '[transpose[] | add] | max <= $p')"
 

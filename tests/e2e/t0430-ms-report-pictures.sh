@@ -125,18 +125,22 @@ check_fgrep "html: the largest leak, where it was allocated" \
 check_fgrep "html: its stack" "<li>leak_small_inner leaky.c:$L_small <span class=\"mod\">leaky</span></li>" leaky.html
 check_eq "html: the flame graph, inline" 1 "$(grep -c '<svg class="msflame"' leaky.html)"
 check_fgrep "html: the flame graph's total" "examples/bin/leaky: 87.5 KiB leaked</text>" leaky.html
-# The samples cover the run: the last is at the end record's time, with its
-# heap; the chart ends there.
+# The samples and the timeline cover the run: their last point is at the
+# end record's time, with its heap; the chart ends there.
 end_ts=$(jq 'select(.type=="end") | .ts' "$R")
 check_eq "recording: the last sample is at the end" "$end_ts" "$(jq 'select(.type=="sample") | .ts' "$R" | tail -1)"
 chart_json leaky.html heapchart >heap.json
+# The chart, by site from the recording's timeline: its series stack to
+# the heap at each point.
 check_eq "html: the heap chart ends at the end of the run, with the heap left" "$end_ts 89609" \
-	"$(jq -r '"\(.[0] | last) \(.[1][0] | last)"' heap.json)"
+	"$(jq -r '"\(.[0] | last) \([.[1][] | last] | add)"' heap.json)"
 check_eq "html: the heap chart has the peak" \
 	"$(jq -r 'select(.type=="end") | "\(.peak_ts) \(.peak)"' "$R")" \
-	"$(jq -r '. as $c | [range(0; .[0] | length)] | map(select($c[1][0][.] == ($c[1][0] | max)))[0] as $i | "\($c[0][$i]) \($c[1][0][$i])"' heap.json)"
-check_eq "html: and every sample" "$(jq -s 'map(select(.type=="sample")) | length' "$R")" \
-	"$(jq '.[0] | length - 2' heap.json)"
+	"$(jq -r '.[1] | transpose | map(add) as $sum | ($sum | index($sum | max)) as $i | $i' heap.json | \
+		{ read i; jq -r --argjson i "$i" '"\(.[0][$i]) \([.[1][][$i]] | add)"' heap.json; })"
+check_eq "html: and every point of the timeline" \
+	"$(jq 'select(.type=="timeline") | .ts | length' "$R")" "$(jq '.[0] | length - 2' heap.json)"
+check_eq "html: the timeline's sites, then the rest" "all other sites" "$(jq -r '.[2] | last' heap.json)"
 # By site, from the events: twosites' three sites, exactly.
 check_status "twosites recorded with --events" 0 ms-record -q --events -o ts.ndjson "$EX/twosites"
 check_status "--html of an --events recording" 0 ms-report --html -o ts.html ts.ndjson
