@@ -559,8 +559,6 @@ void html_heap_section(struct page *p, const struct charts *cs)
 		}
 		fputs("</div>\n", p->out);
 		if (cs->heap.timeline)
-			html_time_view(p);
-		if (cs->heap.timeline)
 			fprintf(p->out, "<p class=\"note\">The bytes each site (call path) held, stacked: the %u that "
 					"held the most (at least 1 %% of the peak), and all other sites together%s; as "
 					"they stood at %zu moments of the run, and at the peak (%s at %s). Drag across "
@@ -580,6 +578,8 @@ void html_heap_section(struct page *p, const struct charts *cs)
 					"--events</code> shows them by site.</p>\n",
 				cs->heap.mapped ? ", and above them what the program mapped itself (anonymous mmaps "
 						  "and brk)" : "");
+		if (cs->heap.timeline)
+			html_time_view(p);
 	}
 	if (cs->have_rss) {
 		static const char *const rss_colour[] = { "#4e79a7" };

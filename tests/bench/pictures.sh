@@ -7,7 +7,8 @@
 # the same browser it checks that the scripts work: searching adds up the
 # bytes of the matching frames (a match inside another once), clicking a
 # frame zooms into it, pointing at the heap chart gives the figures at the
-# end of the run.  With --examples it also writes the two small PNGs the
+# end of the run, dragging across it picks the whole run in the time view.
+# With --examples it also writes the two small PNGs the
 # README can show, examples/pictures/leaky-flame.png and leaky-html.png.
 #
 # Exit status: 0 when every check passed, 1 when one failed, 2 without
@@ -40,9 +41,9 @@ shot() {
 		fails=$((fails + 1))
 	fi
 }
-# probe PAGE SCRIPT: runs SCRIPT in PAGE once it has loaded and prints
-# what it leaves in the page's data-probe attribute.
-probe() {
+# inject PAGE SCRIPT OUT: PAGE with SCRIPT run once it has loaded, as OUT;
+# what SCRIPT pushes to out goes to the page's data-probe attribute.
+inject() {
 	{
 		echo "<script>//<![CDATA["
 		echo "(function () { var out = [];"
@@ -50,11 +51,23 @@ probe() {
 		echo "document.body.setAttribute('data-probe', out.join(' | ')); })();"
 		echo "//]]></script>"
 	} >probe.js
-	awk '/<\/body>/ { while ((getline l < "probe.js") > 0) print l } { print }' "$1" >"probe-$1"
+	awk '/<\/body>/ { while ((getline l < "probe.js") > 0) print l } { print }' "$1" >"$3"
+	rm -f probe.js
+}
+# probe PAGE SCRIPT: runs SCRIPT in PAGE once it has loaded and prints
+# what it leaves in the page's data-probe attribute.
+probe() {
+	inject "$1" "$2" "probe-$1"
 	chrome --window-size=1280,900 --dump-dom "file://$OUT/probe-$1" | grep -o 'data-probe="[^"]*"' |
 		sed 's/^data-probe="//; s/"$//; s/&quot;/"/g; s/&amp;/\&/g'
-	rm -f probe.js "probe-$1"
+	rm -f "probe-$1"
 }
+# A drag across the whole heap chart: the time view of the whole run.
+DRAG="var hc = document.getElementById('heapchart'), b = hc.getBoundingClientRect();
+function at(f) { return { clientX: b.left + b.width * f, clientY: b.top + 40, bubbles: true }; }
+hc.dispatchEvent(new MouseEvent('mousedown', at(0.07)));
+hc.dispatchEvent(new MouseEvent('mousemove', at(0.99)));
+window.dispatchEvent(new MouseEvent('mouseup', at(0.99)));"
 # check WHAT EXPECTED ACTUAL
 check() {
 	if [ "$2" = "$3" ]; then echo "  ok      $1"; else
@@ -95,7 +108,11 @@ document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
 out.push(named('leak_small_outer').style.display === '' ? 'unzoomed' : 'still zoomed');
 var hc = document.getElementById('heapchart'), b = hc.getBoundingClientRect();
 hc.dispatchEvent(new MouseEvent('mousemove', { clientX: b.right - 17, clientY: b.top + 40 }));
-out.push(hc.querySelector('.lines').textContent);")
+out.push(hc.querySelector('.lines').textContent.replace(/ in all.*/, ''));
+$DRAG
+out.push(document.querySelector('#timeview h2').textContent);
+out.push(document.querySelector('#timeview td.mono').textContent);
+out.push(document.querySelectorAll('#timeview .ic').length);")
 echo "  probe   $r"
 L_page=$(grep -n -F 'char *p = calloc(1, 4096);' "$TOP/examples/leaky.c" | cut -d: -f1)
 end=$(jq -r 'select(.type=="end") | "\(.ts) \(.live_bytes)"' leaky.ndjson)
@@ -110,6 +127,12 @@ check "pointing at a frame: file:line, module, cost" \
 check "Escape zooms out" unzoomed "$(echo "$r" | awk -F' [|] ' '{ print $6 }')"
 check "the heap chart at the end of the run: the heap left" "$end_ms: 87.5 KiB" \
 	"$(echo "$r" | awk -F' [|] ' '{ print $7 }')"
+peak_ms=$(jq -r 'select(.type=="end") | .peak_ts / 1e6 * 10 | round / 10' leaky.ndjson)
+check "the time view of the whole run: its highest point is the peak" "at $peak_ms ms" \
+	"$(echo "$r" | awk -F' [|] ' '{ print $8 }' | grep -o '(the peak) at [0-9.]* ms' | sed 's/(the peak) //')"
+check "  its largest site" "leak_small_inner leaky.c:$(grep -n -F 'char *p = malloc(48);' "$TOP/examples/leaky.c" | cut -d: -f1)" \
+	"$(echo "$r" | awk -F' [|] ' '{ print $9 }')"
+check "  and its flame graph" true "$([ "$(echo "$r" | awk -F' [|] ' '{ print $10 }')" -gt 3 ] && echo true)"
 
 # --- the pictures ------------------------------------------------------------
 for p in leaky leaky-events churn; do
@@ -123,7 +146,10 @@ if [ "${1:-}" = --examples ]; then
 	# Small enough for a README: the page's top (summary, heap by site,
 	# the first leaks) and the flame graph.
 	mkdir -p "$TOP/examples/pictures"
-	shot leaky-events.html "$TOP/examples/pictures/leaky-html.png" 1100 1150
+	# A plain recording's page, with the whole run picked in its time view.
+	inject leaky.html "$DRAG" leaky-range.html
+	shot leaky-range.html "$TOP/examples/pictures/leaky-html.png" 1100 1500
+	rm -f leaky-range.html
 	shot leaky.svg "$TOP/examples/pictures/leaky-flame.png" 1200 \
 		"$(grep -o '<svg [^>]*height="[0-9]*"' leaky.svg | head -1 | sed 's/.*height="//; s/"//')"
 fi
