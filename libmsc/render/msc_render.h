@@ -82,6 +82,22 @@ const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t 
 /* Frames below main and thread starts (the C runtime's own), which add
  * nothing to a report. */
 bool render_runtime_frame(const struct msc_rframe *f);
+/*
+ * A stack as every report lists it: its frames innermost first, the C
+ * runtime's left out, and a cycle of up to RENDER_FOLD_PERIOD frames that
+ * repeats right after itself (a recursion) listed once, then a line that
+ * says how many more times it comes.  *out is malloc'ed (free it); returns
+ * its lines, 0 (*out NULL) for a stack the report does not know, -ENOMEM.
+ */
+#define RENDER_FOLD_PERIOD 16
+struct render_sline {
+	const struct msc_rframe *f;	/* NULL: a line of repeats */
+	bool wrapper;			/* below the frame it is attributed to */
+	bool cont;			/* a cycle's frame after its first */
+	unsigned period, times;		/* repeats: the period frames above come
+					 * times more times */
+};
+long render_stack_lines(const struct msc_report *r, uint32_t id, struct render_sline **out);
 /* The allocation function of a group, with its pool if it has one
  * ("custom, pool frames"), in buf. */
 const char *render_fn_label(const struct render_group *x, char *buf, size_t n);

@@ -24,7 +24,6 @@
 #include "msc_util.h"
 #include "render_html_internal.h"
 
-#define STACK_FRAMES 24		/* frames listed per leak */
 
 /* ------------------------------------------------------------- figures */
 
@@ -173,6 +172,7 @@ static const char page_style[] =
 	"ol.stack { margin: 6px 0 4px; padding-left: 34px; }\n"
 	"ol.stack li { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 12.5px; }\n"
 	"ol.stack .mod { color: #7a7a72; } ol.stack .inl { color: #b07aa1; }\n"
+	"ol.stack li.rep { list-style: none; color: #7a7a72; }\n"
 	".legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 8px; font-size: 12.5px; }\n"
 	".legend span.k { display: inline-block; width: 11px; height: 11px; margin-right: 5px;\n"
 	"  vertical-align: -1px; border-radius: 2px; }\n"
@@ -280,22 +280,38 @@ static void summary(struct page *p)
 		}
 		fputs("</code>.</p>\n", p->out);
 	}
+	if (r->nwrappers) {
+		fputs("<p class=\"note\">Allocation wrappers found (their callers are the sites; "
+		      "<code>--no-auto-wrappers</code> keeps them): ", p->out);
+		for (i = 0; i < r->nwrappers; i++) {
+			fputs(i ? ", <code>" : "<code>", p->out);
+			esc(p, r->wrappers[i]);
+			fputs("</code>", p->out);
+		}
+		fputs(".</p>\n", p->out);
+	}
 	fputs("</section>\n", p->out);
 }
 
 /* ---------------------------------------------------------------- leaks */
 
+/* A stack, whole, as the text lists it (a recursion folded, the frames
+ * that only pass the allocation on marked). */
 static void stack_list(struct page *p, uint32_t stack)
 {
 	const struct msc_rstack *s = msc_report_stack(p->r, stack);
-	unsigned i, shown = 0;
+	struct render_sline *l;
+	long n = render_stack_lines(p->r, stack, &l), i;
 
 	fputs("<ol class=\"stack\">\n", p->out);
-	for (i = 0; s && i < s->n; i++) {
-		const struct msc_rframe *f = &s->frames[i];
+	for (i = 0; i < n; i++) {
+		const struct msc_rframe *f = l[i].f;
 
-		if (render_runtime_frame(f))
-			break;
+		if (!f) {
+			fprintf(p->out, "<li class=\"rep\">... the %s above %u more %s</li>\n",
+				l[i].period == 1 ? "frame" : "frames", l[i].times, l[i].times == 1 ? "time" : "times");
+			continue;
+		}
 		fputs("<li>", p->out);
 		if (f->fn)
 			esc(p, f->fn);
@@ -316,15 +332,14 @@ static void stack_list(struct page *p, uint32_t stack)
 		}
 		if (f->inlined)
 			fputs(" <span class=\"inl\">(inlined)</span>", p->out);
+		if (l[i].wrapper)
+			fputs(" <span class=\"mod\">(wrapper)</span>", p->out);
 		fputs("</li>\n", p->out);
-		if (++shown >= STACK_FRAMES && i + 1 < s->n) {
-			fprintf(p->out, "<li>... %u more frames</li>\n", s->n - i - 1);
-			break;
-		}
 	}
 	if (msc_report_stack_truncated(p->r, s))
 		fputs("<li>[truncated: the stack was cut at ms-record --depth]</li>\n", p->out);
 	fputs("</ol>\n", p->out);
+	free(l);
 }
 
 static void leaks_section(struct page *p)

@@ -2,6 +2,7 @@
 /* Reports: the views of the model the renderers share (sites and leaks
  * grouped by stack, their orders, the totals, what a filter dropped) and
  * the text escapes they share.  See msc_render.h. */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -68,6 +69,82 @@ const struct msc_rframe *render_attributed(const struct msc_report *r, uint32_t 
 bool render_runtime_frame(const struct msc_rframe *f)
 {
 	return msc_report_runtime_fn(f->fn);
+}
+
+/* How many times frames [i, i + p) repeat right after themselves. */
+static unsigned repeats(char **lab, unsigned n, unsigned i, unsigned p)
+{
+	unsigned r = 0, k;
+
+	for (;;) {
+		unsigned at = i + (r + 1) * p;
+
+		if (at + p > n)
+			return r;
+		for (k = 0; k < p; k++)
+			if (strcmp(lab[i + k], lab[at + k]))
+				return r;
+		r++;
+	}
+}
+
+/* The shortest cycle of frames starting at i that repeats: its length in
+ * *p and how many more times it comes, or 0 (*p 1) when none does. */
+static unsigned cycle_at(char **lab, unsigned n, unsigned i, unsigned *p)
+{
+	unsigned r;
+
+	for (*p = 1; *p <= RENDER_FOLD_PERIOD && i + 2 * *p <= n; ++*p)
+		if ((r = repeats(lab, n, i, *p)))
+			return r;
+	*p = 1;
+	return 0;
+}
+
+long render_stack_lines(const struct msc_report *r, uint32_t id, struct render_sline **out)
+{
+	const struct msc_rstack *s = msc_report_stack(r, id);
+	struct render_sline *l = NULL;
+	unsigned i, n = 0, *at = NULL;
+	char **lab = NULL, buf[1024];
+	long nl = -ENOMEM;
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	lab = calloc(s->n + 1, sizeof(*lab));
+	at = calloc(s->n + 1, sizeof(*at));
+	l = calloc(s->n + 1, sizeof(*l));
+	if (!lab || !at || !l)
+		goto out;
+	for (i = 0; i < s->n; i++) {
+		const struct msc_rframe *f = &s->frames[i];
+
+		if (render_runtime_frame(f))
+			continue;
+		if (!(lab[n] = strdup(msc_frame_label(buf, sizeof(buf), f))))
+			goto out;
+		at[n++] = i;
+	}
+	nl = 0;
+	for (i = 0; i < n;) {
+		unsigned p, k, rep = cycle_at(lab, n, i, &p);
+
+		for (k = 0; k < p; k++)
+			l[nl++] = (struct render_sline){ &s->frames[at[i + k]], at[i + k] < s->attr, k > 0, 0, 0 };
+		if (rep)
+			l[nl++] = (struct render_sline){ NULL, false, false, p, rep };
+		i += p * (rep + 1);
+	}
+	*out = l;
+	l = NULL;
+out:
+	for (i = 0; lab && i < n; i++)
+		free(lab[i]);
+	free(lab);
+	free(at);
+	free(l);
+	return nl;
 }
 
 const char *render_fn_label(const struct render_group *x, char *buf, size_t n)

@@ -97,38 +97,6 @@ char *text_size_range(char *buf, size_t n, uint64_t lo, uint64_t hi, bool md)
  * <details> block, so that a long stack does not bury the next leak.
  */
 #define MD_SHOWN 6
-#define FOLD_PERIOD 16		/* the longest cycle of frames folded */
-
-/* How many times frames [i, i + p) repeat right after themselves. */
-static unsigned repeats(char **lab, unsigned n, unsigned i, unsigned p)
-{
-	unsigned r = 0, k;
-
-	for (;;) {
-		unsigned at = i + (r + 1) * p;
-
-		if (at + p > n)
-			return r;
-		for (k = 0; k < p; k++)
-			if (strcmp(lab[i + k], lab[at + k]))
-				return r;
-		r++;
-	}
-}
-
-/* The shortest cycle of frames starting at i that repeats: its length in
- * *p and how many more times it comes, or 0 (*p 1) when none does. */
-static unsigned cycle_at(char **lab, unsigned n, unsigned i, unsigned *p)
-{
-	unsigned r;
-
-	for (*p = 1; *p <= FOLD_PERIOD && i + 2 * *p <= n; ++*p)
-		if ((r = repeats(lab, n, i, *p)))
-			return r;
-	*p = 1;
-	return 0;
-}
-
 /* One line of a stack: text fits it in the report's width. */
 static void stack_line(struct ctx *c, const char *indent, const struct msc_rframe *f, bool wrapper)
 {
@@ -150,68 +118,45 @@ static void stack_line(struct ctx *c, const char *indent, const struct msc_rfram
 
 void text_print_stack(struct ctx *c, uint32_t id, const char *indent)
 {
-	const struct msc_rstack *s = msc_report_stack(c->r, id);
-	unsigned i, n = 0, lines = 0, total = 0, *at;
-	char **lab, buf[1024];
+	struct render_sline *l;
+	long n = render_stack_lines(c->r, id, &l), i, frames = 0, shown = 0;
 	bool folded = false;
 
-	if (!s) {
+	if (n <= 0) {
 		fprintf(c->out, c->md ? "%s```\n%s(no stack)\n%s```\n" : "%s(no stack)\n", indent,
 			indent, indent);
 		return;
 	}
-	lab = calloc(s->n + 1, sizeof(*lab));
-	at = calloc(s->n + 1, sizeof(*at));
-	for (i = 0; lab && at && i < s->n; i++) {
-		const struct msc_rframe *f = &s->frames[i];
-
-		if (render_runtime_frame(f))
-			continue;
-		msc_frame_label(buf, sizeof(buf), f);
-		if (!(lab[n] = strdup(buf)))
-			break;
-		at[n++] = i;
-	}
-	/* The lines it takes once folded, for Markdown's fold. */
-	for (i = 0; i < n;) {
-		unsigned p, r = cycle_at(lab, n, i, &p);
-
-		total += p + (r != 0);
-		i += p * (r + 1);
-	}
+	for (i = 0; i < n; i++)
+		frames += l[i].f ? 1 : (long)(l[i].period * l[i].times);
 	if (c->md)
 		fprintf(c->out, "%s```\n", indent);
-	for (i = 0; i < n;) {
-		unsigned p, k, r = cycle_at(lab, n, i, &p);
-
+	for (i = 0; i < n; i++) {
 		/* Two more lines are not worth a fold. */
-		if (c->md && !folded && lines >= MD_SHOWN && total > lines + 2) {
-			fprintf(c->out, "%s```\n\n%s<details><summary>%u more %s</summary>\n\n%s```\n",
-				indent, indent, n - i, plural(n - i, "frame", "frames"), indent);
+		if (c->md && !folded && i >= MD_SHOWN && n > i + 2 && l[i].f && !l[i].cont) {
+			fprintf(c->out, "%s```\n\n%s<details><summary>%ld more %s</summary>\n\n%s```\n",
+				indent, indent, frames - shown, plural((unsigned long)(frames - shown), "frame", "frames"),
+				indent);
 			folded = true;
 		}
-		for (k = 0; k < p; k++)
-			stack_line(c, indent, &s->frames[at[i + k]], at[i + k] < s->attr);
-		lines += p;
-		if (r) {
-			if (p == 1)
-				fprintf(c->out, "%s  ... the frame above %u more %s\n", indent, r,
-					plural(r, "time", "times"));
-			else
-				fprintf(c->out, "%s  ... the %u frames above %u more %s\n", indent, p, r,
-					plural(r, "time", "times"));
-			lines++;
+		if (l[i].f) {
+			stack_line(c, indent, l[i].f, l[i].wrapper);
+			shown++;
+		} else if (l[i].period == 1) {
+			fprintf(c->out, "%s  ... the frame above %u more %s\n", indent, l[i].times,
+				plural(l[i].times, "time", "times"));
+			shown += l[i].times;
+		} else {
+			fprintf(c->out, "%s  ... the %u frames above %u more %s\n", indent, l[i].period, l[i].times,
+				plural(l[i].times, "time", "times"));
+			shown += (long)(l[i].period * l[i].times);
 		}
-		i += p * (r + 1);
 	}
 	if (c->md)
 		fprintf(c->out, "%s```\n%s", indent, folded ? "\n" : "");
 	if (folded)
 		fprintf(c->out, "%s</details>\n", indent);
-	for (i = 0; lab && i < n; i++)
-		free(lab[i]);
-	free(lab);
-	free(at);
+	free(l);
 }
 
 /*

@@ -56,6 +56,12 @@ check_eq "the recursion, folded" \
       main wrappers.c:$(line_of "$W" "descend(DEPTH);")" \
 	"$(awk 'BEGIN { RS = "" } /descend/' stacks.txt | grep '^      [a-z. ]')"
 check_fgrep "md: the recursion folded too" "  ... the frame above 38 more times" w.md
+# The page lists the same stacks the same way, and the wrappers found.
+ms-report --html w.ndjson >w.html
+check_fgrep "html: the recursion folded" '<li class="rep">... the frame above 38 more times</li>' w.html
+check_fgrep "html: the wrapper marked" \
+	"<li>my_alloc wrappers.c:$L_ALLOC <span class=\"mod\">wrappers</span> <span class=\"mod\">(wrapper)</span></li>" w.html
+check_fgrep "html: the wrappers found" "keeps them): <code>my_alloc (wrappers)</code>.</p>" w.html
 
 # One number and one name per site in every table, in every recording here
 # and in the handmade fixture (twins included).
