@@ -23,6 +23,7 @@ SHIM_EXPORT void memscope_pool_create(const void *pool, const char *name);
 SHIM_EXPORT void memscope_pool_alloc(const void *pool, const void *ptr, size_t size);
 SHIM_EXPORT void memscope_pool_free(const void *pool, const void *ptr);
 SHIM_EXPORT void memscope_pool_destroy(const void *pool);
+SHIM_EXPORT void memscope_mark(const char *name);
 
 SHIM_EXPORT void memscope_alloc(const void *ptr, size_t size)
 {
@@ -448,4 +449,28 @@ uint64_t shim_afn_trampoline(unsigned k)
 	_Static_assert(sizeof(tramps) / sizeof(tramps[0]) == MSC_NALLOCFNS,
 		       "a trampoline for each of msc_allocfns.h's functions");
 	return k < MSC_NALLOCFNS ? (uint64_t)(uintptr_t)tramps[k] : 0;
+}
+
+/* A mark: its name in whole words, NUL padded and cut to MSC_MARK_NAME
+ * bytes, and the stack of its call. */
+SHIM_EXPORT void memscope_mark(const char *name)
+{
+	uint64_t v[MSC_MARK_NAME / 8] = { 0 };
+	char *dst = (char *)v;
+	struct tstate *t;
+	size_t i;
+
+	ensure_init();
+	if (!ACTIVE())
+		return;
+	guard_in();
+	t = get_tstate();
+	if (t) {
+		for (i = 0; name && name[i] && i < MSC_MARK_NAME - 1; i++)
+			dst[i] = name[i];
+		shared_lock(t);
+		emit(t, MSC_EV_MARK, 0, stack_id(t, __builtin_frame_address(0)), v, MSC_MARK_NAME / 8);
+		shared_unlock(t);
+	}
+	guard_out();
 }

@@ -45,6 +45,11 @@
  * name is copied (its first 39 bytes).  A pool that is never created is
  * reported as "?".
  *
+ * MEMSCOPE_MARK(name) marks an instant of the run (after warm-up, before
+ * and after a request): a "mark" record with the name (its first 39 bytes)
+ * and the stack of the call, by which ms-report splits the leaks and the
+ * heap left at the end ("allocated after warm-up, still there").
+ *
  * Build the calling code as PIE or PIC (Debian's default): in code compiled
  * with -fno-pie and linked with -no-pie, the link resolves a weak undefined
  * function to 0 for good, and the macros never call memscope, even under
@@ -66,6 +71,7 @@ void memscope_pool_create(const void *pool, const char *name) __attribute__((wea
 void memscope_pool_alloc(const void *pool, const void *ptr, size_t size) __attribute__((weak));
 void memscope_pool_free(const void *pool, const void *ptr) __attribute__((weak));
 void memscope_pool_destroy(const void *pool) __attribute__((weak));
+void memscope_mark(const char *name) __attribute__((weak));
 
 #ifdef __cplusplus
 }
@@ -111,6 +117,12 @@ void memscope_pool_destroy(const void *pool) __attribute__((weak));
 	do {                                                      \
 		if (memscope_pool_destroy)                        \
 			memscope_pool_destroy((pool));            \
+	} while (0)
+
+#define MEMSCOPE_MARK(name)                                       \
+	do {                                                      \
+		if (memscope_mark)                                \
+			memscope_mark((name));                    \
 	} while (0)
 
 #endif

@@ -23,7 +23,7 @@ static const char tail[] =
 	"(the output is complete), 2 bad input or error (what was written before\n"
 	"the bad record stays written).\n";
 
-enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND };
+enum { OPT_IGNORE_FRAME = 256, OPT_ONLY, OPT_ALLOC_FN, OPT_MIN_AGE, OPT_TYPE, OPT_EXPAND, OPT_SINCE, OPT_UNTIL };
 
 static const struct msc_cli_opt opts[] = {
 	{ 'm', "min", required_argument, "SIZE", "keep allocations of SIZE bytes or more (K/M/G)" },
@@ -46,6 +46,10 @@ static const struct msc_cli_opt opts[] = {
 	{ OPT_MIN_AGE, "min-age", required_argument, "DURATION",
 	  "the age below which a block is transient\n"
 	  "(default 1ms; 10us, 1s...)" },
+	{ OPT_SINCE, "since", required_argument, "MARK",
+	  "keep the leaks (and --events allocations) of blocks\n"
+	  "allocated after the mark MARK" },
+	{ OPT_UNTIL, "until", required_argument, "MARK", "... and before the mark MARK" },
 	{ OPT_TYPE, "type", required_argument, "T[,T...]", "keep only records of these types" },
 	{ 'p', "pid", required_argument, "PID", "keep only the records of process PID" },
 	{ 'n', "top", required_argument, "N", "keep the N largest sites and leaks (by bytes)" },
@@ -149,6 +153,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EXPAND:
 			o.expand = true;
+			break;
+		case OPT_SINCE:
+			o.since = optarg;
+			break;
+		case OPT_UNTIL:
+			o.until = optarg;
 			break;
 		case 'o':
 			output = optarg;

@@ -31,7 +31,7 @@ static const char tail[] =
 	"attach.\n";
 
 enum { OPT_NO_SCAN = 256, OPT_ALLOC_FN, OPT_FREE_STACKS, OPT_LOSSY, OPT_DURATION, OPT_POLL, OPT_DEPTH,
-       OPT_UNWIND, OPT_HOOK, OPT_SAMPLE };
+       OPT_UNWIND, OPT_HOOK, OPT_SAMPLE, OPT_MARK_SIGNAL };
 
 static const struct msc_cli_opt opts[] = {
 	{ 'p', "pid", required_argument, "PID",
@@ -84,6 +84,10 @@ static const struct msc_cli_opt opts[] = {
 	  "as allocations or frees (repeatable, up to 16):\n"
 	  "NAME=alloc,size=argN  NAME=free,ptr=argN\n"
 	  "NAME=realloc,ptr=argN,size=argM  (N, M: 1 to 6)" },
+	{ OPT_MARK_SIGNAL, "mark-signal", required_argument, "SIG",
+	  "signal SIG (USR1, USR2, HUP, ...) sent to ms-record\n"
+	  "marks the recording (\"USR2.1\", \"USR2.2\", ...)\n"
+	  "instead of reaching the program" },
 	{ 'q', "quiet", no_argument, NULL, "no summary line on standard error" },
 	{ 0 },
 };
@@ -193,6 +197,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HOOK:
 			if (msc_run_add_hook(&run, optarg, &err))
+				msc_usage_error("%s", err.msg);
+			break;
+		case OPT_MARK_SIGNAL:
+			if (msc_run_mark_signal(&run, optarg, &err))
 				msc_usage_error("%s", err.msg);
 			break;
 		case OPT_SAMPLE:

@@ -26,7 +26,7 @@ static const char tail[] =
 enum {
 	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_SECTIONS, OPT_COST,
 	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_WIDTH, OPT_WIDE,
-	OPT_NO_AUTO_WRAPPERS
+	OPT_NO_AUTO_WRAPPERS, OPT_SINCE, OPT_UNTIL
 };
 _Static_assert(OPT_PPROF - OPT_TEXT == MSC_REPORT_PPROF, "a format option per format, in order");
 
@@ -61,6 +61,11 @@ static const struct msc_cli_opt opts[] = {
 	{ OPT_NO_AUTO_WRAPPERS, "no-auto-wrappers", no_argument, NULL,
 	  "keep the program's own allocation wrappers as\n"
 	  "sites (those found, not those known or named)" },
+	{ OPT_SINCE, "since", required_argument, "MARK",
+	  "the leaks and what was live at the end of blocks\n"
+	  "allocated after the mark MARK (memscope-format(5))" },
+	{ OPT_UNTIL, "until", required_argument, "MARK",
+	  "... and before the mark MARK" },
 	{ OPT_TITLE, "title", required_argument, "TEXT",
 	  "the title of the --svg flame graph or --html page" },
 	MSC_CLI_OPT_OUTPUT,
@@ -147,6 +152,12 @@ int main(int argc, char **argv)
 		case OPT_NO_AUTO_WRAPPERS:
 			r.no_auto_wrappers = true;
 			break;
+		case OPT_SINCE:
+			r.since = optarg;
+			break;
+		case OPT_UNTIL:
+			r.until = optarg;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -175,8 +186,9 @@ int main(int argc, char **argv)
 	r.all_processes = o.format == MSC_REPORT_PPROF || o.format == MSC_REPORT_COLLAPSED ||
 			  o.format == MSC_REPORT_SVG;
 	ret = msc_report_load(&r, &rd, &err);
-	/* An empty or foreign input has nothing to report. */
-	if (ret && !r.tool) {
+	/* An empty or foreign input has nothing to report, nor a range
+	 * whose mark is not there (-ESRCH: not the whole run instead). */
+	if (ret && (!r.tool || ret == -ESRCH)) {
 		msc_report_release(&r);
 		msc_reader_release(&rd);
 		msc_die("%s", err.msg);

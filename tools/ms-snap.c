@@ -11,6 +11,7 @@
 #include "msc_format.h"
 #include "msc_live.h"
 #include "msc_ndjson.h"
+#include "msc_proto.h"
 #include "msc_proc.h"
 #include "msc_snap.h"
 
@@ -23,7 +24,7 @@ static const char tail[] =
 	"Exit status: 0 when the snapshot was written, 2 when nothing could be\n"
 	"read or on error.  Record format: memscope-format(5).\n";
 
-enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS };
+enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS, OPT_MARK };
 
 static const struct msc_cli_opt opts[] = {
 	{ 'p', "pid", required_argument, "PID", "snapshot process PID (repeatable)" },
@@ -40,6 +41,9 @@ static const struct msc_cli_opt opts[] = {
 	  "with -p, for a process ms-record is recording: its\n"
 	  "leaks now (a reachability scan, its threads stopped\n"
 	  "while its memory is read), as leak records" },
+	{ OPT_MARK, "mark", required_argument, "NAME",
+	  "with -p, for a process ms-record is recording: mark\n"
+	  "its recording now, NAME (1 to 39 bytes)" },
 	MSC_CLI_OPT_OUTPUT,
 	{ OPT_PROC, "proc", required_argument, "DIR", "read DIR instead of /proc" },
 	{ 'q', "quiet", no_argument, NULL, "do not warn about processes that cannot be read" },
@@ -65,6 +69,23 @@ static void live_sites(struct msc_writer *w, int pid, bool quiet)
 	msc_w_i64(w, "pid", pid);
 	msc_w_bool(w, "recorded", n >= 0);
 	msc_w_end(w);
+}
+
+/* --mark: the recorder marks the process's recording now and says so in a
+ * "live" record.  -1 after saying why when it cannot. */
+static int live_mark(struct msc_writer *w, int pid, const char *name)
+{
+	char req[80];
+	struct msc_err err;
+	long n;
+
+	snprintf(req, sizeof(req), "mark %s", name);
+	n = msc_live_fetch(pid, req, w, &err);
+	if (n == -ENOENT)
+		msc_warn("pid %d is not being recorded: --mark marks a process ms-record records", pid);
+	else if (n < 0)
+		msc_warn("%s", err.msg);
+	return n < 0 ? -1 : 0;
 }
 
 /*
@@ -93,7 +114,7 @@ int main(int argc, char **argv)
 	int *pids = NULL, npids = 0, c, i, fd = 1, status = 0;
 	bool all = false, quiet = false, kthreads = false, leaks = false;
 	int maps = -1;
-	const char *output = NULL, *proc = NULL;
+	const char *output = NULL, *proc = NULL, *mark = NULL;
 	unsigned failed = 0, partial = 0;
 
 	msc_cli_start("ms-snap");
@@ -128,6 +149,11 @@ int main(int argc, char **argv)
 		case OPT_LEAKS:
 			leaks = true;
 			break;
+		case OPT_MARK:
+			mark = optarg;
+			if (!*mark || strlen(mark) >= MSC_MARK_NAME || strpbrk(mark, "\n\r"))
+				msc_usage_error("--mark: a name of 1 to %u bytes, on one line", MSC_MARK_NAME - 1);
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -147,6 +173,8 @@ int main(int argc, char **argv)
 		msc_usage_error("-a and -p cannot be used together");
 	if (leaks && all)
 		msc_usage_error("--leaks needs -p PID (a process ms-record is recording)");
+	if (mark && all)
+		msc_usage_error("--mark needs -p PID (a process ms-record is recording)");
 	if (maps < 0)
 		maps = all ? MSC_SNAP_MAPS_NONE : MSC_SNAP_MAPS_GROUPED;
 	if (msc_procfs_init(&fs, proc))
@@ -193,6 +221,10 @@ int main(int argc, char **argv)
 				if (!quiet)
 					msc_warn("%s", err.msg);
 			}
+			if (ret >= 0 && mark && live_mark(&w, pids[i], mark)) {
+				failed++;
+				continue;
+			}
 			if (ret >= 0 && leaks && live_leaks(&w, pids[i]))
 				failed++;
 			else if (ret >= 0 && !leaks)
@@ -203,7 +235,7 @@ int main(int argc, char **argv)
 		msc_warn("%s", err.msg);
 
 	msc_snap_write_end(&snap, partial, failed);
-	if (snap.processes == 0 || (leaks && failed))
+	if (snap.processes == 0 || ((leaks || mark) && failed))
 		status = MSC_EXIT_TROUBLE;
 	msc_snapper_release(&snap);
 	if (msc_cli_finish_output(&w, fd, output))

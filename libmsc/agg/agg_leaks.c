@@ -41,10 +41,33 @@ static int cmp_leak(const void *x, const void *y)
 		return p->bytes > q->bytes ? -1 : 1;
 	if (p->site != q->site)
 		return p->site < q->site ? -1 : 1;
-	return (int)p->kind - (int)q->kind;
+	if (p->kind != q->kind)
+		return (int)p->kind - (int)q->kind;
+	return p->epoch < q->epoch ? -1 : p->epoch > q->epoch;
+}
+
+/* The epoch of a block allocated at ts: how many cuts are at or before it. */
+static uint32_t epoch_of(const uint64_t *cuts, size_t n, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cuts[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
 }
 
 long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
+{
+	return msc_agg_leaks_cut(a, NULL, 0, out);
+}
+
+long msc_agg_leaks_cut(const struct msc_agg *a, const uint64_t *cuts, size_t ncuts, struct msc_leak **out)
 {
 	struct msc_u64map groups;
 	struct msc_leak *leaks = NULL;
@@ -60,6 +83,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 		uint64_t key, *slot;
 		struct msc_leak *l;
 		bool primary = true;
+		uint32_t epoch;
 
 		if (i < msc_live_slots(a)) {
 			if (!a->live[i].ptr)
@@ -82,7 +106,8 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			bytes = r->end - r->start;
 			primary = r->primary;
 		}
-		key = ((uint64_t)site << 8 | kind) + 1;
+		epoch = ncuts ? epoch_of(cuts, ncuts < MSC_AGG_CUTS ? ncuts : MSC_AGG_CUTS, ts) : 0;
+		key = (((uint64_t)site << 8 | kind) << 13 | epoch) + 1;
 		slot = msc_u64map_get(&groups, key);
 		if (!slot) {
 			if (MSC_GROW(leaks, n + 1, cap, 64))
@@ -90,7 +115,7 @@ long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out)
 			if (msc_u64map_put(&groups, key, n))
 				goto oom;
 			l = &leaks[n++];
-			*l = (struct msc_leak){ site, kind, 0, 0, ts, ts };
+			*l = (struct msc_leak){ site, kind, 0, 0, ts, ts, epoch };
 		} else {
 			l = &leaks[*slot];
 		}

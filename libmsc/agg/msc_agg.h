@@ -433,6 +433,8 @@ enum msc_cev {
 	MSC_CEV_POOL_DESTROY,	/* pool */
 	MSC_CEV_HIDDEN,		/* block: one that is not the program's
 				 * (msc_agg_hidden) */
+	MSC_CEV_MARK,		/* mark: memscope.h's MEMSCOPE_MARK (the
+				 * recorder's, not the aggregator's) */
 };
 
 /* An event's values, by its type (v[] is the same six words, as the
@@ -482,11 +484,15 @@ struct msc_cevent {
 			uint64_t id;
 			char name[MSC_POOL_NAME];	/* NUL padded */
 		} pool;
+		struct {
+			char name[MSC_MARK_NAME];	/* NUL terminated */
+		} mark;
 	};
 };
 
-_Static_assert(sizeof(((struct msc_cevent *)0)->pool) <= 6 * sizeof(uint64_t),
-	       "a pool's name fits in an event's values");
+_Static_assert(sizeof(((struct msc_cevent *)0)->pool) <= 6 * sizeof(uint64_t) &&
+		       sizeof(((struct msc_cevent *)0)->mark) <= 6 * sizeof(uint64_t),
+	       "a pool's name and a mark's fit in an event's values");
 _Static_assert(offsetof(struct msc_cevent, alloc.pool) == offsetof(struct msc_cevent, v[2]) &&
 		       offsetof(struct msc_cevent, free.pool) == offsetof(struct msc_cevent, v[1]),
 	       "a pool id is v2 of an ALLOC, v1 of a FREE");
@@ -887,8 +893,17 @@ struct msc_leak {
 	uint8_t kind;
 	uint64_t count, bytes;
 	uint64_t first_ts, last_ts;
+	uint32_t epoch;			/* msc_agg_leaks_cut: the cuts before its
+					 * blocks' allocations */
 };
 long msc_agg_leaks(const struct msc_agg *a, struct msc_leak **out);
+/*
+ * The same, each group split by the instants cuts[0 .. ncuts) (times in
+ * order, at most MSC_AGG_CUTS): a block allocated at or after cuts[k - 1]
+ * and before cuts[k] is in epoch k (0: before the first).
+ */
+#define MSC_AGG_CUTS 4096
+long msc_agg_leaks_cut(const struct msc_agg *a, const uint64_t *cuts, size_t ncuts, struct msc_leak **out);
 
 /* Leaked bytes and blocks: definitely + indirectly lost, or every live
  * block when no scan ran (then *scanned is false). */

@@ -316,6 +316,14 @@ static void describe(const struct msc_filter_opts *o, struct msc_writer *w)
 		snprintf(buf, sizeof(buf), "--top %u", o->top);
 		msc_w_str(w, NULL, buf);
 	}
+	if (o->since) {
+		snprintf(buf, sizeof(buf), "--since %s", o->since);
+		msc_w_str(w, NULL, buf);
+	}
+	if (o->until) {
+		snprintf(buf, sizeof(buf), "--until %s", o->until);
+		msc_w_str(w, NULL, buf);
+	}
 }
 
 static void add_member(const struct msc_jval *v, const char *key, uint64_t *to)
@@ -447,6 +455,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 			return -ENOMEM;
 		str->started = true;
 		str->ended = false;
+		str->since_known = str->until_known = false;
 		st->streams++;
 		if (o->expand)
 			write_header_v1(f->w, rec);
@@ -500,6 +509,13 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 	 * own; the rules of size and frames judged the mapping it ends (an
 	 * unmap of a range nothing kept tracks is ignored downstream).
 	 */
+	if (type == MSC_R_MARK && (o->since || o->until)) {
+		struct stream *str = filter_stream_of(f, pid);
+
+		if (!str)
+			return -ENOMEM;
+		filter_range_mark(o, str, rec);
+	}
 	if (kind == C_OTHER || type == MSC_R_MUNMAP) {
 		/* A stack's heap over time goes with its sites when the frame
 		 * rules drop them (the size rules cannot split it). */
@@ -534,6 +550,17 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 		size_max = size;
 	if (has_size && ((o->has_min && size_max < o->min_size) || (o->has_max && size > o->max_size)))
 		goto drop;
+	if ((o->since || o->until) && (kind == C_LEAK || kind == C_ALLOC || kind == C_FREE)) {
+		struct stream *str = filter_stream_of(f, pid);
+
+		if (!str)
+			return -ENOMEM;
+		ret = filter_in_range(o, str, rec, kind, f->err);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			goto drop;
+	}
 	if (s && (s->ignored || s->ignored_frame || (o->nonly && !s->only)))
 		goto drop;
 	if (!s && o->nonly)

@@ -11,7 +11,8 @@
  *			version 1 header)
  *	filter_hold.c	--transient and --top: records held back and let
  *			go, sites without their transient part
- *	filter_match.c	frame patterns and suppression files
+ *	filter_match.c	frame patterns and suppression files, the
+ *			range between marks
  *
  * What msc_filter_run inlines stays static in filter.c (the record's way,
  * decide, the end record); what crosses between the files was called out
@@ -89,6 +90,9 @@ struct buffered {
 struct stream {
 	int pid;
 	bool started, ended;		/* saw its header, its end */
+	/* --since, --until: the instants their marks were, once seen */
+	bool since_known, until_known;
+	uint64_t since_ts, until_ts;
 	struct msc_filtered dropped[C_KINDS];
 	struct buffered *top;		/* --top: site and leak records */
 	size_t ntop, top_cap;
@@ -104,6 +108,16 @@ struct held {
 	uint64_t key;
 	int pid;
 };
+
+/* ------------------------------------- filter_match.c, for filter.c */
+
+/* A mark record of s's stream: the range's ends it names. */
+void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec);
+/* Is a leak (kind C_LEAK), allocation (C_ALLOC) or free (C_FREE) record
+ * of blocks allocated in the range?  1 or 0, or -EINVAL with err set when
+ * its marks have not come yet. */
+int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, const struct msc_rec *rec,
+		    int kind, struct msc_err *err);
 
 static inline bool glob_or_equal(const char *pattern, const char *s)
 {

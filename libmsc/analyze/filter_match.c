@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The rules of ms-filter that name frames: patterns (--ignore, --only and
- * the like) and LeakSanitizer suppression files.
+ * the like) and LeakSanitizer suppression files; and those that name marks
+ * (--since, --until).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -179,4 +180,66 @@ void msc_supp_print_used(const struct msc_supp *s, FILE *out)
 			fprintf(out, "%7llu %10llu %s\n", (unsigned long long)s->rules[i].hits,
 				(unsigned long long)s->rules[i].bytes, s->rules[i].pattern);
 	fprintf(out, "-----------------------------------------------------\n");
+}
+
+/* ms-record's own marks bound the whole run: its start is before every
+ * block, its end after. */
+static bool own_bound(const struct msc_rec *rec, const char *name, bool since)
+{
+	const char *by = msc_rec_str(rec, "by", NULL);
+
+	if (!by || strcmp(by, "ms-record"))
+		return false;
+	return since ? !strcmp(name, "start") || !strcmp(name, "attach") :
+		       !strcmp(name, "end") || !strcmp(name, "exec");
+}
+
+void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec)
+{
+	const char *name = msc_rec_str(rec, "name", NULL);
+	uint64_t ts = 0;
+
+	if (!name)
+		return;
+	msc_rec_u64(rec, "ts", &ts);
+	if (o->since && !s->since_known && !strcmp(name, o->since)) {
+		s->since_known = true;
+		s->since_ts = own_bound(rec, name, true) ? 0 : ts;
+	}
+	/* (the name is the record's scratch: again for the second end) */
+	name = msc_rec_str(rec, "name", NULL);
+	if (name && o->until && !s->until_known && !strcmp(name, o->until)) {
+		s->until_known = true;
+		s->until_ts = own_bound(rec, name, false) ? UINT64_MAX : ts;
+	}
+}
+
+int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, const struct msc_rec *rec,
+		    int kind, struct msc_err *err)
+{
+	uint64_t at = 0, since = 0, until = UINT64_MAX;
+
+	/* Events come in time order with the marks: one before the since
+	 * mark is before the range, one before the until mark in it.  The
+	 * leaks come at the end, after every mark. */
+	if (kind != C_LEAK && o->since && !s->since_known)
+		return 0;
+	if ((kind == C_LEAK && o->since && !s->since_known) || (kind == C_LEAK && o->until && !s->until_known))
+		return msc_rec_err(err, rec, -EINVAL, "%s record before the mark '%s' (--%s): no such mark so far",
+				   rec->type, o->since && !s->since_known ? o->since : o->until,
+				   o->since && !s->since_known ? "since" : "until");
+	if (o->since)
+		since = s->since_ts;
+	if (o->until && s->until_known)
+		until = s->until_ts;
+	if (kind == C_LEAK) {
+		/* its blocks came between its mark (or the start) and the next */
+		if (msc_rec_u64(rec, "after_ts", &at))
+			at = 0;
+	} else if (kind == C_ALLOC) {
+		msc_rec_u64(rec, "ts", &at);
+	} else if (msc_rec_u64(rec, "alloc_ts", &at)) {
+		return 1;	/* a free of a block not known: as it was */
+	}
+	return at >= since && at < until;
 }

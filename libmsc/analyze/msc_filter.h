@@ -21,6 +21,9 @@
  *                    --alloc-fn) nor allocator plumbing (std::allocator...).
  *  --ignore-frame P  drops a record when any frame matches.
  *  --only PAT        keeps only records with a matching frame.
+ *  --since, --until  keep the leaks (and events) of blocks allocated after
+ *                    and before two marks: the stream's mark records name
+ *                    them before any record the range judges.
  *
  * A pattern is a glob (fnmatch) matched against the frame's function (with
  * and without its parameter list), its source file (full path and name) and
@@ -98,6 +101,9 @@ struct msc_filter_opts {
 	 */
 	bool live;
 	bool expand;			/* stacks with their frames in place (version 1) */
+	/* --since, --until: marks; leak records and allocation events of
+	 * blocks allocated out of the range between them are dropped */
+	const char *since, *until;
 };
 
 struct msc_filter_stats {

@@ -62,6 +62,15 @@ struct msc_rleak {
 	const char *fn, *kind;
 	const char *pool;		/* memscope.h's pool, NULL for none */
 	uint64_t count, bytes, first_ts, last_ts;
+	const char *after;		/* the mark its blocks came after, NULL: none */
+	uint64_t after_ts;
+};
+
+/* A mark of the run (ms-record's "mark" record). */
+struct msc_rmark {
+	int pid;
+	uint64_t ts;
+	const char *name, *by;
 };
 
 /* A memory error (ms-record's "error" record). */
@@ -267,6 +276,13 @@ struct msc_report {
 	 * Their names: "fn (obj)", or an unnamed frame's msc_frame_label. */
 	const char **wrappers;
 	unsigned nwrappers;
+	/* set before loading: the range the leaks are kept of, mark names
+	 * (NULL: from the start, to the end); after loading, the instants
+	 * they resolved to */
+	const char *since, *until;
+	uint64_t since_ts, until_ts;
+	struct msc_rmark *marks;	/* the main process's, in time order */
+	size_t nmarks, marks_cap;
 	bool want_heap_series;		/* set before loading: keep heap */
 	struct msc_rheap heap;
 	struct msc_rtimeline timeline;	/* the main process's last image's */
@@ -274,8 +290,9 @@ struct msc_report {
 
 /*
  * Loads a stream into r.  The caller may set alloc_fns, nalloc_fns,
- * no_auto_wrappers, want_heap_series and all_processes before: they are kept, the rest is
- * cleared.
+ * no_auto_wrappers, want_heap_series, all_processes, since and until
+ * before: they are kept, the rest is cleared.  A since or until that names
+ * no mark of the stream, or a since after the until, is an error (-ESRCH).
  */
 int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err *err);
 void msc_report_release(struct msc_report *r);

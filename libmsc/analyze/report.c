@@ -235,6 +235,8 @@ static int load_leak(struct msc_report *r, const struct msc_rec *rec, struct msc
 		l->kind = "unscanned";
 	l->first_ts = u64(rec, "first_ts");
 	l->last_ts = u64(rec, "last_ts");
+	l->after = str(r, rec, "after");
+	l->after_ts = u64(rec, "after_ts");
 	r->nleaks++;
 	return 0;
 }
@@ -495,6 +497,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	unsigned nalloc_fns = r->nalloc_fns;
 	bool want_heap_series = r->want_heap_series, all_processes = r->all_processes;
 	bool no_auto_wrappers = r->no_auto_wrappers;
+	const char *since = r->since, *until = r->until;
 	struct msc_rec rec;
 	enum msc_rtype t;
 	bool first = true;
@@ -506,6 +509,8 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->want_heap_series = want_heap_series;
 	r->all_processes = all_processes;
 	r->no_auto_wrappers = no_auto_wrappers;
+	r->since = since;
+	r->until = until;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||
@@ -550,6 +555,9 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 		case MSC_R_TIMELINE:
 			ret = report_load_timeline(r, &rec, err);
 			break;
+		case MSC_R_MARK:
+			ret = report_load_mark(r, &rec);
+			break;
 		case MSC_R_SERIES:
 			ret = report_load_series(r, &rec, err);
 			break;
@@ -580,6 +588,8 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	}
 	if (ret == 0 && first)
 		ret = msc_err_set(err, -EINVAL, "%s: empty input (no header record)", rd->name);
+	if (ret == 0)
+		ret = report_apply_range(r, rd->name, err);
 	/* What was read counts even after bad input: build what can be. */
 	if (r->from_events && sites_from_events(r) && !ret)
 		ret = msc_err_set(err, -ENOMEM, "%s: out of memory", rd->name);
@@ -612,6 +622,7 @@ void msc_report_release(struct msc_report *r)
 	free(r->errors);
 	free(r->samples);
 	free(r->timeline.series);
+	free(r->marks);
 	free(r->deltas);
 	free(r->procs);
 	free(r->maps);

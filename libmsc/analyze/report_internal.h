@@ -103,6 +103,11 @@ int report_load_header(struct msc_report *r, const struct msc_rec *rec);
 int report_load_error(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_end(struct msc_report *r, const struct msc_rec *rec);
 int report_load_sample(struct msc_report *r, const struct msc_rec *rec);
+int report_load_mark(struct msc_report *r, const struct msc_rec *rec);
+/* After loading: the leaks out of the since .. until range dropped (name:
+ * the input's, for messages).  0, or -ESRCH with err set: a mark not in
+ * the stream, or the since mark after the until. */
+int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err);
 int report_load_timeline(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_series(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);
 int report_load_delta(struct msc_report *r, const struct msc_rec *rec, struct msc_err *err);

@@ -336,6 +336,96 @@ int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
 	return 0;
 }
 
+int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
+{
+	struct msc_rmark *m;
+
+	if (r->pid && msc_rec_pid(rec, r->pid) != r->pid)
+		return 0;
+	if (MSC_GROW(r->marks, r->nmarks + 1, r->marks_cap, 16))
+		return -ENOMEM;
+	m = &r->marks[r->nmarks];
+	m->pid = msc_rec_pid(rec, r->pid);
+	m->ts = u64(rec, "ts");
+	m->name = str(r, rec, "name");
+	m->by = str(r, rec, "by");
+	if (!m->name)
+		return 0;
+	r->nmarks++;
+	return 0;
+}
+
+/* ms-record's own marks split nothing: its start is the start of
+ * everything, its end the end. */
+static bool own_mark(const struct msc_rmark *m)
+{
+	return m->by && !strcmp(m->by, "ms-record");
+}
+
+/*
+ * The instant a range's end resolves to: a mark of the stream (the first
+ * of that name), or, in a stream without marks (ms-snap --leaks), the
+ * mark a leak names.  since: its start.  0, or -ESRCH with err set.
+ */
+static int resolve_mark(struct msc_report *r, const char *mark, bool since, uint64_t *ts, const char *name,
+			struct msc_err *err)
+{
+	char list[256] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nmarks; i++) {
+		const struct msc_rmark *m = &r->marks[i];
+
+		if (strcmp(m->name, mark)) {
+			if (n < sizeof(list) - 48)
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "", m->name);
+			continue;
+		}
+		if (!own_mark(m))
+			*ts = m->ts;
+		else if (since && (!strcmp(mark, "start") || !strcmp(mark, "attach")))
+			*ts = 0;
+		else if (!since && (!strcmp(mark, "end") || !strcmp(mark, "exec")))
+			*ts = UINT64_MAX;
+		else
+			*ts = m->ts;
+		return 0;
+	}
+	for (i = 0; i < r->nleaks; i++)
+		if (r->leaks[i].after && !strcmp(r->leaks[i].after, mark)) {
+			*ts = r->leaks[i].after_ts;
+			return 0;
+		}
+	return msc_err_set(err, -ESRCH, "%s: no mark named '%s'%s%s%s", name, mark,
+			   n ? " (its marks: " : " (it has none)", list, n ? ")" : "");
+}
+
+int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err)
+{
+	size_t i, kept = 0;
+	int ret;
+
+	r->since_ts = 0;
+	r->until_ts = UINT64_MAX;
+	if ((r->since && (ret = resolve_mark(r, r->since, true, &r->since_ts, name, err))) ||
+	    (r->until && (ret = resolve_mark(r, r->until, false, &r->until_ts, name, err))))
+		return ret;
+	if (r->since_ts > r->until_ts)
+		return msc_err_set(err, -ESRCH, "%s: mark '%s' comes after '%s'", name, r->since, r->until);
+	if (!r->since && !r->until)
+		return 0;
+	/* A leak's blocks were allocated between its mark (or the start)
+	 * and the next mark: in the range when that start is. */
+	for (i = 0; i < r->nleaks; i++) {
+		uint64_t at = r->leaks[i].after ? r->leaks[i].after_ts : 0;
+
+		if (at >= r->since_ts && at < r->until_ts)
+			r->leaks[kept++] = r->leaks[i];
+	}
+	r->nleaks = kept;
+	return 0;
+}
+
 /* The non-negative integers of an array member (null: -1 when nulls), in
  * the arena: their count, or -ENOENT (absent), -EINVAL, -ENOMEM. */
 static long u64s(struct msc_report *r, const struct msc_rec *rec, const char *key, bool nulls,

@@ -23,7 +23,7 @@ static const char *const rtype_names[MSC_R_NTYPES] = {
 	[MSC_R_PROCESS] = "process",  [MSC_R_MAPPING] = "mapping", [MSC_R_LIVE] = "live",
 	[MSC_R_MEMINFO] = "meminfo",  [MSC_R_DELTA] = "delta",	   [MSC_R_ERROR] = "error",
 	[MSC_R_POOL] = "pool",	      [MSC_R_HIDDEN] = "hidden",   [MSC_R_TIMELINE] = "timeline",
-	[MSC_R_SERIES] = "series",
+	[MSC_R_SERIES] = "series",     [MSC_R_MARK] = "mark",
 };
 
 const char *msc_rtype_name(enum msc_rtype t)

@@ -36,7 +36,7 @@ enum msc_rtype {
 	MSC_R_PROCESS, MSC_R_MAPPING, MSC_R_LIVE, MSC_R_MEMINFO,	/* ms-snap */
 	MSC_R_DELTA,						/* ms-diff */
 	MSC_R_POOL, MSC_R_HIDDEN,				/* --events */
-	MSC_R_TIMELINE, MSC_R_SERIES,				/* ms-record */
+	MSC_R_TIMELINE, MSC_R_SERIES, MSC_R_MARK,		/* ms-record */
 	MSC_R_NTYPES
 };
 

@@ -84,7 +84,7 @@
 #include "msc_allocfns.h"
 
 #define MSC_PROTO_MAGIC 0x6d73636f70653031ull	/* "mscope01" */
-#define MSC_PROTO_VERSION 5
+#define MSC_PROTO_VERSION 6
 
 #define MSC_PROTO_CTL_SIZE 4096u
 #define MSC_PROTO_RING_HDR 256u
@@ -128,6 +128,9 @@ enum msc_ev {
 				 * while a hook of this thread ran (a TLS block
 				 * of a library the shim uses): not the
 				 * program's, and neither is its free */
+	MSC_EV_MARK,		/* [hdr(aux=stack), ts, name...]: memscope.h's
+				 * MEMSCOPE_MARK; the name is MSC_MARK_NAME
+				 * bytes, NUL padded */
 	MSC_EV_MAX,
 };
 
@@ -135,6 +138,8 @@ enum msc_ev {
 #define MSC_POOL_CREATE 1u
 #define MSC_POOL_DESTROY 2u
 #define MSC_POOL_NAME 40u
+/* The room a mark's name has (NUL included). */
+#define MSC_MARK_NAME 40u
 
 /* THREAD flags. */
 #define MSC_THREAD_SHARED 1u

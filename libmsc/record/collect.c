@@ -93,7 +93,7 @@ static const uint8_t min_words[MSC_EV_MAX] = {
 	[MSC_EV_MODULES] = 1,	[MSC_EV_MODULE] = 4,	[MSC_EV_MODULES_END] = 1,
 	[MSC_EV_EXIT] = 3,	[MSC_EV_SCAN] = 3,	[MSC_EV_LOST] = 1,
 	[MSC_EV_FORK] = 2,	[MSC_EV_THREAD_EXIT] = 2,	[MSC_EV_POOL] = 3,
-	[MSC_EV_HIDDEN] = 3,
+	[MSC_EV_HIDDEN] = 3,	[MSC_EV_MARK] = 2,
 };
 
 /*
@@ -306,6 +306,15 @@ static void deliver(struct msc_collector *c, struct msc_collector_private *p, st
 		if (e->type == MSC_CEV_POOL_CREATE && words > 3)
 			memcpy(&e->v[1], rec + 3, (words - 3 < MSC_POOL_NAME / 8 ? words - 3 :
 						   MSC_POOL_NAME / 8) * sizeof(uint64_t));
+		break;
+	case MSC_EV_MARK:
+		e->type = MSC_CEV_MARK;
+		e->stack = map_stack(p, MSC_EV_AUX(hdr));
+		memset(e->mark.name, 0, MSC_MARK_NAME);
+		if (words > 2)
+			memcpy(e->mark.name, rec + 2, (words - 2 < MSC_MARK_NAME / 8 ? words - 2 :
+						       MSC_MARK_NAME / 8) * sizeof(uint64_t));
+		e->mark.name[MSC_MARK_NAME - 1] = '\0';
 		break;
 	case MSC_EV_UNFREE:
 	case MSC_EV_HIDDEN:

@@ -143,6 +143,10 @@ int msc_recorder_poll(struct msc_recorder *r, int extra_fd, int timeout_ms);
 bool msc_recorder_main_done(const struct msc_recorder *r, int *status);
 /* Processes still being recorded. */
 unsigned msc_recorder_sessions(const struct msc_recorder *r);
+/* Marks the main process's run now (a "mark" record, memscope-format(5)),
+ * set by by ("signal", "ms-snap"), at *ts: 0, or -ESRCH when it is not
+ * recorded. */
+int msc_recorder_mark(struct msc_recorder *r, const char *name, const char *by, uint64_t *ts);
 /* Stops every shim, drains and ends every session with reason. */
 void msc_recorder_finish(struct msc_recorder *r, const char *reason);
 

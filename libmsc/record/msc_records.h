@@ -24,8 +24,10 @@ void msc_write_event(struct msc_writer *w, const struct msc_cevent *ev, int pid,
 
 void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct msc_site *s,
 		    int pid);
+/* A leak record; after: the name of the mark its blocks were allocated
+ * after (at after_ts), NULL for none. */
 void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
-		    int pid);
+		    const char *after, uint64_t after_ts, int pid);
 /* An "error" record (a memory error the last event made: a->err); the
  * caller writes its stack records first. */
 void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pid);

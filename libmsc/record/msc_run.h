@@ -45,6 +45,9 @@ struct msc_run {
 	unsigned nhooks;
 	char hooks[MSC_HOOK_MAX * 96];	/* the specs as the shim reads them */
 	bool quiet;			/* launch: MEMSCOPE_QUIET for the shim */
+	int mark_signal;		/* --mark-signal: it marks the recording
+					 * (msc_run_mark_signal), 0: none */
+	unsigned signal_marks;		/* marks it made */
 	bool stdout_to_stderr;		/* launch: the program's output goes to our
 					 * stderr (the records are on our stdout) */
 	void (*orig_pipe)(int);		/* SIGPIPE's disposition as we were given it */
@@ -66,6 +69,13 @@ struct msc_run {
  * usage error's message in err.
  */
 int msc_run_add_hook(struct msc_run *run, const char *spec, struct msc_err *err);
+
+/*
+ * --mark-signal's signal: a name ("USR2", "SIGUSR2") or number, one of
+ * those ms-record would otherwise pass on or end at (HUP, QUIT, USR1,
+ * USR2, ALRM, VTALRM, PROF); 0, or -EINVAL with the usage error in err.
+ */
+int msc_run_mark_signal(struct msc_run *run, const char *arg, struct msc_err *err);
 
 /*
  * Checks the options of run and o together and settles what follows from

@@ -221,7 +221,66 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 		r->main_header = false;
 	else
 		recorder_write_header(r, p->pid, p->ppid, p->exe, NULL);
+	recorder_mark(r, pr, p->pid, recorder_now(r, &pr->agg), r->attached && is_main ? "attach" : "start",
+		      "ms-record", 0);
 	return true;
+}
+
+long recorder_leaks(const struct rproc *pr, struct msc_leak **out)
+{
+	uint64_t *cuts = malloc((pr->nmarks + 1) * sizeof(*cuts));
+	size_t n = 0, i;
+	long ret;
+
+	if (!cuts)
+		return -ENOMEM;
+	for (i = 0; i < pr->nmarks; i++)
+		if (pr->marks[i].cut)
+			cuts[n++] = pr->marks[i].ts;
+	ret = msc_agg_leaks_cut(&pr->agg, cuts, n, out);
+	free(cuts);
+	return ret;
+}
+
+const struct rmark *recorder_leak_after(const struct rproc *pr, const struct msc_leak *l)
+{
+	size_t i, k = 0;
+
+	for (i = 0; l->epoch && i < pr->nmarks; i++)
+		if (pr->marks[i].cut && ++k == l->epoch)
+			return &pr->marks[i];
+	return NULL;
+}
+
+uint64_t recorder_mark(struct msc_recorder *r, struct rproc *pr, int pid, uint64_t ts, const char *name,
+		       const char *by, uint32_t stack)
+{
+	struct rmark one, *m = &one;
+
+	/* Marks come in time order but for a program's, which comes with
+	 * its thread's events: the next may be earlier by a moment. */
+	if (pr->nmarks && ts < pr->marks[pr->nmarks - 1].ts)
+		ts = pr->marks[pr->nmarks - 1].ts;
+	/* The first MSC_AGG_CUTS split the leaks; a program that marks
+	 * every request has the rest written, not kept. */
+	if (pr->nmarks < MSC_AGG_CUTS && !MSC_GROW(pr->marks, pr->nmarks + 1, pr->capmarks, 8))
+		m = &pr->marks[pr->nmarks++];
+	m->ts = ts;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->cut = strcmp(by, "ms-record") != 0;
+	if (r->output_gone)
+		return ts;
+	msc_stacks_write(&r->stacks, r->w, stack);
+	msc_w_record(r->w, MSC_R_MARK);
+	msc_w_i64(r->w, "pid", pid);
+	msc_w_u64(r->w, "ts", ts);
+	msc_w_str(r->w, "name", m->name);
+	msc_w_str(r->w, "by", by);
+	if (stack)
+		msc_w_u64(r->w, "stack", stack);
+	msc_w_end(r->w);
+	recorder_flush(r);
+	return ts;
 }
 
 /*
@@ -301,6 +360,9 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 			msc_agg_thread_begins(a, ev->tid, ev->ts);
 		}
 		break;
+	case MSC_CEV_MARK:
+		recorder_mark(r, pr, p->pid, ev->ts, ev->mark.name, "program", ev->stack);
+		return;
 	case MSC_CEV_SAMPLE:
 		pr->last_rss = ev->v[0];
 		take_unsampled(pr, p);
@@ -403,7 +465,7 @@ static int cmp_site_bytes(const void *x, const void *y)
 	return a->size < b->size ? -1 : a->size > b->size;
 }
 
-static uint64_t now(const struct msc_recorder *r, const struct msc_agg *a)
+uint64_t recorder_now(const struct msc_recorder *r, const struct msc_agg *a)
 {
 	uint64_t t = r->col ? msc_collector_now(r->col) : 0;
 
@@ -439,7 +501,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	long nleaks = 0, nsites = 0, i;
 	/* The end is now, not after the results are written (a large
 	 * recording takes a while to write them). */
-	uint64_t end_ts = now(r, a);
+	uint64_t end_ts = recorder_now(r, a);
 
 	/* The samples' last point is the end: the heap and totals the end
 	 * record gives, with the last rss read (at the leak scan when one
@@ -462,15 +524,18 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	free(order);
 	/* After an exec the image's memory went with it: no leaks. */
 	if (!exec) {
-		nleaks = msc_agg_leaks(a, &leaks);
+		nleaks = recorder_leaks(pr, &leaks);
 		for (i = 0; i < nleaks; i++) {
+			const struct rmark *m = recorder_leak_after(pr, &leaks[i]);
+
 			msc_stacks_write(&r->stacks, w, a->sites[leaks[i].site].stack);
-			msc_write_leak(w, a, &leaks[i], pr->pid);
+			msc_write_leak(w, a, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, pr->pid);
 		}
 		free(leaks);
 	}
 	msc_timeline_take(&pr->timeline, a, end_ts, true);
 	msc_timeline_write(&pr->timeline, w, &r->stacks, pr->pid);
+	recorder_mark(r, pr, pr->pid, end_ts, exec ? "exec" : "end", "ms-record", 0);
 	msc_w_record(w, MSC_R_END);
 	msc_w_i64(w, "pid", pr->pid);
 	msc_w_str(w, "reason", end->reason);
@@ -551,6 +616,7 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 	}
 	msc_agg_release(&pr->agg);
 	msc_timeline_release(&pr->timeline);
+	free(pr->marks);
 	free(pr->own);
 	free(pr->threads);
 	free(pr);
@@ -734,6 +800,18 @@ char *msc_recorder_find_shim(void)
 unsigned msc_recorder_sessions(const struct msc_recorder *r)
 {
 	return r->col ? msc_collector_sessions(r->col) : 0;
+}
+
+int msc_recorder_mark(struct msc_recorder *r, const char *name, const char *by, uint64_t *ts)
+{
+	struct rproc *pr = r->main_pr;
+
+	if (!pr)
+		return -ESRCH;
+	/* Events of before it may still be in the rings: the blocks fall
+	 * on either side of it by their times, not by when they are read. */
+	*ts = recorder_mark(r, pr, r->main_pid, recorder_now(r, &pr->agg), name, by, 0);
+	return 0;
 }
 
 void msc_recorder_finish(struct msc_recorder *r, const char *reason)

@@ -25,6 +25,14 @@
 #include "msc_stacks.h"
 #include "msc_timeline.h"
 
+/* A mark of the process's run (memscope-format(5)). */
+struct rmark {
+	uint64_t ts;
+	char name[MSC_MARK_NAME];
+	bool cut;			/* the leaks are split at it: not
+					 * ms-record's own (start, end) */
+};
+
 struct thread {
 	uint32_t tid;
 	bool dead;
@@ -45,6 +53,8 @@ struct rproc {
 	struct msc_leak_sum leaks;	/* as its end record said them, */
 	bool have_leaks;		/* when it was written */
 	struct msc_timeline timeline;	/* its heap over time by stack */
+	struct rmark *marks;		/* in time order */
+	size_t nmarks, capmarks;
 };
 
 struct msc_recorder {
@@ -73,6 +83,18 @@ void recorder_warn(void *ctx, const char *fmt, ...) __attribute__((format(printf
 void recorder_flush(struct msc_recorder *r);
 /* The header record of a process (argv may be NULL). */
 void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv);
+/* Marks pr's process (pid) at ts: name (cut to MSC_MARK_NAME - 1 bytes),
+ * set by "program", "ms-record", "signal" or "ms-snap"; stack: of the
+ * program's call, 0 for none.  Written at once; returns its time (not
+ * before the last mark's). */
+uint64_t recorder_mark(struct msc_recorder *r, struct rproc *pr, int pid, uint64_t ts, const char *name,
+		       const char *by, uint32_t stack);
+/* pr's leaks (msc_agg_leaks), split at its marks; the mark each group was
+ * allocated after: recorder_leak_after. */
+long recorder_leaks(const struct rproc *pr, struct msc_leak **out);
+const struct rmark *recorder_leak_after(const struct rproc *pr, const struct msc_leak *l);
+/* The collector's clock now (ns since the recording's start). */
+uint64_t recorder_now(const struct msc_recorder *r, const struct msc_agg *a);
 /* What the agg still holds for a partner (msc_agg_push), applied as it is. */
 void recorder_unhold(struct msc_recorder *r, struct rproc *pr, int pid);
 /*

@@ -40,23 +40,45 @@ void recorder_live_stop(struct msc_recorder *r)
 }
 
 /*
- * The request line a client sends first: "sites" or "leaks".  A client
- * that sends none within 200 ms (one of an older memscope) gets sites:
- * the recording waits meanwhile, so not longer.
+ * The request line a client sends first: "sites", "leaks" or "mark NAME"
+ * (into line, without its newline).  A client that sends none within
+ * 200 ms (one of an older memscope) gets sites: the recording waits
+ * meanwhile, so not longer.
  */
-static bool wants_leaks(int fd)
+static void request_of(int fd, char *line, size_t n)
 {
 	struct pollfd pfd = { fd, POLLIN, 0 };
-	char line[32];
-	ssize_t n;
+	ssize_t got;
 
+	snprintf(line, n, "sites");
 	if (poll(&pfd, 1, 200) <= 0)
-		return false;
-	n = recv(fd, line, sizeof(line) - 1, 0);
-	if (n <= 0)
-		return false;
-	line[n] = '\0';
-	return strncmp(line, "leaks", 5) == 0;
+		return;
+	got = recv(fd, line, n - 1, 0);
+	if (got <= 0) {
+		snprintf(line, n, "sites");
+		return;
+	}
+	line[got] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+}
+
+/* ms-snap --mark: the main process marked now, and the answer saying so. */
+static void live_mark(struct msc_recorder *r, struct msc_writer *w, const char *name)
+{
+	uint64_t ts;
+
+	msc_w_record(w, MSC_R_LIVE);
+	msc_w_i64(w, "pid", r->main_pid);
+	msc_w_bool(w, "recorded", true);
+	if (!*name || strlen(name) >= MSC_MARK_NAME)
+		msc_w_str(w, "error", "a mark needs a name of 1 to 39 bytes");
+	else if (msc_recorder_mark(r, name, "ms-snap", &ts))
+		msc_w_str(w, "error", "the process is not recorded any more");
+	else {
+		msc_w_str(w, "mark", name);
+		msc_w_u64(w, "ts", ts);
+	}
+	msc_w_end(w);
 }
 
 /* The live record that ends an answer to "leaks": how it went. */
@@ -144,10 +166,12 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 		msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
 		return;
 	}
-	n = msc_agg_leaks(&pr->agg, &leaks);
+	n = recorder_leaks(pr, &leaks);
 	for (i = 0; i < n && !w->error; i++) {
+		const struct rmark *m = recorder_leak_after(pr, &leaks[i]);
+
 		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
-		msc_write_leak(w, &pr->agg, &leaks[i], r->main_pid);
+		msc_write_leak(w, &pr->agg, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, r->main_pid);
 	}
 	free(leaks);
 	live_leaks_end(w, r->main_pid, n < 0 ? "out of memory" : NULL, stopped, &st, threads);
@@ -160,6 +184,7 @@ void recorder_live_serve(struct msc_recorder *r)
 	const struct timeval tv = { 2, 0 };
 	struct msc_stacks_out out;
 	struct msc_writer lw;
+	char line[MSC_MARK_NAME + 16];
 	struct msc_agg *a;
 	size_t i;
 	int fd;
@@ -182,8 +207,13 @@ void recorder_live_serve(struct msc_recorder *r)
 			close(fd);
 			continue;
 		}
-		if (wants_leaks(fd)) {
+		request_of(fd, line, sizeof(line));
+		if (!strncmp(line, "leaks", 5)) {
 			live_leaks(r, &lw, &out);
+			goto done;
+		}
+		if (!strncmp(line, "mark ", 5)) {
+			live_mark(r, &lw, line + 5);
 			goto done;
 		}
 		a = &r->main_pr->agg;

@@ -140,7 +140,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 }
 
 void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
-		    int pid)
+		    const char *after, uint64_t after_ts, int pid)
 {
 	const struct msc_site *s = &a->sites[l->site];
 
@@ -150,6 +150,10 @@ void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_u64(w, "bytes", l->bytes);
 	msc_w_u64(w, "first_ts", l->first_ts);
 	msc_w_u64(w, "last_ts", l->last_ts);
+	if (after) {
+		msc_w_str(w, "after", after);
+		msc_w_u64(w, "after_ts", after_ts);
+	}
 	msc_w_end(w);
 }
 

@@ -62,6 +62,36 @@ int msc_run_add_hook(struct msc_run *run, const char *spec, struct msc_err *err)
 	return 0;
 }
 
+/* The signals --mark-signal may take. */
+static const int markable[] = { SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF };
+
+int msc_run_mark_signal(struct msc_run *run, const char *arg, struct msc_err *err)
+{
+	const char *name = strncmp(arg, "SIG", 3) ? arg : arg + 3;
+	uint64_t n;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(markable); i++)
+		if (!strcmp(name, sigabbrev_np(markable[i])) ||
+		    (!msc_parse_uint(arg, &n) && n == (uint64_t)markable[i])) {
+			run->mark_signal = markable[i];
+			return 0;
+		}
+	return msc_err_set(err, -EINVAL, "--mark-signal '%s': one of HUP, QUIT, USR1, USR2, ALRM, VTALRM, PROF",
+			   arg);
+}
+
+/* A --mark-signal came: the recording marked "USR2.1", "USR2.2", ... */
+static void signal_mark(struct msc_run *run, struct msc_recorder *rec)
+{
+	char name[32];
+	uint64_t ts;
+
+	snprintf(name, sizeof(name), "%s.%u", sigabbrev_np(run->mark_signal), ++run->signal_marks);
+	if (msc_recorder_mark(rec, name, "signal", &ts))
+		say(run, "%s: no process recorded to mark", name);
+}
+
 int msc_run_check(struct msc_run *run, struct msc_recorder_opts *o, bool has_prog,
 		  bool interval_set, const char *seed, struct msc_err *err)
 {
@@ -78,6 +108,8 @@ int msc_run_check(struct msc_run *run, struct msc_recorder_opts *o, bool has_pro
 			o->seeded = true;
 		}
 	}
+	if (run->poll && run->mark_signal)
+		return msc_err_set(err, -EINVAL, "--poll reads /proc only: it has no recording to mark");
 	if (run->pid) {
 		if (has_prog)
 			return msc_err_set(err, -EINVAL, "a program and -p: give one or the other");
@@ -240,7 +272,7 @@ static bool wake_only(int sig)
 #define NAP_MS 2
 #define NAP_ATTACHED_MS 10
 #define NAP_SAMPLED_MS 100
-static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout_ms)
+static int record_loop(struct msc_run *run, struct msc_recorder *rec, int sfd, int child, int timeout_ms)
 {
 	bool interrupted = false;
 	int status = 0;
@@ -254,6 +286,10 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout
 
 				if (wake_only(sig))
 					continue;
+				if (sig == run->mark_signal && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)) {
+					signal_mark(run, rec);
+					continue;
+				}
 				if ((si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE) &&
 				    !msc_recorder_main_done(rec, NULL))
 					kill(child, sig);
@@ -273,14 +309,21 @@ static int record_loop(struct msc_recorder *rec, int sfd, int child, int timeout
 	return status;
 }
 
-/* Drains the signalfd: true when a signal came that is not wake_only. */
-static bool stop_signal(int sfd)
+/* Drains the signalfd: true when a signal came that is not wake_only, nor
+ * the --mark-signal (which marks the recording, rec, when there is one). */
+static bool stop_signal(struct msc_run *run, struct msc_recorder *rec, int sfd)
 {
 	struct signalfd_siginfo si;
 	bool stop = false;
 
-	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		stop |= !wake_only((int)si.ssi_signo);
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == run->mark_signal && rec)
+			signal_mark(run, rec);
+		else
+			stop |= !wake_only(sig);
+	}
 	return stop;
 }
 
@@ -289,7 +332,7 @@ static bool stop_signal(int sfd)
  * waited for, recording on, until it continues or ends, or until a second
  * signal, which leaves it hooked.  0, or 1 when the hooks stay (said).
  */
-static int detach_when_running(const struct msc_run *run, struct msc_recorder *rec, int sfd,
+static int detach_when_running(struct msc_run *run, struct msc_recorder *rec, int sfd,
 			       struct msc_inject_stats *de, int nap_ms)
 {
 	struct msc_err err;
@@ -301,7 +344,7 @@ static int detach_when_running(const struct msc_run *run, struct msc_recorder *r
 			say(run, "pid %d is stopped: detaching once it continues (kill -CONT %d); a second signal leaves it as it is, hooked",
 			    pid, pid);
 		said = true;
-		if (msc_recorder_poll(rec, sfd, nap_ms) > 0 && stop_signal(sfd)) {
+		if (msc_recorder_poll(rec, sfd, nap_ms) > 0 && stop_signal(run, rec, sfd)) {
 			say(run, "pid %d: not detached: its hooks stay in until it is attached and detached again",
 			    pid);
 			return 1;
@@ -346,7 +389,7 @@ static int record_attached(struct msc_run *run, struct msc_recorder *rec, int sf
 			break;
 		}
 		if (msc_recorder_poll(rec, sfd, nap) > 0)
-			stop = stop_signal(sfd);
+			stop = stop_signal(run, rec, sfd);
 		if (msc_recorder_main_done(rec, NULL))
 			break;
 	}
@@ -365,7 +408,7 @@ static int record_attached(struct msc_run *run, struct msc_recorder *rec, int sf
  * the process's end.  Returns 0, or the error when its memory cannot be
  * read.
  */
-static int record_polled(const struct msc_run *run, struct msc_writer *w, int sfd,
+static int record_polled(struct msc_run *run, struct msc_writer *w, int sfd,
 			 struct msc_err *err)
 {
 	uint64_t now = msc_now_monotonic(), next = now, interval_ms = run->opts->interval_ms;
@@ -391,7 +434,7 @@ static int record_polled(const struct msc_run *run, struct msc_writer *w, int sf
 		if (end && next > end)
 			next = end;
 		if ((poll(&pfd, 1, next > now ? (int)((next - now + 999999) / 1000000) : 0) > 0 &&
-		     stop_signal(sfd)) || (end && msc_now_monotonic() >= end))
+		     stop_signal(run, NULL, sfd)) || (end && msc_now_monotonic() >= end))
 			break;
 	}
 	msc_poller_finish(p, reason);
@@ -441,7 +484,7 @@ int msc_run(struct msc_run *run, struct msc_recorder *rec, struct msc_writer *w,
 			if (run->started)
 				run->started(run->ctx, pid);
 			msc_recorder_set_main(rec, pid, run->prog, run->argv);
-			run->status = record_loop(rec, sfd, pid, nap_ms);
+			run->status = record_loop(run, rec, sfd, pid, nap_ms);
 			msc_recorder_summary_line(msc_recorder_summary(rec), name, run->status, line,
 						  sizeof(line));
 			run->warn(run->ctx, line);

@@ -416,6 +416,19 @@ static void chart_svg(struct page *p, const struct chart *c, const char *id, int
 	}
 	fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%.0f\" stroke=\"#8a867c\"/>\n", CH_LEFT, CH_LEFT, CH_TOP,
 		CH_TOP + ph);
+	/* The run's marks (not ms-record's own), named at the top. */
+	for (i = 0; i < p->r->nmarks; i++) {
+		const struct msc_rmark *m = &p->r->marks[i];
+		double px = CH_LEFT + (double)m->ts / (double)tmax * pw;
+
+		if ((m->by && !strcmp(m->by, "ms-record")) || m->ts > tmax)
+			continue;
+		fprintf(out, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\" stroke=\"#1d1d1b\" "
+			     "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%d\">",
+			px, px, CH_TOP, CH_TOP + ph, px + 3, CH_TOP + 10);
+		esc(p, m->name);
+		fputs("</text></g>\n", out);
+	}
 	fprintf(out, "<g class=\"tip\" style=\"display: none\"><line class=\"guide\" y1=\"%d\" y2=\"%.0f\" "
 		     "stroke=\"#1d1d1b\" stroke-dasharray=\"3,3\"/><rect class=\"box\" fill=\"#fff\" "
 		     "fill-opacity=\"0.95\" stroke=\"#8a867c\" rx=\"3\"/><text class=\"lines\"/></g>\n",

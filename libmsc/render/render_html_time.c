@@ -113,6 +113,17 @@ void html_time_data(struct page *p, const struct charts *cs)
 		}
 		fputs("]}", p->out);
 	}
+	/* The run's marks (not ms-record's own): the ranges between them. */
+	fputs("], marks: [", p->out);
+	first = true;
+	for (i = 0; i < r->nmarks; i++) {
+		if (r->marks[i].by && !strcmp(r->marks[i].by, "ms-record"))
+			continue;
+		fprintf(p->out, "%s{n: ", first ? "" : ", ");
+		html_js_str(p->out, r->marks[i].name);
+		fprintf(p->out, ", t: %" PRIu64 "}", r->marks[i].ts);
+		first = false;
+	}
 	fputs("]});\n", p->out);
 	free(g);
 }
@@ -141,6 +152,21 @@ const char html_time_script[] =
 	"  function mark(a, b) {\n"
 	"    sel.setAttribute('x', Math.min(a, b)); sel.setAttribute('width', Math.max(1, Math.abs(b - a)));\n"
 	"    sel.style.display = '';\n"
+	"  }\n"
+	"  function pick(a, b) {\n"
+	"    mark(x0 + a / span * (x1 - x0), x0 + Math.min(b, span) / span * (x1 - x0)); msRange(d, view, a, b);\n"
+	"  }\n"
+	/* The ranges between the marks, a click each. */
+	"  if (d.marks && d.marks.length) {\n"
+	"    var bounds = [{n: 'start', t: 0}].concat(d.marks, [{n: 'end', t: span}]);\n"
+	"    var p = document.createElement('p'); p.className = 'note'; p.appendChild(document.createTextNode('Between marks: '));\n"
+	"    bounds.slice(1).forEach(function (m, i) {\n"
+	"      var a = document.createElement('a'), from_ = bounds[i];\n"
+	"      a.textContent = from_.n + ' to ' + m.n; a.style.cursor = 'pointer'; a.style.marginRight = '12px';\n"
+	"      a.addEventListener('click', function () { pick(from_.t, m.t); });\n"
+	"      p.appendChild(a);\n"
+	"    });\n"
+	"    view.parentNode.insertBefore(p, view);\n"
 	"  }\n"
 	"  svg.addEventListener('mousedown', function (e) { from = at(e); mark(from, from); e.preventDefault(); });\n"
 	"  svg.addEventListener('mousemove', function (e) { if (from !== null) mark(from, at(e)); });\n"

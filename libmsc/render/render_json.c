@@ -469,6 +469,19 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	json_object_set_new(root, "timeline", t);
 	if (r->timeline.npts)
 		json_object_set_new(root, "heap_by_site", jheap_by_site(&doc));
+	t = json_array();
+	for (i = 0; i < r->nmarks; i++)
+		json_array_append_new(t, json_pack("{s:s,s:o,s:s}", "name", r->marks[i].name, "ts",
+						   ju64(r->marks[i].ts), "by", r->marks[i].by ? r->marks[i].by : "?"));
+	json_object_set_new(root, "marks", t);
+	if (r->since || r->until) {
+		t = json_object();
+		if (r->since)
+			json_object_set_new(t, "since", jstring(r->since));
+		if (r->until)
+			json_object_set_new(t, "until", jstring(r->until));
+		json_object_set_new(root, "range", t);
+	}
 	if (r->mode && !strcmp(r->mode, "diff") && r->complete && r->diff_metric) {
 		/* The totals of the first metric, as ms-diff's end record has them. */
 		t = json_object();

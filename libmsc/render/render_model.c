@@ -410,6 +410,41 @@ static struct render_figure *fig_add(struct render_figure *f, size_t *n, const c
 	return x;
 }
 
+/* The marks of the run (not ms-record's own), and the range the leaks are
+ * of (ms-report --since, --until). */
+static void marks_figures(const struct msc_report *r, struct render_figure *f, size_t *n)
+{
+	struct render_figure *x;
+	size_t i, k = 0, len = 0;
+	char a[32], range[96];
+
+	for (i = 0; i < r->nmarks; i++)
+		if (!r->marks[i].by || strcmp(r->marks[i].by, "ms-record"))
+			k++;
+	if (k) {
+		x = fig_add(f, n, "marks", NULL, false);
+		msc_fmt_count(x->value, sizeof(x->value), (int64_t)k);
+		for (i = 0; i < r->nmarks && len + 40 < sizeof(x->rest); i++) {
+			if (r->marks[i].by && !strcmp(r->marks[i].by, "ms-record"))
+				continue;
+			len += (size_t)snprintf(x->rest + len, sizeof(x->rest) - len, "%s%s at %s", len ? ", " : "",
+						r->marks[i].name, seconds(a, sizeof(a), r->marks[i].ts));
+		}
+		if (i < r->nmarks && len + 5 < sizeof(x->rest))
+			snprintf(x->rest + len, sizeof(x->rest) - len, ", ...");
+	}
+	if (r->since || r->until) {
+		x = fig_add(f, n, "leaks of", NULL, true);
+		snprintf(x->value, sizeof(x->value), "%s..%s", r->since ? r->since : "", r->until ? r->until : "");
+		if (r->since && r->until)
+			snprintf(range, sizeof(range), "after %s, before %s", r->since, r->until);
+		else
+			snprintf(range, sizeof(range), "%s %s", r->since ? "after" : "before",
+				 r->since ? r->since : r->until);
+		snprintf(x->rest, sizeof(x->rest), "(blocks allocated %.60s; the sites are of the whole run)", range);
+	}
+}
+
 size_t render_figures(const struct msc_report *r, struct render_figure *f)
 {
 	struct render_totals t;
@@ -498,6 +533,7 @@ size_t render_figures(const struct msc_report *r, struct render_figure *f)
 		snprintf(x->value, sizeof(x->value), "%" PRIu64, r->end_errors > r->nerrors ? r->end_errors : r->nerrors);
 		snprintf(x->rest, sizeof(x->rest), "(double or invalid frees, mismatches)");
 	}
+	marks_figures(r, f, &n);
 	if (t.from_sample) {
 		x = fig_add(f, &n, "leaked", NULL, true);
 		snprintf(x->value, sizeof(x->value), "unknown");

@@ -1126,6 +1126,35 @@ static void test_top_stacks(void **state)
 	msc_agg_release(&a);
 }
 
+static void test_leaks_cut(void **state)
+{
+	const uint64_t cuts[] = { 15, 20 };
+	struct msc_leak *l;
+	struct msc_agg a;
+	long n, i;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
+	/* One site, blocks at 10, 20 (on the second cut: after it) and 30. */
+	assert_int_equal(msc_agg_alloc(&a, 10, 1, 0x1000, 64, 1, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_alloc(&a, 20, 1, 0x2000, 64, 1, MSC_FN_MALLOC), 0);
+	assert_int_equal(msc_agg_alloc(&a, 30, 1, 0x3000, 64, 1, MSC_FN_MALLOC), 0);
+	n = msc_agg_leaks(&a, &l);
+	assert_int_equal(n, 1);
+	assert_int_equal(l[0].count, 3);
+	assert_int_equal(l[0].epoch, 0);
+	free(l);
+	n = msc_agg_leaks_cut(&a, cuts, 2, &l);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(l[i].count, l[i].epoch == 0 ? 1 : 2);
+		assert_int_equal(l[i].first_ts, l[i].epoch == 0 ? 10 : 20);
+		assert_int_equal(l[i].epoch == 0 || l[i].epoch == 2, true);
+	}
+	free(l);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1150,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(test_sample_weight),
 		cmocka_unit_test(test_site_samples),
 		cmocka_unit_test(test_top_stacks),
+		cmocka_unit_test(test_leaks_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,7 @@ static void test_rtype_names_round_trip(void **state)
 	static const char *const every[] = {
 		"header", "end", "stack", "frame", "site", "leak", "sample", "alloc", "free", "unfree",
 		"mmap", "munmap", "mremap", "brk", "thread", "process", "mapping", "live",
-		"meminfo", "delta", "error", "pool", "hidden", "timeline", "series",
+		"meminfo", "delta", "error", "pool", "hidden", "timeline", "series", "mark",
 	};
 	unsigned t, i;
 

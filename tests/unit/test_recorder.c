@@ -302,10 +302,12 @@ static void test_events_follow_and_exec(void **state)
 	 * frame record it names (one frame: site_a). */
 	assert_int_equal(count(all, "stack"), 1);
 	assert_int_equal(count(all, "frame"), 1);
-	assert_string_equal(type_of(json_array_get(all, 2)), "frame");
-	assert_string_equal(type_of(json_array_get(all, 3)), "stack");
-	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_array_get(all, 3), "frames"), 0)),
-			 num(json_array_get(all, 2), "id"));
+	/* after the headers and ms-record's start marks */
+	assert_int_equal(count(all, "mark"), 2 + 2);
+	assert_string_equal(type_of(json_array_get(all, 4)), "frame");
+	assert_string_equal(type_of(json_array_get(all, 5)), "stack");
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_array_get(all, 5), "frames"), 0)),
+			 num(json_array_get(all, 4), "id"));
 	assert_int_equal(count(all, "alloc"), 2);
 	rec = nth(all, "alloc", 1);
 	assert_int_equal(num(rec, "pid"), 501);
