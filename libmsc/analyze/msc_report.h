@@ -281,6 +281,7 @@ struct msc_report {
 	 * they resolved to */
 	const char *since, *until;
 	uint64_t since_ts, until_ts;
+	bool since_seen, until_seen;	/* their mark records came */
 	struct msc_rmark *marks;	/* the main process's, in time order */
 	size_t nmarks, marks_cap;
 	bool want_heap_series;		/* set before loading: keep heap */

@@ -321,6 +321,8 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	    (ret = need_u64(rec, "stack", &stack, err)) || (ret = need_u64(rec, "size", &size, err)) ||
 	    (ret = report_check_stack(r, rec, stack, err)))
 		return ret;
+	if (!report_event_in_range(r, rec, t, ts))
+		return 0;
 	if (t == MSC_R_MREMAP || t == MSC_R_BRK)
 		ret = msc_rec_hex(rec, "old", &ptr);
 	else if (t == MSC_R_MMAP || t == MSC_R_MUNMAP)
@@ -456,6 +458,15 @@ static int sites_from_events(struct msc_report *r)
 		memcpy(o->ages, s->ages, sizeof(o->ages));
 		o->first_ts = s->first_ts;
 		o->last_ts = s->last_ts;
+	}
+	/* A range's blocks (--since, --until): their own peak, not the run's. */
+	if (r->since || r->until) {
+		r->peak = a->peak_live_bytes;
+		r->peak_ts = a->peak_ts;
+		r->pages.heap_peak = a->heap_peak;
+		r->pages.heap_peak_ts = a->heap_peak_ts;
+		r->pages.mapped_peak = a->mapped_peak;
+		r->pages.mapped_peak_ts = a->mapped_peak_ts;
 	}
 	/* Leak kinds come from the leak records (a scan is not in events);
 	 * without them, what is still live is unscanned. */

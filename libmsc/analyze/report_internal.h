@@ -104,6 +104,9 @@ int report_load_error(struct msc_report *r, const struct msc_rec *rec, struct ms
 int report_load_end(struct msc_report *r, const struct msc_rec *rec);
 int report_load_sample(struct msc_report *r, const struct msc_rec *rec);
 int report_load_mark(struct msc_report *r, const struct msc_rec *rec);
+/* Is an event of an --events stream of a block allocated in the since ..
+ * until range (always, without one)? */
+bool report_event_in_range(const struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t, uint64_t ts);
 /* After loading: the leaks out of the since .. until range dropped (name:
  * the input's, for messages).  0, or -ESRCH with err set: a mark not in
  * the stream, or the since mark after the until. */

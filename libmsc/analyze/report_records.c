@@ -336,6 +336,13 @@ int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
 	return 0;
 }
 
+/* ms-record's own marks split nothing: its start is the start of
+ * everything, its end the end. */
+static bool own_mark(const struct msc_rmark *m)
+{
+	return m->by && !strcmp(m->by, "ms-record");
+}
+
 int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
 {
 	struct msc_rmark *m;
@@ -352,14 +359,35 @@ int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
 	if (!m->name)
 		return 0;
 	r->nmarks++;
+	/* The range's ends, as the events that follow need them. */
+	if (r->since && !r->since_seen && !strcmp(m->name, r->since)) {
+		r->since_seen = true;
+		r->since_ts = own_mark(m) && (!strcmp(m->name, "start") || !strcmp(m->name, "attach")) ? 0 : m->ts;
+	}
+	if (r->until && !r->until_seen && !strcmp(m->name, r->until)) {
+		r->until_seen = true;
+		r->until_ts = own_mark(m) && (!strcmp(m->name, "end") || !strcmp(m->name, "exec")) ? UINT64_MAX :
+									 m->ts;
+	}
 	return 0;
 }
 
-/* ms-record's own marks split nothing: its start is the start of
- * everything, its end the end. */
-static bool own_mark(const struct msc_rmark *m)
+bool report_event_in_range(const struct msc_report *r, const struct msc_rec *rec, enum msc_rtype t, uint64_t ts)
 {
-	return m->by && !strcmp(m->by, "ms-record");
+	uint64_t at = ts;
+
+	if (!r->since && !r->until)
+		return true;
+	/* A free goes with its block, a munmap with the mappings it ends. */
+	if (t == MSC_R_FREE && msc_rec_u64(rec, "alloc_ts", &at))
+		return true;
+	if (t == MSC_R_MUNMAP || t == MSC_R_UNFREE || t == MSC_R_HIDDEN)
+		return true;
+	/* Events come in time order with the marks: before the since mark
+	 * came, an event is before it. */
+	if (r->since && (!r->since_seen || at < r->since_ts))
+		return false;
+	return !r->until || !r->until_seen || at < r->until_ts;
 }
 
 /*

@@ -441,7 +441,8 @@ static void marks_figures(const struct msc_report *r, struct render_figure *f, s
 		else
 			snprintf(range, sizeof(range), "%s %s", r->since ? "after" : "before",
 				 r->since ? r->since : r->until);
-		snprintf(x->rest, sizeof(x->rest), "(blocks allocated %.60s; the sites are of the whole run)", range);
+		snprintf(x->rest, sizeof(x->rest), "(blocks allocated %.60s; %s)", range,
+			 r->from_events ? "the sites too, from the events" : "the sites are of the whole run");
 	}
 }
 

@@ -57,6 +57,8 @@ check_status "recorded with --events" 0 ms-record -q --events -o me.ndjson "$OUT
 ms-filter --since warm --until done me.ndjson >mre.ndjson
 check_eq "ms-filter of --events: the range's allocations and leaks" "20 4000 20 4000" \
 	"$(ms-report --json mre.ndjson | jq -r '"\(.summary.allocs) \(.summary.bytes) \(.summary.leaked_blocks) \(.summary.leaked_bytes)"')"
+check_eq "ms-report --since/--until of --events: the sites and peak of the range too" "20 4000 4000 4000" \
+	"$(ms-report --json --since warm --until done me.ndjson | jq -r '"\(.summary.allocs) \(.summary.bytes) \(.summary.peak) \(.summary.leaked_bytes)"')"
 check_status "ms-filter: a mark the stream has not: exit 2" 2 ms-filter --since nope m.ndjson
 check_fgrep "  said" "leak record before the mark 'nope' (--since): no such mark so far" "$OUT/last.err"
 # The page offers the ranges between the marks.
