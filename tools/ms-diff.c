@@ -29,7 +29,7 @@ static const char tail[] =
 
 /* --text, --md and --json in enum msc_report_format's order: OPT_TEXT + format. */
 enum { OPT_METRIC = 256, OPT_MIN_CHANGE, OPT_UNCHANGED, OPT_FAIL, OPT_TEXT, OPT_MD, OPT_JSON, OPT_PAIR,
-       OPT_NO_PAIR };
+       OPT_NO_PAIR, OPT_SINCE, OPT_UNTIL };
 _Static_assert(OPT_JSON - OPT_TEXT == MSC_REPORT_JSON, "a report option per format, in order");
 
 static const struct msc_cli_opt opts[] = {
@@ -50,6 +50,10 @@ static const struct msc_cli_opt opts[] = {
 	{ OPT_MIN_CHANGE, "min-change", required_argument, "SIZE",
 	  "hide changes smaller than SIZE (K/M/G suffixes)" },
 	{ OPT_UNCHANGED, "unchanged", no_argument, NULL, "show unchanged figures too" },
+	{ OPT_SINCE, "since", required_argument, "MARK",
+	  "recordings: compare the leaks of blocks allocated\n"
+	  "after the mark MARK (each input's own)" },
+	{ OPT_UNTIL, "until", required_argument, "MARK", "... and before the mark MARK" },
 	{ OPT_FAIL, "fail-on-growth", required_argument, "SIZE|PCT",
 	  "exit 1 when the total growth is more than\n"
 	  "SIZE bytes or PCT percent (\"10%\")" },
@@ -91,7 +95,7 @@ static int diff_print(struct msc_diff *d, FILE *out, enum msc_report_format form
 
 int main(int argc, char **argv)
 {
-	struct msc_snapshot a, b;
+	struct msc_snapshot a = { 0 }, b = { 0 };
 	struct msc_diff d;
 	struct msc_diff_opts o = { 0 };
 	struct msc_err err;
@@ -139,6 +143,12 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			top = msc_cli_count(optarg, 1000000);
+			break;
+		case OPT_SINCE:
+			a.since = b.since = optarg;
+			break;
+		case OPT_UNTIL:
+			a.until = b.until = optarg;
 			break;
 		case 'o':
 			output = optarg;

@@ -102,7 +102,42 @@ struct loader {
 	unsigned ends;			/* end records seen */
 	struct msc_rframe *own;		/* scratch: one stack's own frames */
 	unsigned own_cap;
+	/* the range's bounds, once their marks came */
+	bool since_known, until_known;
+	uint64_t since_ts, until_ts;
 };
+
+/* A mark record: a bound of the range it names. */
+static void range_mark(const struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec)
+{
+	const char *name = msc_rec_str(rec, "name", NULL), *by = msc_rec_str(rec, "by", NULL);
+	uint64_t ts = 0;
+
+	msc_rec_u64(rec, "ts", &ts);
+	if (name && s->since && !l->since_known && !strcmp(name, s->since)) {
+		l->since_known = true;
+		l->since_ts = msc_mark_bound(name, by, ts, true);
+	}
+	if (name && s->until && !l->until_known && !strcmp(name, s->until)) {
+		l->until_known = true;
+		l->until_ts = msc_mark_bound(name, by, ts, false);
+	}
+}
+
+/* A leak record of blocks allocated in the range?  1, 0, or -ESRCH (its
+ * marks did not come before it) with err set. */
+static int leak_in_range(const struct msc_snapshot *s, const struct loader *l, const struct msc_rec *rec,
+			 struct msc_err *err)
+{
+	uint64_t at = 0;
+
+	if ((s->since && !l->since_known) || (s->until && !l->until_known))
+		return msc_rec_err(err, rec, -ESRCH, "leak record before the mark '%s': no such mark so far",
+				   s->since && !l->since_known ? s->since : s->until);
+	if (msc_rec_u64(rec, "after_ts", &at))
+		at = 0;
+	return (!s->since || at >= l->since_ts) && (!s->until || at < l->until_ts);
+}
 
 /*
  * What a stack is matched and shown by, worked out from its own frames and
@@ -357,7 +392,12 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	case MSC_R_SITE:
 		return site_entity(s, l, rec, MSC_ENT_SITE, err);
 	case MSC_R_LEAK:
+		if ((s->since || s->until) && (ret = leak_in_range(s, l, rec, err)) <= 0)
+			return ret;
 		return site_entity(s, l, rec, MSC_ENT_LEAK, err);
+	case MSC_R_MARK:
+		range_mark(s, l, rec);
+		return 0;
 	/* Recordings only: a snapshot has none of these. */
 	case MSC_R_END:
 		return s->recording ? recorded_entity(s, l, rec, MSC_ENT_PROCESS, l->prog, err) : 0;
@@ -437,10 +477,13 @@ int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *
 	struct msc_reader r;
 	struct msc_rec rec;
 	struct loader l = { 0 };
+	const char *since = s->since, *until = s->until;
 	bool first = true;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->since = since;
+	s->until = until;
 	msc_arena_init(&s->arena);
 	if (msc_stackdefs_init(&s->defs))
 		return -ENOMEM;

@@ -182,21 +182,10 @@ void msc_supp_print_used(const struct msc_supp *s, FILE *out)
 	fprintf(out, "-----------------------------------------------------\n");
 }
 
-/* ms-record's own marks bound the whole run: its start is before every
- * block, its end after. */
-static bool own_bound(const struct msc_rec *rec, const char *name, bool since)
-{
-	const char *by = msc_rec_str(rec, "by", NULL);
-
-	if (!by || strcmp(by, "ms-record"))
-		return false;
-	return since ? !strcmp(name, "start") || !strcmp(name, "attach") :
-		       !strcmp(name, "end") || !strcmp(name, "exec");
-}
-
 void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec)
 {
 	const char *name = msc_rec_str(rec, "name", NULL);
+	const char *by = msc_rec_str(rec, "by", NULL);
 	uint64_t ts = 0;
 
 	if (!name)
@@ -204,13 +193,11 @@ void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const 
 	msc_rec_u64(rec, "ts", &ts);
 	if (o->since && !s->since_known && !strcmp(name, o->since)) {
 		s->since_known = true;
-		s->since_ts = own_bound(rec, name, true) ? 0 : ts;
+		s->since_ts = msc_mark_bound(name, by, ts, true);
 	}
-	/* (the name is the record's scratch: again for the second end) */
-	name = msc_rec_str(rec, "name", NULL);
-	if (name && o->until && !s->until_known && !strcmp(name, o->until)) {
+	if (o->until && !s->until_known && !strcmp(name, o->until)) {
 		s->until_known = true;
-		s->until_ts = own_bound(rec, name, false) ? UINT64_MAX : ts;
+		s->until_ts = msc_mark_bound(name, by, ts, false);
 	}
 }
 

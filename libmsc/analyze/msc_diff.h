@@ -76,10 +76,14 @@ struct msc_snapshot {
 	struct msc_stackdefs defs;	/* its frame and stack records */
 	struct msc_entity *ents;
 	size_t n, cap;
+	/* set before loading (kept): the leaks of blocks allocated after
+	 * the mark since and before until only (NULL: no bound) */
+	const char *since, *until;
 };
 
 /* Loads path ("-" = stdin).  Returns 0 or a negative errno with err set
- * ("FILE:LINE: what"); an empty input or one without header is -EINVAL. */
+ * ("FILE:LINE: what"); an empty input or one without header is -EINVAL; a
+ * since or until mark that does not come before the leaks, -ESRCH. */
 int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err);
 void msc_snapshot_release(struct msc_snapshot *s);
 /* The metric's value in e, or false when e has no such figure. */

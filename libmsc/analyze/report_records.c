@@ -336,13 +336,6 @@ int report_load_sample(struct msc_report *r, const struct msc_rec *rec)
 	return 0;
 }
 
-/* ms-record's own marks split nothing: its start is the start of
- * everything, its end the end. */
-static bool own_mark(const struct msc_rmark *m)
-{
-	return m->by && !strcmp(m->by, "ms-record");
-}
-
 int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
 {
 	struct msc_rmark *m;
@@ -362,12 +355,11 @@ int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
 	/* The range's ends, as the events that follow need them. */
 	if (r->since && !r->since_seen && !strcmp(m->name, r->since)) {
 		r->since_seen = true;
-		r->since_ts = own_mark(m) && (!strcmp(m->name, "start") || !strcmp(m->name, "attach")) ? 0 : m->ts;
+		r->since_ts = msc_mark_bound(m->name, m->by, m->ts, true);
 	}
 	if (r->until && !r->until_seen && !strcmp(m->name, r->until)) {
 		r->until_seen = true;
-		r->until_ts = own_mark(m) && (!strcmp(m->name, "end") || !strcmp(m->name, "exec")) ? UINT64_MAX :
-									 m->ts;
+		r->until_ts = msc_mark_bound(m->name, m->by, m->ts, false);
 	}
 	return 0;
 }
@@ -409,14 +401,7 @@ static int resolve_mark(struct msc_report *r, const char *mark, bool since, uint
 				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "", m->name);
 			continue;
 		}
-		if (!own_mark(m))
-			*ts = m->ts;
-		else if (since && (!strcmp(mark, "start") || !strcmp(mark, "attach")))
-			*ts = 0;
-		else if (!since && (!strcmp(mark, "end") || !strcmp(mark, "exec")))
-			*ts = UINT64_MAX;
-		else
-			*ts = m->ts;
+		*ts = msc_mark_bound(m->name, m->by, m->ts, since);
 		return 0;
 	}
 	for (i = 0; i < r->nleaks; i++)

@@ -600,3 +600,14 @@ char *msc_frame_label(char *buf, size_t n, const struct msc_rframe *f)
 		snprintf(buf, n, "%s+%s", obj, f->offset ? f->offset : "?");
 	return buf;
 }
+
+uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool since)
+{
+	if (!by || strcmp(by, "ms-record") || !name)
+		return ts;
+	if (since && (!strcmp(name, "start") || !strcmp(name, "attach")))
+		return 0;
+	if (!since && (!strcmp(name, "end") || !strcmp(name, "exec")))
+		return UINT64_MAX;
+	return ts;
+}

@@ -231,4 +231,11 @@ bool msc_is_mapping_fn(const char *fn);
 /* The last component of a path ("libc.so.6"); NULL gives NULL. */
 const char *msc_base_name(const char *path);
 
+/*
+ * Where a mark record bounds a range (--since, --until): at its ts; but
+ * ms-record's own marks (by "ms-record") bound the whole run, "start" and
+ * "attach" as a since at 0, "end" and "exec" as an until at UINT64_MAX.
+ */
+uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool since);
+
 #endif

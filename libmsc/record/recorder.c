@@ -226,6 +226,18 @@ static bool on_attach(void *ctx, struct msc_cproc *p)
 	return true;
 }
 
+void recorder_write_mark(struct msc_writer *w, int pid, const struct rmark *m, uint32_t stack)
+{
+	msc_w_record(w, MSC_R_MARK);
+	msc_w_i64(w, "pid", pid);
+	msc_w_u64(w, "ts", m->ts);
+	msc_w_str(w, "name", m->name);
+	msc_w_str(w, "by", m->by);
+	if (stack)
+		msc_w_u64(w, "stack", stack);
+	msc_w_end(w);
+}
+
 long recorder_leaks(const struct rproc *pr, struct msc_leak **out)
 {
 	uint64_t *cuts = malloc((pr->nmarks + 1) * sizeof(*cuts));
@@ -268,17 +280,11 @@ uint64_t recorder_mark(struct msc_recorder *r, struct rproc *pr, int pid, uint64
 	m->ts = ts;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->cut = strcmp(by, "ms-record") != 0;
+	m->by = by;
 	if (r->output_gone)
 		return ts;
 	msc_stacks_write(&r->stacks, r->w, stack);
-	msc_w_record(r->w, MSC_R_MARK);
-	msc_w_i64(r->w, "pid", pid);
-	msc_w_u64(r->w, "ts", ts);
-	msc_w_str(r->w, "name", m->name);
-	msc_w_str(r->w, "by", by);
-	if (stack)
-		msc_w_u64(r->w, "stack", stack);
-	msc_w_end(r->w);
+	recorder_write_mark(r->w, pid, m, stack);
 	recorder_flush(r);
 	return ts;
 }

@@ -29,6 +29,7 @@
 struct rmark {
 	uint64_t ts;
 	char name[MSC_MARK_NAME];
+	const char *by;			/* a string constant */
 	bool cut;			/* the leaks are split at it: not
 					 * ms-record's own (start, end) */
 };
@@ -84,11 +85,14 @@ void recorder_flush(struct msc_recorder *r);
 /* The header record of a process (argv may be NULL). */
 void recorder_write_header(struct msc_recorder *r, int pid, int ppid, const char *exe, char **argv);
 /* Marks pr's process (pid) at ts: name (cut to MSC_MARK_NAME - 1 bytes),
- * set by "program", "ms-record", "signal" or "ms-snap"; stack: of the
+ * set by (a string constant) "program", "ms-record", "signal" or
+ * "ms-snap"; stack: of the
  * program's call, 0 for none.  Written at once; returns its time (not
  * before the last mark's). */
 uint64_t recorder_mark(struct msc_recorder *r, struct rproc *pr, int pid, uint64_t ts, const char *name,
 		       const char *by, uint32_t stack);
+/* A mark record of pid's (stack: of the program's call, 0 for none). */
+void recorder_write_mark(struct msc_writer *w, int pid, const struct rmark *m, uint32_t stack);
 /* pr's leaks (msc_agg_leaks), split at its marks; the mark each group was
  * allocated after: recorder_leak_after. */
 long recorder_leaks(const struct rproc *pr, struct msc_leak **out);

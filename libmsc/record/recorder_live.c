@@ -166,6 +166,10 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 		msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
 		return;
 	}
+	/* The marks first, so that a reader can take the range between two
+	 * (ms-report --since) as it reads. */
+	for (i = 0; i < (long)pr->nmarks && !w->error; i++)
+		recorder_write_mark(w, r->main_pid, &pr->marks[i], 0);
 	n = recorder_leaks(pr, &leaks);
 	for (i = 0; i < n && !w->error; i++) {
 		const struct rmark *m = recorder_leak_after(pr, &leaks[i]);

@@ -5,6 +5,7 @@
  * leak_before 10 x 100 bytes, leak_between 20 x 200, leak_after 5 x 300.
  *
  *   marks          marks itself (MEMSCOPE_MARK)
+ *   marks more     the same, with 30 blocks between the marks (ms-diff)
  *   marks wait     marks nothing: prints "marks: phase N" after each phase
  *                  and waits for a line on standard input before the next,
  *                  for the marks to be set from outside (ms-snap --mark)
@@ -52,11 +53,12 @@ static void phase(int wait, int n, const char *mark)
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && !strcmp(argv[1], "wait"), i;
+	int between = argc > 1 && !strcmp(argv[1], "more") ? 30 : 20;
 
 	for (i = 0; i < 10; i++)
 		leak_before();
 	phase(wait, 1, "warm");
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < between; i++)
 		leak_between();
 	phase(wait, 2, "done");
 	for (i = 0; i < 5; i++)

@@ -61,6 +61,15 @@ check_eq "ms-report --since/--until of --events: the sites and peak of the range
 	"$(ms-report --json --since warm --until done me.ndjson | jq -r '"\(.summary.allocs) \(.summary.bytes) \(.summary.peak) \(.summary.leaked_bytes)"')"
 check_status "ms-filter: a mark the stream has not: exit 2" 2 ms-filter --since nope m.ndjson
 check_fgrep "  said" "leak record before the mark 'nope' (--since): no such mark so far" "$OUT/last.err"
+# ms-diff of two recordings, range by range: 10 more blocks between the marks.
+check_status "recorded with 30 between" 0 ms-record -q -o more.ndjson "$OUT/marks" more
+# leak_deltas: "name change" of each leak's leaked_bytes delta.
+leak_deltas() { jq -r 'select(.type=="delta" and .key=="leak" and .metric=="leaked_bytes") | "\(.name | split(" ") | first) \(.change)"' | paste -sd'|'; }
+check_eq "ms-diff --since warm --until done: leak_between's 10 more blocks" "leak_between 2000" \
+	"$(ms-diff --since warm --until done m.ndjson more.ndjson | leak_deltas)"
+check_eq "ms-diff --until warm: no leak changed" "" "$(ms-diff --until warm m.ndjson more.ndjson | leak_deltas)"
+check_eq "ms-diff --since done: none either" "" "$(ms-diff --since done m.ndjson more.ndjson | leak_deltas)"
+check_status "ms-diff: a mark not there: exit 2" 2 ms-diff --since nope m.ndjson more.ndjson
 # The page offers the ranges between the marks.
 check_egrep "html: the time view knows the marks" "marks: \[\{n: 'warm', t: [0-9]+\}, \{n: 'done', t: [0-9]+\}\]\}\);" m.html
 
