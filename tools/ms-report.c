@@ -26,7 +26,7 @@ static const char tail[] =
 enum {
 	OPT_TEXT = 256, OPT_MD, OPT_JSON, OPT_COLLAPSED, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_SECTIONS, OPT_COST,
 	OPT_ICICLE, OPT_ALLOC_FN, OPT_TITLE, OPT_WIDTH, OPT_WIDE,
-	OPT_NO_AUTO_WRAPPERS, OPT_SINCE, OPT_UNTIL
+	OPT_NO_AUTO_WRAPPERS, OPT_SINCE, OPT_UNTIL, OPT_LIVE_AT
 };
 _Static_assert(OPT_PPROF - OPT_TEXT == MSC_REPORT_PPROF, "a format option per format, in order");
 
@@ -66,6 +66,9 @@ static const struct msc_cli_opt opts[] = {
 	  "allocated after the mark MARK (memscope-format(5))" },
 	{ OPT_UNTIL, "until", required_argument, "MARK",
 	  "... and before the mark MARK" },
+	{ OPT_LIVE_AT, "live-at", required_argument, "MARK",
+	  "also the sites that held the most at the mark MARK\n"
+	  "(from the recording's timeline)" },
 	{ OPT_TITLE, "title", required_argument, "TEXT",
 	  "the title of the --svg flame graph or --html page" },
 	MSC_CLI_OPT_OUTPUT,
@@ -157,6 +160,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_UNTIL:
 			r.until = optarg;
+			break;
+		case OPT_LIVE_AT:
+			r.live_at = optarg;
 			break;
 		case 'o':
 			output = optarg;

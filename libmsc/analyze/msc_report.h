@@ -282,6 +282,9 @@ struct msc_report {
 	const char *since, *until;
 	uint64_t since_ts, until_ts;
 	bool since_seen, until_seen;	/* their mark records came */
+	const char *live_at;		/* set before loading: the mark whose heap
+					 * to show (its timeline point) */
+	size_t live_at_point;		/* after loading: that point's index */
 	struct msc_rmark *marks;	/* the main process's, in time order */
 	size_t nmarks, marks_cap;
 	bool want_heap_series;		/* set before loading: keep heap */

@@ -508,7 +508,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	unsigned nalloc_fns = r->nalloc_fns;
 	bool want_heap_series = r->want_heap_series, all_processes = r->all_processes;
 	bool no_auto_wrappers = r->no_auto_wrappers;
-	const char *since = r->since, *until = r->until;
+	const char *since = r->since, *until = r->until, *live_at = r->live_at;
 	struct msc_rec rec;
 	enum msc_rtype t;
 	bool first = true;
@@ -522,6 +522,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->no_auto_wrappers = no_auto_wrappers;
 	r->since = since;
 	r->until = until;
+	r->live_at = live_at;
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||

@@ -413,11 +413,38 @@ static int resolve_mark(struct msc_report *r, const char *mark, bool since, uint
 			   n ? " (its marks: " : " (it has none)", list, n ? ")" : "");
 }
 
+/* --live-at: the timeline's point at the mark (ms-record takes one at
+ * each of the first marks, and its last at the end). */
+static int resolve_live_at(struct msc_report *r, const char *name, struct msc_err *err)
+{
+	const struct msc_rtimeline *t = &r->timeline;
+	uint64_t ts = 0;
+	size_t i;
+	int ret;
+
+	if ((ret = resolve_mark(r, r->live_at, true, &ts, name, err)))
+		return ret;
+	for (i = 0; i < r->nmarks; i++)
+		if (!strcmp(r->marks[i].name, r->live_at)) {
+			ts = r->marks[i].ts;
+			break;
+		}
+	for (i = 0; i < t->npts; i++)
+		if (t->ts[i] == ts) {
+			r->live_at_point = i;
+			return 0;
+		}
+	return msc_err_set(err, -ESRCH, "%s: no point of the timeline at mark '%s' (ms-record takes one at each "
+			   "of the first 32 marks, with -i above 0)", name, r->live_at);
+}
+
 int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err)
 {
 	size_t i, kept = 0;
 	int ret;
 
+	if (r->live_at && (ret = resolve_live_at(r, name, err)))
+		return ret;
 	r->since_ts = 0;
 	r->until_ts = UINT64_MAX;
 	if ((r->since && (ret = resolve_mark(r, r->since, true, &r->since_ts, name, err))) ||

@@ -32,9 +32,12 @@
 #define MSC_TIMELINE_TOP 16
 /* Series are written for the stacks with the most at any point. */
 #define MSC_TIMELINE_SERIES 32
+/* Points of marks kept whatever thins the others (the first ones). */
+#define MSC_TIMELINE_PINS 32
 
 struct msc_tpoint {
 	uint64_t ts, heap, mapped;
+	bool pinned;			/* a mark's: never thinned out */
 	unsigned ntop;
 	struct msc_stack_bytes top[MSC_TIMELINE_TOP];
 };
@@ -47,6 +50,7 @@ struct msc_timeline {
 	uint64_t *sums;			/* msc_agg_top_stacks' scratch */
 	size_t sums_cap;
 	bool off;			/* out of memory: no more points */
+	unsigned npins;
 };
 
 void msc_timeline_init(struct msc_timeline *t);
@@ -60,6 +64,9 @@ static inline bool msc_timeline_due(const struct msc_timeline *t, uint64_t ts)
 
 /* A point of a's heap at ts (force: even if not due, as at the end). */
 void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force);
+/* A point at a mark's ts, kept when the others are thinned (the first
+ * MSC_TIMELINE_PINS marks'): the heap as it stood at the mark. */
+void msc_timeline_pin(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts);
 
 /* Writes the timeline record of pid (-1: none written) and its series,
  * each after its stack (st). */

@@ -281,6 +281,9 @@ uint64_t recorder_mark(struct msc_recorder *r, struct rproc *pr, int pid, uint64
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->cut = strcmp(by, "ms-record") != 0;
 	m->by = by;
+	/* The heap as it stood at the mark, for ms-report --live-at. */
+	if (m->cut)
+		msc_timeline_pin(&pr->timeline, &pr->agg, ts);
 	if (r->output_gone)
 		return ts;
 	msc_stacks_write(&r->stacks, r->w, stack);

@@ -24,14 +24,19 @@ void msc_timeline_release(struct msc_timeline *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Every other point goes (the later of each pair stays), the step doubles. */
+/* Every other point goes (the later of each pair of unpinned ones stays;
+ * pinned ones all stay), the step doubles. */
 static void coarser(struct msc_timeline *t)
 {
-	size_t i;
+	size_t i, n = 0;
+	bool odd = false;
 
-	for (i = 0; 2 * i + 1 < t->npts; i++)
-		t->pts[i] = t->pts[2 * i + 1];
-	t->npts = i;
+	for (i = 0; i < t->npts; i++) {
+		if (!t->pts[i].pinned && (odd = !odd))
+			continue;
+		t->pts[n++] = t->pts[i];
+	}
+	t->npts = n;
 	t->step *= 2;
 }
 
@@ -47,7 +52,22 @@ static bool same(const struct msc_tpoint *x, const struct msc_tpoint *y)
 	return true;
 }
 
+static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force, bool pinned);
+
 void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force)
+{
+	take(t, a, ts, force, false);
+}
+
+void msc_timeline_pin(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts)
+{
+	if (t->npins >= MSC_TIMELINE_PINS)
+		return;
+	t->npins++;
+	take(t, a, ts, true, true);
+}
+
+static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force, bool pinned)
 {
 	struct msc_tpoint *p;
 	uint64_t now = 0, cpu = 0;
@@ -65,12 +85,16 @@ void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t
 		t->off = true;
 		return;
 	}
-	/* A point at the same time as the last replaces it. */
-	if (t->npts && t->pts[t->npts - 1].ts >= ts)
+	/* A point at the same time as the last replaces it (a mark's stays
+	 * one). */
+	if (t->npts && t->pts[t->npts - 1].ts >= ts) {
 		ts = t->pts[--t->npts].ts;
+		pinned |= t->pts[t->npts].pinned;
+	}
 	if (t->npts == MSC_TIMELINE_POINTS)
 		coarser(t);
 	p = &t->pts[t->npts];
+	p->pinned = pinned;
 	n = msc_agg_top_stacks(a, p->top, MSC_TIMELINE_TOP, &t->sums, &t->sums_cap);
 	if (n < 0) {
 		t->off = true;
@@ -82,7 +106,7 @@ void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t
 	p->heap = a->live_bytes - a->mapped_live;
 	/* Of three equal points in a row the middle one says nothing: the
 	 * line between the others is the same. */
-	if (t->npts >= 2 && same(p, p - 1) && same(p - 1, p - 2))
+	if (t->npts >= 2 && !p[-1].pinned && same(p, p - 1) && same(p - 1, p - 2))
 		p[-1] = *p;
 	else
 		t->npts++;

@@ -50,6 +50,8 @@ struct render_group {
 	const char *kind;		/* leaks */
 	uint64_t bytes, allocs, frees, live_bytes, at_peak, temporary, short_lived, count;
 	uint64_t size_lo, size_hi;
+	uint64_t live_at;		/* ms-report --live-at: its bytes then (0 when
+					 * not among the timeline's top stacks) */
 };
 
 /* Short-lived: freed within 1 ms, the buckets below msc_age_bucket(1 ms). */
@@ -107,6 +109,7 @@ int render_kind_rank(const char *k);
 int render_by_bytes(const void *a, const void *b);
 int render_by_allocs(const void *a, const void *b);
 int render_by_peak(const void *a, const void *b);
+int render_by_live_at(const void *a, const void *b);
 int render_by_leak(const void *a, const void *b);
 /* qsort order of deltas: largest change first. */
 int render_cmp_delta(const void *a, const void *b);

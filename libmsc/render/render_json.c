@@ -147,6 +147,8 @@ static json_t *jgroups(struct jdoc *d, struct render_group *g, size_t n, unsigne
 			json_object_set_new(o, "frees", ju64(g[i].frees));
 			json_object_set_new(o, "live_bytes", ju64(g[i].live_bytes));
 			json_object_set_new(o, "at_peak", ju64(g[i].at_peak));
+			if (d->r->live_at)
+				json_object_set_new(o, "live_at", ju64(g[i].live_at));
 			json_object_set_new(o, "temporary", ju64(g[i].temporary));
 			json_object_set_new(o, "short_lived", ju64(g[i].short_lived));
 		}
@@ -453,6 +455,15 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_object_set_new(t, "allocs", jgroups(&doc, g, n, o->top, false));
 		qsort(g, n, sizeof(*g), render_by_peak);
 		json_object_set_new(t, "at_peak", jgroups(&doc, g, n, o->top, false));
+		if (r->live_at) {
+			size_t m = 0;
+
+			/* the sites the timeline gives at the mark, most first */
+			qsort(g, n, sizeof(*g), render_by_live_at);
+			while (m < n && g[m].live_at)
+				m++;
+			json_object_set_new(t, "live_at", jgroups(&doc, g, m, o->top, false));
+		}
 		json_object_set_new(root, "top", t);
 		free(g);
 	}
@@ -474,6 +485,13 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_array_append_new(t, json_pack("{s:s,s:o,s:s}", "name", r->marks[i].name, "ts",
 						   ju64(r->marks[i].ts), "by", r->marks[i].by ? r->marks[i].by : "?"));
 	json_object_set_new(root, "marks", t);
+	if (r->live_at) {
+		size_t p = r->live_at_point;
+
+		json_object_set_new(root, "live_at", json_pack("{s:s,s:o,s:o,s:o}", "mark", r->live_at, "ts",
+							       ju64(r->timeline.ts[p]), "heap", ju64(r->timeline.heap[p]),
+							       "mapped", ju64(r->timeline.mapped[p])));
+	}
 	if (r->since || r->until) {
 		t = json_object();
 		if (r->since)

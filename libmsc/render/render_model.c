@@ -54,6 +54,14 @@ struct render_group *render_site_groups(const struct msc_report *r, size_t *n)
 		if (s->size_max > x->size_hi)
 			x->size_hi = s->size_max;
 	}
+	/* --live-at: each stack's bytes at that point of the timeline. */
+	for (i = 0; r->live_at && i < r->timeline.nseries; i++) {
+		const struct msc_rseries *se = &r->timeline.series[i];
+		uint64_t *slot = msc_u64map_get(&idx, (uint64_t)se->stack + 1);
+
+		if (slot && se->live[r->live_at_point] > 0)
+			g[*slot].live_at = (uint64_t)se->live[r->live_at_point];
+	}
 	msc_u64map_release(&idx);
 	*n = k;
 	return g;
@@ -240,6 +248,15 @@ int render_by_peak(const void *a, const void *b)
 
 	if (x->at_peak != y->at_peak)
 		return x->at_peak > y->at_peak ? -1 : 1;
+	return render_by_bytes(a, b);
+}
+
+int render_by_live_at(const void *a, const void *b)
+{
+	const struct render_group *x = a, *y = b;
+
+	if (x->live_at != y->live_at)
+		return x->live_at > y->live_at ? -1 : 1;
 	return render_by_bytes(a, b);
 }
 

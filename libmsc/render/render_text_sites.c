@@ -18,8 +18,8 @@
 #include "msc_util.h"
 #include "render_text_internal.h"
 
-/* The tables, in the order they are printed. */
-enum { T_BYTES, T_ALLOCS, T_PEAK, T_TEMPORARY, T_TABLES };
+/* The tables, in the order they are printed (T_LIVE_AT: --live-at's). */
+enum { T_BYTES, T_ALLOCS, T_PEAK, T_LIVE_AT, T_TEMPORARY, T_TABLES };
 
 struct text_sites {
 	struct render_group *g;		/* every site, by stack */
@@ -51,6 +51,8 @@ static bool in_table(const struct render_group *x, int t)
 		return x->allocs != 0;
 	case T_PEAK:
 		return x->at_peak != 0;
+	case T_LIVE_AT:
+		return x->live_at != 0;
 	case T_TEMPORARY:
 		return x->temporary || x->short_lived;
 	default:
@@ -62,7 +64,7 @@ static bool in_table(const struct render_group *x, int t)
 static int table_rows(struct text_sites *ts, struct msc_u64map *idx, int t, size_t top)
 {
 	static int (*const order[T_TABLES])(const void *, const void *) = {
-		render_by_bytes, render_by_allocs, render_by_peak, by_temporary,
+		render_by_bytes, render_by_allocs, render_by_peak, render_by_live_at, by_temporary,
 	};
 	struct render_group *sorted = malloc((ts->n + 1) * sizeof(*sorted));
 	size_t i, m = 0;
@@ -120,7 +122,8 @@ static struct text_sites *sites_of(struct ctx *c)
 	ts->shown = calloc(ts->n + 1, sizeof(*ts->shown));
 	for (t = 0; t < T_TABLES && ts->num && ts->shown; t++) {
 		bool wanted = t == T_TEMPORARY ? c->o->sections & MSC_SECTION_TEMPORARY :
-						 c->o->sections & MSC_SECTION_TOP;
+			      t == T_LIVE_AT ? c->r->live_at && (c->o->sections & MSC_SECTION_TOP) :
+					       c->o->sections & MSC_SECTION_TOP;
 
 		if (!wanted)
 			continue;
@@ -216,7 +219,8 @@ static void site_table(struct ctx *c, const char *title, int t)
 {
 	struct text_sites *ts = c->sites;
 	char a[32], b[32], d[32], e[32], s[64], w[1100], from[1100], fl[96];
-	size_t i, lead = t == T_TEMPORARY ? 38 : t == T_PEAK ? 38 : 39;
+	size_t i, lead = t == T_TEMPORARY ? 38 : t == T_PEAK || t == T_LIVE_AT ? 38 : 39;
+	uint64_t shown = 0;
 
 	if (title)
 		heading_est(c, title);
@@ -229,8 +233,19 @@ static void site_table(struct ctx *c, const char *title, int t)
 			both ? "heap+mapped" : "the heap", sz(a, sizeof(a), c->r->peak),
 			seconds(b, sizeof(b), c->r->peak_ts));
 	}
+	if (t == T_LIVE_AT) {
+		const struct msc_rtimeline *tl = &c->r->timeline;
+		size_t p = c->r->live_at_point;
+
+		fprintf(c->out, c->md ? "What was live at mark %s, %s: %s of heap, %s mapped.\n\n" :
+					"  what was live at mark %s, %s: %s of heap, %s mapped\n",
+			c->r->live_at, seconds(a, sizeof(a), tl->ts[p]), sz(b, sizeof(b), tl->heap[p]),
+			sz(d, sizeof(d), tl->mapped[p]));
+	}
 	if (c->md && t == T_TEMPORARY)
 		fprintf(c->out, "| temporary | short-lived | of allocations | site |\n|---:|---:|---:|---|\n");
+	else if (c->md && t == T_LIVE_AT)
+		fprintf(c->out, "| at %s | live at the end | sizes | site |\n|---:|---:|---:|---|\n", c->r->live_at);
 	else if (c->md)
 		fprintf(c->out, "| bytes | allocations | live | at peak | sizes | site |\n"
 				"|---:|---:|---:|---:|---:|---|\n");
@@ -238,6 +253,8 @@ static void site_table(struct ctx *c, const char *title, int t)
 		fprintf(c->out, "  %11s %11s %11s  %s\n", "TEMPORARY", "SHORTLIVED", "ALLOCS", "SITE");
 	else if (t == T_PEAK)
 		fprintf(c->out, "  %10s %10s %12s  %s\n", "AT PEAK", "LIVE", "SIZES", "SITE");
+	else if (t == T_LIVE_AT)
+		fprintf(c->out, "  %10s %10s %12s  %s\n", "THEN", "LIVE", "SIZES", "SITE");
 	else
 		fprintf(c->out, "  %10s %11s %12s  %s\n", "BYTES", "ALLOCS", "SIZES", "SITE");
 	for (i = 0; i < ts->nrows[t]; i++) {
@@ -246,10 +263,14 @@ static void site_table(struct ctx *c, const char *title, int t)
 
 		text_size_range(s, sizeof(s), x->size_lo, x->size_hi, c->md);
 		site_name(c, gi, w, sizeof(w), text_room(c, 41, 20), from, sizeof(from));
+		shown += t == T_LIVE_AT ? x->live_at : 0;
 		if (c->md && t == T_TEMPORARY)
 			fprintf(c->out, "| %s | %s | %s | %s%s%s |\n", cnt(a, sizeof(a), x->temporary),
 				cnt(b, sizeof(b), x->short_lived), cnt(d, sizeof(d), x->allocs), w,
 				from[0] ? " " : "", from);
+		else if (c->md && t == T_LIVE_AT)
+			fprintf(c->out, "| %s | %s | %s | %s%s%s |\n", sz(a, sizeof(a), x->live_at),
+				sz(d, sizeof(d), x->live_bytes), s, w, from[0] ? " " : "", from);
 		else if (c->md)
 			fprintf(c->out, "| %s | %s | %s | %s | %s | %s%s%s%s%s%s |\n", sz(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->allocs), sz(d, sizeof(d), x->live_bytes),
@@ -262,6 +283,9 @@ static void site_table(struct ctx *c, const char *title, int t)
 		else if (t == T_PEAK)
 			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->at_peak),
 				sz(d, sizeof(d), x->live_bytes), s, w);
+		else if (t == T_LIVE_AT)
+			fprintf(c->out, "  %10s %10s %12s  %s\n", sz(e, sizeof(e), x->live_at),
+				sz(d, sizeof(d), x->live_bytes), s, w);
 		else
 			fprintf(c->out, "  %10s %11s %12s  %s\n", sz(a, sizeof(a), x->bytes),
 				cnt(b, sizeof(b), x->allocs), s, w);
@@ -271,6 +295,15 @@ static void site_table(struct ctx *c, const char *title, int t)
 		 * as another's. */
 		if (!c->md && x->pool)
 			fprintf(c->out, "%*s  (%s)\n", (int)lead, "", render_fn_label(x, fl, sizeof(fl)));
+	}
+	if (t == T_LIVE_AT) {
+		/* The heap then, less what the rows above held. */
+		uint64_t heap = c->r->timeline.heap[c->r->live_at_point];
+
+		if (heap > shown)
+			fprintf(c->out, c->md ? "| %s | | | all other sites |\n" : "  %10s %10s %12s  all other sites\n",
+				sz(a, sizeof(a), heap - shown), "", "");
+		return;
 	}
 	if (!ts->nrows[t] && t != T_TEMPORARY)
 		fprintf(c->out, c->md ? "No allocations.\n" : "  no allocations\n");
@@ -283,6 +316,13 @@ void text_top(struct ctx *c)
 	site_table(c, c->md ? "Top allocation sites by bytes" : "TOP SITES BY BYTES ALLOCATED", T_BYTES);
 	site_table(c, c->md ? "Top allocation sites by count" : "TOP SITES BY NUMBER OF ALLOCATIONS", T_ALLOCS);
 	site_table(c, c->md ? "What the peak is made of" : "TOP SITES AT THE PEAK", T_PEAK);
+	if (c->r->live_at) {
+		char title[96];
+
+		snprintf(title, sizeof(title), c->md ? "What was live at mark %s" : "TOP SITES AT MARK %s",
+			 c->r->live_at);
+		site_table(c, title, T_LIVE_AT);
+	}
 }
 
 void text_temporary(struct ctx *c)

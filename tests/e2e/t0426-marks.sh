@@ -43,6 +43,13 @@ check_eq "json: the marks" "start warm done end" "$(ms-report --json m.ndjson | 
 check_eq "html: the marks on the charts" 2 "$(grep -o '<g class="mark">' m.html | wc -l)"
 check_eq "ms-filter keeps the marks: the ranges stay exact" "$EXPECT" \
 	"$(ms-filter --min 1 m.ndjson >mf.ndjson; ranges mf.ndjson warm done)"
+# --live-at: the heap as it stood at a mark (the timeline's point there).
+live_at() { ms-report --json --live-at "$2" "$1" | jq -r '"\(.live_at.heap) \([.top.live_at[] | "\(.stack[0].fn)=\(.live_at)"] | join(","))"'; }
+check_eq "--live-at warm: leak_before's 1,000 bytes" "1000 leak_before=1000" "$(live_at m.ndjson warm)"
+check_eq "--live-at done: and leak_between's 4,000" "5000 leak_between=4000,leak_before=1000" "$(live_at m.ndjson done)"
+check_egrep "text: its table" "^  what was live at mark done, [0-9.]+ s: 4\.9 KiB of heap, 0 B mapped\$" \
+	"$(ms-report --live-at done m.ndjson >la.txt; echo la.txt)"
+check_status "--live-at a mark not there: exit 2" 2 ms-report --live-at nope m.ndjson
 check_status "a mark the stream has not: exit 2" 2 ms-report --since nope m.ndjson
 check_one_line_error "  one line" "$OUT/last.err"
 check_fgrep "  naming the marks it has" "no mark named 'nope' (its marks: start, warm, done, end)" "$OUT/last.err"
@@ -104,6 +111,9 @@ wait_gone "$MPID"
 check_eq "marks from outside: by ms-snap" "warm ms-snap|done ms-snap" \
 	"$(jq -r 'select(.type=="mark" and .by!="ms-record") | "\(.name) \(.by)"' s.ndjson | paste -sd'|')"
 check_eq "  each range exactly" "$EXPECT" "$(ranges s.ndjson warm done)"
+# (with stdio's buffers by then: the program had written and read a line)
+check_eq "  --live-at of a mark from outside: leak_before's 1,000 bytes, and all the heap" "1000 true" \
+	"$(ms-report --json --live-at warm s.ndjson | jq -r '"\([.top.live_at[] | select(.stack[0].fn == "leak_before") | .live_at] | add) \(.live_at.heap == ([.top.live_at[].live_at] | add))"')"
 
 # --- marks by a signal to ms-record ------------------------------------------------
 record_wait g --mark-signal USR2

@@ -83,11 +83,45 @@ static void test_equal_points(void **state)
 	msc_agg_release(&a);
 }
 
+static void test_pinned_points(void **state)
+{
+	struct msc_timeline t;
+	struct msc_agg a;
+	uint64_t i, ptr = 0x100000;
+	size_t k, found = 0;
+
+	(void)state;
+	assert_int_equal(msc_agg_init(&a, NULL), 0);
+	msc_timeline_init(&t);
+	/* 10 s of an allocation a ms, a mark at 123.5 ms and 4567.5 ms. */
+	for (i = 0; i < 10000; i++, ptr += 0x40) {
+		assert_int_equal(msc_agg_alloc(&a, i * MS, 1, ptr, 32, 1, MSC_FN_MALLOC), 0);
+		if (i == 123 || i == 4567)
+			msc_timeline_pin(&t, &a, i * MS + MS / 2);
+		if (msc_timeline_due(&t, i * MS + 1))
+			msc_timeline_take(&t, &a, i * MS + 1, true);
+	}
+	assert_in_range(t.npts, MSC_TIMELINE_POINTS / 2, MSC_TIMELINE_POINTS);
+	/* The marks' points outlived every thinning, each the heap then. */
+	for (k = 0; k < t.npts; k++)
+		if (t.pts[k].pinned) {
+			assert_true(t.pts[k].ts == 123 * MS + MS / 2 || t.pts[k].ts == 4567 * MS + MS / 2);
+			assert_int_equal(t.pts[k].heap, (t.pts[k].ts / MS + 1) * 32);
+			found++;
+		}
+	assert_int_equal(found, 2);
+	for (k = 1; k < t.npts; k++)
+		assert_true(t.pts[k].ts > t.pts[k - 1].ts);
+	msc_timeline_release(&t);
+	msc_agg_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_points_of_a_long_run),
 		cmocka_unit_test(test_equal_points),
+		cmocka_unit_test(test_pinned_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
