@@ -95,7 +95,8 @@ static int diff_print(struct msc_diff *d, FILE *out, enum msc_report_format form
 
 int main(int argc, char **argv)
 {
-	struct msc_snapshot a = { 0 }, b = { 0 };
+	struct msc_snapshot a, b;
+	const char *since = NULL, *until = NULL;
 	struct msc_diff d;
 	struct msc_diff_opts o = { 0 };
 	struct msc_err err;
@@ -145,10 +146,10 @@ int main(int argc, char **argv)
 			top = msc_cli_count(optarg, 1000000);
 			break;
 		case OPT_SINCE:
-			a.since = b.since = optarg;
+			since = optarg;
 			break;
 		case OPT_UNTIL:
-			a.until = b.until = optarg;
+			until = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -165,9 +166,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
 		msc_usage_error("only one input can be standard input");
 
-	if (msc_snapshot_load(&a, argv[optind], &err))
+	if (msc_snapshot_load_range(&a, argv[optind], since, until, &err))
 		msc_die("%s", err.msg);
-	if (msc_snapshot_load(&b, argv[optind + 1], &err))
+	if (msc_snapshot_load_range(&b, argv[optind + 1], since, until, &err))
 		msc_die("%s", err.msg);
 	if (a.recording != b.recording)
 		msc_die("cannot compare %s (%s) with %s (%s): both must be snapshots or both recordings",

@@ -102,8 +102,8 @@ struct loader {
 	unsigned ends;			/* end records seen */
 	struct msc_rframe *own;		/* scratch: one stack's own frames */
 	unsigned own_cap;
-	/* the range's bounds, once their marks came */
-	bool since_known, until_known;
+	/* the range's bounds, once their marks came, or the times they give */
+	bool since_known, until_known, since_time, until_time;
 	uint64_t since_ts, until_ts;
 };
 
@@ -129,14 +129,24 @@ static void range_mark(const struct msc_snapshot *s, struct loader *l, const str
 static int leak_in_range(const struct msc_snapshot *s, const struct loader *l, const struct msc_rec *rec,
 			 struct msc_err *err)
 {
-	uint64_t at = 0;
+	uint64_t at = 0, first = 0, last = 0;
 
 	if ((s->since && !l->since_known) || (s->until && !l->until_known))
 		return msc_rec_err(err, rec, -ESRCH, "leak record before the mark '%s': no such mark so far",
 				   s->since && !l->since_known ? s->since : s->until);
 	if (msc_rec_u64(rec, "after_ts", &at))
 		at = 0;
-	return (!s->since || at >= l->since_ts) && (!s->until || at < l->until_ts);
+	msc_rec_u64(rec, "first_ts", &first);
+	msc_rec_u64(rec, "last_ts", &last);
+	/* A mark takes whole records; a time those whose blocks are all on
+	 * its side. */
+	if ((l->since_time && first < l->since_ts && last >= l->since_ts) ||
+	    (l->until_time && first < l->until_ts && last >= l->until_ts))
+		return msc_rec_err(err, rec, -ESRCH, "leak record of blocks allocated both before and after %s, "
+				   "which no mark splits: a time splits leaks only at a mark",
+				   l->since_time && first < l->since_ts && last >= l->since_ts ? s->since : s->until);
+	return (!s->since || (l->since_time ? first : at) >= l->since_ts) &&
+	       (!s->until || (l->until_time ? last : at) < l->until_ts);
 }
 
 /*
@@ -474,16 +484,23 @@ static const char *header_prog(struct msc_snapshot *s, const struct msc_rec *rec
 
 int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err)
 {
+	return msc_snapshot_load_range(s, path, NULL, NULL, err);
+}
+
+int msc_snapshot_load_range(struct msc_snapshot *s, const char *path, const char *since, const char *until,
+			    struct msc_err *err)
+{
 	struct msc_reader r;
 	struct msc_rec rec;
 	struct loader l = { 0 };
-	const char *since = s->since, *until = s->until;
 	bool first = true;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->since = since;
 	s->until = until;
+	l.since_time = l.since_known = since && !msc_parse_time(since, &l.since_ts);
+	l.until_time = l.until_known = until && !msc_parse_time(until, &l.until_ts);
 	msc_arena_init(&s->arena);
 	if (msc_stackdefs_init(&s->defs))
 		return -ENOMEM;

@@ -455,7 +455,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 			return -ENOMEM;
 		str->started = true;
 		str->ended = false;
-		str->since_known = str->until_known = false;
+		filter_range_start(o, str);
 		st->streams++;
 		if (o->expand)
 			write_header_v1(f->w, rec);

@@ -90,8 +90,9 @@ struct buffered {
 struct stream {
 	int pid;
 	bool started, ended;		/* saw its header, its end */
-	/* --since, --until: the instants their marks were, once seen */
-	bool since_known, until_known;
+	/* --since, --until: the instants their marks were, once seen, or
+	 * the times they give ("30s") */
+	bool since_known, until_known, since_time, until_time;
 	uint64_t since_ts, until_ts;
 	struct msc_filtered dropped[C_KINDS];
 	struct buffered *top;		/* --top: site and leak records */
@@ -111,6 +112,8 @@ struct held {
 
 /* ------------------------------------- filter_match.c, for filter.c */
 
+/* A stream begins: the range's ends that are times are known already. */
+void filter_range_start(const struct msc_filter_opts *o, struct stream *s);
 /* A mark record of s's stream: the range's ends it names. */
 void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec);
 /* Is a leak (kind C_LEAK), allocation (C_ALLOC) or free (C_FREE) record

@@ -182,6 +182,12 @@ void msc_supp_print_used(const struct msc_supp *s, FILE *out)
 	fprintf(out, "-----------------------------------------------------\n");
 }
 
+void filter_range_start(const struct msc_filter_opts *o, struct stream *s)
+{
+	s->since_time = s->since_known = o->since && !msc_parse_time(o->since, &s->since_ts);
+	s->until_time = s->until_known = o->until && !msc_parse_time(o->until, &s->until_ts);
+}
+
 void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec)
 {
 	const char *name = msc_rec_str(rec, "name", NULL);
@@ -220,9 +226,21 @@ int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, con
 	if (o->until && s->until_known)
 		until = s->until_ts;
 	if (kind == C_LEAK) {
-		/* its blocks came between its mark (or the start) and the next */
+		uint64_t first = 0, last = 0;
+
+		/* its blocks came between its mark (or the start) and the
+		 * next: a mark takes whole records; a time those whose blocks
+		 * are all on its side */
 		if (msc_rec_u64(rec, "after_ts", &at))
 			at = 0;
+		msc_rec_u64(rec, "first_ts", &first);
+		msc_rec_u64(rec, "last_ts", &last);
+		if ((s->since_time && first < since && last >= since) || (s->until_time && first < until && last >= until))
+			return msc_rec_err(err, rec, -EINVAL, "leak record of blocks allocated both before and after %s, "
+					   "which no mark splits: a time splits leaks only at a mark (ms-record "
+					   "--mark-signal, ms-snap --mark)", s->since_time && first < since && last >= since ?
+					   o->since : o->until);
+		return (s->since_time ? first >= since : at >= since) && (s->until_time ? last < until : at < until);
 	} else if (kind == C_ALLOC) {
 		msc_rec_u64(rec, "ts", &at);
 	} else if (msc_rec_u64(rec, "alloc_ts", &at)) {

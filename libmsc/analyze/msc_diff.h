@@ -76,15 +76,20 @@ struct msc_snapshot {
 	struct msc_stackdefs defs;	/* its frame and stack records */
 	struct msc_entity *ents;
 	size_t n, cap;
-	/* set before loading (kept): the leaks of blocks allocated after
-	 * the mark since and before until only (NULL: no bound) */
+	/* msc_snapshot_load_range's: the leaks are of blocks allocated
+	 * after the mark (or time) since and before until (NULL: no bound) */
 	const char *since, *until;
 };
 
 /* Loads path ("-" = stdin).  Returns 0 or a negative errno with err set
- * ("FILE:LINE: what"); an empty input or one without header is -EINVAL; a
- * since or until mark that does not come before the leaks, -ESRCH. */
+ * ("FILE:LINE: what"); an empty input or one without header is -EINVAL. */
 int msc_snapshot_load(struct msc_snapshot *s, const char *path, struct msc_err *err);
+/* The same, keeping the leaks of the range between the marks (or times:
+ * "30s") since and until only (either NULL); a mark that does not come
+ * before the leaks, or a time that a leak record's blocks straddle, is
+ * -ESRCH. */
+int msc_snapshot_load_range(struct msc_snapshot *s, const char *path, const char *since, const char *until,
+			    struct msc_err *err);
 void msc_snapshot_release(struct msc_snapshot *s);
 /* The metric's value in e, or false when e has no such figure. */
 bool msc_entity_metric(const struct msc_entity *e, const char *name, int64_t *value);

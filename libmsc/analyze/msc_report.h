@@ -282,6 +282,7 @@ struct msc_report {
 	const char *since, *until;
 	uint64_t since_ts, until_ts;
 	bool since_seen, until_seen;	/* their mark records came */
+	bool since_time, until_time;	/* a time ("30s"), not a mark */
 	const char *live_at;		/* set before loading: the mark whose heap
 					 * to show (its timeline point) */
 	size_t live_at_point;		/* after loading: that point's index */

@@ -438,6 +438,36 @@ static int resolve_live_at(struct msc_report *r, const char *name, struct msc_er
 			   "of the first 32 marks, with -i above 0)", name, r->live_at);
 }
 
+/*
+ * Is a leak record of blocks allocated in the range?  1 or 0; -1 (-2) when
+ * its blocks are on both sides of the since (until) time.  A mark bound
+ * takes whole records (the recording split them at its marks: a record's
+ * blocks came between its mark, or the start, and the next one); a time
+ * bound takes a record whose blocks are all on its side.
+ */
+static int leak_in_range(const struct msc_report *r, const struct msc_rleak *l)
+{
+	uint64_t at = l->after ? l->after_ts : 0;
+
+	if (r->since && r->since_time) {
+		if (l->last_ts < r->since_ts)
+			return 0;
+		if (l->first_ts < r->since_ts)
+			return -1;
+	} else if (r->since && at < r->since_ts) {
+		return 0;
+	}
+	if (r->until && r->until_time) {
+		if (l->first_ts >= r->until_ts)
+			return 0;
+		if (l->last_ts >= r->until_ts)
+			return -2;
+	} else if (r->until && at >= r->until_ts) {
+		return 0;
+	}
+	return 1;
+}
+
 int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err)
 {
 	size_t i, kept = 0;
@@ -445,21 +475,26 @@ int report_apply_range(struct msc_report *r, const char *name, struct msc_err *e
 
 	if (r->live_at && (ret = resolve_live_at(r, name, err)))
 		return ret;
-	r->since_ts = 0;
-	r->until_ts = UINT64_MAX;
-	if ((r->since && (ret = resolve_mark(r, r->since, true, &r->since_ts, name, err))) ||
-	    (r->until && (ret = resolve_mark(r, r->until, false, &r->until_ts, name, err))))
+	if (!r->since_time)
+		r->since_ts = 0;
+	if (!r->until_time)
+		r->until_ts = UINT64_MAX;
+	if ((r->since && !r->since_time && (ret = resolve_mark(r, r->since, true, &r->since_ts, name, err))) ||
+	    (r->until && !r->until_time && (ret = resolve_mark(r, r->until, false, &r->until_ts, name, err))))
 		return ret;
 	if (r->since_ts > r->until_ts)
-		return msc_err_set(err, -ESRCH, "%s: mark '%s' comes after '%s'", name, r->since, r->until);
+		return msc_err_set(err, -ESRCH, "%s: '%s' comes after '%s'", name, r->since, r->until);
 	if (!r->since && !r->until)
 		return 0;
-	/* A leak's blocks were allocated between its mark (or the start)
-	 * and the next mark: in the range when that start is. */
 	for (i = 0; i < r->nleaks; i++) {
-		uint64_t at = r->leaks[i].after ? r->leaks[i].after_ts : 0;
+		int in = leak_in_range(r, &r->leaks[i]);
 
-		if (at >= r->since_ts && at < r->until_ts)
+		if (in < 0)
+			return msc_err_set(err, -ESRCH, "%s: leaks of one site and kind were allocated both before and "
+					   "after %s, which no mark splits: a time splits them only at a mark "
+					   "(ms-record --mark-signal, ms-snap --mark)", name,
+					   in == -1 ? r->since : r->until);
+		if (in)
 			r->leaks[kept++] = r->leaks[i];
 	}
 	r->nleaks = kept;

@@ -26,6 +26,9 @@
 /* A decimal number that starts with a digit (no space, no sign), all of s:
  * 0, -EINVAL, or -ERANGE beyond UINT64_MAX. */
 int msc_parse_uint(const char *s, uint64_t *out);
+/* A time with its unit, all of s: "30s", "1.5m", "250ms", "2h", "10us",
+ * "100ns", in ns: 0, -EINVAL (no unit, or not a number), -ERANGE. */
+int msc_parse_time(const char *s, uint64_t *ns);
 
 #endif
 

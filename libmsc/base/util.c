@@ -224,3 +224,29 @@ int msc_parse_uint(const char *s, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+int msc_parse_time(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; long double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3L }, { "ms", 1e6L }, { "s", 1e9L }, { "m", 60e9L }, { "h", 3600e9L },
+	};
+	long double v;
+	char *end;
+	size_t i;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtold(s, &end);
+	if (end == s || errno)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			v = v * units[i].ns + 0.5L;
+			if (v >= 18446744073709551616.0L)
+				return -ERANGE;
+			*ns = (uint64_t)v;
+			return 0;
+		}
+	return -EINVAL;
+}

@@ -77,6 +77,23 @@ check_eq "ms-diff --since warm --until done: leak_between's 10 more blocks" "lea
 check_eq "ms-diff --until warm: no leak changed" "" "$(ms-diff --until warm m.ndjson more.ndjson | leak_deltas)"
 check_eq "ms-diff --since done: none either" "" "$(ms-diff --since done m.ndjson more.ndjson | leak_deltas)"
 check_status "ms-diff: a mark not there: exit 2" 2 ms-diff --since nope m.ndjson more.ndjson
+# A time bound: exact when no record's blocks straddle it (between
+# leak_before's last block and leak_between's first), refused when one does.
+gap() { jq -s -r '[.[] | select(.type=="leak" and .kind=="definitely")] |
+	((map(select(.after==null))[0].last_ts + map(select(.after=="warm"))[0].first_ts) / 2 | floor | tostring) + "ns"' "$1"; }
+inside() { jq -r 'select(.type=="leak" and .after=="warm") | "\(.first_ts + 1)ns"' "$1"; }
+TG=$(gap m.ndjson)
+check_eq "ms-report --since $TG: the 25 blocks after it" "25 5500" "$(leaks m.ndjson --since "$TG")"
+check_eq "ms-report --until $TG: the 10 before" "10 1000" "$(leaks m.ndjson --until "$TG")"
+check_eq "ms-filter --since $TG: the same" "25 5500" "$(ms-filter --since "$TG" m.ndjson >mt.ndjson; leaks mt.ndjson)"
+# (of --events: every allocation from that time on, stdio's buffer too)
+TE=$(gap me.ndjson)
+check_eq "ms-report --since TIME of --events: the allocations after it" \
+	"$(jq -s -r --argjson t "${TE%ns}" '[.[] | select(.type=="alloc" and .ts >= $t)] | "\(length) \(map(.size) | add)"' me.ndjson)" \
+	"$(ms-report --json --since "$TE" me.ndjson | jq -r '"\(.summary.allocs) \(.summary.bytes)"')"
+check_status "a time inside one record's blocks: exit 2" 2 ms-report --since "$(inside m.ndjson)" m.ndjson
+check_fgrep "  saying a mark would split them" "which no mark splits: a time splits them only at a mark" "$OUT/last.err"
+check_status "  ms-filter too" 2 ms-filter --since "$(inside m.ndjson)" m.ndjson
 # The page offers the ranges between the marks.
 check_egrep "html: the time view knows the marks" "marks: \[\{n: 'warm', t: [0-9]+\}, \{n: 'done', t: [0-9]+\}\]\}\);" m.html
 
