@@ -24,7 +24,7 @@ static const char tail[] =
 	"Exit status: 0 when the snapshot was written, 2 when nothing could be\n"
 	"read or on error.  Record format: memscope-format(5).\n";
 
-enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS, OPT_MARK };
+enum { OPT_GROUPS = 256, OPT_MAPS, OPT_NO_MAPS, OPT_KTHREADS, OPT_PROC, OPT_LEAKS, OPT_MARK, OPT_SINCE, OPT_UNTIL };
 
 static const struct msc_cli_opt opts[] = {
 	{ 'p', "pid", required_argument, "PID", "snapshot process PID (repeatable)" },
@@ -41,6 +41,11 @@ static const struct msc_cli_opt opts[] = {
 	  "with -p, for a process ms-record is recording: its\n"
 	  "leaks now (a reachability scan, its threads stopped\n"
 	  "while its memory is read), as leak records" },
+	{ OPT_SINCE, "since", required_argument, "MARK",
+	  "with -p, for a process ms-record is recording: its\n"
+	  "live blocks (with --leaks, its leaks) allocated after\n"
+	  "the mark MARK or the time (\"30s\"), as leak records" },
+	{ OPT_UNTIL, "until", required_argument, "MARK", "... and before the mark MARK or the time" },
 	{ OPT_MARK, "mark", required_argument, "NAME",
 	  "with -p, for a process ms-record is recording: mark\n"
 	  "its recording now, NAME (1 to 39 bytes)" },
@@ -93,13 +98,18 @@ static int live_mark(struct msc_writer *w, int pid, const char *name)
  * leak records and a "live" record (the stop and scan times).  -1 after
  * saying why when it cannot.
  */
-static int live_leaks(struct msc_writer *w, int pid)
+static int live_leaks(struct msc_writer *w, int pid, bool leaks, const char *since, const char *until)
 {
+	char req[2 * MSC_MARK_NAME + 32];
 	struct msc_err err;
-	long n = msc_live_fetch(pid, "leaks", w, &err);
+	long n;
 
+	snprintf(req, sizeof(req), "%s%s%s%s%s", leaks ? "leaks" : "live", since ? "\tsince=" : "", since ? since : "",
+		 until ? "\tuntil=" : "", until ? until : "");
+	n = msc_live_fetch(pid, req, w, &err);
 	if (n == -ENOENT)
-		msc_warn("pid %d is not being recorded: --leaks scans a process ms-record records", pid);
+		msc_warn("pid %d is not being recorded: %s a process ms-record records", pid,
+			 leaks ? "--leaks scans" : "--since and --until read");
 	else if (n < 0)
 		msc_warn("%s", err.msg);
 	return n < 0 ? -1 : 0;
@@ -114,7 +124,7 @@ int main(int argc, char **argv)
 	int *pids = NULL, npids = 0, c, i, fd = 1, status = 0;
 	bool all = false, quiet = false, kthreads = false, leaks = false;
 	int maps = -1;
-	const char *output = NULL, *proc = NULL, *mark = NULL;
+	const char *output = NULL, *proc = NULL, *mark = NULL, *since = NULL, *until = NULL;
 	unsigned failed = 0, partial = 0;
 
 	msc_cli_start("ms-snap");
@@ -149,6 +159,13 @@ int main(int argc, char **argv)
 		case OPT_LEAKS:
 			leaks = true;
 			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (!*optarg || strlen(optarg) >= MSC_MARK_NAME || strpbrk(optarg, "\t\n\r"))
+				msc_usage_error("--%s: a mark's name or a time, of 1 to %u bytes",
+						c == OPT_SINCE ? "since" : "until", MSC_MARK_NAME - 1);
+			*(c == OPT_SINCE ? &since : &until) = optarg;
+			break;
 		case OPT_MARK:
 			mark = optarg;
 			if (!*mark || strlen(mark) >= MSC_MARK_NAME || strpbrk(mark, "\n\r"))
@@ -175,6 +192,8 @@ int main(int argc, char **argv)
 		msc_usage_error("--leaks needs -p PID (a process ms-record is recording)");
 	if (mark && all)
 		msc_usage_error("--mark needs -p PID (a process ms-record is recording)");
+	if ((since || until) && all)
+		msc_usage_error("--since and --until need -p PID (a process ms-record is recording)");
 	if (maps < 0)
 		maps = all ? MSC_SNAP_MAPS_NONE : MSC_SNAP_MAPS_GROUPED;
 	if (msc_procfs_init(&fs, proc))
@@ -225,9 +244,9 @@ int main(int argc, char **argv)
 				failed++;
 				continue;
 			}
-			if (ret >= 0 && leaks && live_leaks(&w, pids[i]))
+			if (ret >= 0 && (leaks || since || until) && live_leaks(&w, pids[i], leaks, since, until))
 				failed++;
-			else if (ret >= 0 && !leaks)
+			else if (ret >= 0 && !leaks && !since && !until)
 				live_sites(&w, pids[i], quiet);
 		}
 	}
@@ -235,7 +254,7 @@ int main(int argc, char **argv)
 		msc_warn("%s", err.msg);
 
 	msc_snap_write_end(&snap, partial, failed);
-	if (snap.processes == 0 || ((leaks || mark) && failed))
+	if (snap.processes == 0 || ((leaks || mark || since || until) && failed))
 		status = MSC_EXIT_TROUBLE;
 	msc_snapper_release(&snap);
 	if (msc_cli_finish_output(&w, fd, output))

@@ -15,6 +15,7 @@
 #include "msc_live.h"
 #include "msc_records.h"
 #include "msc_scan.h"
+#include "msc_util.h"
 #include "recorder_internal.h"
 
 void recorder_live_start(struct msc_recorder *r, int pid)
@@ -40,7 +41,8 @@ void recorder_live_stop(struct msc_recorder *r)
 }
 
 /*
- * The request line a client sends first: "sites", "leaks" or "mark NAME"
+ * The request line a client sends first: "sites", "leaks" or "live"
+ * (with a range: live_range), or "mark NAME"
  * (into line, without its newline).  A client that sends none within
  * 200 ms (one of an older memscope) gets sites: the recording waits
  * meanwhile, so not longer.
@@ -103,6 +105,111 @@ static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uin
 }
 
 /*
+ * A request's range (ms-snap --since, --until): "since=A" and "until=B"
+ * after its word, tab-separated, each a mark of the recording or a time
+ * ("30s"); resolved to instants of the collector's clock.
+ */
+struct live_range {
+	const char *since, *until;
+	uint64_t since_ts, until_ts;
+};
+
+static void range_parse(char *line, struct live_range *rg)
+{
+	char *f, *save = NULL;
+
+	memset(rg, 0, sizeof(*rg));
+	rg->until_ts = UINT64_MAX;
+	for (f = strtok_r(line, "\t", &save); f; f = strtok_r(NULL, "\t", &save)) {
+		if (!strncmp(f, "since=", 6) && f[6])
+			rg->since = f + 6;
+		else if (!strncmp(f, "until=", 6) && f[6])
+			rg->until = f + 6;
+	}
+}
+
+/* Its bounds' instants; NULL, or what is wrong (in buf). */
+static const char *range_resolve(const struct rproc *pr, struct live_range *rg, char *buf, size_t n)
+{
+	const char *names[2] = { rg->since, rg->until };
+	uint64_t *ts[2] = { &rg->since_ts, &rg->until_ts };
+	size_t i, k;
+
+	for (k = 0; k < 2; k++) {
+		if (!names[k] || !msc_parse_time(names[k], ts[k]))
+			continue;
+		for (i = 0; i < pr->nmarks && strcmp(pr->marks[i].name, names[k]); i++)
+			;
+		if (i == pr->nmarks) {
+			snprintf(buf, n, "no mark named '%s' in this recording", names[k]);
+			return buf;
+		}
+		*ts[k] = msc_mark_bound(pr->marks[i].name, pr->marks[i].by, pr->marks[i].ts, k == 0);
+	}
+	if (rg->since_ts > rg->until_ts) {
+		snprintf(buf, n, "'%s' comes after '%s'", rg->since, rg->until);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * The live blocks, after a scan or not, as leak records: split by the
+ * marks (after, after_ts) and the marks written first, or with a range,
+ * those of blocks allocated in it only (exactly: by each block's time).
+ */
+static long write_blocks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
+			 const struct live_range *rg)
+{
+	struct rproc *pr = r->main_pr;
+	struct msc_leak *leaks = NULL;
+	uint64_t cuts[2];
+	size_t ncuts = 0;
+	long n, i;
+
+	for (i = 0; i < (long)pr->nmarks && !w->error; i++)
+		recorder_write_mark(w, r->main_pid, &pr->marks[i], 0);
+	if (rg->since)
+		cuts[ncuts++] = rg->since_ts;
+	if (rg->until)
+		cuts[ncuts++] = rg->until_ts;
+	n = ncuts ? msc_agg_leaks_cut(&pr->agg, cuts, ncuts, &leaks) : recorder_leaks(pr, &leaks);
+	for (i = 0; i < n && !w->error; i++) {
+		const struct rmark *m = ncuts ? NULL : recorder_leak_after(pr, &leaks[i]);
+
+		/* with a range: epoch 1 is after since (before until), or
+		 * with until alone epoch 0 is before it */
+		if (ncuts && leaks[i].epoch != (rg->since ? 1u : 0u))
+			continue;
+		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
+		msc_write_leak(w, &pr->agg, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, r->main_pid);
+	}
+	free(leaks);
+	return n;
+}
+
+/* ms-snap --since without --leaks: what is live now of the range's blocks,
+ * no scan (their kinds as they are: unscanned). */
+static void live_blocks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
+			struct live_range *rg)
+{
+	char buf[200];
+	const char *bad = range_resolve(r->main_pr, rg, buf, sizeof(buf));
+	long n = bad ? 0 : write_blocks(r, w, out, rg);
+
+	msc_w_record(w, MSC_R_LIVE);
+	msc_w_i64(w, "pid", r->main_pid);
+	msc_w_bool(w, "recorded", true);
+	if (bad || n < 0)
+		msc_w_str(w, "error", bad ? bad : "out of memory");
+	if (rg->since)
+		msc_w_str(w, "since", rg->since);
+	if (rg->until)
+		msc_w_str(w, "until", rg->until);
+	msc_w_end(w);
+}
+
+/*
  * ms-snap --leaks: the reachability scan of the main process, now.  Its
  * threads are stopped (msc_freeze) while the events they committed are
  * delivered and its memory is read, then let go; the leaks go to the
@@ -110,17 +217,19 @@ static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uin
  * recording.  A thread stopped inside a hook may still have an event to
  * commit: then the process runs on a moment and it is tried again.
  */
-static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out)
+static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
+		       struct live_range *rg)
 {
 	struct rproc *pr = r->main_pr;
 	struct msc_scan_stats st = { 0 };
 	struct msc_freeze f;
 	struct msc_err err;
-	struct msc_leak *leaks = NULL;
 	uint64_t *regs = NULL, stopped;
 	size_t nregs = 0, nsps = 0;
 	unsigned tries, threads = 0;
-	long n, i;
+	char buf[200];
+	const char *bad;
+	long n;
 	int rc = -EAGAIN;
 
 	if (r->attached) {
@@ -131,6 +240,10 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 	if (r->o.sample) {
 		live_leaks_end(w, r->main_pid, "a leak scan needs every block recorded: this recording "
 			       "samples (--sample)", 0, NULL, 0);
+		return;
+	}
+	if ((bad = range_resolve(pr, rg, buf, sizeof(buf)))) {
+		live_leaks_end(w, r->main_pid, bad, 0, NULL, 0);
 		return;
 	}
 	for (tries = 0; tries < 50 && rc == -EAGAIN; tries++) {
@@ -168,16 +281,7 @@ static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_
 	}
 	/* The marks first, so that a reader can take the range between two
 	 * (ms-report --since) as it reads. */
-	for (i = 0; i < (long)pr->nmarks && !w->error; i++)
-		recorder_write_mark(w, r->main_pid, &pr->marks[i], 0);
-	n = recorder_leaks(pr, &leaks);
-	for (i = 0; i < n && !w->error; i++) {
-		const struct rmark *m = recorder_leak_after(pr, &leaks[i]);
-
-		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
-		msc_write_leak(w, &pr->agg, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, r->main_pid);
-	}
-	free(leaks);
+	n = write_blocks(r, w, out, rg);
 	live_leaks_end(w, r->main_pid, n < 0 ? "out of memory" : NULL, stopped, &st, threads);
 	msc_agg_set_kinds(&pr->agg, MSC_LEAK_UNSCANNED);
 }
@@ -188,7 +292,7 @@ void recorder_live_serve(struct msc_recorder *r)
 	const struct timeval tv = { 2, 0 };
 	struct msc_stacks_out out;
 	struct msc_writer lw;
-	char line[MSC_MARK_NAME + 16];
+	char line[2 * MSC_MARK_NAME + 32];
 	struct msc_agg *a;
 	size_t i;
 	int fd;
@@ -212,8 +316,15 @@ void recorder_live_serve(struct msc_recorder *r)
 			continue;
 		}
 		request_of(fd, line, sizeof(line));
-		if (!strncmp(line, "leaks", 5)) {
-			live_leaks(r, &lw, &out);
+		if (!strncmp(line, "leaks", 5) || !strncmp(line, "live", 4)) {
+			struct live_range rg;
+			bool leaks = line[1] == 'e';
+
+			range_parse(line + (leaks ? 5 : 4), &rg);
+			if (leaks)
+				live_leaks(r, &lw, &out, &rg);
+			else
+				live_blocks(r, &lw, &out, &rg);
 			goto done;
 		}
 		if (!strncmp(line, "mark ", 5)) {

@@ -121,6 +121,15 @@ check_status "ms-snap --leaks between the marks" 0 ms-snap -p "$PID" --leaks -o 
 # Then: leak_between's 20 blocks, the last still pointed to.
 check_eq "  its leaks since warm: 19 lost, 1 reachable" "19 3800 200" \
 	"$(ms-report --json --since warm live-leaks.ndjson | jq -r '"\(.summary.leaked_blocks) \(.summary.leaked_bytes) \(.summary.reachable_bytes)"')"
+# ms-snap --since: the recorder takes the range by each block's time.
+check_status "ms-snap --since warm: the live blocks allocated since" 0 ms-snap -p "$PID" --since warm -o since.ndjson
+check_eq "  leak_between's 20, not yet scanned" "20 4000 unscanned" \
+	"$(jq -s -r '[.[] | select(.type=="leak")] | "\(map(.count) | add) \(map(.bytes) | add) \(map(.kind) | unique | join(","))"' since.ndjson)"
+check_status "ms-snap --leaks --since warm: the leaks since" 0 ms-snap -p "$PID" --leaks --since warm -o lsince.ndjson
+check_eq "  19 lost, 1 reachable" "definitely 19|reachable 1" \
+	"$(jq -r 'select(.type=="leak") | "\(.kind) \(.count)"' lsince.ndjson | sort | paste -sd'|')"
+check_status "ms-snap --since a mark not there: exit 2" 2 ms-snap -p "$PID" --since nope -o /dev/null
+check_fgrep "  said" "no mark named 'nope' in this recording" "$OUT/last.err"
 check_status "ms-snap --mark done" 0 ms-snap -p "$PID" --mark done -o /dev/null
 echo >&7
 exec 7>&-
