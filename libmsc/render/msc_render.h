@@ -129,6 +129,17 @@ struct render_figure {
 	bool strong;
 };
 
+/*
+ * The leaked bytes and blocks by the mark their blocks were allocated
+ * after (leak records' after; name NULL: before the first mark), in the
+ * marks' order, into out[max]; how many (0 when no leak names a mark).
+ */
+struct render_mark_sum {
+	const char *name;
+	uint64_t ts, bytes, blocks;
+};
+size_t render_leaks_by_mark(const struct msc_report *r, struct render_mark_sum *out, size_t max);
+
 /* Fills f[RENDER_FIGURES_MAX]; returns how many. */
 size_t render_figures(const struct msc_report *r, struct render_figure *f);
 /*

@@ -485,6 +485,20 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 		json_array_append_new(t, json_pack("{s:s,s:o,s:s}", "name", r->marks[i].name, "ts",
 						   ju64(r->marks[i].ts), "by", r->marks[i].by ? r->marks[i].by : "?"));
 	json_object_set_new(root, "marks", t);
+	{
+		struct render_mark_sum ms[64];
+		size_t nm = render_leaks_by_mark(r, ms, 64);
+
+		if (nm) {
+			t = json_array();
+			for (i = 0; i < nm; i++)
+				json_array_append_new(t, json_pack("{s:o,s:o,s:o}", "after",
+								   ms[i].name ? jstring(ms[i].name) : json_null(),
+								   "leaked_bytes", ju64(ms[i].bytes), "leaked_blocks",
+								   ju64(ms[i].blocks)));
+			json_object_set_new(root, "leaked_by_mark", t);
+		}
+	}
 	if (r->live_at) {
 		size_t p = r->live_at_point;
 

@@ -427,6 +427,35 @@ static struct render_figure *fig_add(struct render_figure *f, size_t *n, const c
 	return x;
 }
 
+size_t render_leaks_by_mark(const struct msc_report *r, struct render_mark_sum *out, size_t max)
+{
+	size_t i, k, n = 0;
+	bool any = false;
+
+	for (i = 0; i < r->nleaks; i++)
+		any |= r->leaks[i].after != NULL;
+	for (i = 0; any && i < r->nleaks; i++) {
+		const struct msc_rleak *l = &r->leaks[i];
+		uint64_t ts = l->after ? l->after_ts : 0;
+
+		if (!render_leaked_kind(l->kind))
+			continue;
+		for (k = 0; k < n && (out[k].ts != ts || !out[k].name != !l->after); k++)
+			;
+		if (k == n) {
+			if (n == max)
+				continue;
+			/* in time order */
+			for (k = n++; k > 0 && out[k - 1].ts > ts; k--)
+				out[k] = out[k - 1];
+			out[k] = (struct render_mark_sum){ l->after, ts, 0, 0 };
+		}
+		msc_sat_add(&out[k].bytes, l->bytes);
+		msc_sat_add(&out[k].blocks, l->count);
+	}
+	return n;
+}
+
 /* The marks of the run (not ms-record's own), and the range the leaks are
  * of (ms-report --since, --until). */
 static void marks_figures(const struct msc_report *r, struct render_figure *f, size_t *n)

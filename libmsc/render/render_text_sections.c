@@ -110,6 +110,24 @@ void text_errors(struct ctx *c)
 			total - shown);
 }
 
+/* The leaks split by the mark before their blocks' allocation. */
+static void leaks_by_mark(struct ctx *c)
+{
+	struct render_mark_sum m[16];
+	size_t n = render_leaks_by_mark(c->r, m, 16), i;
+	char a[32], b[32], label[64];
+
+	if (!n)
+		return;
+	fputs(c->md ? "\nBy the mark before their allocation:\n\n| allocated | leaked |\n|---|---:|\n" :
+		      "  By the mark before their allocation:\n", c->out);
+	for (i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), m[i].name ? "after %s" : "before the first mark", m[i].name);
+		fprintf(c->out, c->md ? "| %s | %s in %s %s |\n" : "    %-26s %10s in %s %s\n", label,
+			exact(a, sizeof(a), m[i].bytes), cnt(b, sizeof(b), m[i].blocks), blocks_word(m[i].blocks));
+	}
+}
+
 void text_leaks(struct ctx *c)
 {
 	size_t n, i, shown = 0, more;
@@ -150,6 +168,7 @@ void text_leaks(struct ctx *c)
 			fprintf(c->out, "  %s in %s %s: definitely lost first, then indirectly, possibly;\n"
 					"  largest first within each.  Still reachable blocks are not leaks.\n",
 				exact(a, sizeof(a), total), cnt(b, sizeof(b), blocks), blocks_word(blocks));
+		leaks_by_mark(c);
 	}
 	for (i = 0; i < n && shown < c->o->top; i++) {
 		struct render_group *x = &g[i];

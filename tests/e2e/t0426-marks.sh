@@ -39,6 +39,12 @@ check_egrep "text: the leaked bytes of the range" "^  leaked +4,000 B  in 20 blo
 check_fgrep "md: the same" "| **leaked** | **4,000 B in 20 blocks** |" m.md
 check_fgrep "html: the same" '<td>leaked</td><td class="n">4,000 B</td><td>in 20 blocks</td>' m.html
 check_egrep "text: the marks" "^  marks +2  warm at [0-9.]+ s, done at [0-9.]+ s\$" m.txt
+ms-report m.ndjson >whole.txt
+check_eq "text: the leaks by the mark before their allocation" \
+	"before the first mark 1,000 B in 10 blocks|after warm 4,000 B in 20 blocks|after done 1,500 B in 5 blocks" \
+	"$(sed -n '/By the mark before their allocation:/,/^$/p' whole.txt | sed -n 's/^    \(.*[a-z]\)  *\([0-9,]* B in .*\)/\1 \2/p' | paste -sd'|')"
+check_eq "json: leaked_by_mark" "null 1000 10|warm 4000 20|done 1500 5" \
+	"$(ms-report --json m.ndjson | jq -r '.leaked_by_mark[] | "\(.after) \(.leaked_bytes) \(.leaked_blocks)"' | paste -sd'|')"
 check_eq "json: the marks" "start warm done end" "$(ms-report --json m.ndjson | jq -r '[.marks[].name] | join(" ")')"
 check_eq "html: the marks on the charts" 2 "$(grep -o '<g class="mark">' m.html | wc -l)"
 check_eq "ms-filter keeps the marks: the ranges stay exact" "$EXPECT" \
