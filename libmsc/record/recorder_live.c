@@ -331,6 +331,9 @@ void recorder_live_serve(struct msc_recorder *r)
 			live_mark(r, &lw, line + 5);
 			goto done;
 		}
+		/* its marks (ms-top shows the last), then its sites */
+		for (i = 0; i < r->main_pr->nmarks && !lw.error; i++)
+			recorder_write_mark(&lw, r->main_pid, &r->main_pr->marks[i], 0);
 		a = &r->main_pr->agg;
 		for (i = 0; i < a->nsites && !lw.error; i++) {
 			const struct msc_site *s = &a->sites[i];

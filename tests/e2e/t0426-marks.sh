@@ -121,6 +121,8 @@ wait_for_line s.out "marks: phase 1"
 PID=$(pgrep -P "$MPID" -x marks)
 check_status "ms-snap --mark warm" 0 ms-snap -p "$PID" --mark warm -o snap-warm.ndjson
 check_eq "  the live record says the mark" warm "$(jq -r 'select(.type=="live" and .mark) | .mark' snap-warm.ndjson)"
+check_eq "ms-top --batch: the recording's last mark" "warm 1" \
+	"$(ms-top --batch -n 1 -p "$PID" | jq -r 'select(.mark) | "\(.mark) \(.marks)"')"
 echo >&7
 wait_for_line s.out "marks: phase 2"
 check_status "ms-snap --leaks between the marks" 0 ms-snap -p "$PID" --leaks -o live-leaks.ndjson

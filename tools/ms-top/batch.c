@@ -78,6 +78,11 @@ static void write_sample(struct msc_writer *w, const struct top *t, const struct
 			msc_w_u64(w, "alloc_rate", h->alloc_rate);
 			msc_w_u64(w, "free_rate", h->free_rate);
 		}
+		if (h->mark) {
+			msc_w_str(w, "mark", h->mark);
+			msc_w_u64(w, "mark_ts", h->mark_ts);
+			msc_w_u64(w, "marks", h->nmarks);
+		}
 	}
 	msc_w_end(w);
 }

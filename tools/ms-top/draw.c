@@ -537,6 +537,9 @@ static void draw_inspect(struct ui *u)
 				 "   %llu allocs/s  %llu frees/s  %s/s",
 				 (unsigned long long)h->alloc_rate, (unsigned long long)h->free_rate,
 				 top_fmt_delta(b, sizeof(b), h->growth_rate));
+		if (h->mark)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "   mark %s at %.1f s (%u)", h->mark,
+				 (double)h->mark_ts / 1e9, h->nmarks);
 		put(y++, 0, COLS, line);
 		attroff(pair(u, PAIR_HEAP, A_BOLD));
 		if (k < 1)

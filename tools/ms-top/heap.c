@@ -251,6 +251,18 @@ struct top_heap *top_heap_read(struct top *t, struct top_sample *s, int pid,
 			if (read_stack(a, defs, &rec, &labels[nlabels]) == 0)
 				nlabels++;
 			break;
+		case MSC_R_MARK: {
+			const char *by = msc_rec_str(&rec, "by", NULL);
+			const char *name;
+
+			if (by && !strcmp(by, "ms-record"))
+				break;
+			name = msc_rec_str(&rec, "name", NULL);
+			h->nmarks++;
+			h->mark = name ? msc_arena_strdup(a, name) : NULL;
+			msc_rec_u64(&rec, "ts", &h->mark_ts);
+			break;
+		}
 		case MSC_R_SITE:
 			raw = arena_grow(a, raw, nraw, &rcap, sizeof(*raw));
 			if (!raw)

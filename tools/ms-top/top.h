@@ -110,6 +110,9 @@ struct top_heap {
 	struct top_site **by_live;	/* largest live bytes first */
 	struct top_site **by_growth;	/* fastest growth first, growing ones only */
 	size_t ngrowing;
+	unsigned nmarks;		/* the recording's marks (not ms-record's) */
+	const char *mark;		/* the last one's name, NULL: none */
+	uint64_t mark_ts;		/* and its time in the recording */
 };
 
 /* A process's figures at one refresh. */
