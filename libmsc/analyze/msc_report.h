@@ -286,6 +286,7 @@ struct msc_report {
 	const char *live_at;		/* set before loading: the mark whose heap
 					 * to show (its timeline point) */
 	size_t live_at_point;		/* after loading: that point's index */
+	bool live_at_time;		/* a time ("30s"): the last point before */
 	struct msc_rmark *marks;	/* the main process's, in time order */
 	size_t nmarks, marks_cap;
 	bool want_heap_series;		/* set before loading: keep heap */

@@ -422,6 +422,16 @@ static int resolve_live_at(struct msc_report *r, const char *name, struct msc_er
 	size_t i;
 	int ret;
 
+	/* A time: the timeline's last point at or before it. */
+	if (!msc_parse_time(r->live_at, &ts)) {
+		r->live_at_time = true;
+		for (i = t->npts; i-- > 0;)
+			if (t->ts[i] <= ts) {
+				r->live_at_point = i;
+				return 0;
+			}
+		return msc_err_set(err, -ESRCH, "%s: no point of the timeline at or before %s", name, r->live_at);
+	}
 	if ((ret = resolve_mark(r, r->live_at, true, &ts, name, err)))
 		return ret;
 	for (i = 0; i < r->nmarks; i++)

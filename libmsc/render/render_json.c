@@ -502,7 +502,8 @@ int render_json(struct msc_report *r, const struct msc_report_opts *o, FILE *out
 	if (r->live_at) {
 		size_t p = r->live_at_point;
 
-		json_object_set_new(root, "live_at", json_pack("{s:s,s:o,s:o,s:o}", "mark", r->live_at, "ts",
+		json_object_set_new(root, "live_at", json_pack("{s:s,s:o,s:o,s:o}", r->live_at_time ? "time" : "mark",
+							       r->live_at, "ts",
 							       ju64(r->timeline.ts[p]), "heap", ju64(r->timeline.heap[p]),
 							       "mapped", ju64(r->timeline.mapped[p])));
 	}

@@ -237,10 +237,11 @@ static void site_table(struct ctx *c, const char *title, int t)
 		const struct msc_rtimeline *tl = &c->r->timeline;
 		size_t p = c->r->live_at_point;
 
-		fprintf(c->out, c->md ? "What was live at mark %s, %s: %s of heap, %s mapped.\n\n" :
-					"  what was live at mark %s, %s: %s of heap, %s mapped\n",
-			c->r->live_at, seconds(a, sizeof(a), tl->ts[p]), sz(b, sizeof(b), tl->heap[p]),
-			sz(d, sizeof(d), tl->mapped[p]));
+		fprintf(c->out, c->md ? "What was live at %s%s, %s%s: %s of heap, %s mapped.\n\n" :
+					"  what was live at %s%s, %s%s: %s of heap, %s mapped\n",
+			c->r->live_at_time ? "" : "mark ", c->r->live_at,
+			c->r->live_at_time ? "the timeline's point at " : "", seconds(a, sizeof(a), tl->ts[p]),
+			sz(b, sizeof(b), tl->heap[p]), sz(d, sizeof(d), tl->mapped[p]));
 	}
 	if (c->md && t == T_TEMPORARY)
 		fprintf(c->out, "| temporary | short-lived | of allocations | site |\n|---:|---:|---:|---|\n");
@@ -319,8 +320,8 @@ void text_top(struct ctx *c)
 	if (c->r->live_at) {
 		char title[96];
 
-		snprintf(title, sizeof(title), c->md ? "What was live at mark %s" : "TOP SITES AT MARK %s",
-			 c->r->live_at);
+		snprintf(title, sizeof(title), c->md ? "What was live at %s%s" : "TOP SITES AT %s%s",
+			 c->r->live_at_time ? "" : c->md ? "mark " : "MARK ", c->r->live_at);
 		site_table(c, title, T_LIVE_AT);
 	}
 }

@@ -55,6 +55,9 @@ check_eq "--live-at warm: leak_before's 1,000 bytes" "1000 leak_before=1000" "$(
 check_eq "--live-at done: and leak_between's 4,000" "5000 leak_between=4000,leak_before=1000" "$(live_at m.ndjson done)"
 check_egrep "text: its table" "^  what was live at mark done, [0-9.]+ s: 4\.9 KiB of heap, 0 B mapped\$" \
 	"$(ms-report --live-at done m.ndjson >la.txt; echo la.txt)"
+DONE_TS=$(jq 'select(.type=="mark" and .name=="done") | .ts' m.ndjson)
+check_eq "--live-at a time: the timeline's last point before it (done's)" "$DONE_TS 5000" \
+	"$(ms-report --json --live-at "$((DONE_TS + 1))ns" m.ndjson | jq -r '"\(.live_at.ts) \(.live_at.heap)"')"
 check_status "--live-at a mark not there: exit 2" 2 ms-report --live-at nope m.ndjson
 check_status "a mark the stream has not: exit 2" 2 ms-report --since nope m.ndjson
 check_one_line_error "  one line" "$OUT/last.err"
