@@ -67,7 +67,7 @@ LIBMSC_STAGES = base io format procfs agg record analyze render cli
 LIBMSC_base = arena err util fsafe hash
 LIBMSC_io = ndjson ndjson_read ndjson_jval zst
 LIBMSC_agg = agg agg_pools agg_regions agg_leaks agg_hold agg_errors agg_top scan scan_index scan_read
-LIBMSC_format = format stream
+LIBMSC_format = format stream wrappers
 LIBMSC_procfs = proc snap poll
 LIBMSC_record = sym sym_dwarf sym_debuginfo stacks collect collect_clock collect_maps collect_poll \
 		collect_setup collect_session records freeze live inject inject_stop inject_elf recorder \

@@ -35,129 +35,6 @@ int report_load_stack(struct msc_report *r, const struct msc_rec *rec, struct ms
 	return msc_u64map_put(&r->stacks, id, (uint64_t)(uintptr_t)s);
 }
 
-/*
- * A program's own allocation wrappers.  A frame is one when it is where
- * the stacks of three callers or more are attributed and no stack has it
- * within WRAPPER_SEEN_ABOVE frames above that frame (calling something
- * else that allocates): then the
- * allocation is its callers', one level up, and the next level is looked
- * at again.  A named frame is its function, an unnamed one its address.
- */
-#define WRAPPER_CALLERS 3
-#define WRAPPER_LEVELS 3
-/* How far above its site a frame is looked for: a stack's whole depth,
- * in a stream of deep stacks, would be quadratic. */
-#define WRAPPER_SEEN_ABOVE 32
-
-struct wrapper_seen {
-	uint64_t callers[WRAPPER_CALLERS];
-	unsigned ncallers;
-	bool calls_more;
-	const struct msc_rframe *f;
-};
-
-static void frame_key(char *buf, size_t n, const struct msc_rframe *f)
-{
-	if (f->fn)
-		snprintf(buf, n, "%s\x1f%s", f->fn, f->obj ? f->obj : "");
-	else
-		snprintf(buf, n, "%s\x1f%s", f->obj ? f->obj : "", f->offset ? f->offset : "");
-}
-
-static bool may_be_wrapper(const struct msc_rstack *s)
-{
-	return s->attr + 1 < s->n && !msc_report_runtime_fn(s->frames[s->attr].fn) &&
-	       !msc_report_runtime_fn(s->frames[s->attr + 1].fn) &&
-	       !(s->frames[s->attr].fn && !strcmp(s->frames[s->attr].fn, "main"));
-}
-
-static int find_level(struct msc_rstack **list, size_t n, struct msc_report *r, struct msc_arena *a,
-		      bool *found)
-{
-	struct msc_strmap seen;
-	char key[1024];
-	size_t i;
-	unsigned k;
-
-	*found = false;
-	if (msc_strmap_init(&seen, 256))
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const struct msc_rstack *s = list[i];
-		struct wrapper_seen *w;
-		uint64_t caller;
-
-		if (!may_be_wrapper(s))
-			continue;
-		frame_key(key, sizeof(key), &s->frames[s->attr]);
-		w = msc_strmap_get(&seen, key);
-		if (!w) {
-			const char *k2 = msc_arena_strdup(a, key);
-
-			w = msc_arena_zalloc(a, sizeof(*w));
-			if (!k2 || !w || msc_strmap_put(&seen, k2, w))
-				goto oom;
-			w->f = &s->frames[s->attr];
-		}
-		frame_key(key, sizeof(key), &s->frames[s->attr + 1]);
-		caller = msc_hash_bytes(key, strlen(key), 0);
-		for (k = 0; k < w->ncallers && w->callers[k] != caller; k++)
-			;
-		if (k == w->ncallers && k < WRAPPER_CALLERS)
-			w->callers[w->ncallers++] = caller;
-	}
-	for (i = 0; i < n; i++) {
-		const struct msc_rstack *s = list[i];
-		unsigned j;
-
-		for (j = s->attr + 1; j < s->n && j <= s->attr + WRAPPER_SEEN_ABOVE; j++) {
-			struct wrapper_seen *w;
-
-			frame_key(key, sizeof(key), &s->frames[j]);
-			if ((w = msc_strmap_get(&seen, key)))
-				w->calls_more = true;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		struct msc_rstack *s = list[i];
-		struct wrapper_seen *w;
-
-		if (!may_be_wrapper(s))
-			continue;
-		frame_key(key, sizeof(key), &s->frames[s->attr]);
-		w = msc_strmap_get(&seen, key);
-		if (!w || w->calls_more || w->ncallers < WRAPPER_CALLERS)
-			continue;
-		if (w->f) {
-			char label[1024];
-			const char **more = msc_arena_alloc(&r->arena, (r->nwrappers + 1) * sizeof(*more));
-
-			if (!more)
-				goto oom;
-			if (r->nwrappers)
-				memcpy(more, r->wrappers, r->nwrappers * sizeof(*more));
-			/* A function by its name, an unnamed frame by its address. */
-			if (w->f->fn)
-				snprintf(label, sizeof(label), "%s (%s)", w->f->fn,
-					 w->f->obj ? msc_base_name(w->f->obj) : "?");
-			else
-				msc_frame_label(label, sizeof(label), w->f);
-			if (!(more[r->nwrappers] = msc_arena_strdup(&r->arena, label)))
-				goto oom;
-			r->wrappers = more;
-			r->nwrappers++;
-			w->f = NULL;
-		}
-		s->attr++;
-		*found = true;
-	}
-	msc_strmap_release(&seen);
-	return 0;
-oom:
-	msc_strmap_release(&seen);
-	return -ENOMEM;
-}
-
 /* The stacks of the report's sites and leaks, once each: those of an
  * image the report no longer describes (before an exec) have no say. */
 static struct msc_rstack **report_stacks(struct msc_report *r, size_t *n)
@@ -188,23 +65,48 @@ static struct msc_rstack **report_stacks(struct msc_report *r, size_t *n)
 	return list;
 }
 
+/* A wrapper found: named in the report ("fn (obj)", or an unnamed frame's
+ * label). */
+static void wrapper_found(void *ctx, const struct msc_rframe *f)
+{
+	struct msc_report *r = ctx;
+	const char **more = msc_arena_alloc(&r->arena, (r->nwrappers + 1) * sizeof(*more));
+	char label[1024];
+
+	if (!more)
+		return;
+	if (r->nwrappers)
+		memcpy(more, r->wrappers, r->nwrappers * sizeof(*more));
+	if (f->fn)
+		snprintf(label, sizeof(label), "%s (%s)", f->fn, f->obj ? msc_base_name(f->obj) : "?");
+	else
+		msc_frame_label(label, sizeof(label), f);
+	if (!(more[r->nwrappers] = msc_arena_strdup(&r->arena, label)))
+		return;
+	r->wrappers = more;
+	r->nwrappers++;
+}
+
 static int find_wrappers(struct msc_report *r)
 {
-	struct msc_arena a;
 	struct msc_rstack **list;
-	bool found = true;
-	unsigned level;
-	size_t n;
-	int ret = 0;
+	struct msc_wstack *ws;
+	size_t n, i;
+	int ret;
 
 	if (!(list = report_stacks(r, &n)))
 		return -ENOMEM;
-	msc_arena_init(&a);
-	for (level = 0; level < WRAPPER_LEVELS && found && !ret; level++) {
-		ret = find_level(list, n, r, &a, &found);
-		msc_arena_reset(&a);
+	ws = calloc(n + 1, sizeof(*ws));
+	if (!ws) {
+		free(list);
+		return -ENOMEM;
 	}
-	msc_arena_release(&a);
+	for (i = 0; i < n; i++)
+		ws[i] = (struct msc_wstack){ list[i]->frames, list[i]->n, list[i]->attr };
+	ret = msc_find_wrappers(ws, n, wrapper_found, r, NULL);
+	for (i = 0; i < n; i++)
+		list[i]->attr = ws[i].attr;
+	free(ws);
 	free(list);
 	return ret;
 }
@@ -257,14 +159,7 @@ const struct msc_rstack *msc_report_stack(const struct msc_report *r, uint32_t i
 
 bool msc_report_runtime_fn(const char *fn)
 {
-	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_main_impl",
-					      "__libc_start_call_main", "start_thread", "clone", "clone3" };
-	size_t i;
-
-	for (i = 0; fn && i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(fn, roots[i]))
-			return true;
-	return false;
+	return msc_runtime_fn(fn);
 }
 
 bool msc_report_stack_truncated(const struct msc_report *r, const struct msc_rstack *s)

@@ -179,6 +179,13 @@ int msc_strmap_init(struct msc_strmap *m, size_t hint)
 	return ret;
 }
 
+void msc_strmap_clear(struct msc_strmap *m)
+{
+	if (m->slots)
+		memset(m->slots, 0, (m->mask + 1) * sizeof(*m->slots));
+	m->count = 0;
+}
+
 void msc_strmap_release(struct msc_strmap *m)
 {
 	table_release(m->slots, &m->mask, &m->count);

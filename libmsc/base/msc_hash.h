@@ -67,6 +67,8 @@ struct msc_strmap {
 
 int msc_strmap_init(struct msc_strmap *m, size_t capacity_hint);
 void msc_strmap_release(struct msc_strmap *m);
+/* Empties it, keeping its table (no allocation). */
+void msc_strmap_clear(struct msc_strmap *m);
 /* Inserts or replaces.  Returns 0 or -ENOMEM. */
 int msc_strmap_put(struct msc_strmap *m, const char *key, void *val);
 void *msc_strmap_get(const struct msc_strmap *m, const char *key);

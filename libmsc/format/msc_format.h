@@ -238,4 +238,32 @@ const char *msc_base_name(const char *path);
  */
 uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool since);
 
+/* Frames below main and thread starts (the C runtime's own: _start,
+ * __libc_start_main, start_thread, clone...). */
+bool msc_runtime_fn(const char *fn);
+
+/*
+ * A program's own allocation wrappers (wrappers.c): a frame where the
+ * stacks of three callers or more are attributed, never seen calling
+ * anything else that allocates, passes the allocation on to its callers;
+ * up to three levels of them.  Each stack's attr (its attributed frame,
+ * msc_stack_attr's) moves up past those found; said(ctx, frame) is called
+ * once for each wrapper.  0 or -ENOMEM.
+ */
+struct msc_wstack {
+	const struct msc_rframe *frames;
+	unsigned n, attr;
+};
+/* Its working memory, kept from one call to the next by a caller that
+ * calls it again and again (ms-top): zero it once, release it at the end;
+ * NULL: a call's own. */
+struct msc_wscratch {
+	struct msc_arena arena;
+	struct msc_strmap seen;
+	bool ready;
+};
+int msc_find_wrappers(struct msc_wstack *list, size_t n, void (*said)(void *ctx, const struct msc_rframe *f),
+		      void *ctx, struct msc_wscratch *scratch);
+void msc_wscratch_release(struct msc_wscratch *s);
+
 #endif

@@ -34,6 +34,8 @@ static void *arena_grow(struct msc_arena *a, void *arr, size_t n, size_t *cap, s
 
 struct stack_label {
 	uint64_t id;
+	const struct msc_rframe *frames;	/* the read's (its defs') */
+	unsigned n, attr;
 	const char *label, *caller;
 	const char **path;		/* the frames from the attributed one out */
 	unsigned npath;
@@ -107,36 +109,59 @@ static const struct stack_label *find_label(const struct stack_label *l, size_t 
 	return NULL;
 }
 
-/* The frame a site is attributed to and the frames after it, as labels
- * (in a, which outlives defs). */
-static int read_stack(struct msc_arena *a, struct msc_stackdefs *defs, const struct msc_rec *rec,
-		      struct stack_label *out)
+/* A stack record's frames and the frame its allocations are attributed
+ * to (the table's: valid for this read). */
+static int read_stack(struct msc_stackdefs *defs, const struct msc_rec *rec, struct stack_label *out)
 {
 	struct msc_rframe *frames;
-	unsigned n, attr, k;
-	char buf[512];
 	uint64_t id;
 	int ret;
 
 	if (msc_rec_u64(rec, "id", &id))
 		return -EINVAL;
-	ret = msc_stack_frames(defs, rec, NULL, 0, &frames, &n, &attr, NULL);
+	ret = msc_stack_frames(defs, rec, NULL, 0, &frames, &out->n, &out->attr, NULL);
 	if (ret)
 		return ret;
 	out->id = id;
-	out->label = out->caller = NULL;
-	out->npath = 0;
-	out->path = msc_arena_alloc(a, TOP_PATH * sizeof(*out->path));
-	for (k = 0; out->path && k < TOP_PATH && attr + k < n; k++) {
-		if (!(out->path[k] = msc_arena_strdup(a, msc_frame_label(buf, sizeof(buf), &frames[attr + k]))))
-			break;
-		out->npath++;
-	}
-	if (out->npath)
-		out->label = out->path[0];
-	if (out->npath > 1)
-		out->caller = out->path[1];
+	out->frames = frames;
 	return 0;
+}
+
+/* The frame a site is attributed to and the frames after it, as labels
+ * (in a, which outlives defs). */
+static void label_stack(struct msc_arena *a, struct stack_label *l)
+{
+	char buf[512];
+	unsigned k;
+
+	l->label = l->caller = NULL;
+	l->npath = 0;
+	l->path = msc_arena_alloc(a, TOP_PATH * sizeof(*l->path));
+	for (k = 0; l->path && k < TOP_PATH && l->attr + k < l->n; k++) {
+		if (!(l->path[k] = msc_arena_strdup(a, msc_frame_label(buf, sizeof(buf), &l->frames[l->attr + k]))))
+			break;
+		l->npath++;
+	}
+	if (l->npath)
+		l->label = l->path[0];
+	if (l->npath > 1)
+		l->caller = l->path[1];
+}
+
+/* The program's own allocation wrappers pass their allocations on, as in
+ * the reports (msc_find_wrappers): then each stack's labels. */
+static void label_stacks(struct msc_arena *a, struct msc_wscratch *scratch, struct stack_label *l, size_t n)
+{
+	struct msc_wstack *ws = n ? msc_arena_alloc(a, n * sizeof(*ws)) : NULL;
+	size_t i;
+
+	for (i = 0; ws && i < n; i++)
+		ws[i] = (struct msc_wstack){ l[i].frames, l[i].n, l[i].attr };
+	if (ws && !msc_find_wrappers(ws, n, NULL, NULL, scratch))
+		for (i = 0; i < n; i++)
+			l[i].attr = ws[i].attr;
+	for (i = 0; i < n; i++)
+		label_stack(a, &l[i]);
 }
 
 /* Sites by label, then by path: twins (one label, two paths) together. */
@@ -248,7 +273,7 @@ struct top_heap *top_heap_read(struct top *t, struct top_sample *s, int pid,
 			labels = arena_grow(a, labels, nlabels, &lcap, sizeof(*labels));
 			if (!labels)
 				return NULL;
-			if (read_stack(a, defs, &rec, &labels[nlabels]) == 0)
+			if (read_stack(defs, &rec, &labels[nlabels]) == 0)
 				nlabels++;
 			break;
 		case MSC_R_MARK: {
@@ -283,6 +308,7 @@ struct top_heap *top_heap_read(struct top *t, struct top_sample *s, int pid,
 			break;
 		}
 	}
+	label_stacks(a, &t->wrappers, labels, nlabels);
 	top_sort(labels, nlabels, sizeof(*labels), cmp_label);
 	top_sort(raw, nraw, sizeof(*raw), cmp_site_stack);
 	/* one site per stack: the sizes summed */

@@ -77,6 +77,7 @@ void top_release(struct top *t)
 	free(t->live_buf);
 	msc_reader_release(&t->live_reader);
 	msc_stackdefs_release(&t->live_defs);
+	msc_wscratch_release(&t->wrappers);
 	free(t->sel.pids);
 	msc_procfs_release(&t->fs);
 }

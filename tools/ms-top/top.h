@@ -175,6 +175,7 @@ struct top {
 	size_t live_cap;
 	struct msc_reader live_reader;
 	struct msc_stackdefs live_defs;	/* the live heap's stacks, reset per read */
+	struct msc_wscratch wrappers;	/* msc_find_wrappers', kept across reads */
 	int live_timeout_ms;
 	unsigned live_errors;
 	char live_err[MSC_ERR_MAX];	/* the last one, for the inspect view */
