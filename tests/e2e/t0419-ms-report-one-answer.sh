@@ -39,6 +39,8 @@ done
 # 1 MiB is), and the table of the peak says what it sums to.
 check_eq "pages: the peaks" "1.0 MiB|8.2 MiB|9.2 MiB" \
 	"$(for n in "peak heap" "peak mapped" "peak heap+mapped"; do sed -n "s/^  $n  *\([0-9.]* MiB\).*/\1/p" pages.txt; done | paste -sd'|')"
+check_eq "pages: the flame graph's total is the summary's peak (nothing leaked)" "$(jq .summary.peak pages.json)" \
+	"$(ms-report --svg pages.ndjson | grep -o 'data-total="[0-9]*"' | head -1 | tr -dc 0-9)"
 check_eq "pages: JSON peaks in bytes" "1048576 8650752 9699328" \
 	"$(jq -r '"\(.summary.heap_peak) \(.summary.mapped_peak) \(.summary.peak)"' pages.json)"
 check_fgrep "pages: the peak's table says what it sums to" \
