@@ -175,6 +175,33 @@ void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, 
 	*frees = a->recorded_frees + a->unsampled_frees;
 }
 
+void msc_agg_figures(const struct msc_agg *a, struct msc_agg_figures *f)
+{
+	msc_agg_totals(a, &f->allocs, &f->bytes, &f->frees);
+	f->live_blocks = a->live_blocks;
+	f->live_bytes = a->live_bytes;
+	f->mapped = a->mapped_live;
+	f->heap = a->live_bytes - a->mapped_live;
+	f->peak = a->peak_live_bytes;
+	f->peak_ts = a->peak_ts;
+	f->heap_peak = a->heap_peak;
+	f->heap_peak_ts = a->heap_peak_ts;
+	f->mapped_peak = a->mapped_peak;
+	f->mapped_peak_ts = a->mapped_peak_ts;
+	f->temporary = a->temporary;
+	f->mmaps = a->mmaps;
+	f->mmap_bytes = a->mmap_bytes;
+	f->brks = a->brks;
+	f->brk_bytes = a->brk_bytes;
+	f->unknown_frees = a->unknown_frees;
+	f->implicit_frees = a->implicit_frees;
+	f->dropped = a->dropped;
+	memcpy(f->errors, a->errors, sizeof(f->errors));
+	f->sample = a->sample;
+	f->recorded_allocs = a->recorded_allocs;
+	f->last_ts = a->last_ts;
+}
+
 /* ------------------------------------------------------------ live table */
 
 _Static_assert(sizeof(struct msc_live) == 24, "a live block's entry is 24 bytes");

@@ -407,6 +407,26 @@ double msc_sample_inverse(uint64_t rate, uint64_t size);
 /* The totals of a (sampled or not) recording: exact when every block was
  * recorded or the shim's counts are known, else estimates. */
 void msc_agg_totals(const struct msc_agg *a, uint64_t *allocs, uint64_t *bytes, uint64_t *frees);
+
+/*
+ * Every figure of the aggregate as a whole, for those that write or show
+ * them (the end record, samples, the summary line, the timeline): read
+ * through this, not from struct msc_agg's members.
+ */
+struct msc_agg_figures {
+	uint64_t allocs, bytes, frees;		/* msc_agg_totals' */
+	uint64_t live_blocks, live_bytes;	/* the heap and mappings */
+	uint64_t heap, mapped;			/* live bytes: the malloc family's, mappings' */
+	uint64_t peak, peak_ts;			/* of both together */
+	uint64_t heap_peak, heap_peak_ts, mapped_peak, mapped_peak_ts;
+	uint64_t temporary;
+	uint64_t mmaps, mmap_bytes, brks, brk_bytes;
+	uint64_t unknown_frees, implicit_frees, dropped;
+	uint64_t errors[MSC_ERR_KINDS];
+	uint64_t sample, recorded_allocs;	/* --sample's rate, its blocks */
+	uint64_t last_ts;			/* of the last event */
+};
+void msc_agg_figures(const struct msc_agg *a, struct msc_agg_figures *f);
 /* A sampled recording's shim counts what it did not record: its counts,
  * and whether they are known (then msc_agg_totals is exact). */
 void msc_agg_set_unsampled(struct msc_agg *a, bool known, uint64_t allocs, uint64_t bytes,

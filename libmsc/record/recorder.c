@@ -477,8 +477,10 @@ static int cmp_site_bytes(const void *x, const void *y)
 uint64_t recorder_now(const struct msc_recorder *r, const struct msc_agg *a)
 {
 	uint64_t t = r->col ? msc_collector_now(r->col) : 0;
+	struct msc_agg_figures f;
 
-	return a->last_ts > t ? a->last_ts : t;
+	msc_agg_figures(a, &f);
+	return f.last_ts > t ? f.last_ts : t;
 }
 
 /* What the program and the recording cost, for the record. */
@@ -606,13 +608,18 @@ static void on_detach(void *ctx, struct msc_cproc *p, const struct msc_cend *end
 
 		s->recorded = true;
 		s->execd = exec;
-		msc_agg_totals(&pr->agg, &s->allocs, &s->bytes, &s->frees);
-		s->peak = pr->agg.peak_live_bytes;
-		s->heap_peak = pr->agg.heap_peak;
-		s->mapped_peak = pr->agg.mapped_peak;
-		s->live = pr->agg.live_bytes;
-		s->live_blocks = pr->agg.live_blocks;
-		s->unknown_frees = pr->agg.unknown_frees;
+		struct msc_agg_figures f;
+
+		msc_agg_figures(&pr->agg, &f);
+		s->allocs = f.allocs;
+		s->bytes = f.bytes;
+		s->frees = f.frees;
+		s->peak = f.peak;
+		s->heap_peak = f.heap_peak;
+		s->mapped_peak = f.mapped_peak;
+		s->live = f.live_bytes;
+		s->live_blocks = f.live_blocks;
+		s->unknown_frees = f.unknown_frees;
 		if (pr->have_leaks) {
 			s->leaked = pr->leaks.bytes;
 			s->leaked_blocks = pr->leaks.blocks;

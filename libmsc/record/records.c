@@ -192,17 +192,17 @@ void msc_write_error(struct msc_writer *w, const struct msc_agg_error *e, int pi
 void msc_write_sample(struct msc_writer *w, const struct msc_agg *a, int pid, uint64_t ts,
 		      uint64_t rss)
 {
-	uint64_t allocs, bytes, frees;
+	struct msc_agg_figures f;
 
-	msc_agg_totals(a, &allocs, &bytes, &frees);
+	msc_agg_figures(a, &f);
 	msc_w_record(w, MSC_R_SAMPLE);
 	msc_w_i64(w, "pid", pid);
 	msc_w_u64(w, "ts", ts);
 	msc_w_u64(w, "rss", rss);
-	msc_w_u64(w, "heap", a->live_bytes - a->mapped_live);
-	msc_w_u64(w, "mapped", a->mapped_live);
-	msc_w_u64(w, "allocs", allocs);
-	msc_w_u64(w, "bytes", bytes);
+	msc_w_u64(w, "heap", f.heap);
+	msc_w_u64(w, "mapped", f.mapped);
+	msc_w_u64(w, "allocs", f.allocs);
+	msc_w_u64(w, "bytes", f.bytes);
 	msc_w_end(w);
 }
 
@@ -213,7 +213,7 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
 	static const unsigned kinds[] = { MSC_LEAK_DEFINITELY, MSC_LEAK_INDIRECTLY, MSC_LEAK_POSSIBLY,
 					  MSC_LEAK_REACHABLE, MSC_LEAK_UNSCANNED, MSC_LEAK_UNKNOWN };
 	uint64_t leaked, blocks, kind_bytes[MSC_LEAK_KINDS], kind_blocks[MSC_LEAK_KINDS], errors = 0;
-	uint64_t allocs, bytes, frees;
+	struct msc_agg_figures f;
 	char key[32];
 	bool scanned;
 	unsigned k;
@@ -222,14 +222,14 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
 	msc_agg_leak_totals_of(a, kind_bytes, kind_blocks, &leaked, &blocks, NULL, NULL, &scanned);
 	if (sum)
 		*sum = (struct msc_leak_sum){ leaked, blocks, scanned };
-	msc_agg_totals(a, &allocs, &bytes, &frees);
-	msc_w_u64(w, "allocs", allocs);
-	msc_w_u64(w, "frees", frees);
-	msc_w_u64(w, "bytes", bytes);
-	msc_w_u64(w, "peak", a->peak_live_bytes);
-	msc_w_u64(w, "peak_ts", a->peak_ts);
-	msc_w_u64(w, "live", a->live_blocks);
-	msc_w_u64(w, "live_bytes", a->live_bytes);
+	msc_agg_figures(a, &f);
+	msc_w_u64(w, "allocs", f.allocs);
+	msc_w_u64(w, "frees", f.frees);
+	msc_w_u64(w, "bytes", f.bytes);
+	msc_w_u64(w, "peak", f.peak);
+	msc_w_u64(w, "peak_ts", f.peak_ts);
+	msc_w_u64(w, "live", f.live_blocks);
+	msc_w_u64(w, "live_bytes", f.live_bytes);
 	if (leaks) {
 		msc_w_u64(w, "leaked_bytes", leaked);
 		msc_w_u64(w, "leaked_blocks", blocks);
@@ -241,38 +241,38 @@ void msc_write_totals(struct msc_writer *w, const struct msc_agg *a, bool leaks,
 		}
 		msc_w_bool(w, "scanned", scanned);
 	}
-	msc_w_u64(w, "temporary", a->temporary);
-	msc_w_u64(w, "mmaps", a->mmaps);
-	msc_w_u64(w, "mmap_bytes", a->mmap_bytes);
-	msc_w_u64(w, "brks", a->brks);
-	msc_w_u64(w, "brk_bytes", a->brk_bytes);
+	msc_w_u64(w, "temporary", f.temporary);
+	msc_w_u64(w, "mmaps", f.mmaps);
+	msc_w_u64(w, "mmap_bytes", f.mmap_bytes);
+	msc_w_u64(w, "brks", f.brks);
+	msc_w_u64(w, "brk_bytes", f.brk_bytes);
 	/* The page-level view: the heap against what the program mapped. */
-	msc_w_u64(w, "heap_peak", a->heap_peak);
-	msc_w_u64(w, "heap_peak_ts", a->heap_peak_ts);
-	msc_w_u64(w, "mapped_peak", a->mapped_peak);
-	msc_w_u64(w, "mapped_peak_ts", a->mapped_peak_ts);
-	msc_w_u64(w, "mapped", a->mapped_live);
-	msc_w_u64(w, "unknown_frees", a->unknown_frees);
+	msc_w_u64(w, "heap_peak", f.heap_peak);
+	msc_w_u64(w, "heap_peak_ts", f.heap_peak_ts);
+	msc_w_u64(w, "mapped_peak", f.mapped_peak);
+	msc_w_u64(w, "mapped_peak_ts", f.mapped_peak_ts);
+	msc_w_u64(w, "mapped", f.mapped);
+	msc_w_u64(w, "unknown_frees", f.unknown_frees);
 	for (k = 1; k < MSC_ERR_KINDS; k++)
-		errors += a->errors[k];
+		errors += f.errors[k];
 	msc_w_u64(w, "errors", errors);
 	for (k = 1; k < MSC_ERR_KINDS; k++)
-		if (a->errors[k]) {
+		if (f.errors[k]) {
 			/* double_free, invalid_free, mismatch, realloc_freed */
 			snprintf(key, sizeof(key), "%s", msc_error_name(k));
 			for (char *c = key; *c; c++)
 				if (*c == '-')
 					*c = '_';
-			msc_w_u64(w, key, a->errors[k]);
+			msc_w_u64(w, key, f.errors[k]);
 		}
-	if (a->implicit_frees)
-		msc_w_u64(w, "implicit_frees", a->implicit_frees);
-	if (a->dropped)
-		msc_w_u64(w, "dropped", a->dropped);
-	if (a->sample) {
+	if (f.implicit_frees)
+		msc_w_u64(w, "implicit_frees", f.implicit_frees);
+	if (f.dropped)
+		msc_w_u64(w, "dropped", f.dropped);
+	if (f.sample) {
 		/* The figures above but allocs, frees and bytes are
 		 * estimates; these are what they rest on. */
-		msc_w_u64(w, "sample", a->sample);
-		msc_w_u64(w, "samples", a->recorded_allocs);
+		msc_w_u64(w, "sample", f.sample);
+		msc_w_u64(w, "samples", f.recorded_allocs);
 	}
 }

@@ -69,6 +69,7 @@ void msc_timeline_pin(struct msc_timeline *t, const struct msc_agg *a, uint64_t 
 
 static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force, bool pinned)
 {
+	struct msc_agg_figures f;
 	struct msc_tpoint *p;
 	uint64_t now = 0, cpu = 0;
 	long n;
@@ -102,8 +103,9 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 	}
 	p->ntop = (unsigned)n;
 	p->ts = ts;
-	p->mapped = a->mapped_live;
-	p->heap = a->live_bytes - a->mapped_live;
+	msc_agg_figures(a, &f);
+	p->mapped = f.mapped;
+	p->heap = f.heap;
 	/* Of three equal points in a row the middle one says nothing: the
 	 * line between the others is the same. */
 	if (t->npts >= 2 && !p[-1].pinned && same(p, p - 1) && same(p - 1, p - 2))
