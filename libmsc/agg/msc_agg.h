@@ -849,6 +849,31 @@ static inline uint64_t msc_live_size(const struct msc_agg *a, const struct msc_l
 	return l->size != MSC_LIVE_BIG ? l->size : msc_live_big_size(a, l);
 }
 
+/* The aggregate's sites, for those that list them (the results, live
+ * answers, reports): indexes 0 .. msc_agg_nsites() - 1, those folded into a
+ * class site (removed) included; and a leak group's site. */
+static inline uint32_t msc_agg_nsites(const struct msc_agg *a)
+{
+	return a->nsites;
+}
+
+static inline const struct msc_site *msc_agg_site_at(const struct msc_agg *a, uint32_t i)
+{
+	return &a->sites[i];
+}
+
+/* Its live bytes now (the heap and mappings): per event, inline. */
+static inline uint64_t msc_agg_live_bytes(const struct msc_agg *a)
+{
+	return a->live_bytes;
+}
+
+/* Is it a sampled recording's (--sample)? */
+static inline bool msc_agg_sampled(const struct msc_agg *a)
+{
+	return a->sample != 0;
+}
+
 /* The site a block counts in (sites folded into a class forward to it). */
 static inline struct msc_site *msc_agg_site(const struct msc_agg *a, uint32_t i)
 {

@@ -384,11 +384,12 @@ static int load_event(struct msc_report *r, const struct msc_rec *rec, enum msc_
 	default:
 		return 0;
 	}
-	before = r->agg.live_bytes;
+	before = msc_agg_live_bytes(&r->agg);
 	msc_agg_apply(&r->agg, &ev, &res);
 	/* A free's record names the stack of the block it frees. */
-	if (r->want_heap_series && r->agg.live_bytes != before &&
-	    heap_change(&r->heap, ts, ev.stack, (int64_t)(r->agg.live_bytes - before), r->agg.live_bytes))
+	if (r->want_heap_series && msc_agg_live_bytes(&r->agg) != before &&
+	    heap_change(&r->heap, ts, ev.stack, (int64_t)(msc_agg_live_bytes(&r->agg) - before),
+			msc_agg_live_bytes(&r->agg)))
 		return -ENOMEM;
 	return 0;
 }
@@ -430,8 +431,8 @@ static int sites_from_events(struct msc_report *r)
 	uint32_t k;
 
 	r->nsites = 0;
-	for (k = 0; k < a->nsites; k++) {
-		const struct msc_site *s = &a->sites[k];
+	for (k = 0; k < msc_agg_nsites(a); k++) {
+		const struct msc_site *s = msc_agg_site_at(a, k);
 		struct msc_rsite *o;
 
 		if (s->removed)
@@ -461,12 +462,15 @@ static int sites_from_events(struct msc_report *r)
 	}
 	/* A range's blocks (--since, --until): their own peak, not the run's. */
 	if (r->since || r->until) {
-		r->peak = a->peak_live_bytes;
-		r->peak_ts = a->peak_ts;
-		r->pages.heap_peak = a->heap_peak;
-		r->pages.heap_peak_ts = a->heap_peak_ts;
-		r->pages.mapped_peak = a->mapped_peak;
-		r->pages.mapped_peak_ts = a->mapped_peak_ts;
+		struct msc_agg_figures f;
+
+		msc_agg_figures(a, &f);
+		r->peak = f.peak;
+		r->peak_ts = f.peak_ts;
+		r->pages.heap_peak = f.heap_peak;
+		r->pages.heap_peak_ts = f.heap_peak_ts;
+		r->pages.mapped_peak = f.mapped_peak;
+		r->pages.mapped_peak_ts = f.mapped_peak_ts;
 	}
 	/* Leak kinds come from the leak records (a scan is not in events);
 	 * without them, what is still live is unscanned. */
@@ -476,7 +480,7 @@ static int sites_from_events(struct msc_report *r)
 	if (nleaks < 0)
 		return (int)nleaks;
 	for (i = 0; i < nleaks; i++) {
-		const struct msc_site *s = &a->sites[leaks[i].site];
+		const struct msc_site *s = msc_agg_site_at(a, leaks[i].site);
 		struct msc_rleak *l;
 
 		if (MSC_GROW(r->leaks, r->nleaks + 1, r->leaks_cap, 64)) {

@@ -313,7 +313,7 @@ static void take_unsampled(struct rproc *pr, const struct msc_cproc *p)
 	uint64_t allocs, bytes, frees;
 	bool known;
 
-	if (pr->agg.sample) {
+	if (msc_agg_sampled(&pr->agg)) {
 		known = msc_cproc_unsampled(p, &allocs, &bytes, &frees);
 		msc_agg_set_unsampled(&pr->agg, known, allocs, bytes, frees);
 	}
@@ -519,14 +519,14 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 	 * ran; the process is gone by now). */
 	if (r->o.interval_ms)
 		msc_write_sample(w, a, pr->pid, end_ts, pr->last_rss);
-	order = malloc((a->nsites ? a->nsites : 1) * sizeof(*order));
+	order = malloc((msc_agg_nsites(a) ? msc_agg_nsites(a) : 1) * sizeof(*order));
 	if (!order) {
 		recorder_warn(r, "out of memory writing the results of pid %d", pr->pid);
 		return;
 	}
-	for (i = 0; i < (long)a->nsites; i++)
-		if (!a->sites[i].removed)
-			order[nsites++] = &a->sites[i];
+	for (i = 0; i < (long)msc_agg_nsites(a); i++)
+		if (!msc_agg_site_at(a, (uint32_t)i)->removed)
+			order[nsites++] = msc_agg_site_at(a, (uint32_t)i);
 	qsort(order, (size_t)nsites, sizeof(*order), cmp_site_bytes);
 	for (i = 0; i < nsites; i++) {
 		msc_stacks_write(&r->stacks, w, order[i]->stack);
@@ -539,7 +539,7 @@ static void write_results(struct msc_recorder *r, struct rproc *pr, const struct
 		for (i = 0; i < nleaks; i++) {
 			const struct rmark *m = recorder_leak_after(pr, &leaks[i]);
 
-			msc_stacks_write(&r->stacks, w, a->sites[leaks[i].site].stack);
+			msc_stacks_write(&r->stacks, w, msc_agg_site_at(a, leaks[i].site)->stack);
 			msc_write_leak(w, a, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, pr->pid);
 		}
 		free(leaks);

@@ -181,7 +181,7 @@ static long write_blocks(struct msc_recorder *r, struct msc_writer *w, struct ms
 		 * with until alone epoch 0 is before it */
 		if (ncuts && leaks[i].epoch != (rg->since ? 1u : 0u))
 			continue;
-		msc_stacks_write_to(&r->stacks, out, w, pr->agg.sites[leaks[i].site].stack);
+		msc_stacks_write_to(&r->stacks, out, w, msc_agg_site_at(&pr->agg, leaks[i].site)->stack);
 		msc_write_leak(w, &pr->agg, &leaks[i], m ? m->name : NULL, m ? m->ts : 0, r->main_pid);
 	}
 	free(leaks);
@@ -335,8 +335,8 @@ void recorder_live_serve(struct msc_recorder *r)
 		for (i = 0; i < r->main_pr->nmarks && !lw.error; i++)
 			recorder_write_mark(&lw, r->main_pid, &r->main_pr->marks[i], 0);
 		a = &r->main_pr->agg;
-		for (i = 0; i < a->nsites && !lw.error; i++) {
-			const struct msc_site *s = &a->sites[i];
+		for (i = 0; i < msc_agg_nsites(a) && !lw.error; i++) {
+			const struct msc_site *s = msc_agg_site_at(a, (uint32_t)i);
 
 			if (s->removed)
 				continue;

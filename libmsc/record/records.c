@@ -122,7 +122,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 	msc_w_u64(w, "allocs", s->allocs);
 	msc_w_u64(w, "frees", s->frees);
 	msc_w_u64(w, "bytes", s->bytes);
-	if (a->sample)
+	if (msc_agg_sampled(a))
 		msc_w_u64(w, "samples", msc_site_samples(s));
 	msc_w_u64(w, "live", msc_site_live(s));
 	msc_w_u64(w, "live_bytes", s->live_bytes);
@@ -142,7 +142,7 @@ void msc_write_site(struct msc_writer *w, const struct msc_agg *a, const struct 
 void msc_write_leak(struct msc_writer *w, const struct msc_agg *a, const struct msc_leak *l,
 		    const char *after, uint64_t after_ts, int pid)
 {
-	const struct msc_site *s = &a->sites[l->site];
+	const struct msc_site *s = msc_agg_site_at(a, l->site);
 
 	begin_site_record(w, MSC_R_LEAK, a, s, pid);
 	msc_w_str(w, "kind", msc_leak_kind_name(l->kind));
