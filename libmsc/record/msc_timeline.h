@@ -7,8 +7,8 @@
  * A point is the heap at one moment: its live bytes, the program's own
  * mappings, and the MSC_TIMELINE_TOP stacks holding the most then, exact.
  * Points are taken at most once per grid step (1 ms at first) of the
- * events' time, just before the first event of a batch that crosses it
- * (the heap as it stood since the last one), and at the end.  When
+ * events' time, a nanosecond before the first event of a batch that
+ * crosses it (the heap as it stood since the last one), and at the end.  When
  * MSC_TIMELINE_POINTS are kept, every other one goes and the step doubles:
  * a run of any length ends with between half and all of them, and the
  * sites walked stay about twice that many times the sites.  A point is
@@ -62,7 +62,8 @@ static inline bool msc_timeline_due(const struct msc_timeline *t, uint64_t ts)
 	return ts >= t->due && !t->off;
 }
 
-/* A point of a's heap at ts (force: even if not due, as at the end). */
+/* A point of a's heap at ts, when msc_timeline_due said one is (force: the
+ * end's, whatever the calm rule says). */
 void msc_timeline_take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, bool force);
 /* A point at a mark's ts, kept when the others are thinned (the first
  * MSC_TIMELINE_PINS marks'): the heap as it stood at the mark. */

@@ -396,9 +396,10 @@ static void on_events(void *ctx, struct msc_cproc *p, const struct msc_cevent *e
 	struct rproc *pr = p->user;
 	size_t i;
 
-	/* The heap as it stood up to this batch. */
-	if (n && msc_timeline_due(&pr->timeline, ev[0].ts))
-		msc_timeline_take(&pr->timeline, &pr->agg, ev[0].ts, false);
+	/* The heap as it stood up to this batch: a moment before its first
+	 * event (which may be the one that makes the peak). */
+	if (n && ev[0].ts && msc_timeline_due(&pr->timeline, ev[0].ts))
+		msc_timeline_take(&pr->timeline, &pr->agg, ev[0].ts - 1, false);
 	msc_agg_prefetch_batch(&pr->agg, ev, n);
 	for (i = 0; i < n; i++)
 		on_event(ctx, p, &ev[i]);

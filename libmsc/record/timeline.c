@@ -74,7 +74,7 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 	uint64_t now = 0, cpu = 0;
 	long n;
 
-	if (t->off || (!force && ts < t->due))
+	if (t->off)
 		return;
 	if (!force) {
 		now = msc_now_monotonic();

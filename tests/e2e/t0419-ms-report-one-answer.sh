@@ -57,7 +57,8 @@ echo "$chart" >chart.txt
 check_fgrep "pages: html: the sites, the rest, mapped memory on top" "'all other sites','mapped (anonymous mmaps and brk)'])" chart.txt
 ts=$(echo "$chart" | sed 's/^[^[]*\[\([^]]*\)\].*/[\1]/')
 vals=$(echo "$chart" | sed 's/.*\[\[\(.*\)\]\].*/[[\1]]/')
-at=$(echo "$ts" | jq --argjson t "$(jq .summary.peak_ts pages.json)" 'index($t)')
+# (the peak's point: the last one at its time)
+at=$(echo "$ts" | jq --argjson t "$(jq .summary.peak_ts pages.json)" 'indices($t) | last')
 check_eq "pages: html: the peak's point, heap and mapped" "1048576 8650752" \
 	"$(echo "$vals" | jq -r --argjson i "${at:-0}" '"\(.[0:-1] | map(.[$i]) | add) \(.[-1][$i])"')"
 check_eq "pages: html: no point above the peak" true \
