@@ -826,6 +826,7 @@ bench_sizes() {
 	_events=$(jq -r 'select(.type == "end") | .allocs + .frees' "$OUT/sizes.ndjson")
 	_sf=$(grep -E '^\{"type":"(stack|frame)"' "$OUT/sizes.ndjson" | wc -c)
 	_sites=$(grep -E '^\{"type":"site"' "$OUT/sizes.ndjson" | wc -c)
+	_tl=$(grep -E '^\{"type":"(timeline|series)"' "$OUT/sizes.ndjson" | wc -c)
 	_v1s=$(grep -E '^\{"type":"stack"' "$OUT/sizes.v1.ndjson" | wc -c)
 	_counts="$(thousands "$(grep -c '^{"type":"stack"' "$OUT/sizes.ndjson")") stack records,"
 	_counts="$_counts $(thousands "$(grep -c '^{"type":"frame"' "$OUT/sizes.ndjson")") frame records,"
@@ -849,7 +850,9 @@ bench_sizes() {
 		emit "| heaptrack | failed | | |"
 	fi
 	emit "" "Stack and frame records: $(thousands "$_sf") bytes (format 1's stacks:" \
-		"$(thousands "$_v1s")); site records: $(thousands "$_sites") bytes."
+		"$(thousands "$_v1s")); site records: $(thousands "$_sites") bytes; the heap over time by" \
+		"site (timeline and series records): $(thousands "$_tl") bytes," \
+		"$(awk -v t="$_tl" -v b="$(wc -c <"$OUT/sizes.ndjson")" 'BEGIN { printf "%.1f", 100 * t / b }') % of the recording."
 	if [ -n "$_ht" ] && [ -s "$_ht" ]; then
 		emit "memscope .zst / heaptrack: $(ratio "$(wc -c <"$OUT/sizes.ndjson.zst")" "$(wc -c <"$_ht")" 2)x" \
 			"(target: at most 2x); memscope uncompressed: $(awk -v b="$(wc -c <"$OUT/sizes.ndjson")" 'BEGIN { printf "%.1f", b / 1e6 }') MB (target: under 10 MB)."
