@@ -12,9 +12,10 @@
  * MSC_TIMELINE_POINTS are kept, every other one goes and the step doubles:
  * a run of any length ends with between half and all of them, and the
  * sites walked stay about twice that many times the sites.  A point is
- * also never taken sooner after the last than 40 times the CPU time the
- * last one took (a walk of a million sites must not eat the collector's
- * time), and
+ * also never taken sooner after the last than 100 times the CPU time the
+ * last one took: of wall time, and for a walk of over 20 us (many sites),
+ * of the collector's own CPU time too, so that the walks take at most a
+ * hundredth of what the collector does; and
  * of three equal points in a row the middle one is not kept.
  */
 #ifndef MSC_TIMELINE_H
@@ -47,6 +48,9 @@ struct msc_timeline {
 	size_t npts;
 	uint64_t step, due;		/* ns of the events' time */
 	uint64_t calm_until;		/* monotonic ns: no point before */
+	uint64_t cpu_next;		/* the collector thread's CPU ns: no
+					 * costly point before */
+	uint64_t last_cost;		/* CPU ns the last point's walk took */
 	uint64_t *sums;			/* msc_agg_top_stacks' scratch */
 	size_t sums_cap;
 	bool off;			/* out of memory: no more points */

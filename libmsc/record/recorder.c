@@ -357,6 +357,14 @@ static void on_event(struct msc_recorder *r, struct msc_cproc *p, const struct m
 	struct msc_agg *a = &pr->agg;
 	struct msc_cevent e;
 
+	/* Nearly every event: an allocation, a free, a mapping. */
+	if (__builtin_expect(ev->type <= MSC_CEV_BRK, 1)) {
+		if (msc_agg_push(a, ev))
+			apply_event(r, pr, p->pid, ev);
+		while (msc_agg_pop(a, &e))
+			apply_event(r, pr, p->pid, &e);
+		return;
+	}
 	switch (ev->type) {
 	case MSC_CEV_THREAD_EXIT:
 		thread_gone(pr, ev->tid);

@@ -9,7 +9,9 @@
 #include "msc_util.h"
 
 #define FIRST_STEP_NS 1000000ull
-#define CALM_FACTOR 40
+#define CALM_FACTOR 100
+/* A walk this cheap is bounded by wall time only. */
+#define CHEAP_WALK_NS 20000ull
 
 void msc_timeline_init(struct msc_timeline *t)
 {
@@ -81,6 +83,8 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 		if (now < t->calm_until)
 			return;
 		cpu = msc_now_thread_cpu();
+		if (t->last_cost > CHEAP_WALK_NS && cpu < t->cpu_next)
+			return;
 	}
 	if (!t->pts && !(t->pts = malloc(MSC_TIMELINE_POINTS * sizeof(*t->pts)))) {
 		t->off = true;
@@ -115,8 +119,13 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 	t->due = (ts / t->step + 1) * t->step;
 	/* What the walk cost in CPU: a collector that was preempted waits no
 	 * longer for it. */
-	if (!force)
-		t->calm_until = now + CALM_FACTOR * (msc_now_thread_cpu() - cpu);
+	if (!force) {
+		uint64_t after = msc_now_thread_cpu();
+
+		t->last_cost = after - cpu;
+		t->calm_until = now + CALM_FACTOR * t->last_cost;
+		t->cpu_next = after + CALM_FACTOR * t->last_cost;
+	}
 }
 
 /* A stack's bytes at point p: 0 when p lists fewer than the top (every
