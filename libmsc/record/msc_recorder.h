@@ -126,8 +126,9 @@ int msc_recorder_attach(struct msc_recorder *r, int pid, const char *shim,
  * Puts the attached process back as it was (its hooks removed, recording
  * stopped; the library stays loaded) and ends its session with reason
  * "detached".  A no-op when it ended already.  -EAGAIN, the session going
- * on, when the process is stopped (job control, a debugger): try again
- * once it continues (msc_recorder_main_stopped).
+ * on, when the process is stopped (job control, a debugger: try again
+ * once it continues, msc_recorder_main_stopped) or no thread of it was
+ * outside the allocator in time (try again).
  */
 int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, struct msc_err *err);
 bool msc_recorder_main_stopped(const struct msc_recorder *r);

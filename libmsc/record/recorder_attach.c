@@ -312,9 +312,12 @@ int msc_recorder_detach(struct msc_recorder *r, struct msc_inject_stats *st, str
 			rc = msc_err_set(err, rc, "pid %d: libmemscope.so did not say it wrote its slots back: %s",
 					 r->main_pid, strerror(-rc));
 	}
-	/* Stopped (SIGSTOP, a debugger's): the caller may try again once it
-	 * continues, and records meanwhile. */
-	if (rc == -EAGAIN && msc_recorder_main_stopped(r))
+	/* Stopped (SIGSTOP, a debugger's), or no thread outside the
+	 * allocator for now: the caller tries again (once it continues),
+	 * recording meanwhile.  Not only while it is still stopped: one that
+	 * a SIGCONT woke between the call and now would otherwise end the
+	 * session with its slots still hooked. */
+	if (rc == -EAGAIN)
 		return rc;
 	if (rc == 0 && c.ret < 0)
 		rc = msc_err_set(err, -EBUSY,

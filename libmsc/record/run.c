@@ -340,10 +340,12 @@ static int detach_when_running(struct msc_run *run, struct msc_recorder *rec, in
 	int rc, pid = run->pid;
 
 	while ((rc = msc_recorder_detach(rec, de, &err)) == -EAGAIN) {
-		if (!said)
+		/* (or, running, every thread was in the allocator: again) */
+		if (!said && msc_recorder_main_stopped(rec)) {
 			say(run, "pid %d is stopped: detaching once it continues (kill -CONT %d); a second signal leaves it as it is, hooked",
 			    pid, pid);
-		said = true;
+			said = true;
+		}
 		if (msc_recorder_poll(rec, sfd, nap_ms) > 0 && stop_signal(run, rec, sfd)) {
 			say(run, "pid %d: not detached: its hooks stay in until it is attached and detached again",
 			    pid);
