@@ -134,19 +134,19 @@ static int leak_in_range(const struct msc_snapshot *s, const struct loader *l, c
 	if ((s->since && !l->since_known) || (s->until && !l->until_known))
 		return msc_rec_err(err, rec, -ESRCH, "leak record before the mark '%s': no such mark so far",
 				   s->since && !l->since_known ? s->since : s->until);
+	const struct msc_span rg = { s->since != NULL, s->until != NULL, l->since_time, l->until_time,
+				      l->since_ts, l->until_ts };
+	int in;
+
 	if (msc_rec_u64(rec, "after_ts", &at))
 		at = 0;
 	msc_rec_u64(rec, "first_ts", &first);
 	msc_rec_u64(rec, "last_ts", &last);
-	/* A mark takes whole records; a time those whose blocks are all on
-	 * its side. */
-	if ((l->since_time && first < l->since_ts && last >= l->since_ts) ||
-	    (l->until_time && first < l->until_ts && last >= l->until_ts))
+	if ((in = msc_span_leak(&rg, at, first, last)) < 0)
 		return msc_rec_err(err, rec, -ESRCH, "leak record of blocks allocated both before and after %s, "
 				   "which no mark splits: a time splits leaks only at a mark",
-				   l->since_time && first < l->since_ts && last >= l->since_ts ? s->since : s->until);
-	return (!s->since || (l->since_time ? first : at) >= l->since_ts) &&
-	       (!s->until || (l->until_time ? last : at) < l->until_ts);
+				   in == -1 ? s->since : s->until);
+	return in;
 }
 
 /*

@@ -226,21 +226,20 @@ int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, con
 	if (o->until && s->until_known)
 		until = s->until_ts;
 	if (kind == C_LEAK) {
+		const struct msc_span rg = { o->since != NULL, o->until != NULL, s->since_time, s->until_time,
+					      since, until };
 		uint64_t first = 0, last = 0;
+		int in;
 
-		/* its blocks came between its mark (or the start) and the
-		 * next: a mark takes whole records; a time those whose blocks
-		 * are all on its side */
 		if (msc_rec_u64(rec, "after_ts", &at))
 			at = 0;
 		msc_rec_u64(rec, "first_ts", &first);
 		msc_rec_u64(rec, "last_ts", &last);
-		if ((s->since_time && first < since && last >= since) || (s->until_time && first < until && last >= until))
+		if ((in = msc_span_leak(&rg, at, first, last)) < 0)
 			return msc_rec_err(err, rec, -EINVAL, "leak record of blocks allocated both before and after %s, "
 					   "which no mark splits: a time splits leaks only at a mark (ms-record "
-					   "--mark-signal, ms-snap --mark)", s->since_time && first < since && last >= since ?
-					   o->since : o->until);
-		return (s->since_time ? first >= since : at >= since) && (s->until_time ? last < until : at < until);
+					   "--mark-signal, ms-snap --mark)", in == -1 ? o->since : o->until);
+		return in;
 	} else if (kind == C_ALLOC) {
 		msc_rec_u64(rec, "ts", &at);
 	} else if (msc_rec_u64(rec, "alloc_ts", &at)) {

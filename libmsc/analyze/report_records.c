@@ -448,34 +448,13 @@ static int resolve_live_at(struct msc_report *r, const char *name, struct msc_er
 			   "of the first 32 marks, with -i above 0)", name, r->live_at);
 }
 
-/*
- * Is a leak record of blocks allocated in the range?  1 or 0; -1 (-2) when
- * its blocks are on both sides of the since (until) time.  A mark bound
- * takes whole records (the recording split them at its marks: a record's
- * blocks came between its mark, or the start, and the next one); a time
- * bound takes a record whose blocks are all on its side.
- */
+/* Is a leak record of blocks allocated in the range (msc_span_leak)? */
 static int leak_in_range(const struct msc_report *r, const struct msc_rleak *l)
 {
-	uint64_t at = l->after ? l->after_ts : 0;
+	const struct msc_span rg = { r->since != NULL, r->until != NULL, r->since_time, r->until_time,
+				      r->since_ts, r->until_ts };
 
-	if (r->since && r->since_time) {
-		if (l->last_ts < r->since_ts)
-			return 0;
-		if (l->first_ts < r->since_ts)
-			return -1;
-	} else if (r->since && at < r->since_ts) {
-		return 0;
-	}
-	if (r->until && r->until_time) {
-		if (l->first_ts >= r->until_ts)
-			return 0;
-		if (l->last_ts >= r->until_ts)
-			return -2;
-	} else if (r->until && at >= r->until_ts) {
-		return 0;
-	}
-	return 1;
+	return msc_span_leak(&rg, l->after ? l->after_ts : 0, l->first_ts, l->last_ts);
 }
 
 int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err)

@@ -611,3 +611,24 @@ uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool sinc
 		return UINT64_MAX;
 	return ts;
 }
+
+int msc_span_leak(const struct msc_span *rg, uint64_t at, uint64_t first_ts, uint64_t last_ts)
+{
+	if (rg->since && rg->since_time) {
+		if (last_ts < rg->since_ts)
+			return 0;
+		if (first_ts < rg->since_ts)
+			return -1;
+	} else if (rg->since && at < rg->since_ts) {
+		return 0;
+	}
+	if (rg->until && rg->until_time) {
+		if (first_ts >= rg->until_ts)
+			return 0;
+		if (last_ts >= rg->until_ts)
+			return -2;
+	} else if (rg->until && at >= rg->until_ts) {
+		return 0;
+	}
+	return 1;
+}

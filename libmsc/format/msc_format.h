@@ -238,6 +238,21 @@ const char *msc_base_name(const char *path);
  */
 uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool since);
 
+/*
+ * A range's bounds as a reader resolved them: each given or not, a mark's
+ * instant or a time.  msc_span_leak: is a leak record of blocks allocated
+ * in it?  Its blocks came after its mark (at: after_ts, 0 before the
+ * first) and before the next, from first_ts to last_ts: a mark bound
+ * takes whole records, a time bound those whose blocks are all on its
+ * side.  1 or 0; -1 (-2) when its blocks straddle the since (until) time.
+ */
+struct msc_span {
+	bool since, until;		/* given */
+	bool since_time, until_time;	/* a time, not a mark */
+	uint64_t since_ts, until_ts;
+};
+int msc_span_leak(const struct msc_span *rg, uint64_t at, uint64_t first_ts, uint64_t last_ts);
+
 /* Frames below main and thread starts (the C runtime's own: _start,
  * __libc_start_main, start_thread, clone...). */
 bool msc_runtime_fn(const char *fn);

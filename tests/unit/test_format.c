@@ -435,9 +435,33 @@ static void test_attr_through_wrapper_helpers(void **state)
 	assert_int_equal(msc_stack_attr(g, 3, NULL, 0), 0);
 }
 
+/* A range's bounds on leak records: marks take whole records by the mark
+ * they came after, times those whose blocks are all on their side. */
+static void test_span_leak(void **state)
+{
+	const struct msc_span marks = { true, true, false, false, 100, 300 };
+	const struct msc_span times = { true, true, true, true, 100, 300 };
+	const struct msc_span since = { true, false, true, false, 100, 0 };
+
+	(void)state;
+	assert_int_equal(msc_span_leak(&marks, 0, 10, 20), 0);		/* before the first mark */
+	assert_int_equal(msc_span_leak(&marks, 100, 150, 290), 1);	/* after since's mark */
+	assert_int_equal(msc_span_leak(&marks, 300, 310, 320), 0);	/* after until's */
+	assert_int_equal(msc_span_leak(&times, 0, 150, 250), 1);
+	assert_int_equal(msc_span_leak(&times, 0, 50, 99), 0);
+	assert_int_equal(msc_span_leak(&times, 0, 50, 150), -1);	/* straddles 100 */
+	assert_int_equal(msc_span_leak(&times, 0, 250, 350), -2);	/* straddles 300 */
+	assert_int_equal(msc_span_leak(&times, 0, 300, 350), 0);
+	assert_int_equal(msc_span_leak(&since, 0, 100, 1000), 1);	/* no until */
+	assert_int_equal(msc_mark_bound("start", "ms-record", 55, true), 0);
+	assert_int_equal(msc_mark_bound("end", "ms-record", 55, false), UINT64_MAX);
+	assert_int_equal(msc_mark_bound("end", "program", 55, false), 55);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_span_leak),
 		cmocka_unit_test(test_rtype_names_round_trip),
 		cmocka_unit_test(test_record_writer_uses_the_table),
 		cmocka_unit_test(test_frame_label),
