@@ -14,7 +14,8 @@
  * sites walked stay about twice that many times the sites.  A point is
  * also never taken sooner after the last than 100 times the CPU time the
  * last one took: of wall time, and for a walk of over 20 us (many sites),
- * of the collector's own CPU time too, so that the walks take at most a
+ * of the collector's own CPU time too (or else 1000 times of wall time:
+ * a collector with little to do), so that the walks take at most a
  * hundredth of what the collector does; and
  * of three equal points in a row the middle one is not kept.
  */
@@ -51,6 +52,8 @@ struct msc_timeline {
 	uint64_t cpu_next;		/* the collector thread's CPU ns: no
 					 * costly point before */
 	uint64_t last_cost;		/* CPU ns the last point's walk took */
+	uint64_t idle_until;		/* monotonic ns: a costly point before
+					 * needs cpu_next */
 	uint64_t *sums;			/* msc_agg_top_stacks' scratch */
 	size_t sums_cap;
 	bool off;			/* out of memory: no more points */

@@ -12,6 +12,9 @@
 #define CALM_FACTOR 100
 /* A walk this cheap is bounded by wall time only. */
 #define CHEAP_WALK_NS 20000ull
+/* ... and any is, when its cost is this small a part of the time since
+ * the last (a collector with little to do). */
+#define IDLE_FACTOR 1000
 
 void msc_timeline_init(struct msc_timeline *t)
 {
@@ -78,17 +81,17 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 
 	if (t->off)
 		return;
+	if (!t->pts && !(t->pts = malloc(MSC_TIMELINE_POINTS * sizeof(*t->pts)))) {
+		t->off = true;
+		return;
+	}
 	if (!force) {
 		now = msc_now_monotonic();
 		if (now < t->calm_until)
 			return;
 		cpu = msc_now_thread_cpu();
-		if (t->last_cost > CHEAP_WALK_NS && cpu < t->cpu_next)
+		if (t->last_cost > CHEAP_WALK_NS && cpu < t->cpu_next && now < t->idle_until)
 			return;
-	}
-	if (!t->pts && !(t->pts = malloc(MSC_TIMELINE_POINTS * sizeof(*t->pts)))) {
-		t->off = true;
-		return;
 	}
 	/* A point at the same time as the last replaces it (a mark's stays
 	 * one). */
@@ -125,6 +128,7 @@ static void take(struct msc_timeline *t, const struct msc_agg *a, uint64_t ts, b
 		t->last_cost = after - cpu;
 		t->calm_until = now + CALM_FACTOR * t->last_cost;
 		t->cpu_next = after + CALM_FACTOR * t->last_cost;
+		t->idle_until = now + IDLE_FACTOR * t->last_cost;
 	}
 }
 
