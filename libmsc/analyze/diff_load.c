@@ -102,52 +102,9 @@ struct loader {
 	unsigned ends;			/* end records seen */
 	struct msc_rframe *own;		/* scratch: one stack's own frames */
 	unsigned own_cap;
-	/* the range's bounds, once their marks came, or the times they give */
-	bool since_known, until_known, since_time, until_time;
-	uint64_t since_ts, until_ts;
+	struct msc_span span;		/* the range, as the stream says it */
 };
 
-/* A mark record: a bound of the range it names. */
-static void range_mark(const struct msc_snapshot *s, struct loader *l, const struct msc_rec *rec)
-{
-	const char *name = msc_rec_str(rec, "name", NULL), *by = msc_rec_str(rec, "by", NULL);
-	uint64_t ts = 0;
-
-	msc_rec_u64(rec, "ts", &ts);
-	if (name && s->since && !l->since_known && !strcmp(name, s->since)) {
-		l->since_known = true;
-		l->since_ts = msc_mark_bound(name, by, ts, true);
-	}
-	if (name && s->until && !l->until_known && !strcmp(name, s->until)) {
-		l->until_known = true;
-		l->until_ts = msc_mark_bound(name, by, ts, false);
-	}
-}
-
-/* A leak record of blocks allocated in the range?  1, 0, or -ESRCH (its
- * marks did not come before it) with err set. */
-static int leak_in_range(const struct msc_snapshot *s, const struct loader *l, const struct msc_rec *rec,
-			 struct msc_err *err)
-{
-	uint64_t at = 0, first = 0, last = 0;
-
-	if ((s->since && !l->since_known) || (s->until && !l->until_known))
-		return msc_rec_err(err, rec, -ESRCH, "leak record before the mark '%s': no such mark so far",
-				   s->since && !l->since_known ? s->since : s->until);
-	const struct msc_span rg = { s->since != NULL, s->until != NULL, l->since_time, l->until_time,
-				      l->since_ts, l->until_ts };
-	int in;
-
-	if (msc_rec_u64(rec, "after_ts", &at))
-		at = 0;
-	msc_rec_u64(rec, "first_ts", &first);
-	msc_rec_u64(rec, "last_ts", &last);
-	if ((in = msc_span_leak(&rg, at, first, last)) < 0)
-		return msc_rec_err(err, rec, -ESRCH, "leak record of blocks allocated both before and after %s, "
-				   "which no mark splits: a time splits leaks only at a mark",
-				   in == -1 ? s->since : s->until);
-	return in;
-}
 
 /*
  * What a stack is matched and shown by, worked out from its own frames and
@@ -402,11 +359,11 @@ static int load_record(struct msc_snapshot *s, const struct msc_rec *rec,
 	case MSC_R_SITE:
 		return site_entity(s, l, rec, MSC_ENT_SITE, err);
 	case MSC_R_LEAK:
-		if ((s->since || s->until) && (ret = leak_in_range(s, l, rec, err)) <= 0)
+		if ((s->since || s->until) && (ret = msc_span_leak_rec(&l->span, rec, -ESRCH, err)) <= 0)
 			return ret;
 		return site_entity(s, l, rec, MSC_ENT_LEAK, err);
 	case MSC_R_MARK:
-		range_mark(s, l, rec);
+		msc_span_mark(&l->span, rec);
 		return 0;
 	/* Recordings only: a snapshot has none of these. */
 	case MSC_R_END:
@@ -499,8 +456,7 @@ int msc_snapshot_load_range(struct msc_snapshot *s, const char *path, const char
 	memset(s, 0, sizeof(*s));
 	s->since = since;
 	s->until = until;
-	l.since_time = l.since_known = since && !msc_parse_time(since, &l.since_ts);
-	l.until_time = l.until_known = until && !msc_parse_time(until, &l.until_ts);
+	msc_span_init(&l.span, since, until);
 	msc_arena_init(&s->arena);
 	if (msc_stackdefs_init(&s->defs))
 		return -ENOMEM;

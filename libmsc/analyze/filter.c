@@ -514,7 +514,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 
 		if (!str)
 			return -ENOMEM;
-		filter_range_mark(o, str, rec);
+		filter_range_mark(str, rec);
 	}
 	if (kind == C_OTHER || type == MSC_R_MUNMAP) {
 		/* A stack's heap over time goes with its sites when the frame
@@ -555,7 +555,7 @@ static int one_record(struct filter *f, const struct msc_rec *rec, struct msc_fi
 
 		if (!str)
 			return -ENOMEM;
-		ret = filter_in_range(o, str, rec, kind, f->err);
+		ret = filter_in_range(str, rec, kind, f->err);
 		if (ret < 0)
 			return ret;
 		if (!ret)

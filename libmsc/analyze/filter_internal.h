@@ -90,10 +90,7 @@ struct buffered {
 struct stream {
 	int pid;
 	bool started, ended;		/* saw its header, its end */
-	/* --since, --until: the instants their marks were, once seen, or
-	 * the times they give ("30s") */
-	bool since_known, until_known, since_time, until_time;
-	uint64_t since_ts, until_ts;
+	struct msc_span span;		/* --since, --until, as its records say */
 	struct msc_filtered dropped[C_KINDS];
 	struct buffered *top;		/* --top: site and leak records */
 	size_t ntop, top_cap;
@@ -115,12 +112,11 @@ struct held {
 /* A stream begins: the range's ends that are times are known already. */
 void filter_range_start(const struct msc_filter_opts *o, struct stream *s);
 /* A mark record of s's stream: the range's ends it names. */
-void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec);
+void filter_range_mark(struct stream *s, const struct msc_rec *rec);
 /* Is a leak (kind C_LEAK), allocation (C_ALLOC) or free (C_FREE) record
- * of blocks allocated in the range?  1 or 0, or -EINVAL with err set when
- * its marks have not come yet. */
-int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, const struct msc_rec *rec,
-		    int kind, struct msc_err *err);
+ * of blocks allocated in the range?  1 or 0, or -EINVAL with err set (a
+ * leak before its marks, or straddling a time). */
+int filter_in_range(const struct stream *s, const struct msc_rec *rec, int kind, struct msc_err *err);
 
 static inline bool glob_or_equal(const char *pattern, const char *s)
 {

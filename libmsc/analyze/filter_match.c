@@ -184,66 +184,28 @@ void msc_supp_print_used(const struct msc_supp *s, FILE *out)
 
 void filter_range_start(const struct msc_filter_opts *o, struct stream *s)
 {
-	s->since_time = s->since_known = o->since && !msc_parse_time(o->since, &s->since_ts);
-	s->until_time = s->until_known = o->until && !msc_parse_time(o->until, &s->until_ts);
+	msc_span_init(&s->span, o->since, o->until);
 }
 
-void filter_range_mark(const struct msc_filter_opts *o, struct stream *s, const struct msc_rec *rec)
+void filter_range_mark(struct stream *s, const struct msc_rec *rec)
 {
-	const char *name = msc_rec_str(rec, "name", NULL);
-	const char *by = msc_rec_str(rec, "by", NULL);
-	uint64_t ts = 0;
-
-	if (!name)
-		return;
-	msc_rec_u64(rec, "ts", &ts);
-	if (o->since && !s->since_known && !strcmp(name, o->since)) {
-		s->since_known = true;
-		s->since_ts = msc_mark_bound(name, by, ts, true);
-	}
-	if (o->until && !s->until_known && !strcmp(name, o->until)) {
-		s->until_known = true;
-		s->until_ts = msc_mark_bound(name, by, ts, false);
-	}
+	msc_span_mark(&s->span, rec);
 }
 
-int filter_in_range(const struct msc_filter_opts *o, const struct stream *s, const struct msc_rec *rec,
-		    int kind, struct msc_err *err)
+int filter_in_range(const struct stream *s, const struct msc_rec *rec, int kind, struct msc_err *err)
 {
-	uint64_t at = 0, since = 0, until = UINT64_MAX;
+	const struct msc_span *sp = &s->span;
+	uint64_t at = 0;
 
+	if (kind == C_LEAK)
+		return msc_span_leak_rec(sp, rec, -EINVAL, err);
 	/* Events come in time order with the marks: one before the since
-	 * mark is before the range, one before the until mark in it.  The
-	 * leaks come at the end, after every mark. */
-	if (kind != C_LEAK && o->since && !s->since_known)
+	 * mark is before the range, one before the until mark in it. */
+	if (sp->since && !sp->since_known)
 		return 0;
-	if ((kind == C_LEAK && o->since && !s->since_known) || (kind == C_LEAK && o->until && !s->until_known))
-		return msc_rec_err(err, rec, -EINVAL, "%s record before the mark '%s' (--%s): no such mark so far",
-				   rec->type, o->since && !s->since_known ? o->since : o->until,
-				   o->since && !s->since_known ? "since" : "until");
-	if (o->since)
-		since = s->since_ts;
-	if (o->until && s->until_known)
-		until = s->until_ts;
-	if (kind == C_LEAK) {
-		const struct msc_span rg = { o->since != NULL, o->until != NULL, s->since_time, s->until_time,
-					      since, until };
-		uint64_t first = 0, last = 0;
-		int in;
-
-		if (msc_rec_u64(rec, "after_ts", &at))
-			at = 0;
-		msc_rec_u64(rec, "first_ts", &first);
-		msc_rec_u64(rec, "last_ts", &last);
-		if ((in = msc_span_leak(&rg, at, first, last)) < 0)
-			return msc_rec_err(err, rec, -EINVAL, "leak record of blocks allocated both before and after %s, "
-					   "which no mark splits: a time splits leaks only at a mark (ms-record "
-					   "--mark-signal, ms-snap --mark)", in == -1 ? o->since : o->until);
-		return in;
-	} else if (kind == C_ALLOC) {
+	if (kind == C_ALLOC)
 		msc_rec_u64(rec, "ts", &at);
-	} else if (msc_rec_u64(rec, "alloc_ts", &at)) {
+	else if (msc_rec_u64(rec, "alloc_ts", &at))
 		return 1;	/* a free of a block not known: as it was */
-	}
-	return at >= since && at < until;
+	return (!sp->since || at >= sp->since_ts) && (!sp->until || !sp->until_known || at < sp->until_ts);
 }

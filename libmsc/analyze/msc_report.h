@@ -280,9 +280,7 @@ struct msc_report {
 	 * (NULL: from the start, to the end); after loading, the instants
 	 * they resolved to */
 	const char *since, *until;
-	uint64_t since_ts, until_ts;
-	bool since_seen, until_seen;	/* their mark records came */
-	bool since_time, until_time;	/* a time ("30s"), not a mark */
+	struct msc_span span;		/* since and until as the stream says them */
 	const char *live_at;		/* set before loading: the mark whose heap
 					 * to show (its timeline point) */
 	size_t live_at_point;		/* after loading: that point's index */

@@ -527,9 +527,7 @@ int msc_report_load(struct msc_report *r, struct msc_reader *rd, struct msc_err 
 	r->since = since;
 	r->until = until;
 	r->live_at = live_at;
-	/* A bound with a unit is a time: known from the start. */
-	r->since_time = r->since_seen = since && !msc_parse_time(since, &r->since_ts);
-	r->until_time = r->until_seen = until && !msc_parse_time(until, &r->until_ts);
+	msc_span_init(&r->span, since, until);
 	msc_arena_init(&r->arena);
 	r->source = rd->name;
 	if (msc_u64map_init(&r->stacks, 1024) || msc_u64map_init(&r->pids, 16) ||

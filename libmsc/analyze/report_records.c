@@ -353,14 +353,7 @@ int report_load_mark(struct msc_report *r, const struct msc_rec *rec)
 		return 0;
 	r->nmarks++;
 	/* The range's ends, as the events that follow need them. */
-	if (r->since && !r->since_seen && !strcmp(m->name, r->since)) {
-		r->since_seen = true;
-		r->since_ts = msc_mark_bound(m->name, m->by, m->ts, true);
-	}
-	if (r->until && !r->until_seen && !strcmp(m->name, r->until)) {
-		r->until_seen = true;
-		r->until_ts = msc_mark_bound(m->name, m->by, m->ts, false);
-	}
+	msc_span_mark_of(&r->span, m->name, m->by, m->ts);
 	return 0;
 }
 
@@ -377,9 +370,9 @@ bool report_event_in_range(const struct msc_report *r, const struct msc_rec *rec
 		return true;
 	/* Events come in time order with the marks: before the since mark
 	 * came, an event is before it. */
-	if (r->since && (!r->since_seen || at < r->since_ts))
+	if (r->span.since && (!r->span.since_known || at < r->span.since_ts))
 		return false;
-	return !r->until || !r->until_seen || at < r->until_ts;
+	return !r->span.until || !r->span.until_known || at < r->span.until_ts;
 }
 
 /*
@@ -448,35 +441,27 @@ static int resolve_live_at(struct msc_report *r, const char *name, struct msc_er
 			   "of the first 32 marks, with -i above 0)", name, r->live_at);
 }
 
-/* Is a leak record of blocks allocated in the range (msc_span_leak)? */
-static int leak_in_range(const struct msc_report *r, const struct msc_rleak *l)
-{
-	const struct msc_span rg = { r->since != NULL, r->until != NULL, r->since_time, r->until_time,
-				      r->since_ts, r->until_ts };
-
-	return msc_span_leak(&rg, l->after ? l->after_ts : 0, l->first_ts, l->last_ts);
-}
-
 int report_apply_range(struct msc_report *r, const char *name, struct msc_err *err)
 {
+	struct msc_span *sp = &r->span;
 	size_t i, kept = 0;
 	int ret;
 
 	if (r->live_at && (ret = resolve_live_at(r, name, err)))
 		return ret;
-	if (!r->since_time)
-		r->since_ts = 0;
-	if (!r->until_time)
-		r->until_ts = UINT64_MAX;
-	if ((r->since && !r->since_time && (ret = resolve_mark(r, r->since, true, &r->since_ts, name, err))) ||
-	    (r->until && !r->until_time && (ret = resolve_mark(r, r->until, false, &r->until_ts, name, err))))
+	/* A bound whose mark record did not come: one a leak names (an
+	 * ms-snap --leaks of before), or none of the stream's. */
+	if ((sp->since && !sp->since_known && (ret = resolve_mark(r, sp->since, true, &sp->since_ts, name, err))) ||
+	    (sp->until && !sp->until_known && (ret = resolve_mark(r, sp->until, false, &sp->until_ts, name, err))))
 		return ret;
-	if (r->since_ts > r->until_ts)
+	sp->since_known = sp->until_known = true;
+	if (sp->since && sp->until && sp->since_ts > sp->until_ts)
 		return msc_err_set(err, -ESRCH, "%s: '%s' comes after '%s'", name, r->since, r->until);
-	if (!r->since && !r->until)
+	if (!sp->since && !sp->until)
 		return 0;
 	for (i = 0; i < r->nleaks; i++) {
-		int in = leak_in_range(r, &r->leaks[i]);
+		const struct msc_rleak *l = &r->leaks[i];
+		int in = msc_span_leak(sp, l->after ? l->after_ts : 0, l->first_ts, l->last_ts);
 
 		if (in < 0)
 			return msc_err_set(err, -ESRCH, "%s: leaks of one site and kind were allocated both before and "

@@ -612,23 +612,75 @@ uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool sinc
 	return ts;
 }
 
-int msc_span_leak(const struct msc_span *rg, uint64_t at, uint64_t first_ts, uint64_t last_ts)
+void msc_span_init(struct msc_span *s, const char *since, const char *until)
 {
-	if (rg->since && rg->since_time) {
-		if (last_ts < rg->since_ts)
+	memset(s, 0, sizeof(*s));
+	s->since = since;
+	s->until = until;
+	s->until_ts = UINT64_MAX;
+	s->since_time = s->since_known = since && !msc_parse_time(since, &s->since_ts);
+	s->until_time = s->until_known = until && !msc_parse_time(until, &s->until_ts);
+}
+
+void msc_span_mark_of(struct msc_span *s, const char *name, const char *by, uint64_t ts)
+{
+	if (!name)
+		return;
+	if (s->since && !s->since_known && !strcmp(name, s->since)) {
+		s->since_known = true;
+		s->since_ts = msc_mark_bound(name, by, ts, true);
+	}
+	if (s->until && !s->until_known && !strcmp(name, s->until)) {
+		s->until_known = true;
+		s->until_ts = msc_mark_bound(name, by, ts, false);
+	}
+}
+
+void msc_span_mark(struct msc_span *s, const struct msc_rec *rec)
+{
+	uint64_t ts = 0;
+
+	msc_rec_u64(rec, "ts", &ts);
+	msc_span_mark_of(s, msc_rec_str(rec, "name", NULL), msc_rec_str(rec, "by", NULL), ts);
+}
+
+int msc_span_leak(const struct msc_span *s, uint64_t at, uint64_t first_ts, uint64_t last_ts)
+{
+	if (s->since && s->since_time) {
+		if (last_ts < s->since_ts)
 			return 0;
-		if (first_ts < rg->since_ts)
+		if (first_ts < s->since_ts)
 			return -1;
-	} else if (rg->since && at < rg->since_ts) {
+	} else if (s->since && at < s->since_ts) {
 		return 0;
 	}
-	if (rg->until && rg->until_time) {
-		if (first_ts >= rg->until_ts)
+	if (s->until && s->until_time) {
+		if (first_ts >= s->until_ts)
 			return 0;
-		if (last_ts >= rg->until_ts)
+		if (last_ts >= s->until_ts)
 			return -2;
-	} else if (rg->until && at >= rg->until_ts) {
+	} else if (s->until && at >= s->until_ts) {
 		return 0;
 	}
 	return 1;
+}
+
+int msc_span_leak_rec(const struct msc_span *s, const struct msc_rec *rec, int code, struct msc_err *err)
+{
+	uint64_t at = 0, first = 0, last = 0;
+	int in;
+
+	if ((s->since && !s->since_known) || (s->until && !s->until_known))
+		return msc_rec_err(err, rec, code, "leak record before the mark '%s' (--%s): no such mark so far",
+				   s->since && !s->since_known ? s->since : s->until,
+				   s->since && !s->since_known ? "since" : "until");
+	if (msc_rec_u64(rec, "after_ts", &at))
+		at = 0;
+	msc_rec_u64(rec, "first_ts", &first);
+	msc_rec_u64(rec, "last_ts", &last);
+	if ((in = msc_span_leak(s, at, first, last)) < 0)
+		return msc_rec_err(err, rec, code, "leak record of blocks allocated both before and after %s, "
+				   "which no mark splits: a time splits leaks only at a mark (ms-record "
+				   "--mark-signal, ms-snap --mark)", in == -1 ? s->since : s->until);
+	return in;
 }

@@ -239,19 +239,32 @@ const char *msc_base_name(const char *path);
 uint64_t msc_mark_bound(const char *name, const char *by, uint64_t ts, bool since);
 
 /*
- * A range's bounds as a reader resolved them: each given or not, a mark's
- * instant or a time.  msc_span_leak: is a leak record of blocks allocated
- * in it?  Its blocks came after its mark (at: after_ts, 0 before the
- * first) and before the next, from first_ts to last_ts: a mark bound
- * takes whole records, a time bound those whose blocks are all on its
- * side.  1 or 0; -1 (-2) when its blocks straddle the since (until) time.
+ * A range of a stream (--since, --until), as a reader that reads it in
+ * order resolves it: each bound given (a name), a mark's instant once its
+ * mark record came (msc_span_mark: the first of that name), or a time
+ * with its unit ("30s"), known from the start (msc_span_init).
  */
 struct msc_span {
-	bool since, until;		/* given */
+	const char *since, *until;	/* NULL: no bound */
 	bool since_time, until_time;	/* a time, not a mark */
+	bool since_known, until_known;	/* their instants are known */
 	uint64_t since_ts, until_ts;
 };
-int msc_span_leak(const struct msc_span *rg, uint64_t at, uint64_t first_ts, uint64_t last_ts);
+void msc_span_init(struct msc_span *s, const char *since, const char *until);
+/* A mark record (or what one says: name, by, ts) of the stream. */
+void msc_span_mark(struct msc_span *s, const struct msc_rec *rec);
+void msc_span_mark_of(struct msc_span *s, const char *name, const char *by, uint64_t ts);
+/*
+ * Is a leak record of blocks allocated in the range?  Its blocks came
+ * after its mark (at: after_ts, 0 before the first) and before the next,
+ * from first_ts to last_ts: a mark bound takes whole records, a time bound
+ * those whose blocks are all on its side.  1 or 0; -1 (-2) when its blocks
+ * straddle the since (until) time.  The bounds must be known.
+ */
+int msc_span_leak(const struct msc_span *s, uint64_t at, uint64_t first_ts, uint64_t last_ts);
+/* The same for a leak record as read: 1 or 0, or code with err set when
+ * a bound's mark has not come yet or its blocks straddle a time. */
+int msc_span_leak_rec(const struct msc_span *s, const struct msc_rec *rec, int code, struct msc_err *err);
 
 /* Frames below main and thread starts (the C runtime's own: _start,
  * __libc_start_main, start_thread, clone...). */

@@ -42,7 +42,7 @@ void recorder_live_stop(struct msc_recorder *r)
 
 /*
  * The request line a client sends first: "sites", "leaks" or "live"
- * (with a range: live_range), or "mark NAME"
+ * (with a range: range_parse), or "mark NAME"
  * (into line, without its newline).  A client that sends none within
  * 200 ms (one of an older memscope) gets sites: the recording waits
  * meanwhile, so not longer.
@@ -109,44 +109,36 @@ static void live_leaks_end(struct msc_writer *w, int pid, const char *error, uin
  * after its word, tab-separated, each a mark of the recording or a time
  * ("30s"); resolved to instants of the collector's clock.
  */
-struct live_range {
-	const char *since, *until;
-	uint64_t since_ts, until_ts;
-};
-
-static void range_parse(char *line, struct live_range *rg)
+/* The request's range: "since=A" and "until=B" after its word,
+ * tab-separated (in line, which the names point into). */
+static void range_parse(char *line, struct msc_span *rg)
 {
+	const char *since = NULL, *until = NULL;
 	char *f, *save = NULL;
 
-	memset(rg, 0, sizeof(*rg));
-	rg->until_ts = UINT64_MAX;
 	for (f = strtok_r(line, "\t", &save); f; f = strtok_r(NULL, "\t", &save)) {
 		if (!strncmp(f, "since=", 6) && f[6])
-			rg->since = f + 6;
+			since = f + 6;
 		else if (!strncmp(f, "until=", 6) && f[6])
-			rg->until = f + 6;
+			until = f + 6;
 	}
+	msc_span_init(rg, since, until);
 }
 
-/* Its bounds' instants; NULL, or what is wrong (in buf). */
-static const char *range_resolve(const struct rproc *pr, struct live_range *rg, char *buf, size_t n)
+/* Its bounds' instants, from the recording's marks; NULL, or what is
+ * wrong (in buf). */
+static const char *range_resolve(const struct rproc *pr, struct msc_span *rg, char *buf, size_t n)
 {
-	const char *names[2] = { rg->since, rg->until };
-	uint64_t *ts[2] = { &rg->since_ts, &rg->until_ts };
-	size_t i, k;
+	size_t i;
 
-	for (k = 0; k < 2; k++) {
-		if (!names[k] || !msc_parse_time(names[k], ts[k]))
-			continue;
-		for (i = 0; i < pr->nmarks && strcmp(pr->marks[i].name, names[k]); i++)
-			;
-		if (i == pr->nmarks) {
-			snprintf(buf, n, "no mark named '%s' in this recording", names[k]);
-			return buf;
-		}
-		*ts[k] = msc_mark_bound(pr->marks[i].name, pr->marks[i].by, pr->marks[i].ts, k == 0);
+	for (i = 0; i < pr->nmarks; i++)
+		msc_span_mark_of(rg, pr->marks[i].name, pr->marks[i].by, pr->marks[i].ts);
+	if ((rg->since && !rg->since_known) || (rg->until && !rg->until_known)) {
+		snprintf(buf, n, "no mark named '%s' in this recording",
+			 rg->since && !rg->since_known ? rg->since : rg->until);
+		return buf;
 	}
-	if (rg->since_ts > rg->until_ts) {
+	if (rg->since && rg->until && rg->since_ts > rg->until_ts) {
 		snprintf(buf, n, "'%s' comes after '%s'", rg->since, rg->until);
 		return buf;
 	}
@@ -159,7 +151,7 @@ static const char *range_resolve(const struct rproc *pr, struct live_range *rg, 
  * those of blocks allocated in it only (exactly: by each block's time).
  */
 static long write_blocks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
-			 const struct live_range *rg)
+			 const struct msc_span *rg)
 {
 	struct rproc *pr = r->main_pr;
 	struct msc_leak *leaks = NULL;
@@ -191,7 +183,7 @@ static long write_blocks(struct msc_recorder *r, struct msc_writer *w, struct ms
 /* ms-snap --since without --leaks: what is live now of the range's blocks,
  * no scan (their kinds as they are: unscanned). */
 static void live_blocks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
-			struct live_range *rg)
+			struct msc_span *rg)
 {
 	char buf[200];
 	const char *bad = range_resolve(r->main_pr, rg, buf, sizeof(buf));
@@ -218,7 +210,7 @@ static void live_blocks(struct msc_recorder *r, struct msc_writer *w, struct msc
  * commit: then the process runs on a moment and it is tried again.
  */
 static void live_leaks(struct msc_recorder *r, struct msc_writer *w, struct msc_stacks_out *out,
-		       struct live_range *rg)
+		       struct msc_span *rg)
 {
 	struct rproc *pr = r->main_pr;
 	struct msc_scan_stats st = { 0 };
@@ -317,7 +309,7 @@ void recorder_live_serve(struct msc_recorder *r)
 		}
 		request_of(fd, line, sizeof(line));
 		if (!strncmp(line, "leaks", 5) || !strncmp(line, "live", 4)) {
-			struct live_range rg;
+			struct msc_span rg;
 			bool leaks = line[1] == 'e';
 
 			range_parse(line + (leaks ? 5 : 4), &rg);

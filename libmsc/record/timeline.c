@@ -197,8 +197,11 @@ out:
 void msc_timeline_write(const struct msc_timeline *t, struct msc_writer *w, struct msc_stacks *st,
 			int pid)
 {
+	/* a series' changes: at which point, to what (points <= POINTS) */
+	uint32_t at[MSC_TIMELINE_POINTS];
+	int64_t val[MSC_TIMELINE_POINTS];
 	struct msc_stack_bytes *s;
-	size_t n, i, k;
+	size_t n, i, k, nch;
 
 	if (!t->npts)
 		return;
@@ -237,27 +240,25 @@ void msc_timeline_write(const struct msc_timeline *t, struct msc_writer *w, stru
 		msc_w_u64(w, "max", s[k].bytes);
 		/* Where its value changed: the point, and the value from it on
 		 * (null: no longer among the top). */
-		msc_w_arr(w, "at");
-		for (i = 0; i < t->npts; i++) {
-			int64_t v = value_at(&t->pts[i], s[k].stack);
-
-			if (v != last)
-				msc_w_u64(w, NULL, i);
-			last = v;
-		}
-		msc_w_arr_end(w);
-		msc_w_arr(w, "live");
-		last = -1;
-		for (i = 0; i < t->npts; i++) {
+		for (i = 0, nch = 0; i < t->npts; i++) {
 			int64_t v = value_at(&t->pts[i], s[k].stack);
 
 			if (v != last) {
-				if (v < 0)
-					msc_w_null(w, NULL);
-				else
-					msc_w_u64(w, NULL, (uint64_t)v);
+				at[nch] = (uint32_t)i;
+				val[nch++] = v;
 			}
 			last = v;
+		}
+		msc_w_arr(w, "at");
+		for (i = 0; i < nch; i++)
+			msc_w_u64(w, NULL, at[i]);
+		msc_w_arr_end(w);
+		msc_w_arr(w, "live");
+		for (i = 0; i < nch; i++) {
+			if (val[i] < 0)
+				msc_w_null(w, NULL);
+			else
+				msc_w_u64(w, NULL, (uint64_t)val[i]);
 		}
 		msc_w_arr_end(w);
 		msc_w_end(w);

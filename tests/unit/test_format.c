@@ -439,9 +439,10 @@ static void test_attr_through_wrapper_helpers(void **state)
  * they came after, times those whose blocks are all on their side. */
 static void test_span_leak(void **state)
 {
-	const struct msc_span marks = { true, true, false, false, 100, 300 };
-	const struct msc_span times = { true, true, true, true, 100, 300 };
-	const struct msc_span since = { true, false, true, false, 100, 0 };
+	const struct msc_span marks = { "warm", "done", false, false, true, true, 100, 300 };
+	const struct msc_span times = { "100ns", "300ns", true, true, true, true, 100, 300 };
+	const struct msc_span since = { "100ns", NULL, true, false, true, false, 100, 0 };
+	struct msc_span init;
 
 	(void)state;
 	assert_int_equal(msc_span_leak(&marks, 0, 10, 20), 0);		/* before the first mark */
@@ -456,6 +457,16 @@ static void test_span_leak(void **state)
 	assert_int_equal(msc_mark_bound("start", "ms-record", 55, true), 0);
 	assert_int_equal(msc_mark_bound("end", "ms-record", 55, false), UINT64_MAX);
 	assert_int_equal(msc_mark_bound("end", "program", 55, false), 55);
+	/* A time is known at once, a mark once its record says it. */
+	msc_span_init(&init, "1.5us", "warm");
+	assert_true(init.since_known && init.since_time);
+	assert_int_equal(init.since_ts, 1500);
+	assert_false(init.until_known);
+	msc_span_mark_of(&init, "warm", "program", 7000);
+	assert_true(init.until_known && !init.until_time);
+	assert_int_equal(init.until_ts, 7000);
+	msc_span_mark_of(&init, "warm", "program", 9000);	/* the first of the name */
+	assert_int_equal(init.until_ts, 7000);
 }
 
 int main(void)
